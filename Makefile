@@ -1,0 +1,38 @@
+# detrun — top-level entry points. `make demo` and `make test` work on a fresh Debian
+# machine as root: they install what is missing, build, and run. Both are idempotent.
+BUILD     ?= build
+PACKAGES  := build-essential cmake ninja-build pkg-config libseccomp-dev libunwind-dev \
+             libcapstone-dev protobuf-c-compiler libprotobuf-c-dev googletest libgtest-dev \
+             python3 make gcc strace golang-go
+.PHONY: all deps build test demo bench clean format-check
+
+all: build
+
+# Installs only what is missing, so a machine that has everything never touches apt.
+deps:
+	@missing=""; for p in $(PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if command -v go >/dev/null 2>&1; then missing=$$(echo $$missing | tr ' ' '\n' | grep -vx golang-go | tr '\n' ' '); fi; \
+	fi; \
+	if [ -n "$$(echo $$missing | tr -d ' ')" ]; then \
+	  echo "installing:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+build: deps
+	@[ -f $(BUILD)/build.ninja ] || cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build $(BUILD) -j2
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure --timeout 900
+
+demo: build
+	@sh examples/demo.sh $(BUILD)/detrun $(BUILD)/examples
+
+bench: build
+	@sh bench/run.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD)

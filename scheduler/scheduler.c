@@ -1,0 +1,279 @@
+#include "scheduler/scheduler.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "scheduler/vclock.h"
+
+static struct task *tasks, *tasks_tail;
+static struct task *current; /* the task whose turn it is */
+static int next_vtid = 1;
+static int quantum = 1;
+static int turn_events;
+static bool turn_over;
+static uint64_t now;
+static uint64_t signal_epoch = 1, children_epoch = 1;
+static const struct sched_ops *ops;
+static bool deadlock_reported;
+
+void sched_init(int events_per_turn)
+{
+	quantum = events_per_turn > 0 ? events_per_turn : 1;
+}
+
+void sched_set_ops(const struct sched_ops *o)
+{
+	ops = o;
+}
+
+struct task *sched_add(pid_t tid, struct process *proc)
+{
+	struct task *t = calloc(1, sizeof(*t));
+	if (!t)
+		abort();
+	t->vtid = next_vtid++;
+	t->tid = tid;
+	t->proc = proc;
+	proc->refs++;
+	t->state = TASK_NEW;
+	t->syscall_nr = -1;
+	t->run_budget_ms = 0;
+	if (tasks_tail)
+		tasks_tail->next = t;
+	else
+		tasks = t;
+	tasks_tail = t;
+	return t;
+}
+
+static void close_wait_fds(struct wait *w)
+{
+	for (int i = 0; i < w->nfds; i++)
+		close(w->fds[i].fd);
+	free(w->fds);
+	w->fds = NULL;
+	w->nfds = 0;
+}
+
+void sched_remove(struct task *t)
+{
+	struct task **pp = &tasks, *prev = NULL;
+	while (*pp && *pp != t) {
+		prev = *pp;
+		pp = &(*pp)->next;
+	}
+	if (!*pp)
+		return;
+	*pp = t->next;
+	if (tasks_tail == t)
+		tasks_tail = prev;
+	if (current == t)
+		current = prev; /* the round-robin continues after t's position */
+	if (t->parked)
+		close_wait_fds(&t->wait);
+	if (--t->proc->refs == 0)
+		free(t->proc);
+	free(t);
+}
+
+struct task *sched_find(pid_t tid)
+{
+	for (struct task *t = tasks; t; t = t->next)
+		if (t->tid == tid)
+			return t;
+	return NULL;
+}
+
+struct task *sched_first(void)
+{
+	return tasks;
+}
+
+int sched_live_count(void)
+{
+	int n = 0;
+	for (struct task *t = tasks; t; t = t->next)
+		n += t->state != TASK_DEAD;
+	return n;
+}
+
+uint64_t sched_now(void)
+{
+	return now;
+}
+
+void sched_event(struct task *t)
+{
+	now++;
+	vclock_step();
+	if (t != current) {
+		current = t;
+		turn_events = 0;
+		turn_over = false;
+	}
+	if (++turn_events >= quantum)
+		turn_over = true;
+	deadlock_reported = false;
+}
+
+void sched_park(struct task *t, const struct wait *w)
+{
+	t->parked = true;
+	t->wait = *w;
+	t->signals_seen = 0;
+	if (t == current)
+		turn_over = true;
+}
+
+void sched_unpark(struct task *t)
+{
+	if (!t->parked)
+		return;
+	close_wait_fds(&t->wait);
+	t->parked = false;
+	t->parked_at_exit = false;
+}
+
+void sched_end_turn(void)
+{
+	turn_over = true;
+}
+
+void sched_signals_changed(void)
+{
+	signal_epoch++;
+}
+
+void sched_children_changed(void)
+{
+	children_epoch++;
+}
+
+uint64_t sched_children_epoch(void)
+{
+	return children_epoch;
+}
+
+/* Can parked t resume now? Prepares its resume when it can. */
+static bool try_wake(struct task *t)
+{
+	struct wait *w = &t->wait;
+	if (w->ready && w->ready(t) == WAIT_READY)
+		goto woken;
+	if (w->interruptible && t->signals_seen != signal_epoch) {
+		t->signals_seen = signal_epoch;
+		if (ops->interrupt_wait(t))
+			goto woken;
+	}
+	if (w->deadline_ns >= 0 && w->deadline_ns <= vclock_now()) {
+		w->on_timeout(t);
+		goto woken;
+	}
+	return false;
+woken:
+	sched_unpark(t);
+	return true;
+}
+
+/* Round-robin from the task after `current`, ending with current itself. */
+static struct task *scan(struct task **spinner)
+{
+	struct task *start = current && current->next ? current->next : tasks;
+	struct task *t = start;
+	*spinner = NULL;
+	if (!t)
+		return NULL;
+	do {
+		if (t->state == TASK_STOPPED) {
+			if (t->spin_descheduled) {
+				if (!*spinner)
+					*spinner = t;
+			} else if (!t->parked || try_wake(t)) {
+				return t;
+			}
+		}
+		t = t->next ? t->next : tasks;
+	} while (t != start);
+	return NULL;
+}
+
+struct outside {
+	int64_t deadline; /* earliest virtual deadline, -1 for none */
+	struct pollfd fds[256];
+	int nfds;
+};
+
+static void collect_outside(struct outside *o)
+{
+	o->deadline = -1;
+	o->nfds = 0;
+	for (struct task *t = tasks; t; t = t->next) {
+		if (!t->parked || t->state != TASK_STOPPED)
+			continue;
+		struct wait *w = &t->wait;
+		if (w->deadline_ns >= 0 && (o->deadline < 0 || w->deadline_ns < o->deadline))
+			o->deadline = w->deadline_ns;
+		for (int i = 0; w->external && i < w->nfds && o->nfds < 256; i++)
+			o->fds[o->nfds++] = w->fds[i];
+	}
+}
+
+struct task *sched_pick(void)
+{
+	for (;;) {
+		if (current && current->state == TASK_STOPPED && !turn_over && !current->parked &&
+		    !current->spin_descheduled)
+			return current;
+		struct task *spinner;
+		struct task *t = scan(&spinner);
+		if (t)
+			return t;
+		if (!tasks)
+			return NULL;
+
+		struct outside o;
+		collect_outside(&o);
+		if (spinner) {
+			/* Spinners wait for other tasks; if those wait on time, time must move. */
+			if (o.deadline >= 0) {
+				vclock_advance_to(o.deadline);
+				continue;
+			}
+			if (o.nfds)
+				ops->wait_outside(o.fds, o.nfds, 0);
+			spinner->spin_descheduled = false;
+			current = spinner;
+			turn_events = 0;
+			turn_over = false;
+			return spinner;
+		}
+		if (o.nfds) {
+			int timeout = -1;
+			if (o.deadline >= 0) {
+				int64_t ms = (o.deadline - vclock_now() + 999999) / 1000000;
+				timeout = ms > 0x7fffffff ? 0x7fffffff : (int)ms;
+			}
+			int ready = ops->wait_outside(o.fds, o.nfds, timeout);
+			/* The real time spent waiting is what virtual time follows while outside
+			 * input may arrive: a timed-out wait reaches the deadline. */
+			if (ready == 0 && o.deadline >= 0)
+				vclock_advance_to(o.deadline);
+			continue;
+		}
+		if (o.deadline >= 0) {
+			vclock_advance_to(o.deadline);
+			continue;
+		}
+		bool any_stopped = false;
+		for (struct task *u = tasks; u; u = u->next)
+			any_stopped |= u->state == TASK_STOPPED;
+		if (!any_stopped)
+			return NULL;
+		if (!deadlock_reported) {
+			ops->report_deadlock();
+			deadlock_reported = true;
+		}
+		ops->wait_outside(NULL, 0, -1);
+		sched_signals_changed();
+	}
+}

@@ -1,0 +1,69 @@
+/*
+ * The serial scheduler and the logical timeline.
+ *
+ * One task runs at a time. It runs freely until its next event (an intercepted syscall, a
+ * signal, an exit, a spin-detector interrupt); each event takes the next logical time. At an
+ * event the scheduler decides who runs next by one deterministic rule:
+ *
+ *   round-robin in vtid order; the running task keeps the CPU for `quantum` events, and a
+ *   task that parks, yields (sched_yield) or is descheduled as a spinner ends its turn.
+ *
+ * A parked task is resumed only when its wait's predicate holds, evaluated just before the
+ * resume. Predicates look only at state inside the group (pipe contents, futex words, child
+ * states), so readiness — and therefore the whole schedule — is a function of the program's
+ * inputs. When nothing can run:
+ *   - tasks waiting on virtual-time deadlines and none on outside input: the virtual clock
+ *     jumps to the earliest deadline (sleep-heavy programs finish fast);
+ *   - tasks waiting on outside input (terminal, sockets to peers outside): the supervisor
+ *     waits in real time, paced so virtual deadlines fall due in step with real time;
+ *   - neither: the group is deadlocked; every task's wait is reported and detrun waits for a
+ *     signal from outside, as the program would natively.
+ */
+#ifndef DETRUN_SCHEDULER_SCHEDULER_H
+#define DETRUN_SCHEDULER_SCHEDULER_H
+
+#include <poll.h>
+#include <stdint.h>
+
+#include "scheduler/task.h"
+
+void sched_init(int quantum);
+struct task *sched_add(pid_t tid, struct process *proc); /* takes the next vtid */
+void sched_remove(struct task *t);
+struct task *sched_find(pid_t tid);
+struct task *sched_first(void); /* all tasks in vtid order, through t->next */
+int sched_live_count(void);
+
+uint64_t sched_now(void);   /* logical time of the latest event */
+void sched_event(struct task *t); /* an event of task t: advances the timeline */
+
+/* Parks t on w (copied). It stays stopped until w.ready() or w.on_timeout() prepares it. */
+void sched_park(struct task *t, const struct wait *w);
+void sched_unpark(struct task *t); /* prepared by someone else (a futex wake) */
+void sched_end_turn(void);       /* the current task gives up the rest of its quantum */
+
+/* Bumped by events that may make a signal pending somewhere (kill, child exit, outside
+ * signals); parked tasks are checked for deliverable signals only when it changed. */
+void sched_signals_changed(void);
+/* Bumped when a child changes state (exit, stop, exec), for retried wait4/waitid. */
+void sched_children_changed(void);
+uint64_t sched_children_epoch(void);
+
+/* Supervisor services the scheduler calls while picking. */
+struct sched_ops {
+	/* Is a signal deliverable to parked t that should end its wait? If so, prepare t's
+	 * resume (EINTR, restart or native run) and return 1. */
+	int (*interrupt_wait)(struct task *t);
+	/* Wait in real time for outside input on the given descriptors, at most timeout_ms
+	 * (-1: forever), also returning early when the supervisor got a signal. Returns the
+	 * number of ready descriptors, 0 on timeout, -1 when interrupted by a signal. */
+	int (*wait_outside)(struct pollfd *fds, int nfds, int timeout_ms);
+	/* Describe every task's wait when the group is deadlocked. */
+	void (*report_deadlock)(void);
+};
+void sched_set_ops(const struct sched_ops *ops);
+
+/* The next task to resume, with its resume prepared; NULL when no task is left. */
+struct task *sched_pick(void);
+
+#endif

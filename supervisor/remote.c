@@ -1,0 +1,196 @@
+#include "supervisor/remote.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int remote_load_regs(struct task *t)
+{
+	if (t->regs_valid)
+		return 0;
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &t->regs) < 0)
+		return -errno;
+	t->regs_valid = true;
+	t->regs_dirty = false;
+	return 0;
+}
+
+int remote_store_regs(struct task *t)
+{
+	if (!t->regs_dirty)
+		return 0;
+	t->regs_dirty = false;
+	if (ptrace(PTRACE_SETREGS, t->tid, 0, &t->regs) < 0)
+		return -errno;
+	return 0;
+}
+
+/* /proc/TID/mem is the fallback for pages process_vm_*() refuses (read-only text, guard
+ * pages that ptrace may still touch). */
+static int proc_mem_io(struct task *t, uint64_t addr, void *buf, size_t len, bool write)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/mem", t->tid);
+	int fd = open(path, write ? O_WRONLY | O_CLOEXEC : O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = write ? pwrite(fd, (char *)buf + done, len - done, (off_t)(addr + done))
+				  : pread(fd, (char *)buf + done, len - done, (off_t)(addr + done));
+		if (n <= 0) {
+			close(fd);
+			return n < 0 && errno != EIO ? -errno : -EFAULT;
+		}
+		done += (size_t)n;
+	}
+	close(fd);
+	return 0;
+}
+
+int remote_read(struct task *t, remote_ptr src, void *dst, size_t len)
+{
+	if (len == 0)
+		return 0;
+	struct iovec local = { dst, len }, remote = { (void *)src.addr, len };
+	ssize_t n = process_vm_readv(t->tid, &local, 1, &remote, 1, 0);
+	if (n == (ssize_t)len)
+		return 0;
+	if (n < 0 && errno == ESRCH)
+		return -ESRCH;
+	return proc_mem_io(t, src.addr, dst, len, false);
+}
+
+int remote_write(struct task *t, remote_ptr dst, const void *src, size_t len)
+{
+	if (len == 0)
+		return 0;
+	struct iovec local = { (void *)src, len }, remote = { (void *)dst.addr, len };
+	ssize_t n = process_vm_writev(t->tid, &local, 1, &remote, 1, 0);
+	if (n == (ssize_t)len)
+		return 0;
+	if (n < 0 && errno == ESRCH)
+		return -ESRCH;
+	return proc_mem_io(t, dst.addr, (void *)src, len, true);
+}
+
+int remote_dup_fd(struct task *t, int fd)
+{
+	struct process *p = t->proc;
+	if (p->pidfd < 0) {
+		p->pidfd = (int)syscall(SYS_pidfd_open, p->tgid, 0);
+		if (p->pidfd < 0)
+			return -errno;
+		fcntl(p->pidfd, F_SETFD, FD_CLOEXEC);
+	}
+	int dup = (int)syscall(SYS_pidfd_getfd, p->pidfd, fd, 0);
+	return dup < 0 ? -errno : dup;
+}
+
+void remote_forget_process(struct process *p)
+{
+	if (p->pidfd >= 0)
+		close(p->pidfd);
+	p->pidfd = -1;
+}
+
+static const int arg_offsets[6] = {
+	offsetof(struct user_regs_struct, rdi), offsetof(struct user_regs_struct, rsi),
+	offsetof(struct user_regs_struct, rdx), offsetof(struct user_regs_struct, r10),
+	offsetof(struct user_regs_struct, r8),	offsetof(struct user_regs_struct, r9),
+};
+
+uint64_t syscall_arg(const struct task *t, int n)
+{
+	return *(const uint64_t *)((const char *)&t->regs + arg_offsets[n]);
+}
+
+void syscall_set_arg(struct task *t, int n, uint64_t v)
+{
+	*(uint64_t *)((char *)&t->regs + arg_offsets[n]) = v;
+	t->regs_dirty = true;
+}
+
+void syscall_emulate(struct task *t, int64_t result)
+{
+	t->regs.orig_rax = (uint64_t)-1;
+	t->regs.rax = (uint64_t)result;
+	t->regs_dirty = true;
+}
+
+void syscall_skip_and_restart(struct task *t)
+{
+	uint64_t nr = t->regs.orig_rax;
+	t->regs.orig_rax = (uint64_t)-1;
+	t->regs.rax = nr;
+	t->regs.rip -= 2;
+	t->regs_dirty = true;
+}
+
+void syscall_rewind(struct task *t)
+{
+	t->regs.rax = t->regs.orig_rax;
+	t->regs.rip -= 2;
+	t->regs_dirty = true;
+}
+
+/* Single-step the syscall instruction so the task stops right after it returns. A signal
+ * that arrives meanwhile is kept for the task's next real resume. */
+static long step_over_syscall(struct task *t)
+{
+	int request = PTRACE_SINGLESTEP;
+	for (;;) {
+		if (ptrace(request, t->tid, 0, 0) < 0)
+			return -errno;
+		int status;
+		if (waitpid(t->tid, &status, __WALL) < 0)
+			return -errno;
+		if (!WIFSTOPPED(status))
+			return -ESRCH;
+		int sig = WSTOPSIG(status);
+		unsigned event = (unsigned)status >> 16;
+		if (sig == SIGTRAP && event == 0)
+			return 0; /* the single-step trap after the syscall */
+		if (event == PTRACE_EVENT_SECCOMP || event == PTRACE_EVENT_STOP)
+			continue; /* filter stop of the injected call, or a stale interrupt */
+		if (event == 0 && sig != SIGTRAP)
+			t->inject_signal = sig;
+	}
+}
+
+long remote_syscall(struct task *t, long nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
+		    uint64_t a4, uint64_t a5)
+{
+	if (!t->proc->syscall_insn)
+		return -ENOEXEC;
+	int err = remote_load_regs(t);
+	if (err)
+		return err;
+	struct user_regs_struct saved = t->regs, r = t->regs;
+	r.rip = t->proc->syscall_insn;
+	r.rax = (uint64_t)nr;
+	r.orig_rax = (uint64_t)nr;
+	r.rdi = a0, r.rsi = a1, r.rdx = a2, r.r10 = a3, r.r8 = a4, r.r9 = a5;
+	if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0)
+		return -errno;
+	long result = step_over_syscall(t);
+	if (result == 0) {
+		struct user_regs_struct after;
+		if (ptrace(PTRACE_GETREGS, t->tid, 0, &after) < 0)
+			result = -errno;
+		else
+			result = (long)after.rax;
+	}
+	if (ptrace(PTRACE_SETREGS, t->tid, 0, &saved) < 0 && result >= 0)
+		result = -errno;
+	t->regs = saved;
+	t->regs_dirty = false;
+	return result;
+}

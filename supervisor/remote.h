@@ -1,0 +1,54 @@
+/*
+ * Access to a stopped tracee: registers, memory, descriptors, injected syscalls.
+ *
+ * Every function here expects the task to be in a ptrace stop. Failures return -errno and
+ * never abort: a task can be killed (SIGKILL from elsewhere) at any moment, and ESRCH then is
+ * normal, not a detrun bug. Callers turn such failures into a result for the tracee (EFAULT)
+ * or a report naming the task.
+ */
+#ifndef DETRUN_SUPERVISOR_REMOTE_H
+#define DETRUN_SUPERVISOR_REMOTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "scheduler/task.h"
+
+/* A tracee address: a distinct type so it is never dereferenced by accident. */
+typedef struct { uint64_t addr; } remote_ptr;
+#define REMOTE(a) ((remote_ptr){ (uint64_t)(a) })
+
+int remote_load_regs(struct task *t);  /* fills t->regs once per stop */
+int remote_store_regs(struct task *t); /* writes t->regs back if they were changed */
+
+int remote_read(struct task *t, remote_ptr src, void *dst, size_t len);
+int remote_write(struct task *t, remote_ptr dst, const void *src, size_t len);
+
+/* A supervisor-side duplicate of the tracee's descriptor `fd` (pidfd_getfd); -errno on
+ * failure (-EBADF when the tracee has no such descriptor). The caller closes it. */
+int remote_dup_fd(struct task *t, int fd);
+
+/* Run one syscall inside the stopped task, as if it had executed it, and restore its
+ * registers afterwards. Needs proc->syscall_insn (learned at the process's first syscall
+ * stop). Returns the syscall's result (-errno on failure), or -ENOEXEC if no syscall
+ * instruction is known yet. The injected call bypasses the filter's stop: it is the
+ * supervisor's own work, not an event. */
+long remote_syscall(struct task *t, long nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
+		    uint64_t a4, uint64_t a5);
+
+/* Syscall argument n (0..5) and result, in the x86_64 calling convention. */
+uint64_t syscall_arg(const struct task *t, int n);
+void syscall_set_arg(struct task *t, int n, uint64_t v);
+
+/* At a seccomp stop: skip the call and make it return `result`. */
+void syscall_emulate(struct task *t, int64_t result);
+/* At a seccomp stop: skip the call now and make the task execute it again when resumed
+ * (after any signal handler runs) — how a parked call is restarted. */
+void syscall_skip_and_restart(struct task *t);
+/* At a syscall-exit stop: make the task execute the same call again when resumed. */
+void syscall_rewind(struct task *t);
+
+void remote_forget_process(struct process *p);
+
+#endif

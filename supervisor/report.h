@@ -1,0 +1,33 @@
+/*
+ * detrun's own messages. Two channels, never mixed: what the tracee sees is a syscall result
+ * in its registers; what detrun says goes to stderr through these functions. Every message
+ * about a task names it the same way — vtid, real tid, syscall, logical time — so a user can
+ * line it up with --trace output.
+ */
+#ifndef DETRUN_SUPERVISOR_REPORT_H
+#define DETRUN_SUPERVISOR_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+struct task;
+
+extern bool report_trace;     /* --trace: one line per event */
+extern FILE *report_trace_out;
+
+__attribute__((format(printf, 1, 2), noreturn)) void die(const char *fmt, ...);
+__attribute__((format(printf, 1, 2))) void warn(const char *fmt, ...);
+/* "detrun: task 3 (tid 1234) in futex at t=55: ..." */
+__attribute__((format(printf, 2, 3))) void task_warn(const struct task *t, const char *fmt, ...);
+__attribute__((format(printf, 2, 3), noreturn)) void task_die(const struct task *t,
+							      const char *fmt, ...);
+/* One --trace line: "[t=55 task 3] futex(...)". */
+__attribute__((format(printf, 2, 3))) void trace_event(const struct task *t, const char *fmt, ...);
+
+/* The hazard channel: something detrun could not make deterministic. Always printed. */
+__attribute__((format(printf, 2, 3))) void hazard(const struct task *t, const char *fmt, ...);
+
+/* Called before dying so the traced group goes with us. */
+void report_set_cleanup(void (*cleanup)(void));
+
+#endif

@@ -1,0 +1,284 @@
+#include "supervisor/spin.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "scheduler/task.h"
+#include "supervisor/remote.h"
+#include "supervisor/report.h"
+#include "supervisor/stack.h"
+#include "supervisor/tracer.h"
+
+#ifndef UFFD_FEATURE_WP_UNPOPULATED
+#define UFFD_FEATURE_WP_UNPOPULATED (1 << 13)
+#endif
+
+enum {
+	SAMPLES = 6,             /* register samples per probe */
+	SAMPLE_GAP_US = 1500,    /* run time between samples */
+	MAX_BUDGET_MS = 4000,    /* a computing task is looked at no less often than this */
+	READONLY_PATIENCE = 8,   /* probes a changing read-only loop gets before a hazard */
+	MAX_DIGEST_BYTES = 64 << 20,
+};
+
+struct region {
+	uint64_t start, end;
+	bool protected_by_uffd; /* else compared by digest */
+	uint64_t digest;
+};
+
+struct probe {
+	int uffd;
+	struct region *regions;
+	int n;
+	bool untrackable; /* writable memory neither userfaultfd nor a digest can watch */
+};
+
+/* ---- stopping and starting the task ---------------------------------------------------- */
+
+/* Interrupts t and waits for the interrupt stop. A different stop (t reached an event
+ * first) is handed to `handle` and reported as false. */
+static bool interrupt(struct task *t, void (*handle)(int, int))
+{
+	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0)
+		return false;
+	int status;
+	for (;;) {
+		pid_t got = waitpid(t->tid, &status, __WALL);
+		if (got == t->tid)
+			break;
+		if (got < 0 && errno != EINTR)
+			return false;
+	}
+	if (WIFSTOPPED(status) && ((unsigned)status >> 16) == PTRACE_EVENT_STOP) {
+		t->regs_valid = false;
+		return true;
+	}
+	handle(t->tid, status);
+	return false;
+}
+
+static void run_for_us(struct task *t, long us)
+{
+	ptrace(PTRACE_CONT, t->tid, 0, 0);
+	struct timespec ts = { 0, us * 1000 };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* ---- memory watch ------------------------------------------------------------------------ */
+
+static uint64_t digest(struct task *t, uint64_t start, uint64_t end)
+{
+	uint64_t h = 1469598103934665603ULL;
+	static unsigned char buf[1 << 16];
+	for (uint64_t a = start; a < end; a += sizeof(buf)) {
+		size_t n = end - a < sizeof(buf) ? (size_t)(end - a) : sizeof(buf);
+		if (remote_read(t, REMOTE(a), buf, n))
+			return 0;
+		for (size_t i = 0; i < n; i += 8) {
+			uint64_t w;
+			memcpy(&w, buf + i, 8);
+			h = (h ^ w) * 1099511628211ULL;
+		}
+	}
+	return h;
+}
+
+static int open_uffd(struct task *t)
+{
+	long tfd = remote_syscall(t, SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK, 0, 0, 0, 0, 0);
+	if (tfd < 0)
+		return -1;
+	int fd = remote_dup_fd(t, (int)tfd);
+	remote_syscall(t, SYS_close, (uint64_t)tfd, 0, 0, 0, 0, 0);
+	if (fd < 0)
+		return -1;
+	struct uffdio_api api = { .api = UFFD_API,
+				  .features = UFFD_FEATURE_WP_UNPOPULATED |
+					      UFFD_FEATURE_WP_HUGETLBFS_SHMEM };
+	if (ioctl(fd, UFFDIO_API, &api) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static bool protect(int uffd, uint64_t start, uint64_t end, bool on)
+{
+	struct uffdio_writeprotect wp = { { start, end - start },
+					  on ? UFFDIO_WRITEPROTECT_MODE_WP : 0 };
+	return ioctl(uffd, UFFDIO_WRITEPROTECT, &wp) == 0;
+}
+
+static bool watch_region(struct probe *p, struct task *t, uint64_t start, uint64_t end)
+{
+	struct region *r = &p->regions[p->n];
+	*r = (struct region){ start, end, false, 0 };
+	if (p->uffd >= 0) {
+		struct uffdio_register reg = { .range = { start, end - start },
+					       .mode = UFFDIO_REGISTER_MODE_WP };
+		if (ioctl(p->uffd, UFFDIO_REGISTER, &reg) == 0) {
+			r->protected_by_uffd = protect(p->uffd, start, end, true);
+			if (!r->protected_by_uffd) {
+				struct uffdio_range range = { start, end - start };
+				ioctl(p->uffd, UFFDIO_UNREGISTER, &range);
+			}
+		}
+	}
+	if (!r->protected_by_uffd) {
+		if (end - start > MAX_DIGEST_BYTES)
+			return false;
+		r->digest = digest(t, start, end);
+	}
+	p->n++;
+	return true;
+}
+
+static void watch_memory(struct probe *p, struct task *t)
+{
+	*p = (struct probe){ .uffd = open_uffd(t) };
+	char path[64], line[512];
+	snprintf(path, sizeof(path), "/proc/%d/maps", t->tid);
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		p->untrackable = true;
+		return;
+	}
+	int cap = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end;
+		char perms[8], name[256] = "";
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %255s", &start, &end, perms, name) < 3)
+			continue;
+		if (perms[1] != 'w' || !strcmp(name, "[vvar]") || !strcmp(name, "[vdso]"))
+			continue;
+		if (p->n == cap) {
+			cap = cap ? cap * 2 : 64;
+			p->regions = realloc(p->regions, (size_t)cap * sizeof(*p->regions));
+			if (!p->regions)
+				abort();
+		}
+		if (!watch_region(p, t, start, end))
+			p->untrackable = true;
+	}
+	fclose(f);
+}
+
+static bool uffd_saw_write(struct probe *p)
+{
+	if (p->uffd < 0)
+		return false;
+	struct uffd_msg msg;
+	bool wrote = false;
+	while (read(p->uffd, &msg, sizeof(msg)) == sizeof(msg))
+		if (msg.event == UFFD_EVENT_PAGEFAULT)
+			wrote = true;
+	return wrote;
+}
+
+/* Ends the watch; true if any watched memory was written (or changed). */
+static bool unwatch_memory(struct probe *p, struct task *t)
+{
+	bool wrote = uffd_saw_write(p) || p->untrackable;
+	for (int i = 0; i < p->n; i++) {
+		struct region *r = &p->regions[i];
+		if (r->protected_by_uffd) {
+			protect(p->uffd, r->start, r->end, false); /* also wakes a blocked writer */
+			struct uffdio_range range = { r->start, r->end - r->start };
+			ioctl(p->uffd, UFFDIO_UNREGISTER, &range);
+		} else if (!wrote && digest(t, r->start, r->end) != r->digest) {
+			wrote = true;
+		}
+	}
+	if (p->uffd >= 0)
+		close(p->uffd);
+	free(p->regions);
+	return wrote;
+}
+
+/* ---- the verdict ---------------------------------------------------------------------------- */
+
+static bool same_state(const struct user_regs_struct *a, const struct user_regs_struct *b)
+{
+	return memcmp(a, b, sizeof(*a)) == 0;
+}
+
+/* In a syscall the task cannot take injected calls cleanly; it is not spinning there. */
+static bool in_syscall(const struct user_regs_struct *r)
+{
+	int64_t ax = (int64_t)r->rax;
+	return (int64_t)r->orig_rax >= 0 && ax <= -512 && ax >= -516;
+}
+
+enum spin_verdict spin_check(struct task *t, void (*handle)(int, int))
+{
+	if (!interrupt(t, handle))
+		return SPIN_EVENT;
+	struct user_regs_struct samples[SAMPLES + 1];
+	if (remote_load_regs(t) || in_syscall(&t->regs) || !t->proc->syscall_insn)
+		goto keep_running;
+	samples[0] = t->regs;
+
+	struct probe probe;
+	watch_memory(&probe, t);
+	int taken = 1;
+	bool wrote = false;
+	for (; taken <= SAMPLES && !wrote; taken++) {
+		run_for_us(t, SAMPLE_GAP_US);
+		if (!interrupt(t, handle)) {
+			unwatch_memory(&probe, t);
+			return SPIN_EVENT;
+		}
+		remote_load_regs(t);
+		samples[taken] = t->regs;
+		wrote = uffd_saw_write(&probe);
+	}
+	wrote |= unwatch_memory(&probe, t);
+	if (wrote) {
+		t->spin_probes = 0;
+		goto keep_running;
+	}
+	/* Registers identical at the final stop and an earlier sample: a pure spin. */
+	for (int i = 0; i < taken - 1; i++)
+		if (same_state(&samples[i], &samples[taken - 1])) {
+			trace_event(t, "  spin: no writes, state repeats at 0x%llx; descheduled",
+				    (unsigned long long)t->regs.rip);
+			goto deschedule;
+		}
+	if (++t->spin_probes < READONLY_PATIENCE) {
+		t->run_budget_ms = (t->run_budget_ms ? t->run_budget_ms : 10) * 2;
+		if (t->run_budget_ms > MAX_BUDGET_MS)
+			t->run_budget_ms = MAX_BUDGET_MS;
+		ptrace(PTRACE_CONT, t->tid, 0, 0);
+		return SPIN_KEEP_RUNNING;
+	}
+	hazard(t, "a loop that writes no memory but whose registers change kept running "
+		  "without an event; descheduled at a point chosen by the wall clock, so this "
+		  "task's later behaviour may vary between runs");
+	stack_report(t, "spinning here");
+deschedule:
+	t->spin_probes = 0;
+	t->spin_descheduled = true;
+	t->state = TASK_STOPPED;
+	t->syscall_nr = -1;
+	return SPIN_DESCHEDULE;
+
+keep_running:
+	t->run_budget_ms = (t->run_budget_ms ? t->run_budget_ms : 10) * 2;
+	if (t->run_budget_ms > MAX_BUDGET_MS)
+		t->run_budget_ms = MAX_BUDGET_MS;
+	ptrace(PTRACE_CONT, t->tid, 0, 0);
+	return SPIN_KEEP_RUNNING;
+}

@@ -1,0 +1,59 @@
+#include "supervisor/sys_common.h"
+
+#include <errno.h>
+
+#include "scheduler/vclock.h"
+#include "supervisor/report.h"
+
+static void retry_exit(struct task *t)
+{
+	const struct retry *r = t->exit.ctx;
+	syscall_set_arg(t, r->arg, t->exit.saved[0]);
+	if (!r->would_block(t))
+		return;
+	syscall_rewind(t);
+	struct wait w = {
+		.what = r->what,
+		.deadline_ns = -1,
+		.ready = r->changed,
+		.interruptible = true,
+		.restartable = true,
+	};
+	w.arg[0] = r->epoch();
+	sched_park(t, &w);
+}
+
+void retry_nonblocking(struct task *t, const struct retry *r, uint64_t nonblocking)
+{
+	t->exit.saved[0] = syscall_arg(t, r->arg);
+	t->exit.ctx = r;
+	syscall_set_arg(t, r->arg, nonblocking);
+	tracer_want_exit(t, retry_exit);
+}
+
+int deadline_from_timespec(struct task *t, uint64_t addr, bool absolute, clockid_t clk,
+			   int64_t *deadline)
+{
+	struct timespec ts;
+	if (remote_read(t, REMOTE(addr), &ts, sizeof(ts)))
+		return -EFAULT;
+	if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000L)
+		return -EINVAL;
+	if (!absolute) {
+		*deadline = vclock_now() + timespec_to_ns(ts);
+		return 0;
+	}
+	return vclock_to_monotonic(clk, timespec_to_ns(ts), deadline);
+}
+
+int read_sigmask(struct task *t, uint64_t addr, uint64_t size, uint64_t *mask, bool *present)
+{
+	if (!addr)
+		return 0;
+	if (size != 8)
+		return -EINVAL;
+	if (remote_read(t, REMOTE(addr), mask, sizeof(*mask)))
+		return -EFAULT;
+	*present = true;
+	return 0;
+}

@@ -1,0 +1,55 @@
+/*
+ * Helpers shared by the syscall handlers (sys_*.c). Handlers run at a seccomp stop with the
+ * task's registers loaded and return after doing one of four things: nothing (the call runs
+ * natively), syscall_emulate() (detrun's result, the call is skipped), sched_park() (the call
+ * waits), or tracer_want_exit() (the call runs and the handler sees its result).
+ */
+#ifndef DETRUN_SUPERVISOR_SYS_COMMON_H
+#define DETRUN_SUPERVISOR_SYS_COMMON_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "scheduler/scheduler.h"
+#include "scheduler/task.h"
+#include "supervisor/remote.h"
+#include "supervisor/tracer.h"
+
+/* A futex (or thread-exit) wake: the parked waiter's call returns 0. */
+void futex_woken(struct task *t);
+
+/* Descriptors made inside the group (pipes, socketpairs, eventfds): waiting on them can
+ * never need input from outside. */
+void internal_files_add(struct task *t, int tracee_fd);
+bool internal_file(int supervisor_fd);
+
+/* Parks t on supervisor descriptors `fds` (ownership passes to the wait) until one is
+ * ready, the virtual deadline passes (on_timeout) or a signal interrupts. */
+void park_on_fds(struct task *t, const char *what, struct pollfd *fds, int nfds,
+		 int64_t deadline, void (*on_timeout)(struct task *), bool restartable);
+bool fds_ready_now(struct pollfd *fds, int nfds);
+
+/* For calls that have a non-blocking form: run it non-blocking (arg `arg` replaced by
+ * `nonblocking`); if it would have blocked, restore the argument, rewind and park until
+ * `changed` says retrying may succeed. */
+struct retry {
+	const char *what;
+	int arg;
+	bool (*would_block)(struct task *t); /* at the exit stop */
+	enum wait_result (*changed)(struct task *t);
+	uint64_t (*epoch)(void);
+};
+void retry_nonblocking(struct task *t, const struct retry *r, uint64_t nonblocking);
+
+/* A relative or absolute timespec argument turned into a virtual monotonic deadline;
+ * returns -EFAULT/-EINVAL for bad arguments. */
+int deadline_from_timespec(struct task *t, uint64_t addr, bool absolute, clockid_t clk,
+			   int64_t *deadline);
+/* Reads a sigset argument (NULL pointer: *mask untouched, returns 0). */
+int read_sigmask(struct task *t, uint64_t addr, uint64_t size, uint64_t *mask, bool *present);
+
+void sys_random_seed(uint64_t seed);
+
+#endif

@@ -1,0 +1,269 @@
+/* futex(2), emulated. See scheduler/futex_queue.h for the queues and their keys. */
+#include <errno.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+#include "scheduler/futex_queue.h"
+#include "scheduler/vclock.h"
+#include "supervisor/report.h"
+#include "supervisor/sys_common.h"
+
+void futex_woken(struct task *t)
+{
+	remote_load_regs(t);
+	syscall_emulate(t, 0);
+	sched_unpark(t);
+}
+
+/* A shared futex in a MAP_SHARED mapping is keyed by the object behind the mapping. */
+static int futex_key_of(struct task *t, uint64_t addr, bool private, struct futex_key *key)
+{
+	*key = (struct futex_key){ (uint64_t)t->proc->aspace, 0, addr };
+	if (private)
+		return 0;
+	char path[64], line[512];
+	snprintf(path, sizeof(path), "/proc/%d/maps", t->tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	int err = -EFAULT;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, off, ino;
+		unsigned maj, min;
+		char perms[8];
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu", &start, &end, perms, &off, &maj,
+			   &min, &ino) != 7)
+			continue;
+		if (addr < start || addr >= end)
+			continue;
+		err = 0;
+		if (perms[3] == 's')
+			*key = (struct futex_key){ makedev(maj, min), ino, off + (addr - start) };
+		break;
+	}
+	fclose(f);
+	return err;
+}
+
+static int read_word(struct task *t, uint64_t addr, uint32_t *v)
+{
+	return remote_read(t, REMOTE(addr), v, sizeof(*v)) ? -EFAULT : 0;
+}
+
+static void futex_timed_out(struct task *t)
+{
+	futex_dequeue(t);
+	remote_load_regs(t);
+	syscall_emulate(t, -ETIMEDOUT);
+}
+
+static void futex_interrupted(struct task *t)
+{
+	futex_dequeue(t);
+}
+
+static int64_t futex_wait(struct task *t, struct futex_key key, uint32_t bitset, bool absolute,
+			  clockid_t clk, const char *what)
+{
+	uint64_t addr = syscall_arg(t, 0), tsp = syscall_arg(t, 3);
+	uint32_t expected = (uint32_t)syscall_arg(t, 2), now;
+	if (read_word(t, addr, &now))
+		return -EFAULT;
+	if (now != expected)
+		return -EAGAIN;
+	int64_t deadline = -1;
+	if (tsp) {
+		int err = deadline_from_timespec(t, tsp, absolute, clk, &deadline);
+		if (err)
+			return err;
+	}
+	futex_enqueue(t, key, bitset);
+	struct wait w = {
+		.what = what,
+		.deadline_ns = deadline,
+		.on_timeout = futex_timed_out,
+		.on_interrupt = futex_interrupted,
+		.interruptible = true,
+		.restartable = !tsp,
+	};
+	sched_park(t, &w);
+	return 0;
+}
+
+static bool wake_op_compare(uint32_t old, int cmp, int arg)
+{
+	switch (cmp) {
+	case FUTEX_OP_CMP_EQ: return (int)old == arg;
+	case FUTEX_OP_CMP_NE: return (int)old != arg;
+	case FUTEX_OP_CMP_LT: return (int)old < arg;
+	case FUTEX_OP_CMP_LE: return (int)old <= arg;
+	case FUTEX_OP_CMP_GT: return (int)old > arg;
+	case FUTEX_OP_CMP_GE: return (int)old >= arg;
+	}
+	return false;
+}
+
+static int64_t futex_wake_op(struct task *t, struct futex_key key, bool private)
+{
+	uint64_t addr2 = syscall_arg(t, 4);
+	uint32_t encoded = (uint32_t)syscall_arg(t, 5);
+	int op = (encoded >> 28) & 0xf, cmp = (encoded >> 24) & 0xf;
+	int oparg = (int)(encoded << 8) >> 20, cmparg = (int)(encoded << 20) >> 20;
+	if (op & FUTEX_OP_OPARG_SHIFT) {
+		if (oparg < 0 || oparg > 31)
+			return -EINVAL;
+		oparg = 1 << oparg;
+		op &= ~FUTEX_OP_OPARG_SHIFT;
+	}
+	struct futex_key key2;
+	uint32_t old, val;
+	if (futex_key_of(t, addr2, private, &key2) || read_word(t, addr2, &old))
+		return -EFAULT;
+	switch (op) {
+	case FUTEX_OP_SET: val = (uint32_t)oparg; break;
+	case FUTEX_OP_ADD: val = old + (uint32_t)oparg; break;
+	case FUTEX_OP_OR: val = old | (uint32_t)oparg; break;
+	case FUTEX_OP_ANDN: val = old & ~(uint32_t)oparg; break;
+	case FUTEX_OP_XOR: val = old ^ (uint32_t)oparg; break;
+	default: return -ENOSYS;
+	}
+	if (remote_write(t, REMOTE(addr2), &val, sizeof(val)))
+		return -EFAULT;
+	int woken = futex_wake(key, (int)syscall_arg(t, 2), ~0u, futex_woken);
+	if (wake_op_compare(old, cmp, cmparg))
+		woken += futex_wake(key2, (int)syscall_arg(t, 3), ~0u, futex_woken);
+	return woken;
+}
+
+/* Priority-inheritance futexes: the word holds the owner's tid. Ownership passes to the
+ * oldest waiter on unlock, as the kernel does; priorities themselves mean nothing in a
+ * serial schedule. */
+static int64_t futex_lock_pi(struct task *t, struct futex_key key, bool try, clockid_t clk)
+{
+	uint64_t addr = syscall_arg(t, 0);
+	uint32_t v;
+	if (read_word(t, addr, &v))
+		return -EFAULT;
+	uint32_t owner = v & FUTEX_TID_MASK;
+	if (owner == (uint32_t)t->tid)
+		return -EDEADLK;
+	if (!owner) {
+		uint32_t mine = (uint32_t)t->tid | (v & FUTEX_WAITERS);
+		return remote_write(t, REMOTE(addr), &mine, sizeof(mine)) ? -EFAULT : 0;
+	}
+	if (try)
+		return -EWOULDBLOCK;
+	v |= FUTEX_WAITERS;
+	if (remote_write(t, REMOTE(addr), &v, sizeof(v)))
+		return -EFAULT;
+	int64_t deadline = -1;
+	uint64_t tsp = syscall_arg(t, 3);
+	if (tsp) {
+		int err = deadline_from_timespec(t, tsp, true, clk, &deadline);
+		if (err)
+			return err;
+	}
+	futex_enqueue(t, key, ~0u);
+	struct wait w = { .what = "futex lock_pi", .deadline_ns = deadline,
+			  .on_timeout = futex_timed_out, .on_interrupt = futex_interrupted,
+			  .interruptible = true, .restartable = true };
+	sched_park(t, &w);
+	return 0;
+}
+
+static int64_t futex_unlock_pi(struct task *t, struct futex_key key)
+{
+	uint64_t addr = syscall_arg(t, 0);
+	uint32_t v;
+	if (read_word(t, addr, &v))
+		return -EFAULT;
+	if ((v & FUTEX_TID_MASK) != (uint32_t)t->tid)
+		return -EPERM;
+	struct task *next = futex_first_waiter(key);
+	uint32_t word = 0;
+	if (next) {
+		futex_dequeue(next);
+		word = (uint32_t)next->tid | (futex_waiter_count(key) ? FUTEX_WAITERS : 0);
+	}
+	if (remote_write(t, REMOTE(addr), &word, sizeof(word)))
+		return -EFAULT;
+	if (next)
+		futex_woken(next);
+	return 0;
+}
+
+/* Implements futex(2). */
+void sys_futex(struct task *t)
+{
+	int op = (int)syscall_arg(t, 1);
+	int cmd = op & FUTEX_CMD_MASK;
+	bool private = op & FUTEX_PRIVATE_FLAG;
+	clockid_t clk = (op & FUTEX_CLOCK_REALTIME) ? CLOCK_REALTIME : CLOCK_MONOTONIC;
+	uint32_t val3 = (uint32_t)syscall_arg(t, 5);
+	struct futex_key key;
+	int64_t result;
+	if (futex_key_of(t, syscall_arg(t, 0), private, &key)) {
+		syscall_emulate(t, -EFAULT);
+		return;
+	}
+	switch (cmd) {
+	case FUTEX_WAIT:
+		result = futex_wait(t, key, ~0u, false, CLOCK_MONOTONIC, "futex wait");
+		break;
+	case FUTEX_WAIT_BITSET:
+		result = val3 ? futex_wait(t, key, val3, true, clk, "futex wait") : -EINVAL;
+		break;
+	case FUTEX_WAKE:
+		result = futex_wake(key, (int)syscall_arg(t, 2), ~0u, futex_woken);
+		break;
+	case FUTEX_WAKE_BITSET:
+		result = val3 ? futex_wake(key, (int)syscall_arg(t, 2), val3, futex_woken) : -EINVAL;
+		break;
+	case FUTEX_CMP_REQUEUE:
+	case FUTEX_REQUEUE: {
+		struct futex_key to;
+		uint32_t now;
+		if (futex_key_of(t, syscall_arg(t, 4), private, &to)) {
+			result = -EFAULT;
+			break;
+		}
+		if (cmd == FUTEX_CMP_REQUEUE) {
+			if (read_word(t, syscall_arg(t, 0), &now)) {
+				result = -EFAULT;
+				break;
+			}
+			if (now != val3) {
+				result = -EAGAIN;
+				break;
+			}
+		}
+		result = futex_requeue(key, to, (int)syscall_arg(t, 2), (int)syscall_arg(t, 3),
+				       futex_woken);
+		break;
+	}
+	case FUTEX_WAKE_OP:
+		result = futex_wake_op(t, key, private);
+		break;
+	case FUTEX_LOCK_PI:
+		result = futex_lock_pi(t, key, false, CLOCK_REALTIME);
+		break;
+	case FUTEX_LOCK_PI2:
+		result = futex_lock_pi(t, key, false, clk);
+		break;
+	case FUTEX_TRYLOCK_PI:
+		result = futex_lock_pi(t, key, true, CLOCK_REALTIME);
+		break;
+	case FUTEX_UNLOCK_PI:
+		result = futex_unlock_pi(t, key);
+		break;
+	default:
+		/* WAIT_REQUEUE_PI and CMP_REQUEUE_PI: libc falls back when they are missing. */
+		hazard(t, "futex operation %d is not emulated; returning ENOSYS", cmd);
+		result = -ENOSYS;
+	}
+	if (!t->parked)
+		syscall_emulate(t, result);
+}

@@ -1,0 +1,69 @@
+/* Scheduling hints, randomness, and calls detrun refuses. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "supervisor/report.h"
+#include "supervisor/syscall_table.h"
+#include "supervisor/sys_common.h"
+
+/* The handler of ALLOW rows; they never stop, so it never runs. */
+void sys_none(struct task *t)
+{
+}
+
+/* Implements sched_yield(2): the task's turn ends, the next task in order runs. */
+void sys_sched_yield(struct task *t)
+{
+	syscall_emulate(t, 0);
+	sched_end_turn();
+}
+
+/* Refused calls whose absence programs handle (the table gives each one's reason). */
+void sys_enosys(struct task *t)
+{
+	syscall_emulate(t, -ENOSYS);
+}
+
+void sys_eperm(struct task *t)
+{
+	syscall_emulate(t, -EPERM);
+}
+
+/* splitmix64: small, seedable, and the same on every machine. */
+static uint64_t rng_state;
+
+void sys_random_seed(uint64_t seed)
+{
+	rng_state = seed;
+}
+
+static uint64_t rng_next(void)
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Implements getrandom(2) from the seeded generator. */
+void sys_getrandom(struct task *t)
+{
+	uint64_t addr = syscall_arg(t, 0), len = syscall_arg(t, 1);
+	if (len > 33554431)
+		len = 33554431;
+	unsigned char chunk[4096];
+	for (uint64_t done = 0; done < len;) {
+		size_t n = len - done < sizeof(chunk) ? (size_t)(len - done) : sizeof(chunk);
+		for (size_t i = 0; i < n; i += 8) {
+			uint64_t r = rng_next();
+			for (size_t b = 0; b < 8 && i + b < n; b++)
+				chunk[i + b] = (unsigned char)(r >> (8 * b));
+		}
+		if (remote_write(t, REMOTE(addr + done), chunk, n)) {
+			syscall_emulate(t, done ? (int64_t)done : -EFAULT);
+			return;
+		}
+		done += n;
+	}
+	syscall_emulate(t, (int64_t)len);
+}

@@ -1,0 +1,205 @@
+/* Signals between members of the group, signal dispositions, and calls that wait for
+ * signals. A signal sent to a stopped task is queued by the kernel and delivered when that
+ * task next resumes — a point fixed by the schedule — so sending needs no emulation. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "scheduler/vclock.h"
+#include "supervisor/report.h"
+#include "supervisor/sys_common.h"
+
+#define SIGBIT(s) (1ULL << ((s)-1))
+
+static pid_t process_group_of(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *close_paren = strrchr(buf, ')');
+	int pgrp = -1;
+	if (close_paren && sscanf(close_paren + 2, "%*c %*d %d", &pgrp) != 1)
+		pgrp = -1;
+	return pgrp;
+}
+
+static pid_t tgid_of_tid(pid_t tid)
+{
+	for (struct task *u = sched_first(); u; u = u->next)
+		if (u->tid == tid)
+			return u->proc->tgid;
+	return tid;
+}
+
+static pid_t pidfd_target(struct task *t, int pidfd)
+{
+	char path[64], line[128];
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", t->tid, pidfd);
+	FILE *f = fopen(path, "re");
+	pid_t pid = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Pid: %d", &pid) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return pid;
+}
+
+/* Does a kill-style target (pid > 0: a process; 0: sender's group; -1: all; < -1: group)
+ * cover process `p`? */
+static bool targeted(struct task *sender, pid_t target, const struct process *p)
+{
+	if (target > 0)
+		return p->tgid == target;
+	if (target == -1)
+		return p != sender->proc;
+	pid_t group = target == 0 ? process_group_of(sender->proc->tgid) : -target;
+	return process_group_of(p->tgid) == group;
+}
+
+/* SIGKILL acts on stopped tasks at once, without passing through a signal stop: the
+ * targets are marked dying so the tracer reaps them before anything else runs. */
+static void signal_sent(struct task *t)
+{
+	if ((int64_t)t->regs.rax < 0)
+		return;
+	sched_signals_changed();
+	int sig;
+	pid_t target;
+	switch (t->syscall_nr) {
+	case __NR_kill:
+		target = (pid_t)syscall_arg(t, 0), sig = (int)syscall_arg(t, 1);
+		break;
+	case __NR_tkill:
+		target = tgid_of_tid((pid_t)syscall_arg(t, 0)), sig = (int)syscall_arg(t, 1);
+		break;
+	case __NR_tgkill:
+	case __NR_rt_tgsigqueueinfo:
+		target = (pid_t)syscall_arg(t, 0), sig = (int)syscall_arg(t, 2);
+		break;
+	case __NR_rt_sigqueueinfo:
+		target = (pid_t)syscall_arg(t, 0), sig = (int)syscall_arg(t, 1);
+		break;
+	case __NR_pidfd_send_signal:
+		target = pidfd_target(t, (int)syscall_arg(t, 0)), sig = (int)syscall_arg(t, 1);
+		break;
+	default:
+		return;
+	}
+	if (sig != SIGKILL || (t->syscall_nr == __NR_pidfd_send_signal && target <= 0))
+		return;
+	for (struct task *u = sched_first(); u; u = u->next)
+		if (targeted(t, target, u->proc))
+			u->proc->dying = true;
+}
+
+/* Implements kill(2), tkill(2), tgkill(2), rt_sigqueueinfo(2), rt_tgsigqueueinfo(2),
+ * pidfd_send_signal(2). */
+void sys_signal_send(struct task *t)
+{
+	tracer_want_exit(t, signal_sent);
+}
+
+struct kernel_sigaction {
+	uint64_t handler;
+	uint64_t flags;
+	uint64_t restorer;
+	uint64_t mask;
+};
+
+static void sigaction_done(struct task *t)
+{
+	if ((int64_t)t->regs.rax != 0 || !t->exit.saved[2])
+		return;
+	int sig = (int)t->exit.saved[0];
+	uint64_t handler = t->exit.saved[1], flags = t->exit.saved[3], bit = SIGBIT(sig);
+	struct process *p = t->proc;
+	p->caught &= ~bit;
+	p->ignored &= ~bit;
+	p->sa_restart &= ~bit;
+	if (handler == (uint64_t)SIG_IGN)
+		p->ignored |= bit;
+	else if (handler != (uint64_t)SIG_DFL)
+		p->caught |= bit;
+	if (flags & SA_RESTART)
+		p->sa_restart |= bit;
+}
+
+/* Implements rt_sigaction(2) bookkeeping: which signals are caught, ignored, SA_RESTART. */
+void sys_sigaction(struct task *t)
+{
+	int sig = (int)syscall_arg(t, 0);
+	uint64_t act = syscall_arg(t, 1);
+	struct kernel_sigaction ka;
+	t->exit.saved[2] = 0;
+	if (sig < 1 || sig > 64 || !act || remote_read(t, REMOTE(act), &ka, sizeof(ka)))
+		return;
+	t->exit.saved[0] = (uint64_t)sig;
+	t->exit.saved[1] = ka.handler;
+	t->exit.saved[2] = 1;
+	t->exit.saved[3] = ka.flags;
+	tracer_want_exit(t, sigaction_done);
+}
+
+/* Implements pause(2). */
+void sys_pause(struct task *t)
+{
+	struct wait w = { .what = "pause", .deadline_ns = -1, .interruptible = true };
+	sched_park(t, &w);
+}
+
+/* Implements rt_sigsuspend(2). */
+void sys_sigsuspend(struct task *t)
+{
+	struct wait w = { .what = "sigsuspend", .deadline_ns = -1, .interruptible = true };
+	int err = read_sigmask(t, syscall_arg(t, 0), syscall_arg(t, 1), &w.sigmask,
+			       &w.sigmask_arg);
+	if (err || !w.sigmask_arg)
+		return; /* the kernel reports the bad argument */
+	sched_park(t, &w);
+}
+
+static enum wait_result waited_signal_pending(struct task *t)
+{
+	uint64_t pending, blocked;
+	if (read_signal_state(t, &pending, &blocked))
+		return WAIT_READY;
+	return (pending & t->wait.arg[0]) ? WAIT_READY : WAIT_NOT_READY;
+}
+
+static void sigtimedwait_timed_out(struct task *t)
+{
+	remote_load_regs(t);
+	syscall_emulate(t, -EAGAIN);
+}
+
+/* Implements rt_sigtimedwait(2). */
+void sys_sigtimedwait(struct task *t)
+{
+	uint64_t set;
+	bool present = false;
+	if (read_sigmask(t, syscall_arg(t, 0), syscall_arg(t, 3), &set, &present) || !present)
+		return;
+	struct wait w = { .what = "sigtimedwait", .deadline_ns = -1,
+			  .ready = waited_signal_pending, .on_timeout = sigtimedwait_timed_out,
+			  .interruptible = true };
+	w.arg[0] = set;
+	uint64_t tsp = syscall_arg(t, 2);
+	if (tsp && deadline_from_timespec(t, tsp, false, CLOCK_MONOTONIC, &w.deadline_ns))
+		return;
+	if (tsp && w.deadline_ns <= vclock_now())
+		return; /* a poll for pending signals: never blocks */
+	t->wait = w;
+	if (waited_signal_pending(t) == WAIT_READY)
+		return;
+	sched_park(t, &w);
+}

@@ -1,0 +1,110 @@
+/* Time: every clock reads the virtual clock, and sleeps wait on it. */
+#include <errno.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include "scheduler/vclock.h"
+#include "supervisor/sys_common.h"
+
+static void write_timespec(struct task *t, uint64_t addr, int64_t ns, int64_t *result)
+{
+	struct timespec ts = ns_to_timespec(ns);
+	if (remote_write(t, REMOTE(addr), &ts, sizeof(ts)))
+		*result = -EFAULT;
+}
+
+/* Implements clock_gettime(2). */
+void sys_clock_gettime(struct task *t)
+{
+	int64_t ns, result = 0;
+	int err = vclock_read((clockid_t)syscall_arg(t, 0), &ns);
+	if (err)
+		result = err;
+	else
+		write_timespec(t, syscall_arg(t, 1), ns, &result);
+	syscall_emulate(t, result);
+}
+
+/* Implements clock_getres(2): the virtual clock ticks in nanoseconds. */
+void sys_clock_getres(struct task *t)
+{
+	int64_t ns, result = 0;
+	int err = vclock_read((clockid_t)syscall_arg(t, 0), &ns);
+	if (err)
+		result = err;
+	else if (syscall_arg(t, 1))
+		write_timespec(t, syscall_arg(t, 1), 1, &result);
+	syscall_emulate(t, result);
+}
+
+/* Implements gettimeofday(2). */
+void sys_gettimeofday(struct task *t)
+{
+	int64_t ns, result = 0;
+	vclock_read(CLOCK_REALTIME, &ns);
+	struct timeval tv = { ns / 1000000000LL, (ns % 1000000000LL) / 1000 };
+	struct timezone tz = { 0, 0 };
+	if (syscall_arg(t, 0) && remote_write(t, REMOTE(syscall_arg(t, 0)), &tv, sizeof(tv)))
+		result = -EFAULT;
+	if (syscall_arg(t, 1) && remote_write(t, REMOTE(syscall_arg(t, 1)), &tz, sizeof(tz)))
+		result = -EFAULT;
+	syscall_emulate(t, result);
+}
+
+/* Implements time(2). */
+void sys_time(struct task *t)
+{
+	int64_t ns;
+	vclock_read(CLOCK_REALTIME, &ns);
+	int64_t sec = ns / 1000000000LL;
+	if (syscall_arg(t, 0) && remote_write(t, REMOTE(syscall_arg(t, 0)), &sec, sizeof(sec)))
+		sec = -EFAULT;
+	syscall_emulate(t, sec);
+}
+
+static void sleep_done(struct task *t)
+{
+	remote_load_regs(t);
+	syscall_emulate(t, 0);
+}
+
+/* An interrupted relative sleep reports the virtual time left, like the kernel. */
+static void sleep_interrupted(struct task *t)
+{
+	uint64_t rem = t->wait.arg[0];
+	int64_t left = t->wait.deadline_ns - vclock_now();
+	if (rem) {
+		struct timespec ts = ns_to_timespec(left > 0 ? left : 0);
+		remote_write(t, REMOTE(rem), &ts, sizeof(ts));
+	}
+}
+
+/* Implements nanosleep(2), clock_nanosleep(2). */
+void sys_nanosleep(struct task *t)
+{
+	bool clock_variant = t->syscall_nr == __NR_clock_nanosleep;
+	clockid_t clk = clock_variant ? (clockid_t)syscall_arg(t, 0) : CLOCK_MONOTONIC;
+	bool absolute = clock_variant && (syscall_arg(t, 1) & TIMER_ABSTIME);
+	uint64_t req = syscall_arg(t, clock_variant ? 2 : 0);
+	uint64_t rem = syscall_arg(t, clock_variant ? 3 : 1);
+	int64_t ns;
+	if (clk == CLOCK_THREAD_CPUTIME_ID || vclock_read(clk, &ns)) {
+		syscall_emulate(t, clock_variant ? -EINVAL : -EINVAL);
+		return;
+	}
+	struct wait w = { .what = "sleep", .on_timeout = sleep_done,
+			  .on_interrupt = absolute ? NULL : sleep_interrupted,
+			  .interruptible = true };
+	w.arg[0] = rem;
+	int err = deadline_from_timespec(t, req, absolute, clk, &w.deadline_ns);
+	if (err) {
+		syscall_emulate(t, err);
+		return;
+	}
+	if (w.deadline_ns <= vclock_now()) {
+		syscall_emulate(t, 0);
+		return;
+	}
+	sched_park(t, &w);
+}

@@ -1,0 +1,41 @@
+#include "supervisor/syscall_table.h"
+
+#include <stdio.h>
+#include <sys/syscall.h>
+
+const struct syscall_entry syscall_table[] = {
+#define SYSCALL(name, cls, handler, reason) { #name, __NR_##name, SC_##cls, handler, reason },
+#include "supervisor/syscalls.def"
+#undef SYSCALL
+};
+const size_t syscall_table_len = sizeof(syscall_table) / sizeof(syscall_table[0]);
+
+#define MAX_NR 1024
+static const struct syscall_entry *by_nr[MAX_NR];
+
+const struct syscall_entry *syscall_lookup(long nr)
+{
+	if (nr < 0 || nr >= MAX_NR)
+		return NULL;
+	if (!by_nr[0]) /* built on first use; the table is immutable */
+		for (size_t i = 0; i < syscall_table_len; i++)
+			by_nr[syscall_table[i].nr] = &syscall_table[i];
+	return by_nr[nr];
+}
+
+const char *syscall_name(long nr)
+{
+	const struct syscall_entry *e = syscall_lookup(nr);
+	if (e)
+		return e->name;
+	static char unknown[32];
+	snprintf(unknown, sizeof(unknown), "syscall_%ld", nr);
+	return unknown;
+}
+
+const char *syscall_class_name(enum syscall_class cls)
+{
+	static const char *names[] = { "allow", "serialize", "blocking", "emulate", "external",
+				       "unsupported" };
+	return names[cls];
+}

@@ -1,0 +1,44 @@
+/*
+ * The syscall table, derived from syscalls.def. One row per x86_64 syscall says how detrun
+ * treats it; the seccomp filter, the dispatcher and every printed name come from here.
+ */
+#ifndef DETRUN_SUPERVISOR_SYSCALL_TABLE_H
+#define DETRUN_SUPERVISOR_SYSCALL_TABLE_H
+
+#include <stddef.h>
+
+struct task;
+
+enum syscall_class {
+	SC_ALLOW,
+	SC_SERIALIZE,
+	SC_BLOCKING,
+	SC_EMULATE,
+	SC_EXTERNAL,
+	SC_UNSUPPORTED,
+};
+
+/* A handler runs at the syscall's seccomp stop with t->regs loaded. It leaves the task
+ * ready to resume natively, sets an emulated result, parks it, or asks for the exit stop. */
+typedef void syscall_handler(struct task *t);
+
+struct syscall_entry {
+	const char *name;
+	long nr;
+	enum syscall_class cls;
+	syscall_handler *handler;
+	const char *reason;
+};
+
+#define SYSCALL(name, cls, handler, reason) syscall_handler handler;
+#include "supervisor/syscalls.def"
+#undef SYSCALL
+
+extern const struct syscall_entry syscall_table[];
+extern const size_t syscall_table_len;
+
+const struct syscall_entry *syscall_lookup(long nr); /* NULL for numbers not in the table */
+const char *syscall_name(long nr);                   /* "syscall_NNN" for unknown numbers */
+const char *syscall_class_name(enum syscall_class cls);
+
+#endif

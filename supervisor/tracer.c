@@ -1,0 +1,658 @@
+#include "supervisor/tracer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/sched.h>
+
+#include "scheduler/futex_queue.h"
+#include "scheduler/scheduler.h"
+#include "scheduler/vclock.h"
+#include "supervisor/auxv.h"
+#include "supervisor/launch.h"
+#include "supervisor/remote.h"
+#include "supervisor/report.h"
+#include "supervisor/spin.h"
+#include "supervisor/stack.h"
+#include "supervisor/sys_common.h"
+#include "supervisor/syscall_table.h"
+
+const struct tracer_options *tracer_opts;
+
+static pid_t root_tgid;          /* the first process: its exit status is detrun's */
+static int root_status = -1;
+static int next_aspace = 1;
+static int self_pipe[2] = { -1, -1 };
+static volatile sig_atomic_t alarm_fired;
+
+/* Stops reported for tasks not yet known (a new child can report before its parent's
+ * clone event has been handled). */
+static struct early_stop {
+	pid_t tid;
+	int status;
+} early[64];
+static int n_early;
+
+/* ---- supervisor signals ------------------------------------------------------------ */
+
+static void on_alarm(int sig)
+{
+	alarm_fired = 1;
+}
+
+static void on_outside_signal(int sig, siginfo_t *si, void *ctx)
+{
+	int saved = errno;
+	struct { int sig; int code; pid_t pid; } msg = { sig, si->si_code, si->si_pid };
+	if (write(self_pipe[1], &msg, sizeof(msg)) < 0) {
+		/* the pipe is full: the signal is already known to be pending */
+	}
+	errno = saved;
+}
+
+/* Signals sent to detrun itself. Ctrl-C reaches the whole foreground process group, the
+ * traced tasks included, so detrun only notes it; a signal aimed at detrun alone (kill
+ * from another shell, a timeout wrapper) is passed on to the program. */
+static void drain_outside_signals(void)
+{
+	struct { int sig; int code; pid_t pid; } msg;
+	while (read(self_pipe[0], &msg, sizeof(msg)) == sizeof(msg)) {
+		sched_signals_changed();
+		bool from_group = msg.pid > 0 && sched_find(msg.pid);
+		bool to_detrun_only = (msg.code == SI_USER || msg.code == SI_QUEUE) && !from_group;
+		if (to_detrun_only && sched_find(root_tgid))
+			kill(root_tgid, msg.sig);
+	}
+}
+
+static void install_supervisor_signals(void)
+{
+	if (pipe2(self_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		die("cannot create a pipe: %s", strerror(errno));
+	struct sigaction sa = { 0 };
+	sa.sa_sigaction = on_outside_signal;
+	sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: waitpid must return to notice */
+	sigemptyset(&sa.sa_mask);
+	int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaction(forwarded[i], &sa, NULL);
+	struct sigaction al = { 0 };
+	al.sa_handler = on_alarm;
+	sigemptyset(&al.sa_mask);
+	sigaction(SIGALRM, &al, NULL);
+	signal(SIGTTOU, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static int wait_outside(struct pollfd *fds, int nfds, int timeout_ms)
+{
+	struct pollfd all[257];
+	int n = 0;
+	for (int i = 0; i < nfds && n < 256; i++)
+		all[n++] = (struct pollfd){ fds[i].fd, fds[i].events, 0 };
+	all[n++] = (struct pollfd){ self_pipe[0], POLLIN, 0 };
+	int r = poll(all, (nfds_t)n, timeout_ms);
+	if (r < 0)
+		return -1;
+	if (all[n - 1].revents) {
+		drain_outside_signals();
+		return r - 1 > 0 ? r - 1 : -1;
+	}
+	return r;
+}
+
+/* ---- signal state ----------------------------------------------------------------- */
+
+static uint64_t parse_hex_field(const char *status, const char *name)
+{
+	const char *p = strstr(status, name);
+	return p ? strtoull(p + strlen(name), NULL, 16) : 0;
+}
+
+int read_signal_state(const struct task *t, uint64_t *pending, uint64_t *blocked)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/status", t->tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = 0;
+	*pending = parse_hex_field(buf, "\nSigPnd:") | parse_hex_field(buf, "\nShdPnd:");
+	*blocked = parse_hex_field(buf, "\nSigBlk:");
+	return 0;
+}
+
+#define SIGBIT(s) (1ULL << ((s)-1))
+
+static uint64_t read_ignored_signals(const struct task *t)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/status", t->tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return parse_hex_field(buf, "\nSigIgn:");
+}
+
+bool signal_is_caught(const struct task *t, int sig)
+{
+	return t->proc->caught & SIGBIT(sig);
+}
+
+static bool signal_ignored(const struct task *t, int sig)
+{
+	uint64_t default_ignore = SIGBIT(SIGCHLD) | SIGBIT(SIGCONT) | SIGBIT(SIGURG) |
+				  SIGBIT(SIGWINCH);
+	uint64_t default_stop = SIGBIT(SIGSTOP) | SIGBIT(SIGTSTP) | SIGBIT(SIGTTIN) |
+				SIGBIT(SIGTTOU);
+	if (t->proc->ignored & SIGBIT(sig))
+		return true;
+	if (signal_is_caught(t, sig))
+		return false;
+	return (default_ignore | default_stop) & SIGBIT(sig);
+}
+
+/* A parked task with a deliverable signal leaves its wait the way the kernel would leave a
+ * sleeping syscall: restarted after a SA_RESTART handler (or a fatal default action), EINTR
+ * otherwise. Calls that install their own mask run natively: with the signal pending and
+ * unblocked under that mask they return at once, with the kernel's exact semantics. */
+static int interrupt_wait(struct task *t)
+{
+	uint64_t pending, blocked;
+	if (read_signal_state(t, &pending, &blocked))
+		return 0;
+	uint64_t mask = t->wait.sigmask_arg ? t->wait.sigmask : blocked;
+	uint64_t candidates = pending & ~mask & ~(SIGBIT(SIGKILL) | SIGBIT(SIGSTOP));
+	int sig = 0;
+	for (int s = 1; s <= 64 && !sig; s++)
+		if ((candidates & SIGBIT(s)) && !signal_ignored(t, s))
+			sig = s;
+	if (pending & SIGBIT(SIGKILL))
+		sig = SIGKILL;
+	if (!sig)
+		return 0;
+	trace_event(t, "  %s interrupted by signal %d", t->wait.what, sig);
+	if (t->wait.on_interrupt)
+		t->wait.on_interrupt(t);
+	if (t->wait.sigmask_arg && !t->parked_at_exit)
+		return 1;
+	bool restart = !signal_is_caught(t, sig) ||
+		       (t->wait.restartable && (t->proc->sa_restart & SIGBIT(sig)));
+	remote_load_regs(t);
+	if (t->parked_at_exit) {
+		if (!restart) {
+			t->regs.rax = (uint64_t)-EINTR;
+			t->regs.rip += 2;
+			t->regs_dirty = true;
+		}
+	} else if (restart) {
+		syscall_skip_and_restart(t);
+	} else {
+		syscall_emulate(t, -EINTR);
+	}
+	return 1;
+}
+
+static void report_deadlock(void)
+{
+	warn("deadlock at t=%llu: no task can run and nothing outside the group can wake one",
+	     (unsigned long long)sched_now());
+	for (struct task *t = sched_first(); t; t = t->next)
+		if (t->state == TASK_STOPPED)
+			fprintf(stderr, "detrun:   task %d (tid %d): %s\n", t->vtid, t->tid,
+				t->parked ? t->wait.what : "runnable");
+	fprintf(stderr, "detrun:   waiting for a signal from outside (Ctrl-C ends the group)\n");
+}
+
+static const struct sched_ops ops = {
+	.interrupt_wait = interrupt_wait,
+	.wait_outside = wait_outside,
+	.report_deadlock = report_deadlock,
+};
+
+/* ---- task lifecycle ------------------------------------------------------------------ */
+
+static struct process *new_process(pid_t tgid, int aspace)
+{
+	struct process *p = calloc(1, sizeof(*p));
+	if (!p)
+		abort();
+	p->tgid = tgid;
+	p->aspace = aspace;
+	p->pidfd = -1;
+	return p;
+}
+
+static void resume(struct task *t)
+{
+	remote_store_regs(t);
+	int request = t->resume == RESUME_SYSCALL ? PTRACE_SYSCALL : PTRACE_CONT;
+	int sig = t->inject_signal;
+	t->inject_signal = 0;
+	t->resume = RESUME_CONT;
+	t->regs_valid = false;
+	t->state = TASK_RUNNING;
+	t->spin_descheduled = false;
+	if (ptrace(request, t->tid, 0, sig) < 0 && errno != ESRCH)
+		task_warn(t, "cannot resume: %s", strerror(errno));
+}
+
+void tracer_want_exit(struct task *t, void (*on_exit)(struct task *t))
+{
+	t->resume = RESUME_SYSCALL;
+	t->exit.on_exit = on_exit;
+}
+
+static int live_threads(const struct process *p)
+{
+	int n = 0;
+	for (struct task *t = sched_first(); t; t = t->next)
+		n += t->proc == p && t->state != TASK_DEAD && t->state != TASK_EXITING;
+	return n;
+}
+
+static void wake_joiner(struct task *t)
+{
+	struct futex_key key = { (uint64_t)t->proc->aspace, 0, t->clear_child_tid };
+	futex_wake(key, 1, ~0u, futex_woken);
+}
+
+static void task_died(struct task *t, int status)
+{
+	t->state = TASK_DEAD;
+	t->exit_status = status;
+	futex_dequeue(t);
+	if (t->clear_child_tid && live_threads(t->proc) > 0)
+		wake_joiner(t);
+	if (t->proc->vfork_parent && t->tid == t->proc->tgid)
+		t->proc->vfork_parent = NULL;
+	if (t->tid == root_tgid)
+		root_status = status;
+	if (t->tid == t->proc->tgid) {
+		sched_children_changed();
+		sched_signals_changed(); /* SIGCHLD for the parent */
+		remote_forget_process(t->proc);
+	}
+	if (t->is_leader || t->tid == t->proc->tgid)
+		trace_event(t, "exited, status 0x%x", status);
+	sched_remove(t);
+}
+
+/* The kernel reports a thread-group leader's death only after every other thread is gone;
+ * waiting for it earlier would hang. */
+static bool death_delayed(const struct task *t)
+{
+	if (t->tid != t->proc->tgid)
+		return false;
+	for (struct task *u = sched_first(); u; u = u->next)
+		if (u != t && u->proc == t->proc && u->state != TASK_DEAD)
+			return true;
+	return false;
+}
+
+static void on_exit_event(struct task *t)
+{
+	if (t->syscall_nr != __NR_exit || live_threads(t->proc) <= 1)
+		t->proc->dying = true;
+	t->state = TASK_EXITING;
+	if (t->parked)
+		sched_unpark(t);
+	if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0 && errno != ESRCH)
+		task_warn(t, "cannot let the task exit: %s", strerror(errno));
+}
+
+static struct task *adopt_child(struct task *parent, pid_t tid, int event)
+{
+	uint64_t flags = parent->exit.saved[0];
+	struct process *p;
+	if (event == PTRACE_EVENT_CLONE && (flags & CLONE_THREAD)) {
+		p = parent->proc;
+	} else {
+		bool shares_vm = event == PTRACE_EVENT_VFORK ||
+				 (event == PTRACE_EVENT_CLONE && (flags & CLONE_VM));
+		p = new_process(tid, shares_vm ? parent->proc->aspace : next_aspace++);
+		p->caught = parent->proc->caught;
+		p->ignored = parent->proc->ignored;
+		p->sa_restart = parent->proc->sa_restart;
+		p->syscall_insn = parent->proc->syscall_insn;
+		if (event == PTRACE_EVENT_VFORK || (flags & CLONE_VFORK))
+			p->vfork_parent = parent;
+	}
+	struct task *child = sched_add(tid, p);
+	if (flags & CLONE_CHILD_CLEARTID)
+		child->clear_child_tid = parent->exit.saved[1];
+	child->is_leader = child->tid == p->tgid;
+
+	int status = -1;
+	for (int i = 0; i < n_early; i++)
+		if (early[i].tid == tid) {
+			status = early[i].status;
+			early[i] = early[--n_early];
+			break;
+		}
+	if (status == -1 && waitpid(tid, &status, __WALL) < 0)
+		task_die(parent, "lost new task %d: %s", tid, strerror(errno));
+	child->state = TASK_STOPPED;
+	trace_event(parent, "  new task %d (tid %d)%s", child->vtid, tid,
+		    p == parent->proc ? " thread" : " process");
+	return child;
+}
+
+static enum wait_result vfork_released(struct task *parent)
+{
+	for (struct task *u = sched_first(); u; u = u->next)
+		if (u->proc->vfork_parent == parent)
+			return WAIT_NOT_READY;
+	return WAIT_READY;
+}
+
+static void on_clone_event(struct task *parent, int event)
+{
+	unsigned long msg = 0;
+	ptrace(PTRACE_GETEVENTMSG, parent->tid, 0, &msg);
+	struct task *child = adopt_child(parent, (pid_t)msg, event);
+	parent->exit.saved[0] = parent->exit.saved[1] = 0;
+	parent->state = TASK_STOPPED;
+	if (child->proc->vfork_parent == parent) {
+		/* The parent sleeps in the kernel until the child execs or exits. */
+		struct wait w = { .what = "vfork", .deadline_ns = -1, .ready = vfork_released };
+		sched_park(parent, &w);
+		return;
+	}
+	resume(parent);
+}
+
+/* After a multithreaded exec the exec'ing thread takes the leader's tid. */
+static void on_exec_event(struct task *reported)
+{
+	unsigned long former = 0;
+	ptrace(PTRACE_GETEVENTMSG, reported->tid, 0, &former);
+	struct task *t = reported;
+	if ((pid_t)former != reported->tid) {
+		struct task *execer = sched_find((pid_t)former);
+		if (execer) {
+			struct process *p = reported->proc;
+			reported->state = TASK_DEAD;
+			sched_remove(reported);
+			execer->tid = p->tgid;
+			t = execer;
+		}
+	}
+	struct process *p = t->proc;
+	p->aspace = next_aspace++;
+	p->syscall_insn = 0;
+	p->caught = 0;  /* handlers do not survive exec; ignored signals do */
+	p->sa_restart = 0;
+	p->ignored = read_ignored_signals(t);
+	if (p->vfork_parent)
+		p->vfork_parent = NULL;
+	t->is_leader = true;
+	t->clear_child_tid = 0;
+	t->regs_valid = false;
+	if (!tracer_opts->keep_vdso)
+		auxv_hide_vdso(t);
+	trace_event(t, "  exec done");
+	sched_children_changed();
+	resume(t);
+}
+
+/* ---- syscalls ------------------------------------------------------------------------ */
+
+static void on_syscall_entry(struct task *t)
+{
+	if (remote_load_regs(t))
+		return; /* killed meanwhile: its death report follows */
+	t->syscall_nr = (long)t->regs.orig_rax;
+	t->proc->syscall_insn = t->regs.rip - 2;
+	t->state = TASK_STOPPED;
+	sched_event(t);
+	const struct syscall_entry *e = syscall_lookup(t->syscall_nr);
+	if (report_trace)
+		trace_event(t, "%s(%#llx, %#llx, %#llx, %#llx)", syscall_name(t->syscall_nr),
+			    (unsigned long long)t->regs.rdi, (unsigned long long)t->regs.rsi,
+			    (unsigned long long)t->regs.rdx, (unsigned long long)t->regs.r10);
+	if (e && e->handler)
+		e->handler(t);
+	if (t->parked)
+		trace_event(t, "  parked: %s", t->wait.what);
+}
+
+static void on_syscall_exit(struct task *t)
+{
+	if (remote_load_regs(t))
+		return;
+	void (*fn)(struct task *) = t->exit.on_exit;
+	t->exit.on_exit = NULL;
+	t->state = TASK_STOPPED;
+	if (fn)
+		fn(t);
+	if (t->parked) {
+		t->parked_at_exit = true;
+		trace_event(t, "  parked: %s", t->wait.what);
+		return;
+	}
+	if (t->resume == RESUME_CONT && !t->regs_dirty && fn == NULL)
+		trace_event(t, "  = %lld", (long long)t->regs.rax);
+	resume(t);
+}
+
+/* ---- stops ---------------------------------------------------------------------------- */
+
+static void on_signal_stop(struct task *t, int sig)
+{
+	t->state = TASK_STOPPED;
+	t->syscall_nr = -1;
+	t->inject_signal = sig;
+	sched_event(t);
+	trace_event(t, "signal %d (%s)", sig, strsignal(sig));
+	if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE)
+		if (!signal_is_caught(t, sig))
+			stack_report(t, "fatal signal");
+}
+
+static void handle_status(pid_t tid, int status)
+{
+	struct task *t = sched_find(tid);
+	if (!t) {
+		if (WIFSTOPPED(status) && n_early < 64)
+			early[n_early++] = (struct early_stop){ tid, status };
+		return;
+	}
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		task_died(t, status);
+		return;
+	}
+	if (!WIFSTOPPED(status))
+		return;
+	t->regs_valid = false;
+	int sig = WSTOPSIG(status);
+	int event = (unsigned)status >> 16;
+	switch (event) {
+	case PTRACE_EVENT_SECCOMP:
+		on_syscall_entry(t);
+		return;
+	case PTRACE_EVENT_CLONE:
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+		on_clone_event(t, event);
+		return;
+	case PTRACE_EVENT_EXEC:
+		on_exec_event(t);
+		return;
+	case PTRACE_EVENT_EXIT:
+		on_exit_event(t);
+		return;
+	case PTRACE_EVENT_VFORK_DONE:
+		resume(t);
+		return;
+	case PTRACE_EVENT_STOP:
+		/* A stale interrupt, or a group stop: job control is not virtualized; the task
+		 * keeps running. */
+		if (t->state == TASK_RUNNING)
+			resume(t);
+		return;
+	}
+	if (sig == (SIGTRAP | 0x80)) {
+		on_syscall_exit(t);
+		return;
+	}
+	on_signal_stop(t, sig);
+}
+
+static void handle_status_cb(int tid, int status)
+{
+	handle_status(tid, status);
+}
+
+static pid_t wait_any(int *status)
+{
+	for (;;) {
+		pid_t tid = waitpid(-1, status, __WALL);
+		if (tid >= 0)
+			return tid;
+		if (errno == ECHILD)
+			return -1;
+		if (errno == EINTR) {
+			drain_outside_signals();
+			if (alarm_fired)
+				return 0;
+		}
+	}
+}
+
+static int64_t monotonic_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static void arm_alarm(int ms)
+{
+	struct itimerval it = { { 0, 0 }, { ms / 1000, (ms % 1000) * 1000 } };
+	alarm_fired = 0;
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/* Runs until `t` reaches its next event, handling every other stop meanwhile; a task that
+ * runs past its wall-clock budget without an event goes to the spin detector. */
+static bool still_traced(const struct task *t)
+{
+	for (struct task *u = sched_first(); u; u = u->next)
+		if (u == t)
+			return true;
+	return false;
+}
+
+static void run_until_event(struct task *t)
+{
+	int budget = t->run_budget_ms ? (int)t->run_budget_ms : tracer_opts->spin_budget_ms;
+	int64_t started = monotonic_ms();
+	arm_alarm(budget);
+	while (still_traced(t) && t->state == TASK_RUNNING) {
+		int status;
+		pid_t got = wait_any(&status);
+		if (got < 0)
+			break;
+		if (got > 0) {
+			handle_status(got, status);
+			continue;
+		}
+		if (monotonic_ms() - started >= budget) {
+			enum spin_verdict v = spin_check(t, handle_status_cb);
+			if (v == SPIN_DESCHEDULE)
+				break;
+			if (v == SPIN_KEEP_RUNNING)
+				budget = (int)t->run_budget_ms;
+			started = monotonic_ms();
+		}
+		arm_alarm(budget);
+	}
+	arm_alarm(0);
+	if (still_traced(t) && t->state == TASK_STOPPED && !t->spin_descheduled)
+		t->run_budget_ms = 0; /* an event: the spin budget starts over */
+}
+
+/* Reaps every task that is on its way out, so deaths happen at one logical time. */
+static void quiesce(void)
+{
+	for (;;) {
+		bool waiting = false;
+		for (struct task *t = sched_first(); t; t = t->next)
+			if ((t->state == TASK_EXITING || t->proc->dying) && !death_delayed(t))
+				waiting = true;
+		if (!waiting)
+			return;
+		int status;
+		pid_t got = wait_any(&status);
+		if (got < 0)
+			return;
+		if (got > 0)
+			handle_status(got, status);
+	}
+}
+
+static void kill_group(void)
+{
+	for (struct task *t = sched_first(); t; t = t->next)
+		kill(t->tid, SIGKILL);
+}
+
+int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
+{
+	tracer_opts = opt;
+	sched_init(opt->quantum);
+	sched_set_ops(&ops);
+	vclock_set_epoch(opt->epoch);
+	sys_random_seed(opt->seed);
+	report_set_cleanup(kill_group);
+
+	/* Forked before detrun changes its own signal dispositions: ignored signals survive
+	 * exec, and the program must start with the dispositions it was given. */
+	struct launch launched;
+	int err = launch_program(path, argv, &launched);
+	if (err)
+		die("cannot start %s: %s", argv[0], strerror(-err));
+	install_supervisor_signals();
+	struct process *p = new_process(launched.pid, next_aspace++);
+	struct task *t = sched_add(launched.pid, p);
+	t->is_leader = true;
+	t->state = TASK_RUNNING;
+	root_tgid = launched.pid;
+
+	for (;;) {
+		if (t)
+			run_until_event(t);
+		quiesce();
+		t = sched_pick();
+		if (!t)
+			break;
+		resume(t);
+	}
+	int exec_errno = launch_exec_error(&launched);
+	if (exec_errno) {
+		fprintf(stderr, "detrun: cannot execute %s: %s\n", argv[0], strerror(exec_errno));
+		return exec_errno == ENOENT ? 127 : 126;
+	}
+	if (root_status < 0)
+		return 125;
+	if (WIFSIGNALED(root_status))
+		return 128 + WTERMSIG(root_status);
+	return WEXITSTATUS(root_status);
+}

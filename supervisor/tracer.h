@@ -1,0 +1,41 @@
+/*
+ * The ptrace engine: starts the program, follows every task it creates, turns ptrace stops
+ * into events for the scheduler and resumes whichever task the scheduler picks.
+ *
+ * Invariants the rest of detrun relies on:
+ *   - at most one task is running; every other live task sits in a ptrace stop;
+ *   - before the scheduler picks, every exiting task has been reaped (quiesced), so a
+ *     parent's wait4 and a joiner's futex see a child's death at one fixed logical time;
+ *   - PTRACE_O_EXITKILL and PR_SET_PDEATHSIG: if detrun dies, the whole group dies.
+ */
+#ifndef DETRUN_SUPERVISOR_TRACER_H
+#define DETRUN_SUPERVISOR_TRACER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct tracer_options {
+	int quantum;          /* events per turn */
+	int spin_budget_ms;   /* run time without an event before the spin detector looks */
+	uint64_t seed;        /* for the PRNG behind getrandom */
+	int64_t epoch;        /* CLOCK_REALTIME at start, in seconds */
+	bool keep_vdso;       /* leave the vDSO mapped (clock reads then bypass detrun) */
+};
+
+/* Runs argv[0] (already resolved to an executable path `path`) in a deterministic process
+ * group. Returns detrun's exit code: the program's exit status, or 128+N if it was killed
+ * by signal N. */
+int tracer_run(const char *path, char **argv, const struct tracer_options *opt);
+
+/* Handlers use these to continue a task past a syscall-exit stop. */
+struct task;
+void tracer_want_exit(struct task *t, void (*on_exit)(struct task *t));
+
+/* Signal-disposition helpers shared with handlers. */
+bool signal_is_caught(const struct task *t, int sig);
+/* Pending signals (thread and process), and the blocked mask, from /proc. */
+int read_signal_state(const struct task *t, uint64_t *pending, uint64_t *blocked);
+
+extern const struct tracer_options *tracer_opts;
+
+#endif
