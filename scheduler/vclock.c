@@ -3,7 +3,7 @@
 #include <errno.h>
 
 static int64_t now_ns = VCLOCK_BOOT_NS;
-static int64_t epoch_ns = 1700000000LL * 1000000000LL - VCLOCK_BOOT_NS;
+static int64_t epoch_ns = 1893456000LL * 1000000000LL - VCLOCK_BOOT_NS;
 
 void vclock_set_epoch(int64_t epoch_sec)
 {

@@ -5,9 +5,10 @@
 
 #include "supervisor/remote.h"
 #include "supervisor/report.h"
+#include "supervisor/sys_common.h"
 
 /* At the exec stop rsp points at argc, then argv[], NULL, envp[], NULL, then auxv pairs. */
-void auxv_hide_vdso(struct task *t)
+void auxv_rewrite(struct task *t, bool hide_vdso)
 {
 	if (remote_load_regs(t))
 		return;
@@ -28,11 +29,16 @@ void auxv_hide_vdso(struct task *t)
 		uint64_t pair[2];
 		if (remote_read(t, REMOTE(p), pair, sizeof(pair)) || pair[0] == AT_NULL)
 			return;
-		if (pair[0] == AT_SYSINFO_EHDR) {
+		if (pair[0] == AT_SYSINFO_EHDR && hide_vdso) {
 			uint64_t ignore = AT_IGNORE;
 			if (remote_write(t, REMOTE(p), &ignore, sizeof(ignore)))
 				task_warn(t, "cannot hide the vDSO; clock reads may bypass detrun");
-			return;
+		}
+		if (pair[0] == AT_RANDOM) {
+			unsigned char bytes[16];
+			random_fill(bytes, sizeof(bytes));
+			if (remote_write(t, REMOTE(pair[1]), bytes, sizeof(bytes)))
+				task_warn(t, "cannot replace AT_RANDOM; hash seeds may vary");
 		}
 	}
 }

@@ -4,8 +4,12 @@
 
 struct task;
 
-/* Turns AT_SYSINFO_EHDR into AT_IGNORE so libc and language runtimes find no vDSO and make
- * real clock syscalls, which detrun answers from the virtual clock. Call at the exec stop. */
-void auxv_hide_vdso(struct task *t);
+#include <stdbool.h>
+
+/* Call at the exec stop. Replaces the 16 AT_RANDOM bytes (stack canaries, pointer guards,
+ * runtime hash seeds) with seeded ones, and with hide_vdso turns AT_SYSINFO_EHDR into
+ * AT_IGNORE, so libc and language runtimes find no vDSO and make real clock syscalls,
+ * which detrun answers from the virtual clock. */
+void auxv_rewrite(struct task *t, bool hide_vdso);
 
 #endif

@@ -8,6 +8,7 @@
 #define DETRUN_SUPERVISOR_SYS_COMMON_H
 
 #include <poll.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -51,5 +52,6 @@ int deadline_from_timespec(struct task *t, uint64_t addr, bool absolute, clockid
 int read_sigmask(struct task *t, uint64_t addr, uint64_t size, uint64_t *mask, bool *present);
 
 void sys_random_seed(uint64_t seed);
+void random_fill(void *buf, size_t len);
 
 #endif

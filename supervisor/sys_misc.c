@@ -45,6 +45,16 @@ static uint64_t rng_next(void)
 	return z ^ (z >> 31);
 }
 
+void random_fill(void *buf, size_t len)
+{
+	unsigned char *out = buf;
+	for (size_t i = 0; i < len; i += 8) {
+		uint64_t r = rng_next();
+		for (size_t b = 0; b < 8 && i + b < len; b++)
+			out[i + b] = (unsigned char)(r >> (8 * b));
+	}
+}
+
 /* Implements getrandom(2) from the seeded generator. */
 void sys_getrandom(struct task *t)
 {
@@ -54,11 +64,7 @@ void sys_getrandom(struct task *t)
 	unsigned char chunk[4096];
 	for (uint64_t done = 0; done < len;) {
 		size_t n = len - done < sizeof(chunk) ? (size_t)(len - done) : sizeof(chunk);
-		for (size_t i = 0; i < n; i += 8) {
-			uint64_t r = rng_next();
-			for (size_t b = 0; b < 8 && i + b < n; b++)
-				chunk[i + b] = (unsigned char)(r >> (8 * b));
-		}
+		random_fill(chunk, n);
 		if (remote_write(t, REMOTE(addr + done), chunk, n)) {
 			syscall_emulate(t, done ? (int64_t)done : -EFAULT);
 			return;
