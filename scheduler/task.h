@@ -70,8 +70,8 @@ enum task_state {
 /* State shared by the threads of one process (one address space, one signal table). */
 struct process {
 	int refs;
-	pid_t tgid;
-	int vpid;               /* vtid of the thread that created it */
+	pid_t tgid;             /* host pid: what ptrace and detrun's /proc use */
+	pid_t ns_tgid;          /* the pid the group itself sees (its PID namespace) */
 	int aspace;             /* address-space id; vfork children share their parent's */
 	int pidfd;              /* for pidfd_getfd; -1 until first needed */
 	uint64_t sa_restart;    /* bit (sig-1) set when that signal's handler has SA_RESTART */
@@ -95,7 +95,8 @@ struct pending_exit {
 
 struct task {
 	int vtid;
-	pid_t tid;
+	pid_t tid;              /* host tid */
+	pid_t ns_tid;           /* the tid the group sees */
 	struct process *proc;
 	enum task_state state;
 	bool is_leader;

@@ -30,6 +30,10 @@ static const char usage[] =
 	"                         a run starts with, so none looks newer than \"now\")\n"
 	"      --spin-budget MS   run time without an event before the spin detector looks\n"
 	"                         at a task (default 10)\n"
+	"      --cpus N           CPUs the program sees: sysconf, sched_getaffinity,\n"
+	"                         /proc/cpuinfo, /sys/devices/system/cpu (default 1)\n"
+	"      --no-namespaces    do not create PID, mount and UTS namespaces: pids, the\n"
+	"                         hostname and the CPU count files are then the host's\n"
 	"      --keep-vdso        leave the vDSO in place: faster clock reads, but they\n"
 	"                         bypass the virtual clock and are not deterministic\n"
 	"  -h, --help             show this help\n"
@@ -58,8 +62,10 @@ int main(int argc, char **argv)
 		.spin_budget_ms = 10,
 		.seed = 0,
 		.epoch = 1893456000,
+		.cpus = 1,
+		.namespaces = true,
 	};
-	enum { OPT_SPIN_BUDGET = 1000, OPT_KEEP_VDSO };
+	enum { OPT_SPIN_BUDGET = 1000, OPT_KEEP_VDSO, OPT_CPUS, OPT_NO_NAMESPACES };
 	static const struct option longopts[] = {
 		{ "trace", no_argument, NULL, 't' },
 		{ "verbose", no_argument, NULL, 't' },
@@ -69,6 +75,8 @@ int main(int argc, char **argv)
 		{ "epoch", required_argument, NULL, 'e' },
 		{ "spin-budget", required_argument, NULL, OPT_SPIN_BUDGET },
 		{ "keep-vdso", no_argument, NULL, OPT_KEEP_VDSO },
+		{ "cpus", required_argument, NULL, OPT_CPUS },
+		{ "no-namespaces", no_argument, NULL, OPT_NO_NAMESPACES },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
@@ -104,6 +112,12 @@ int main(int argc, char **argv)
 			break;
 		case OPT_KEEP_VDSO:
 			opt.keep_vdso = true;
+			break;
+		case OPT_CPUS:
+			opt.cpus = (int)parse_number("--cpus", optarg, 1, 64);
+			break;
+		case OPT_NO_NAMESPACES:
+			opt.namespaces = false;
 			break;
 		case 'h':
 			fputs(usage, stdout);

@@ -138,7 +138,7 @@ static int64_t futex_wake_op(struct task *t, struct futex_key key, bool private)
 	return woken;
 }
 
-/* Priority-inheritance futexes: the word holds the owner's tid. Ownership passes to the
+/* Priority-inheritance futexes: the word holds the owner's tid as the group sees it. Ownership passes to the
  * oldest waiter on unlock, as the kernel does; priorities themselves mean nothing in a
  * serial schedule. */
 static int64_t futex_lock_pi(struct task *t, struct futex_key key, bool try, clockid_t clk)
@@ -148,10 +148,10 @@ static int64_t futex_lock_pi(struct task *t, struct futex_key key, bool try, clo
 	if (read_word(t, addr, &v))
 		return -EFAULT;
 	uint32_t owner = v & FUTEX_TID_MASK;
-	if (owner == (uint32_t)t->tid)
+	if (owner == (uint32_t)t->ns_tid)
 		return -EDEADLK;
 	if (!owner) {
-		uint32_t mine = (uint32_t)t->tid | (v & FUTEX_WAITERS);
+		uint32_t mine = (uint32_t)t->ns_tid | (v & FUTEX_WAITERS);
 		return remote_write(t, REMOTE(addr), &mine, sizeof(mine)) ? -EFAULT : 0;
 	}
 	if (try)
@@ -180,13 +180,13 @@ static int64_t futex_unlock_pi(struct task *t, struct futex_key key)
 	uint32_t v;
 	if (read_word(t, addr, &v))
 		return -EFAULT;
-	if ((v & FUTEX_TID_MASK) != (uint32_t)t->tid)
+	if ((v & FUTEX_TID_MASK) != (uint32_t)t->ns_tid)
 		return -EPERM;
 	struct task *next = futex_first_waiter(key);
 	uint32_t word = 0;
 	if (next) {
 		futex_dequeue(next);
-		word = (uint32_t)next->tid | (futex_waiter_count(key) ? FUTEX_WAITERS : 0);
+		word = (uint32_t)next->ns_tid | (futex_waiter_count(key) ? FUTEX_WAITERS : 0);
 	}
 	if (remote_write(t, REMOTE(addr), &word, sizeof(word)))
 		return -EFAULT;

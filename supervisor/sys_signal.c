@@ -32,12 +32,13 @@ static pid_t process_group_of(pid_t pid)
 	return pgrp;
 }
 
-static pid_t tgid_of_tid(pid_t tid)
+/* Targets arrive as the group sees pids; detrun works with host pids. */
+static pid_t host_tgid_of(pid_t ns_tid)
 {
 	for (struct task *u = sched_first(); u; u = u->next)
-		if (u->tid == tid)
+		if (u->ns_tid == ns_tid)
 			return u->proc->tgid;
-	return tid;
+	return 0;
 }
 
 static pid_t pidfd_target(struct task *t, int pidfd)
@@ -54,8 +55,8 @@ static pid_t pidfd_target(struct task *t, int pidfd)
 	return pid;
 }
 
-/* Does a kill-style target (pid > 0: a process; 0: sender's group; -1: all; < -1: group)
- * cover process `p`? */
+/* Does a kill-style target, in host pids (pid > 0: a process; 0: sender's group; -1: all;
+ * < -1: group), cover process `p`? */
 static bool targeted(struct task *sender, pid_t target, const struct process *p)
 {
 	if (target > 0)
@@ -73,29 +74,20 @@ static void signal_sent(struct task *t)
 	if ((int64_t)t->regs.rax < 0)
 		return;
 	sched_signals_changed();
-	int sig;
-	pid_t target;
-	switch (t->syscall_nr) {
-	case __NR_kill:
-		target = (pid_t)syscall_arg(t, 0), sig = (int)syscall_arg(t, 1);
-		break;
-	case __NR_tkill:
-		target = tgid_of_tid((pid_t)syscall_arg(t, 0)), sig = (int)syscall_arg(t, 1);
-		break;
-	case __NR_tgkill:
-	case __NR_rt_tgsigqueueinfo:
-		target = (pid_t)syscall_arg(t, 0), sig = (int)syscall_arg(t, 2);
-		break;
-	case __NR_rt_sigqueueinfo:
-		target = (pid_t)syscall_arg(t, 0), sig = (int)syscall_arg(t, 1);
-		break;
-	case __NR_pidfd_send_signal:
-		target = pidfd_target(t, (int)syscall_arg(t, 0)), sig = (int)syscall_arg(t, 1);
-		break;
-	default:
+	long nr = t->syscall_nr;
+	int sig_arg = nr == __NR_tgkill || nr == __NR_rt_tgsigqueueinfo ? 2 : 1;
+	if ((int)syscall_arg(t, sig_arg) != SIGKILL)
 		return;
-	}
-	if (sig != SIGKILL || (t->syscall_nr == __NR_pidfd_send_signal && target <= 0))
+	pid_t pid = (pid_t)syscall_arg(t, 0), target;
+	if (nr == __NR_pidfd_send_signal)
+		target = pidfd_target(t, (int)syscall_arg(t, 0));
+	else if (nr == __NR_kill && pid <= 0)
+		target = pid == 0 || pid == -1 ? pid : -host_tgid_of(-pid);
+	else
+		target = host_tgid_of(pid);
+	if (target == 0 && pid != 0)
+		return; /* not a member of the group */
+	if (nr != __NR_kill && target <= 0)
 		return;
 	for (struct task *u = sched_first(); u; u = u->next)
 		if (targeted(t, target, u->proc))

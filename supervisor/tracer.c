@@ -231,6 +231,29 @@ static const struct sched_ops ops = {
 
 /* ---- task lifecycle ------------------------------------------------------------------ */
 
+/* The innermost pid of NSpid: what the task itself sees from inside the group's PID
+ * namespace (the host tid when there is no namespace). */
+static pid_t read_ns_tid(pid_t tid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return tid;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	char *line = strstr(buf, "\nNSpid:");
+	if (!line)
+		return tid;
+	line += 8;
+	pid_t last = tid;
+	char *end;
+	for (long v; (v = strtol(line, &end, 10)), end != line; line = end)
+		last = (pid_t)v;
+	return last;
+}
+
 static struct process *new_process(pid_t tgid, int aspace)
 {
 	struct process *p = calloc(1, sizeof(*p));
@@ -338,6 +361,9 @@ static struct task *adopt_child(struct task *parent, pid_t tid, int event)
 			p->vfork_parent = parent;
 	}
 	struct task *child = sched_add(tid, p);
+	child->ns_tid = read_ns_tid(tid);
+	if (p != parent->proc)
+		p->ns_tgid = child->ns_tid;
 	if (flags & CLONE_CHILD_CLEARTID)
 		child->clear_child_tid = parent->exit.saved[1];
 	child->is_leader = child->tid == p->tgid;
@@ -394,6 +420,7 @@ static void on_exec_event(struct task *reported)
 			reported->state = TASK_DEAD;
 			sched_remove(reported);
 			execer->tid = p->tgid;
+			execer->ns_tid = p->ns_tgid;
 			t = execer;
 		}
 	}
@@ -645,12 +672,17 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 	/* Forked before detrun changes its own signal dispositions: ignored signals survive
 	 * exec, and the program must start with the dispositions it was given. */
 	struct launch launched;
-	int err = launch_program(path, argv, &launched);
+	struct launch_options lo = { .cpus = opt->cpus, .namespaces = opt->namespaces };
+	int err = launch_program(path, argv, &lo, &launched);
 	if (err)
 		die("cannot start %s: %s", argv[0], strerror(-err));
+	if (opt->namespaces && !launched.namespaced)
+		warn("cannot create namespaces (%s): pids, the hostname and the CPU count files "
+		     "are the host's", strerror(errno));
 	install_supervisor_signals();
 	struct process *p = new_process(launched.pid, next_aspace++);
 	struct task *t = sched_add(launched.pid, p);
+	t->ns_tid = p->ns_tgid = read_ns_tid(launched.pid);
 	t->is_leader = true;
 	t->state = TASK_RUNNING;
 	root_tgid = launched.pid;

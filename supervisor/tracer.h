@@ -20,6 +20,8 @@ struct tracer_options {
 	uint64_t seed;        /* for the PRNG behind getrandom */
 	int64_t epoch;        /* CLOCK_REALTIME at start, in seconds */
 	bool keep_vdso;       /* leave the vDSO mapped (clock reads then bypass detrun) */
+	int cpus;             /* virtual CPU count */
+	bool namespaces;      /* fresh PID, mount and UTS namespaces (needs root) */
 };
 
 /* Runs argv[0] (already resolved to an executable path `path`) in a deterministic process

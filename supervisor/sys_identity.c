@@ -1,0 +1,114 @@
+/* What the machine looks like from inside: kernel identity, CPUs, resource usage. Each
+ * answer is fixed or derived from the virtual clock, so it is the same on every run and
+ * every machine. */
+#include <errno.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/sysinfo.h>
+#include <sys/times.h>
+#include <sys/utsname.h>
+
+#include "scheduler/vclock.h"
+#include "supervisor/launch.h"
+#include "supervisor/sys_common.h"
+
+static int64_t result_of_write(struct task *t, uint64_t addr, const void *data, size_t len)
+{
+	return remote_write(t, REMOTE(addr), data, len) ? -EFAULT : 0;
+}
+
+/* Implements uname(2). */
+void sys_uname(struct task *t)
+{
+	struct utsname u;
+	memset(&u, 0, sizeof(u));
+	strcpy(u.sysname, "Linux");
+	strcpy(u.nodename, DETRUN_HOSTNAME);
+	strcpy(u.release, "6.1.0-detrun");
+	strcpy(u.version, "#1 SMP PREEMPT_DYNAMIC detrun");
+	strcpy(u.machine, "x86_64");
+	strcpy(u.domainname, "(none)");
+	syscall_emulate(t, result_of_write(t, syscall_arg(t, 0), &u, sizeof(u)));
+}
+
+static int64_t elapsed_ns(void)
+{
+	return vclock_now() - VCLOCK_BOOT_NS;
+}
+
+/* Implements sysinfo(2): a fixed machine, uptime from the virtual clock. */
+void sys_sysinfo(struct task *t)
+{
+	struct sysinfo si;
+	memset(&si, 0, sizeof(si));
+	si.uptime = vclock_now() / 1000000000LL;
+	si.totalram = 8ULL << 30;
+	si.freeram = 4ULL << 30;
+	si.procs = (unsigned short)sched_live_count();
+	si.mem_unit = 1;
+	syscall_emulate(t, result_of_write(t, syscall_arg(t, 0), &si, sizeof(si)));
+}
+
+/* Implements getrusage(2): CPU time is the virtual time since the start. */
+void sys_getrusage(struct task *t)
+{
+	int who = (int)syscall_arg(t, 0);
+	if (who != RUSAGE_SELF && who != RUSAGE_CHILDREN && who != RUSAGE_THREAD) {
+		syscall_emulate(t, -EINVAL);
+		return;
+	}
+	struct rusage ru;
+	memset(&ru, 0, sizeof(ru));
+	if (who != RUSAGE_CHILDREN) {
+		int64_t ns = elapsed_ns();
+		ru.ru_utime.tv_sec = ns / 1000000000LL;
+		ru.ru_utime.tv_usec = (ns % 1000000000LL) / 1000;
+	}
+	syscall_emulate(t, result_of_write(t, syscall_arg(t, 1), &ru, sizeof(ru)));
+}
+
+/* Implements times(2), in clock ticks of 10 ms. */
+void sys_times(struct task *t)
+{
+	struct tms tms = { (clock_t)(elapsed_ns() / 10000000LL), 0, 0, 0 };
+	int64_t result = vclock_now() / 10000000LL;
+	if (syscall_arg(t, 0) && result_of_write(t, syscall_arg(t, 0), &tms, sizeof(tms)))
+		result = -EFAULT;
+	syscall_emulate(t, result);
+}
+
+/* Implements sched_getaffinity(2): the virtual CPUs. */
+void sys_sched_getaffinity(struct task *t)
+{
+	uint64_t mask = tracer_opts->cpus >= 64 ? ~0ULL : (1ULL << tracer_opts->cpus) - 1;
+	if (syscall_arg(t, 1) < sizeof(mask)) {
+		syscall_emulate(t, -EINVAL);
+		return;
+	}
+	int64_t err = result_of_write(t, syscall_arg(t, 2), &mask, sizeof(mask));
+	syscall_emulate(t, err ? err : (int64_t)sizeof(mask));
+}
+
+/* Implements sched_setaffinity(2): accepted when it names a virtual CPU; the group stays on
+ * the one real CPU it runs on. */
+void sys_sched_setaffinity(struct task *t)
+{
+	uint64_t mask = 0, valid = tracer_opts->cpus >= 64 ? ~0ULL : (1ULL << tracer_opts->cpus) - 1;
+	size_t len = syscall_arg(t, 1) < sizeof(mask) ? syscall_arg(t, 1) : sizeof(mask);
+	if (remote_read(t, REMOTE(syscall_arg(t, 2)), &mask, len)) {
+		syscall_emulate(t, -EFAULT);
+		return;
+	}
+	syscall_emulate(t, (mask & valid) ? 0 : -EINVAL);
+}
+
+/* Implements getcpu(2): always virtual CPU 0, node 0. */
+void sys_getcpu(struct task *t)
+{
+	unsigned zero = 0;
+	int64_t result = 0;
+	for (int i = 0; i < 2; i++)
+		if (syscall_arg(t, i) && result_of_write(t, syscall_arg(t, i), &zero, sizeof(zero)))
+			result = -EFAULT;
+	syscall_emulate(t, result);
+}
