@@ -24,6 +24,7 @@
 #include "supervisor/report.h"
 #include "supervisor/spin.h"
 #include "supervisor/stack.h"
+#include "supervisor/sys_cpu.h"
 #include "supervisor/sys_common.h"
 #include "supervisor/syscall_table.h"
 
@@ -486,6 +487,10 @@ static void on_syscall_exit(struct task *t)
 static void on_signal_stop(struct task *t, int sig)
 {
 	t->state = TASK_STOPPED;
+	if (sig == SIGSEGV && cpu_emulate_fault(t)) {
+		t->syscall_nr = -1;
+		return;
+	}
 	t->syscall_nr = -1;
 	t->inject_signal = sig;
 	sched_event(t);
