@@ -53,5 +53,7 @@ int read_sigmask(struct task *t, uint64_t addr, uint64_t size, uint64_t *mask, b
 
 void sys_random_seed(uint64_t seed);
 void random_fill(void *buf, size_t len);
+/* Fills tracee memory with seeded random bytes: the count written, or -EFAULT. */
+int64_t random_to_tracee(struct task *t, uint64_t addr, uint64_t len);
 
 #endif

@@ -15,6 +15,7 @@
 #include <linux/sockios.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -129,7 +130,14 @@ void park_on_fds(struct task *t, const char *what, struct pollfd *fds, int nfds,
 struct fd_info {
 	mode_t type;
 	bool nonblock;
+	dev_t rdev;
 };
+
+static bool is_random_device(const struct fd_info *info)
+{
+	return info->type == S_IFCHR &&
+	       (info->rdev == makedev(1, 8) || info->rdev == makedev(1, 9));
+}
 
 /* Would a blocking call on tracee descriptor `tfd` wait for `events`? If so, returns a
  * supervisor duplicate to park on; -1 when the call can run now (ready, non-blocking,
@@ -142,11 +150,13 @@ static int must_wait(struct task *t, int tfd, short events, struct fd_info *info
 		return -1;
 	struct stat st;
 	int fl = fcntl(fd, F_GETFL);
-	if (fstat(fd, &st) == 0)
+	if (fstat(fd, &st) == 0) {
 		info->type = st.st_mode & S_IFMT;
+		info->rdev = st.st_rdev;
+	}
 	info->nonblock = fl < 0 || (fl & O_NONBLOCK);
 	struct pollfd p = { fd, events, 0 };
-	if (info->type == S_IFREG || info->type == S_IFBLK ||
+	if (info->type == S_IFREG || info->type == S_IFBLK || is_random_device(info) ||
 	    info->type == S_IFDIR || info->nonblock || fds_ready_now(&p, 1)) {
 		close(fd);
 		return -1;
@@ -190,6 +200,12 @@ static bool dontwait(struct task *t)
 	return arg >= 0 && (syscall_arg(t, arg) & MSG_DONTWAIT);
 }
 
+/* /dev/random and /dev/urandom give the seeded generator's bytes, like getrandom(2). */
+static void read_random_device(struct task *t)
+{
+	syscall_emulate(t, random_to_tracee(t, syscall_arg(t, 1), syscall_arg(t, 2)));
+}
+
 /* Implements read(2), readv(2), recvfrom(2), recvmsg(2), recvmmsg(2). */
 void sys_fd_read(struct task *t)
 {
@@ -199,6 +215,8 @@ void sys_fd_read(struct task *t)
 	int fd = must_wait(t, (int)syscall_arg(t, 0), POLLIN, &info);
 	if (fd >= 0)
 		park_on_one(t, fd, POLLIN, syscall_name(t->syscall_nr), NULL);
+	else if (is_random_device(&info) && t->syscall_nr == __NR_read)
+		read_random_device(t);
 }
 
 /* Bytes a write to this pipe or stream socket takes now without sleeping, a lower bound.

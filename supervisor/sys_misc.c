@@ -55,21 +55,23 @@ void random_fill(void *buf, size_t len)
 	}
 }
 
+int64_t random_to_tracee(struct task *t, uint64_t addr, uint64_t len)
+{
+	unsigned char chunk[4096];
+	uint64_t done = 0;
+	while (done < len) {
+		size_t n = len - done < sizeof(chunk) ? (size_t)(len - done) : sizeof(chunk);
+		random_fill(chunk, n);
+		if (remote_write(t, REMOTE(addr + done), chunk, n))
+			break;
+		done += n;
+	}
+	return done || !len ? (int64_t)done : -EFAULT;
+}
+
 /* Implements getrandom(2) from the seeded generator. */
 void sys_getrandom(struct task *t)
 {
-	uint64_t addr = syscall_arg(t, 0), len = syscall_arg(t, 1);
-	if (len > 33554431)
-		len = 33554431;
-	unsigned char chunk[4096];
-	for (uint64_t done = 0; done < len;) {
-		size_t n = len - done < sizeof(chunk) ? (size_t)(len - done) : sizeof(chunk);
-		random_fill(chunk, n);
-		if (remote_write(t, REMOTE(addr + done), chunk, n)) {
-			syscall_emulate(t, done ? (int64_t)done : -EFAULT);
-			return;
-		}
-		done += n;
-	}
-	syscall_emulate(t, (int64_t)len);
+	uint64_t len = syscall_arg(t, 1);
+	syscall_emulate(t, random_to_tracee(t, syscall_arg(t, 0), len > 33554431 ? 33554431 : len));
 }
