@@ -23,10 +23,16 @@ int filter_install(void)
 		err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 	for (size_t i = 0; !err && i < syscall_table_len; i++) {
 		const struct syscall_entry *e = &syscall_table[i];
-		uint32_t action = e->cls == SC_ALLOW ? SCMP_ACT_ALLOW : SCMP_ACT_TRACE(e->cls);
-		err = seccomp_rule_add(ctx, action, (int)e->nr, 0);
-		if (err == -EACCES) /* same action as the default: nothing to add */
-			err = 0;
+		const struct syscall_condition *c = NULL;
+		for (size_t j = 0; j < syscall_conditions_len; j++)
+			if (syscall_conditions[j].nr == e->nr)
+				c = &syscall_conditions[j];
+		if (c) /* allowed unless the argument has one of the bits; else the default */
+			err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)e->nr, 1,
+					       SCMP_CMP((unsigned)c->arg, SCMP_CMP_MASKED_EQ,
+							c->mask, 0));
+		else if (e->cls == SC_ALLOW)
+			err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)e->nr, 0);
 	}
 	if (!err)
 		err = seccomp_load(ctx);

@@ -52,6 +52,11 @@ int deadline_from_timespec(struct task *t, uint64_t addr, bool absolute, clockid
 int read_sigmask(struct task *t, uint64_t addr, uint64_t size, uint64_t *mask, bool *present);
 
 void sys_random_seed(uint64_t seed);
+
+/* Files: call files_init() before the program starts; files_written() stamps a regular
+ * file the group wrote through descriptor `tfd`. */
+void files_init(void);
+void files_written(struct task *t, int tfd);
 void random_fill(void *buf, size_t len);
 /* Fills tracee memory with seeded random bytes: the count written, or -EFAULT. */
 int64_t random_to_tracee(struct task *t, uint64_t addr, uint64_t len);

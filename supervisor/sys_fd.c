@@ -312,6 +312,8 @@ void sys_fd_write(struct task *t)
 		t->wait.arg[0] = info.type;
 		return;
 	}
+	if (info.type == S_IFREG)
+		files_written(t, (int)syscall_arg(t, 0));
 	if (info.nonblock || (info.type != S_IFIFO && info.type != S_IFSOCK))
 		return;
 	fd = remote_dup_fd(t, tfd);

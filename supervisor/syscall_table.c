@@ -1,14 +1,26 @@
 #include "supervisor/syscall_table.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 
 const struct syscall_entry syscall_table[] = {
 #define SYSCALL(name, cls, handler, reason) { #name, __NR_##name, SC_##cls, handler, reason },
+#define STOP_WHEN(name, arg, mask)
 #include "supervisor/syscalls.def"
+#undef STOP_WHEN
 #undef SYSCALL
 };
 const size_t syscall_table_len = sizeof(syscall_table) / sizeof(syscall_table[0]);
+
+const struct syscall_condition syscall_conditions[] = {
+#define SYSCALL(name, cls, handler, reason)
+#define STOP_WHEN(name, arg, mask) { __NR_##name, arg, mask },
+#include "supervisor/syscalls.def"
+#undef STOP_WHEN
+#undef SYSCALL
+};
+const size_t syscall_conditions_len = sizeof(syscall_conditions) / sizeof(syscall_conditions[0]);
 
 #define MAX_NR 1024
 static const struct syscall_entry *by_nr[MAX_NR];

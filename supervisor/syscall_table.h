@@ -6,6 +6,7 @@
 #define DETRUN_SUPERVISOR_SYSCALL_TABLE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct task;
 
@@ -31,11 +32,22 @@ struct syscall_entry {
 };
 
 #define SYSCALL(name, cls, handler, reason) syscall_handler handler;
+#define STOP_WHEN(name, arg, mask)
 #include "supervisor/syscalls.def"
+#undef STOP_WHEN
 #undef SYSCALL
 
 extern const struct syscall_entry syscall_table[];
 extern const size_t syscall_table_len;
+
+/* Rows that stop only when an argument has one of `mask`'s bits (STOP_WHEN). */
+struct syscall_condition {
+	long nr;
+	int arg;
+	uint64_t mask;
+};
+extern const struct syscall_condition syscall_conditions[];
+extern const size_t syscall_conditions_len;
 
 const struct syscall_entry *syscall_lookup(long nr); /* NULL for numbers not in the table */
 const char *syscall_name(long nr);                   /* "syscall_NNN" for unknown numbers */

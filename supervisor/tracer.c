@@ -671,6 +671,7 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 	sched_set_ops(&ops);
 	vclock_set_epoch(opt->epoch);
 	sys_random_seed(opt->seed);
+	files_init();
 	report_set_cleanup(kill_group);
 	pin_to_one_cpu();
 

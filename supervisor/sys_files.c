@@ -1,0 +1,567 @@
+/* Files as the group sees them: inode and device numbers, timestamps, directory order.
+ *
+ * The files a run starts with are its input, and their metadata is left as it is. What the
+ * run changes must not carry the real clock or the filesystem's allocator into the output:
+ *   - inode and device numbers are renumbered in order of first sight (a bijection, so
+ *     equality tests and hard links still work);
+ *   - a file the group writes, creates, truncates, renames or whose directory it changes is
+ *     stamped with the virtual time of that change; a file whose real times show a change
+ *     detrun did not see (an mmap write, a chmod) is stamped when the group first looks;
+ *   - directories are listed in name order, across the whole directory.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+#include <utime.h>
+
+#include "scheduler/vclock.h"
+#include "supervisor/report.h"
+#include "supervisor/sys_common.h"
+
+/* ---- virtual identities and times ------------------------------------------------------- */
+
+struct vfile {
+	uint64_t dev, ino, vino;
+	bool stamped, created;
+	int64_t atime, mtime, ctime, btime;
+	struct vfile *next;
+};
+
+enum { BUCKETS = 4096, MAX_DEVS = 256 };
+static struct vfile *buckets[BUCKETS];
+static uint64_t next_vino = 2;
+static uint64_t real_devs[MAX_DEVS];
+static int n_devs;
+static int64_t start_real_ns;
+
+void files_init(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	/* Filesystem timestamps are coarse (a clock tick behind): anything at or after the
+	 * previous second may be this run's doing. */
+	start_real_ns = (int64_t)(ts.tv_sec - 1) * 1000000000LL;
+}
+
+static struct vfile *vfile_of(uint64_t dev, uint64_t ino)
+{
+	size_t b = (size_t)((dev * 31 + ino) % BUCKETS);
+	for (struct vfile *v = buckets[b]; v; v = v->next)
+		if (v->dev == dev && v->ino == ino)
+			return v;
+	struct vfile *v = calloc(1, sizeof(*v));
+	if (!v)
+		abort();
+	*v = (struct vfile){ dev, ino, next_vino++, false, false, 0, 0, 0, 0, buckets[b] };
+	buckets[b] = v;
+	return v;
+}
+
+static uint64_t virtual_dev(uint64_t dev)
+{
+	for (int i = 0; i < n_devs; i++)
+		if (real_devs[i] == dev)
+			return makedev(0, 200 + i);
+	if (n_devs == MAX_DEVS)
+		return dev;
+	real_devs[n_devs] = dev;
+	return makedev(0, 200 + n_devs++);
+}
+
+static void stamp(struct vfile *v, bool created)
+{
+	int64_t now = vclock_now() + vclock_epoch_ns();
+	v->stamped = true;
+	v->atime = v->mtime = v->ctime = now;
+	if (created && !v->created) {
+		v->created = true;
+		v->btime = now;
+	}
+}
+
+static void touched(const struct stat *st, bool created)
+{
+	stamp(vfile_of(st->st_dev, st->st_ino), created);
+}
+
+/* The times a stat shows: stamped ones, or the real ones of an untouched input file. */
+static void virtual_times(struct vfile *v, int64_t *atime, int64_t *mtime, int64_t *ctime,
+			  int64_t *btime)
+{
+	if (!v->stamped && (*mtime >= start_real_ns || *ctime >= start_real_ns))
+		stamp(v, btime && *btime >= start_real_ns);
+	if (v->stamped) {
+		*atime = v->atime, *mtime = v->mtime, *ctime = v->ctime;
+		if (btime && v->created)
+			*btime = v->btime;
+	} else if (*atime >= start_real_ns) {
+		*atime = *mtime; /* read during the run: the real access time is the real clock */
+	}
+}
+
+/* ---- tracee paths --------------------------------------------------------------------------- */
+
+static int read_path(struct task *t, uint64_t addr, char *path, size_t size)
+{
+	if (!addr)
+		return -EFAULT;
+	size_t done = 0;
+	while (done < size) {
+		size_t n = 256 - (size_t)((addr + done) % 256); /* never cross into a next page */
+		if (n > size - done)
+			n = size - done;
+		if (remote_read(t, REMOTE(addr + done), path + done, n))
+			return -EFAULT;
+		if (memchr(path + done, 0, n))
+			return 0;
+		done += n;
+	}
+	return -ENAMETOOLONG;
+}
+
+/* The directory a tracee path starts from, opened in the tracee's own view of the
+ * filesystem (its root and mount namespace, its cwd, or its dirfd). */
+static int path_base(struct task *t, int dirfd, const char *path)
+{
+	char proc[64];
+	if (path[0] == '/' || dirfd == AT_FDCWD) {
+		snprintf(proc, sizeof(proc), "/proc/%d/%s", t->tid, path[0] == '/' ? "root" : "cwd");
+		return open(proc, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	int fd = remote_dup_fd(t, dirfd);
+	return fd < 0 ? -1 : fd;
+}
+
+/* stat(2) of a tracee path, or of its parent directory. */
+static int stat_path(struct task *t, int dirfd, uint64_t addr, bool parent, bool follow,
+		     struct stat *st)
+{
+	char path[PATH_MAX];
+	if (read_path(t, addr, path, sizeof(path)))
+		return -EFAULT;
+	int base = path_base(t, dirfd, path);
+	if (base < 0)
+		return -EBADF;
+	char *rel = path;
+	while (*rel == '/')
+		rel++;
+	if (parent) {
+		size_t len = strlen(rel);
+		while (len > 1 && rel[len - 1] == '/')
+			rel[--len] = 0;
+		char *slash = strrchr(rel, '/');
+		if (slash)
+			*slash = 0;
+		else
+			rel = ".";
+	}
+	int err = fstatat(base, *rel ? rel : ".", st,
+			  (follow ? 0 : AT_SYMLINK_NOFOLLOW) | (*rel ? 0 : AT_EMPTY_PATH));
+	close(base);
+	return err ? -errno : 0;
+}
+
+static int stat_fd(struct task *t, int tfd, struct stat *st)
+{
+	int fd = remote_dup_fd(t, tfd);
+	if (fd < 0)
+		return fd;
+	int err = fstat(fd, st) ? -errno : 0;
+	close(fd);
+	return err;
+}
+
+void files_written(struct task *t, int tfd)
+{
+	struct stat st;
+	if (stat_fd(t, tfd, &st) == 0 && S_ISREG(st.st_mode))
+		touched(&st, false);
+}
+
+/* ---- stat, statx -------------------------------------------------------------------------------- */
+
+static void stat_done(struct task *t)
+{
+	if ((int64_t)t->regs.rax != 0)
+		return;
+	uint64_t addr = syscall_arg(t, t->syscall_nr == __NR_newfstatat ? 2 : 1);
+	struct stat st;
+	if (remote_read(t, REMOTE(addr), &st, sizeof(st)))
+		return;
+	struct vfile *v = vfile_of(st.st_dev, st.st_ino);
+	int64_t a = timespec_to_ns(st.st_atim), m = timespec_to_ns(st.st_mtim),
+		c = timespec_to_ns(st.st_ctim);
+	virtual_times(v, &a, &m, &c, NULL);
+	st.st_atim = ns_to_timespec(a), st.st_mtim = ns_to_timespec(m);
+	st.st_ctim = ns_to_timespec(c);
+	st.st_ino = v->vino;
+	st.st_dev = virtual_dev(st.st_dev);
+	remote_write(t, REMOTE(addr), &st, sizeof(st));
+}
+
+/* Implements stat(2), lstat(2), fstat(2), newfstatat(2): the call runs, the result is
+ * renumbered and restamped. */
+void sys_stat(struct task *t)
+{
+	tracer_want_exit(t, stat_done);
+}
+
+static int64_t statx_ns(const struct statx_timestamp *ts)
+{
+	return ts->tv_sec * 1000000000LL + ts->tv_nsec;
+}
+
+static void set_statx_ns(struct statx_timestamp *ts, int64_t ns)
+{
+	ts->tv_sec = ns / 1000000000LL;
+	ts->tv_nsec = (uint32_t)(ns % 1000000000LL);
+}
+
+static void statx_done(struct task *t)
+{
+	if ((int64_t)t->regs.rax != 0)
+		return;
+	uint64_t addr = syscall_arg(t, 4);
+	struct statx sx;
+	if (remote_read(t, REMOTE(addr), &sx, sizeof(sx)))
+		return;
+	uint64_t dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+	struct vfile *v = vfile_of(dev, sx.stx_ino);
+	int64_t a = statx_ns(&sx.stx_atime), m = statx_ns(&sx.stx_mtime),
+		c = statx_ns(&sx.stx_ctime), b = statx_ns(&sx.stx_btime);
+	virtual_times(v, &a, &m, &c, (sx.stx_mask & STATX_BTIME) ? &b : NULL);
+	if (!v->created && b >= start_real_ns)
+		b = m;
+	set_statx_ns(&sx.stx_atime, a), set_statx_ns(&sx.stx_mtime, m);
+	set_statx_ns(&sx.stx_ctime, c), set_statx_ns(&sx.stx_btime, b);
+	sx.stx_ino = v->vino;
+	uint64_t vdev = virtual_dev(dev);
+	sx.stx_dev_major = major(vdev), sx.stx_dev_minor = minor(vdev);
+	remote_write(t, REMOTE(addr), &sx, sizeof(sx));
+}
+
+/* Implements statx(2). */
+void sys_statx(struct task *t)
+{
+	tracer_want_exit(t, statx_done);
+}
+
+/* ---- directories in name order ---------------------------------------------------------------- */
+
+struct dent {
+	uint64_t ino;
+	unsigned char type;
+	char *name;
+};
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct dent *)a)->name, ((const struct dent *)b)->name);
+}
+
+/* Every entry of the directory open at supervisor descriptor `dir`, sorted by name. A new
+ * open file description is used, so the tracee's position is untouched. */
+static struct dent *list_directory(int dir, int *count)
+{
+	int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct dent *list = NULL;
+	int n = 0, cap = 0;
+	char buf[32768];
+	for (;;) {
+		long got = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		if (got <= 0)
+			break;
+		for (long off = 0; off < got;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			if (n == cap) {
+				cap = cap ? cap * 2 : 64;
+				list = realloc(list, (size_t)cap * sizeof(*list));
+				if (!list)
+					abort();
+			}
+			list[n++] = (struct dent){ d->d_ino, d->d_type, strdup(d->d_name) };
+			off += d->d_reclen;
+		}
+	}
+	close(fd);
+	qsort(list, (size_t)n, sizeof(*list), by_name);
+	*count = n;
+	return list;
+}
+
+static void free_list(struct dent *list, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(list[i].name);
+	free(list);
+}
+
+/* The directory's position, shared with the tracee, counts entries of the sorted list:
+ * rewinddir (offset 0) starts over, telldir/seekdir get these d_off values back. */
+static size_t pack_entries(const struct dent *list, int n, int64_t *pos, uint64_t dev,
+			   char *out, size_t size, bool legacy)
+{
+	size_t used = 0;
+	for (; *pos < n; (*pos)++) {
+		const struct dent *e = &list[*pos];
+		size_t namelen = strlen(e->name);
+		/* linux_dirent: ino, off, reclen, name, NUL, ..., type in the last byte;
+		 * linux_dirent64: ino, off, reclen, type, name, NUL. */
+		size_t header = legacy ? 18 : 19;
+		size_t reclen = (header + namelen + 1 + (legacy ? 1 : 0) + 7) & ~(size_t)7;
+		if (used + reclen > size)
+			break;
+		char *rec = out + used;
+		memset(rec, 0, reclen);
+		uint64_t ino = vfile_of(dev, e->ino)->vino, off = (uint64_t)*pos + 1;
+		unsigned short rl = (unsigned short)reclen;
+		memcpy(rec, &ino, 8);
+		memcpy(rec + 8, &off, 8);
+		memcpy(rec + 16, &rl, 2);
+		if (legacy) {
+			memcpy(rec + 18, e->name, namelen);
+			rec[reclen - 1] = (char)e->type; /* linux_dirent keeps d_type last */
+		} else {
+			rec[18] = (char)e->type;
+			memcpy(rec + 19, e->name, namelen);
+		}
+		used += reclen;
+	}
+	return used;
+}
+
+/* Implements getdents64(2), getdents(2): entries in name order. */
+void sys_getdents(struct task *t)
+{
+	int dir = remote_dup_fd(t, (int)syscall_arg(t, 0));
+	struct stat st;
+	if (dir < 0 || fstat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		if (dir >= 0)
+			close(dir);
+		return; /* the kernel gives EBADF or ENOTDIR */
+	}
+	int64_t pos = lseek(dir, 0, SEEK_CUR);
+	int n = 0;
+	struct dent *list = pos >= 0 ? list_directory(dir, &n) : NULL;
+	if (!list) {
+		close(dir);
+		return; /* unreadable here: the kernel's own answer, unsorted */
+	}
+	size_t size = syscall_arg(t, 2) > 1 << 20 ? 1 << 20 : syscall_arg(t, 2);
+	char *out = malloc(size ? size : 1);
+	if (!out)
+		abort();
+	size_t used = pack_entries(list, n, &pos, st.st_dev, out, size,
+				   t->syscall_nr == __NR_getdents);
+	int64_t result = (int64_t)used;
+	if (!used && pos < n)
+		result = -EINVAL; /* the next entry does not fit the buffer */
+	else if (remote_write(t, REMOTE(syscall_arg(t, 1)), out, used))
+		result = -EFAULT;
+	else
+		lseek(dir, pos, SEEK_SET);
+	free(out);
+	free_list(list, n);
+	close(dir);
+	syscall_emulate(t, result);
+}
+
+/* ---- calls that change files -------------------------------------------------------------------- */
+
+/* Implements pwrite64(2), pwritev(2), pwritev2(2), ftruncate(2), fallocate(2): the file
+ * written is stamped. */
+void sys_file_write_at(struct task *t)
+{
+	files_written(t, (int)syscall_arg(t, 0));
+}
+
+/* Implements copy_file_range(2) and sendfile(2) stamping: the output descriptor. */
+void sys_file_copy(struct task *t)
+{
+	files_written(t, (int)syscall_arg(t, t->syscall_nr == __NR_sendfile ? 0 : 2));
+}
+
+/* Implements truncate(2). */
+void sys_truncate(struct task *t)
+{
+	struct stat st;
+	if (stat_path(t, AT_FDCWD, syscall_arg(t, 0), false, true, &st) == 0)
+		touched(&st, false);
+}
+
+static uint64_t open_flags(struct task *t)
+{
+	switch (t->syscall_nr) {
+	case __NR_open:
+		return syscall_arg(t, 1);
+	case __NR_creat:
+		return O_CREAT | O_TRUNC | O_WRONLY;
+	case __NR_openat2: {
+		uint64_t flags = 0;
+		remote_read(t, REMOTE(syscall_arg(t, 2)), &flags, sizeof(flags));
+		return flags;
+	}
+	default:
+		return syscall_arg(t, 2);
+	}
+}
+
+static void open_done(struct task *t)
+{
+	int64_t fd = (int64_t)t->regs.rax;
+	bool created = t->exit.saved[0];
+	struct stat st;
+	if (fd < 0 || stat_fd(t, (int)fd, &st) || !S_ISREG(st.st_mode))
+		return;
+	if (created || (t->exit.saved[1] & O_TRUNC))
+		touched(&st, created);
+	int dirfd = t->syscall_nr == __NR_open || t->syscall_nr == __NR_creat
+			    ? AT_FDCWD
+			    : (int)syscall_arg(t, 0);
+	uint64_t path = syscall_arg(t, t->syscall_nr == __NR_open || t->syscall_nr == __NR_creat ? 0 : 1);
+	if (created && stat_path(t, dirfd, path, true, true, &st) == 0)
+		touched(&st, false);
+}
+
+/* Implements open(2), openat(2), openat2(2), creat(2) stamping; the filter stops plain opens
+ * only when they may create or truncate. */
+void sys_open(struct task *t)
+{
+	uint64_t flags = open_flags(t);
+	if (!(flags & (O_CREAT | O_TRUNC)))
+		return;
+	bool at = t->syscall_nr == __NR_openat || t->syscall_nr == __NR_openat2;
+	struct stat st;
+	t->exit.saved[0] = (flags & O_CREAT) &&
+			   stat_path(t, at ? (int)syscall_arg(t, 0) : AT_FDCWD,
+				     syscall_arg(t, at ? 1 : 0), false, true, &st) == -ENOENT;
+	t->exit.saved[1] = flags;
+	tracer_want_exit(t, open_done);
+}
+
+/* Where the paths of the calls that change directory entries are, and whether the entry
+ * named by the second path is new. */
+struct entry_change {
+	long nr;
+	int dirfd[2], path[2]; /* argument indexes, -1 for none */
+	bool creates;          /* the (last) path names a new entry */
+	bool moves_inode;      /* the first path's inode changes (its ctime) */
+};
+
+static const struct entry_change entry_changes[] = {
+	{ __NR_mkdir, { -1, -1 }, { 0, -1 }, true, false },
+	{ __NR_mkdirat, { 0, -1 }, { 1, -1 }, true, false },
+	{ __NR_mknod, { -1, -1 }, { 0, -1 }, true, false },
+	{ __NR_mknodat, { 0, -1 }, { 1, -1 }, true, false },
+	{ __NR_rmdir, { -1, -1 }, { 0, -1 }, false, false },
+	{ __NR_unlink, { -1, -1 }, { 0, -1 }, false, false },
+	{ __NR_unlinkat, { 0, -1 }, { 1, -1 }, false, false },
+	{ __NR_symlink, { -1, -1 }, { 1, -1 }, true, false },
+	{ __NR_symlinkat, { 1, -1 }, { 2, -1 }, true, false },
+	{ __NR_link, { -1, -1 }, { 1, -1 }, true, false },
+	{ __NR_linkat, { 2, -1 }, { 3, -1 }, true, false },
+	{ __NR_rename, { -1, -1 }, { 0, 1 }, false, true },
+	{ __NR_renameat, { 0, 2 }, { 1, 3 }, false, true },
+	{ __NR_renameat2, { 0, 2 }, { 1, 3 }, false, true },
+};
+
+static const struct entry_change *entry_change_of(long nr)
+{
+	for (size_t i = 0; i < sizeof(entry_changes) / sizeof(entry_changes[0]); i++)
+		if (entry_changes[i].nr == nr)
+			return &entry_changes[i];
+	return NULL;
+}
+
+static int arg_dirfd(struct task *t, int index)
+{
+	return index < 0 ? AT_FDCWD : (int)syscall_arg(t, index);
+}
+
+static void entry_changed(struct task *t)
+{
+	const struct entry_change *c = entry_change_of(t->syscall_nr);
+	if ((int64_t)t->regs.rax != 0 || !c)
+		return;
+	struct stat st;
+	int last = c->path[1] >= 0 ? 1 : 0;
+	for (int i = 0; i <= last; i++)
+		if (stat_path(t, arg_dirfd(t, c->dirfd[i]), syscall_arg(t, c->path[i]), true, true,
+			      &st) == 0)
+			touched(&st, false);
+	if ((c->creates || c->moves_inode) &&
+	    stat_path(t, arg_dirfd(t, c->dirfd[last]), syscall_arg(t, c->path[last]), false,
+		      false, &st) == 0)
+		touched(&st, c->creates && t->syscall_nr != __NR_link && t->syscall_nr != __NR_linkat);
+}
+
+/* Implements mkdir, mknod, rmdir, unlink, symlink, link, rename and their *at forms:
+ * the directories changed (and a new entry) are stamped. */
+void sys_dir_change(struct task *t)
+{
+	tracer_want_exit(t, entry_changed);
+}
+
+/* utimensat, utimes, utime, futimesat: explicit times are kept, "now" is virtual. */
+static void utime_done(struct task *t)
+{
+	if ((int64_t)t->regs.rax != 0)
+		return;
+	long nr = t->syscall_nr;
+	bool at = nr == __NR_utimensat || nr == __NR_futimesat;
+	int dirfd = at ? (int)syscall_arg(t, 0) : AT_FDCWD;
+	uint64_t path = syscall_arg(t, at ? 1 : 0), times = syscall_arg(t, at ? 2 : 1);
+	struct stat st;
+	int err = path ? stat_path(t, dirfd, path, false,
+				   !(nr == __NR_utimensat &&
+				     (syscall_arg(t, 3) & AT_SYMLINK_NOFOLLOW)),
+				   &st)
+		       : stat_fd(t, dirfd, &st);
+	if (err)
+		return;
+	struct vfile *v = vfile_of(st.st_dev, st.st_ino);
+	int64_t now = vclock_now() + vclock_epoch_ns();
+	int64_t set[2] = { now, now };
+	if (times) {
+		if (nr == __NR_utimensat) {
+			struct timespec ts[2];
+			if (remote_read(t, REMOTE(times), ts, sizeof(ts)))
+				return;
+			for (int i = 0; i < 2; i++)
+				set[i] = ts[i].tv_nsec == UTIME_NOW	 ? now
+					 : ts[i].tv_nsec == UTIME_OMIT ? (i ? timespec_to_ns(st.st_mtim)
+									    : timespec_to_ns(st.st_atim))
+									 : timespec_to_ns(ts[i]);
+		} else if (nr == __NR_utime) {
+			struct utimbuf ub;
+			if (remote_read(t, REMOTE(times), &ub, sizeof(ub)))
+				return;
+			set[0] = ub.actime * 1000000000LL, set[1] = ub.modtime * 1000000000LL;
+		} else {
+			struct timeval tv[2];
+			if (remote_read(t, REMOTE(times), tv, sizeof(tv)))
+				return;
+			for (int i = 0; i < 2; i++)
+				set[i] = tv[i].tv_sec * 1000000000LL + tv[i].tv_usec * 1000LL;
+		}
+	}
+	if (!v->stamped)
+		stamp(v, false);
+	v->atime = set[0], v->mtime = set[1], v->ctime = now;
+}
+
+/* Implements utimensat(2), utimes(2), utime(2), futimesat(2) stamping. */
+void sys_utime(struct task *t)
+{
+	tracer_want_exit(t, utime_done);
+}
