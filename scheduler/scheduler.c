@@ -205,7 +205,7 @@ struct outside {
 
 static void collect_outside(struct outside *o)
 {
-	o->deadline = -1;
+	o->deadline = ops->next_timer();
 	o->nfds = 0;
 	for (struct task *t = tasks; t; t = t->next) {
 		if (!t->parked || t->state != TASK_STOPPED)
@@ -221,6 +221,7 @@ static void collect_outside(struct outside *o)
 struct task *sched_pick(void)
 {
 	for (;;) {
+		ops->fire_timers();
 		if (current && current->state == TASK_STOPPED && !turn_over && !current->parked &&
 		    !current->spin_descheduled)
 			return current;

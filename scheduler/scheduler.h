@@ -60,6 +60,9 @@ struct sched_ops {
 	int (*wait_outside)(struct pollfd *fds, int nfds, int timeout_ms);
 	/* Describe every task's wait when the group is deadlocked. */
 	void (*report_deadlock)(void);
+	/* Timers: fire those due at the current virtual time; the earliest armed deadline. */
+	void (*fire_timers)(void);
+	int64_t (*next_timer)(void);
 };
 void sched_set_ops(const struct sched_ops *ops);
 

@@ -56,6 +56,12 @@ void sys_random_seed(uint64_t seed);
 /* Files: call files_init() before the program starts; files_written() stamps a regular
  * file the group wrote through descriptor `tfd`. */
 void files_init(void);
+
+/* Virtual timers (sys_timer.c). */
+int64_t timers_next_deadline(void);   /* earliest armed deadline, -1 for none */
+void timers_fire(void);               /* fires every timer due at the current virtual time */
+bool timers_fix_siginfo(struct task *t, int sig); /* at a signal stop: a timer's siginfo */
+void timers_process_gone(pid_t tgid, bool exec_only);
 void files_written(struct task *t, int tfd);
 void random_fill(void *buf, size_t len);
 /* Fills tracee memory with seeded random bytes: the count written, or -EFAULT. */

@@ -47,13 +47,14 @@ static bool ino_internal(uint64_t ino)
 
 /* By the descriptor's /proc link: "pipe:[ino]", "socket:[ino]", "anon_inode:[eventfd]".
  * Anonymous inodes all share one inode number, so their kind is told by name: an eventfd
- * is only written by the group; a timerfd or signalfd is fed from outside. */
+ * is only written by the group and a timerfd follows the virtual clock; a signalfd may be
+ * fed from outside. */
 static bool link_internal(const char *link)
 {
 	unsigned long long ino;
 	if (sscanf(link, "pipe:[%llu]", &ino) == 1 || sscanf(link, "socket:[%llu]", &ino) == 1)
 		return ino_internal(ino);
-	return strcmp(link, "anon_inode:[eventfd]") == 0;
+	return strcmp(link, "anon_inode:[eventfd]") == 0 || strcmp(link, "anon_inode:[timerfd]") == 0;
 }
 
 static bool fd_link_internal(pid_t pid, int fd)

@@ -228,6 +228,8 @@ static const struct sched_ops ops = {
 	.interrupt_wait = interrupt_wait,
 	.wait_outside = wait_outside,
 	.report_deadlock = report_deadlock,
+	.fire_timers = timers_fire,
+	.next_timer = timers_next_deadline,
 };
 
 /* ---- task lifecycle ------------------------------------------------------------------ */
@@ -312,6 +314,7 @@ static void task_died(struct task *t, int status)
 	if (t->tid == root_tgid)
 		root_status = status;
 	if (t->tid == t->proc->tgid) {
+		timers_process_gone(t->proc->tgid, false);
 		sched_children_changed();
 		sched_signals_changed(); /* SIGCHLD for the parent */
 		remote_forget_process(t->proc);
@@ -431,6 +434,7 @@ static void on_exec_event(struct task *reported)
 	p->caught = 0;  /* handlers do not survive exec; ignored signals do */
 	p->sa_restart = 0;
 	p->ignored = read_ignored_signals(t);
+	timers_process_gone(p->tgid, true);
 	if (p->vfork_parent)
 		p->vfork_parent = NULL;
 	t->is_leader = true;
@@ -493,6 +497,7 @@ static void on_signal_stop(struct task *t, int sig)
 	}
 	t->syscall_nr = -1;
 	t->inject_signal = sig;
+	timers_fix_siginfo(t, sig);
 	sched_event(t);
 	trace_event(t, "signal %d (%s)", sig, strsignal(sig));
 	if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE)
