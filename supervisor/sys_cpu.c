@@ -1,6 +1,8 @@
 #include "supervisor/sys_cpu.h"
 
 #include <capstone/capstone.h>
+#include <cpuid.h>
+#include <stddef.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -9,6 +11,8 @@
 #include "scheduler/vclock.h"
 #include "supervisor/remote.h"
 #include "supervisor/report.h"
+#include "supervisor/cpu_patch.h"
+#include "supervisor/sys_common.h"
 
 /* The virtual TSC runs at 1 GHz: one tick per virtual nanosecond. */
 static uint64_t virtual_tsc(void)
@@ -39,12 +43,93 @@ static unsigned decode_at_ip(struct task *t, unsigned *length)
 	return id;
 }
 
+/* Where capstone's register ids live in the tracee's registers. */
+static uint64_t *register_slot(struct task *t, unsigned reg)
+{
+	struct user_regs_struct *r = &t->regs;
+	static const struct { unsigned ids[3]; size_t offset; } map[] = {
+		{ { X86_REG_RAX, X86_REG_EAX, X86_REG_AX }, offsetof(struct user_regs_struct, rax) },
+		{ { X86_REG_RBX, X86_REG_EBX, X86_REG_BX }, offsetof(struct user_regs_struct, rbx) },
+		{ { X86_REG_RCX, X86_REG_ECX, X86_REG_CX }, offsetof(struct user_regs_struct, rcx) },
+		{ { X86_REG_RDX, X86_REG_EDX, X86_REG_DX }, offsetof(struct user_regs_struct, rdx) },
+		{ { X86_REG_RSI, X86_REG_ESI, X86_REG_SI }, offsetof(struct user_regs_struct, rsi) },
+		{ { X86_REG_RDI, X86_REG_EDI, X86_REG_DI }, offsetof(struct user_regs_struct, rdi) },
+		{ { X86_REG_RBP, X86_REG_EBP, X86_REG_BP }, offsetof(struct user_regs_struct, rbp) },
+		{ { X86_REG_RSP, X86_REG_ESP, X86_REG_SP }, offsetof(struct user_regs_struct, rsp) },
+		{ { X86_REG_R8, X86_REG_R8D, X86_REG_R8W }, offsetof(struct user_regs_struct, r8) },
+		{ { X86_REG_R9, X86_REG_R9D, X86_REG_R9W }, offsetof(struct user_regs_struct, r9) },
+		{ { X86_REG_R10, X86_REG_R10D, X86_REG_R10W }, offsetof(struct user_regs_struct, r10) },
+		{ { X86_REG_R11, X86_REG_R11D, X86_REG_R11W }, offsetof(struct user_regs_struct, r11) },
+		{ { X86_REG_R12, X86_REG_R12D, X86_REG_R12W }, offsetof(struct user_regs_struct, r12) },
+		{ { X86_REG_R13, X86_REG_R13D, X86_REG_R13W }, offsetof(struct user_regs_struct, r13) },
+		{ { X86_REG_R14, X86_REG_R14D, X86_REG_R14W }, offsetof(struct user_regs_struct, r14) },
+		{ { X86_REG_R15, X86_REG_R15D, X86_REG_R15W }, offsetof(struct user_regs_struct, r15) },
+	};
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		for (int k = 0; k < 3; k++)
+			if (map[i].ids[k] == reg)
+				return (uint64_t *)((char *)r + map[i].offset);
+	return NULL;
+}
+
+/* CPUID as the group sees it: this CPU's answers (the group is pinned to it), with the
+ * fields that name a particular CPU — APIC ids — set to virtual CPU 0 and a fixed brand. */
+static void virtual_cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4])
+{
+	__cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
+	static const char brand[48] = "detrun virtual CPU";
+	switch (leaf) {
+	case 1:
+		r[1] &= 0x00ffffff; /* initial APIC id */
+		break;
+	case 0xb:
+	case 0x1f:
+		r[3] = 0; /* x2APIC id */
+		break;
+	case 0x80000002:
+	case 0x80000003:
+	case 0x80000004:
+		memcpy(r, brand + 16 * (leaf - 0x80000002), 16);
+		break;
+	}
+}
+
+static bool emulate_trap(struct task *t, const struct cpu_trap *trap)
+{
+	sched_event(t);
+	if (trap->kind == TRAP_CPUID) {
+		uint32_t r[4];
+		virtual_cpuid((uint32_t)t->regs.rax, (uint32_t)t->regs.rcx, r);
+		t->regs.rax = r[0], t->regs.rbx = r[1], t->regs.rcx = r[2], t->regs.rdx = r[3];
+		trace_event(t, "cpuid");
+	} else {
+		uint64_t *slot = register_slot(t, trap->reg), value;
+		if (!slot)
+			return false;
+		random_fill(&value, sizeof(value));
+		if (trap->width == 2)
+			*slot = (*slot & ~0xffffULL) | (value & 0xffff);
+		else
+			*slot = trap->width == 4 ? (uint32_t)value : value;
+		/* success: CF set, OF SF ZF AF PF clear */
+		t->regs.eflags = (t->regs.eflags & ~0x8d5ULL) | 1;
+		trace_event(t, "%s", trap->kind == TRAP_RDRAND ? "rdrand" : "rdseed");
+	}
+	t->regs.rip += trap->length;
+	t->regs_dirty = true;
+	return true;
+}
+
 bool cpu_emulate_fault(struct task *t)
 {
 	siginfo_t si;
-	if (ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) < 0 || si.si_code != SI_KERNEL)
+	if (ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) < 0 || remote_load_regs(t))
 		return false;
-	if (remote_load_regs(t))
+	if (si.si_signo == SIGILL) {
+		const struct cpu_trap *trap = cpu_trap_at(t, t->regs.rip);
+		return trap && emulate_trap(t, trap);
+	}
+	if (si.si_code != SI_KERNEL)
 		return false;
 	unsigned length = 0, id = decode_at_ip(t, &length);
 	if (id != X86_INS_RDTSC && id != X86_INS_RDTSCP)

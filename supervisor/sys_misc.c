@@ -1,7 +1,9 @@
 /* Scheduling hints, randomness, and calls detrun refuses. */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 
+#include "supervisor/cpu_patch.h"
 #include "supervisor/report.h"
 #include "supervisor/syscall_table.h"
 #include "supervisor/sys_common.h"
@@ -74,4 +76,16 @@ void sys_getrandom(struct task *t)
 {
 	uint64_t len = syscall_arg(t, 1);
 	syscall_emulate(t, random_to_tracee(t, syscall_arg(t, 0), len > 33554431 ? 33554431 : len));
+}
+
+static void code_mapped(struct task *t)
+{
+	if ((int64_t)t->regs.rax >= 0 || t->syscall_nr == __NR_mprotect)
+		cpu_patch_mappings(t);
+}
+
+/* Implements mmap(2) and mprotect(2) with PROT_EXEC: the code is patched once mapped. */
+void sys_map_code(struct task *t)
+{
+	tracer_want_exit(t, code_mapped);
 }

@@ -1,6 +1,7 @@
 #include "supervisor/syscall_table.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 

@@ -25,6 +25,7 @@
 #include "supervisor/spin.h"
 #include "supervisor/stack.h"
 #include "supervisor/sys_cpu.h"
+#include "supervisor/cpu_patch.h"
 #include "supervisor/sys_common.h"
 #include "supervisor/syscall_table.h"
 
@@ -361,6 +362,8 @@ static struct task *adopt_child(struct task *parent, pid_t tid, int event)
 		p->ignored = parent->proc->ignored;
 		p->sa_restart = parent->proc->sa_restart;
 		p->syscall_insn = parent->proc->syscall_insn;
+		if (!shares_vm)
+			cpu_patch_inherit(parent->proc->aspace, p->aspace);
 		if (event == PTRACE_EVENT_VFORK || (flags & CLONE_VFORK))
 			p->vfork_parent = parent;
 	}
@@ -441,6 +444,7 @@ static void on_exec_event(struct task *reported)
 	t->clear_child_tid = 0;
 	t->regs_valid = false;
 	auxv_rewrite(t, !tracer_opts->keep_vdso);
+	cpu_patch_mappings(t);
 	trace_event(t, "  exec done");
 	sched_children_changed();
 	resume(t);
@@ -491,7 +495,7 @@ static void on_syscall_exit(struct task *t)
 static void on_signal_stop(struct task *t, int sig)
 {
 	t->state = TASK_STOPPED;
-	if (sig == SIGSEGV && cpu_emulate_fault(t)) {
+	if ((sig == SIGSEGV || sig == SIGILL) && cpu_emulate_fault(t)) {
 		t->syscall_nr = -1;
 		return;
 	}
