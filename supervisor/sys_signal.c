@@ -108,38 +108,28 @@ struct kernel_sigaction {
 	uint64_t mask;
 };
 
-static void sigaction_done(struct task *t)
-{
-	if ((int64_t)t->regs.rax != 0 || !t->exit.saved[2])
-		return;
-	int sig = (int)t->exit.saved[0];
-	uint64_t handler = t->exit.saved[1], flags = t->exit.saved[3], bit = SIGBIT(sig);
-	struct process *p = t->proc;
-	p->caught &= ~bit;
-	p->ignored &= ~bit;
-	p->sa_restart &= ~bit;
-	if (handler == (uint64_t)SIG_IGN)
-		p->ignored |= bit;
-	else if (handler != (uint64_t)SIG_DFL)
-		p->caught |= bit;
-	if (flags & SA_RESTART)
-		p->sa_restart |= bit;
-}
-
-/* Implements rt_sigaction(2) bookkeeping: which signals are caught, ignored, SA_RESTART. */
+/* Implements rt_sigaction(2) bookkeeping: which signals are caught, ignored, SA_RESTART.
+ * Recorded at entry: the kernel installs a valid action before it writes the old one
+ * back, so only an invalid signal or an unreadable action leaves it unchanged. */
 void sys_sigaction(struct task *t)
 {
 	int sig = (int)syscall_arg(t, 0);
 	uint64_t act = syscall_arg(t, 1);
 	struct kernel_sigaction ka;
-	t->exit.saved[2] = 0;
-	if (sig < 1 || sig > 64 || !act || remote_read(t, REMOTE(act), &ka, sizeof(ka)))
+	if (sig < 1 || sig > 64 || sig == SIGKILL || sig == SIGSTOP || !act ||
+	    syscall_arg(t, 3) != 8 || remote_read(t, REMOTE(act), &ka, sizeof(ka)))
 		return;
-	t->exit.saved[0] = (uint64_t)sig;
-	t->exit.saved[1] = ka.handler;
-	t->exit.saved[2] = 1;
-	t->exit.saved[3] = ka.flags;
-	tracer_want_exit(t, sigaction_done);
+	struct process *p = t->proc;
+	uint64_t bit = SIGBIT(sig);
+	p->caught &= ~bit;
+	p->ignored &= ~bit;
+	p->sa_restart &= ~bit;
+	if (ka.handler == (uint64_t)SIG_IGN)
+		p->ignored |= bit;
+	else if (ka.handler != (uint64_t)SIG_DFL)
+		p->caught |= bit;
+	if (ka.flags & SA_RESTART)
+		p->sa_restart |= bit;
 }
 
 /* Implements pause(2). */
