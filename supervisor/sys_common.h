@@ -63,6 +63,12 @@ void timers_fire(void);               /* fires every timer due at the current vi
 bool timers_fix_siginfo(struct task *t, int sig); /* at a signal stop: a timer's siginfo */
 void timers_process_gone(pid_t tgid, bool exec_only);
 void files_written(struct task *t, int tfd);
+uint64_t files_virtual_ino(uint64_t dev, uint64_t ino);
+uint64_t files_virtual_dev(uint64_t dev);
+
+/* At a read(2) of supervisor descriptor `fd`: if it is a /proc view detrun rewrites
+ * (/proc/PID/{stat,status,maps}), answer the read and return true. */
+bool proc_view_read(struct task *t, int fd);
 void random_fill(void *buf, size_t len);
 /* Fills tracee memory with seeded random bytes: the count written, or -EFAULT. */
 int64_t random_to_tracee(struct task *t, uint64_t addr, uint64_t len);

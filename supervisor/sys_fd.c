@@ -207,6 +207,15 @@ static void read_random_device(struct task *t)
 	syscall_emulate(t, random_to_tracee(t, syscall_arg(t, 1), syscall_arg(t, 2)));
 }
 
+static void read_proc_view(struct task *t)
+{
+	int fd = remote_dup_fd(t, (int)syscall_arg(t, 0));
+	if (fd >= 0) {
+		proc_view_read(t, fd);
+		close(fd);
+	}
+}
+
 /* Implements read(2), readv(2), recvfrom(2), recvmsg(2), recvmmsg(2). */
 void sys_fd_read(struct task *t)
 {
@@ -218,6 +227,8 @@ void sys_fd_read(struct task *t)
 		park_on_one(t, fd, POLLIN, syscall_name(t->syscall_nr), NULL);
 	else if (is_random_device(&info) && t->syscall_nr == __NR_read)
 		read_random_device(t);
+	else if (info.type == S_IFREG && t->syscall_nr == __NR_read)
+		read_proc_view(t);
 }
 
 /* Bytes a write to this pipe or stream socket takes now without sleeping, a lower bound.

@@ -76,6 +76,16 @@ static uint64_t virtual_dev(uint64_t dev)
 	return makedev(0, 200 + n_devs++);
 }
 
+uint64_t files_virtual_ino(uint64_t dev, uint64_t ino)
+{
+	return vfile_of(dev, ino)->vino;
+}
+
+uint64_t files_virtual_dev(uint64_t dev)
+{
+	return virtual_dev(dev);
+}
+
 static void stamp(struct vfile *v, bool created)
 {
 	int64_t now = vclock_now() + vclock_epoch_ns();

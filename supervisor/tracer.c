@@ -266,6 +266,7 @@ static struct process *new_process(pid_t tgid, int aspace)
 	p->tgid = tgid;
 	p->aspace = aspace;
 	p->pidfd = -1;
+	p->start_ns = vclock_now();
 	return p;
 }
 
@@ -653,14 +654,17 @@ static void quiesce(void)
 
 /* Only one task runs at a time, so the group loses no parallelism on one CPU, and every
  * hand-off between a stopped tracee and the supervisor stays on that CPU: a ptrace stop
- * costs several times less than with cross-CPU wake-ups. The tracees inherit the mask. */
+ * costs several times less than with cross-CPU wake-ups. The tracees inherit the mask.
+ * Always the first allowed CPU, so views of "the current CPU" agree between runs. */
 static void pin_to_one_cpu(void)
 {
 	cpu_set_t allowed, one;
 	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0)
 		return;
-	int cpu = sched_getcpu();
-	if (cpu < 0 || !CPU_ISSET(cpu, &allowed))
+	int cpu = 0;
+	while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &allowed))
+		cpu++;
+	if (cpu == CPU_SETSIZE)
 		return;
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
