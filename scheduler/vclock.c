@@ -53,6 +53,13 @@ int vclock_read(clockid_t clk, int64_t *ns)
 		*ns = now_ns - VCLOCK_BOOT_NS;
 		return 0;
 	default:
+		/* CPU-time clocks of other processes and threads (clock_getcpuclockid) are
+		 * negative ids; like the group's own CPU clocks they follow the timeline. The
+		 * last kind, 3, names a dynamic (device) clock, which has no virtual version. */
+		if (clk < 0 && (clk & 7) != 3) {
+			*ns = now_ns - VCLOCK_BOOT_NS;
+			return 0;
+		}
 		return -EINVAL;
 	}
 }
