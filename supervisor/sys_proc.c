@@ -91,7 +91,8 @@ static int64_t ticks(int64_t ns)
 	return ns / 10000000LL; /* USER_HZ = 100 */
 }
 
-/* stat: fields after the command name; utime..cstime (14-17), starttime (22), processor (39). */
+/* stat: fields after the command name; fault counts (10-13), utime..cstime (14-17),
+ * starttime (22), processor (39). */
 static void rewrite_stat(struct task *t, const char *in, struct out *o)
 {
 	const char *paren = strrchr(in, ')');
@@ -108,8 +109,9 @@ static void rewrite_stat(struct task *t, const char *in, struct out *o)
 		if (field == 14)
 			snprintf(num, sizeof(num), "%lld", (long long)ticks(vclock_now() - VCLOCK_BOOT_NS)),
 				value = num;
-		else if (field >= 15 && field <= 17)
-			value = "0";
+		else if ((field >= 15 && field <= 17) || (field >= 10 && field <= 13))
+			value = "0"; /* system CPU time, and page-fault counts that depend on how
+				      * often detrun itself touched the task's memory */
 		else if (field == 22)
 			snprintf(num, sizeof(num), "%lld", (long long)ticks(t->proc->start_ns)), value = num;
 		else if (field == 39)

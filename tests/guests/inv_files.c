@@ -1,0 +1,72 @@
+/* Inventory: files. Directory order (read with small buffers, so order must hold across
+ * getdents calls), inode and device numbers, and timestamps of files the run creates. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static void show_stat(const char *path)
+{
+	struct stat st;
+	struct statx sx;
+	stat(path, &st);
+	statx(AT_FDCWD, path, 0, STATX_ALL, &sx);
+	printf("%-8s ino %lu dev %lu size %ld atime %ld.%09ld mtime %ld.%09ld ctime %ld.%09ld "
+	       "statx ino %llu btime %lld.%09u\n",
+	       strrchr(path, '/') + 1, (unsigned long)st.st_ino, (unsigned long)st.st_dev,
+	       (long)st.st_size, (long)st.st_atim.tv_sec, st.st_atim.tv_nsec, (long)st.st_mtim.tv_sec,
+	       st.st_mtim.tv_nsec, (long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec,
+	       (unsigned long long)sx.stx_ino, (long long)sx.stx_btime.tv_sec, sx.stx_btime.tv_nsec);
+}
+
+int main(int argc, char **argv)
+{
+	char dir[] = "/tmp/detrun-inv-files-XXXXXX";
+	if (!mkdtemp(dir))
+		return 1;
+	const char *names[] = { "zeta", "alpha", "mu", "beta", "omega", "kappa", "delta", "pi",
+				"epsilon", "gamma", "lambda", "sigma", "tau", "chi", "rho", "nu" };
+	char path[256];
+	for (int i = 0; i < 16; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		int fd = open(path, O_CREAT | O_WRONLY, 0644);
+		if (write(fd, names[i], strlen(names[i])) < 0)
+			return 1;
+		close(fd);
+	}
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	char buf[96] __attribute__((aligned(8))); /* two or three entries per call */
+	printf("order:");
+	for (;;) {
+		long n = syscall(SYS_getdents64, dfd, buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		for (long off = 0; off < n;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			if (d->d_name[0] != '.')
+				printf(" %s", d->d_name);
+			off += d->d_reclen;
+		}
+	}
+	printf("\n");
+	close(dfd);
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		show_stat(path);
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, names[0]);
+	truncate(path, 1);
+	show_stat(path);
+	snprintf(path, sizeof(path), "%s/.", dir);
+	show_stat(path);
+	for (int i = 0; i < 16; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+	return 0;
+}
