@@ -45,6 +45,8 @@ static struct early_stop {
 } early[64];
 static int n_early;
 
+static void kill_group(void);
+
 /* ---- supervisor signals ------------------------------------------------------------ */
 
 static void on_alarm(int sig)
@@ -69,10 +71,17 @@ static void on_outside_signal(int sig, siginfo_t *si, void *ctx)
 static void drain_outside_signals(void)
 {
 	struct { int sig; int code; pid_t pid; } msg;
+	static int forwarded_signals;
 	while (read(self_pipe[0], &msg, sizeof(msg)) == sizeof(msg)) {
 		sched_signals_changed();
 		bool from_group = msg.pid > 0 && sched_find(msg.pid);
 		bool to_detrun_only = (msg.code == SI_USER || msg.code == SI_QUEUE) && !from_group;
+		/* Asked twice from outside: the program did not stop, so detrun stops it. */
+		if (!from_group && ++forwarded_signals >= 2 && msg.sig != SIGUSR1 && msg.sig != SIGUSR2) {
+			fprintf(stderr, "detrun: %s again: killing the group\n", strsignal(msg.sig));
+			kill_group();
+			exit(128 + msg.sig);
+		}
 		for (struct task *t = sched_first(); to_detrun_only && t; t = t->next)
 			if (t->tid == t->proc->tgid && t->state != TASK_DEAD)
 				kill(t->tid, msg.sig);
@@ -433,6 +442,7 @@ static void on_exec_event(struct task *reported)
 		}
 	}
 	struct process *p = t->proc;
+	p->dying = false; /* the other threads died for the exec, not the process */
 	p->aspace = next_aspace++;
 	p->syscall_insn = 0;
 	p->caught = 0;  /* handlers do not survive exec; ignored signals do */
