@@ -46,6 +46,8 @@ static struct early_stop {
 static int n_early;
 
 static void kill_group(void);
+static void handle_status(pid_t tid, int status);
+static void quiesce(void);
 
 /* ---- supervisor signals ------------------------------------------------------------ */
 
@@ -64,6 +66,17 @@ static void on_outside_signal(int sig, siginfo_t *si, void *ctx)
 	errno = saved;
 }
 
+/* A task changed state while detrun was waiting for outside input (killed from outside,
+ * say): its stop is handled now rather than when the input comes. */
+static void reap_waiting_stops(void)
+{
+	int status;
+	pid_t tid;
+	while ((tid = waitpid(-1, &status, WNOHANG | __WALL)) > 0)
+		handle_status(tid, status);
+	quiesce();
+}
+
 /* Signals sent to detrun itself. Ctrl-C reaches the whole foreground process group, the
  * traced tasks included, so detrun only notes it; a signal aimed at detrun alone (kill
  * from another shell, a timeout wrapper) is passed on to every process of the group, as
@@ -73,6 +86,10 @@ static void drain_outside_signals(void)
 	struct { int sig; int code; pid_t pid; } msg;
 	static int forwarded_signals;
 	while (read(self_pipe[0], &msg, sizeof(msg)) == sizeof(msg)) {
+		if (msg.sig == SIGCHLD) {
+			reap_waiting_stops();
+			continue;
+		}
 		sched_signals_changed();
 		bool from_group = msg.pid > 0 && sched_find(msg.pid);
 		bool to_detrun_only = (msg.code == SI_USER || msg.code == SI_QUEUE) && !from_group;
@@ -96,7 +113,7 @@ static void install_supervisor_signals(void)
 	sa.sa_sigaction = on_outside_signal;
 	sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: waitpid must return to notice */
 	sigemptyset(&sa.sa_mask);
-	int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+	int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD };
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 		sigaction(forwarded[i], &sa, NULL);
 	struct sigaction al = { 0 };
@@ -105,6 +122,12 @@ static void install_supervisor_signals(void)
 	sigaction(SIGALRM, &al, NULL);
 	signal(SIGTTOU, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
+	/* Every ptrace stop raises SIGCHLD; it matters only while waiting for outside input
+	 * (wait_outside lets it through), not while waitpid is already listening. */
+	sigset_t chld;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
 }
 
 static int wait_outside(struct pollfd *fds, int nfds, int timeout_ms)
@@ -114,7 +137,11 @@ static int wait_outside(struct pollfd *fds, int nfds, int timeout_ms)
 	for (int i = 0; i < nfds && n < 256; i++)
 		all[n++] = (struct pollfd){ fds[i].fd, fds[i].events, 0 };
 	all[n++] = (struct pollfd){ self_pipe[0], POLLIN, 0 };
-	int r = poll(all, (nfds_t)n, timeout_ms);
+	sigset_t during;
+	sigprocmask(SIG_SETMASK, NULL, &during);
+	sigdelset(&during, SIGCHLD);
+	struct timespec ts = { timeout_ms / 1000, (timeout_ms % 1000) * 1000000L };
+	int r = ppoll(all, (nfds_t)n, timeout_ms < 0 ? NULL : &ts, &during);
 	if (r < 0)
 		return -1;
 	if (all[n - 1].revents) {
