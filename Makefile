@@ -31,8 +31,9 @@ test: build
 demo: build
 	@sh examples/demo.sh $(BUILD)/detrun $(BUILD)/examples
 
+# `make bench QUICK=1`: fewer repetitions, smaller inputs, shorter server runs (< 2 min).
 bench: build
-	@sh bench/run.sh $(BUILD)
+	@python3 bench/bench.py --build $(BUILD) $(if $(filter-out 0,$(QUICK)),--quick)
 
 clean:
 	rm -rf $(BUILD)

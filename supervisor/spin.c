@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/userfaultfd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,29 +19,24 @@
 #include "supervisor/stack.h"
 #include "supervisor/tracer.h"
 
-#ifndef UFFD_FEATURE_WP_UNPOPULATED
-#define UFFD_FEATURE_WP_UNPOPULATED (1 << 13)
-#endif
 
 enum {
 	SAMPLES = 6,             /* register samples per probe */
 	SAMPLE_GAP_US = 1500,    /* run time between samples */
 	MAX_BUDGET_MS = 4000,    /* a computing task is looked at no less often than this */
 	READONLY_PATIENCE = 8,   /* probes a changing read-only loop gets before a hazard */
-	MAX_DIGEST_BYTES = 64 << 20,
+	MAX_DIGEST_BYTES = 256 << 20, /* writable memory compared per probe, in all */
 };
 
 struct region {
 	uint64_t start, end;
-	bool protected_by_uffd; /* else compared by digest */
 	uint64_t digest;
 };
 
 struct probe {
-	int uffd;
 	struct region *regions;
 	int n;
-	bool untrackable; /* writable memory neither userfaultfd nor a digest can watch */
+	bool untrackable; /* writable memory too large to compare */
 };
 
 /* ---- stopping and starting the task ---------------------------------------------------- */
@@ -96,59 +90,9 @@ static uint64_t digest(struct task *t, uint64_t start, uint64_t end)
 	return h;
 }
 
-static int open_uffd(struct task *t)
-{
-	long tfd = remote_syscall(t, SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK, 0, 0, 0, 0, 0);
-	if (tfd < 0)
-		return -1;
-	int fd = remote_dup_fd(t, (int)tfd);
-	remote_syscall(t, SYS_close, (uint64_t)tfd, 0, 0, 0, 0, 0);
-	if (fd < 0)
-		return -1;
-	struct uffdio_api api = { .api = UFFD_API,
-				  .features = UFFD_FEATURE_WP_UNPOPULATED |
-					      UFFD_FEATURE_WP_HUGETLBFS_SHMEM };
-	if (ioctl(fd, UFFDIO_API, &api) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static bool protect(int uffd, uint64_t start, uint64_t end, bool on)
-{
-	struct uffdio_writeprotect wp = { { start, end - start },
-					  on ? UFFDIO_WRITEPROTECT_MODE_WP : 0 };
-	return ioctl(uffd, UFFDIO_WRITEPROTECT, &wp) == 0;
-}
-
-static bool watch_region(struct probe *p, struct task *t, uint64_t start, uint64_t end)
-{
-	struct region *r = &p->regions[p->n];
-	*r = (struct region){ start, end, false, 0 };
-	if (p->uffd >= 0) {
-		struct uffdio_register reg = { .range = { start, end - start },
-					       .mode = UFFDIO_REGISTER_MODE_WP };
-		if (ioctl(p->uffd, UFFDIO_REGISTER, &reg) == 0) {
-			r->protected_by_uffd = protect(p->uffd, start, end, true);
-			if (!r->protected_by_uffd) {
-				struct uffdio_range range = { start, end - start };
-				ioctl(p->uffd, UFFDIO_UNREGISTER, &range);
-			}
-		}
-	}
-	if (!r->protected_by_uffd) {
-		if (end - start > MAX_DIGEST_BYTES)
-			return false;
-		r->digest = digest(t, start, end);
-	}
-	p->n++;
-	return true;
-}
-
 static void watch_memory(struct probe *p, struct task *t)
 {
-	*p = (struct probe){ .uffd = open_uffd(t) };
+	*p = (struct probe){ 0 };
 	char path[64], line[512];
 	snprintf(path, sizeof(path), "/proc/%d/maps", t->tid);
 	FILE *f = fopen(path, "re");
@@ -157,6 +101,7 @@ static void watch_memory(struct probe *p, struct task *t)
 		return;
 	}
 	int cap = 0;
+	uint64_t total = 0;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long start, end;
 		char perms[8], name[256] = "";
@@ -164,48 +109,30 @@ static void watch_memory(struct probe *p, struct task *t)
 			continue;
 		if (perms[1] != 'w' || !strcmp(name, "[vvar]") || !strcmp(name, "[vdso]"))
 			continue;
+		total += end - start;
+		if (total > MAX_DIGEST_BYTES) {
+			p->untrackable = true;
+			break;
+		}
 		if (p->n == cap) {
 			cap = cap ? cap * 2 : 64;
 			p->regions = realloc(p->regions, (size_t)cap * sizeof(*p->regions));
 			if (!p->regions)
 				abort();
 		}
-		if (!watch_region(p, t, start, end))
-			p->untrackable = true;
+		p->regions[p->n++] = (struct region){ start, end, digest(t, start, end) };
 	}
 	fclose(f);
 }
 
-static bool uffd_saw_write(struct probe *p)
-{
-	if (p->uffd < 0)
-		return false;
-	struct uffd_msg msg;
-	bool wrote = false;
-	while (read(p->uffd, &msg, sizeof(msg)) == sizeof(msg))
-		if (msg.event == UFFD_EVENT_PAGEFAULT)
-			wrote = true;
-	return wrote;
-}
-
-/* Ends the watch; true if any watched memory was written (or changed). */
+/* Ends the watch; true if watched memory differs from when the watch began. */
 static bool unwatch_memory(struct probe *p, struct task *t)
 {
-	bool wrote = uffd_saw_write(p) || p->untrackable;
-	for (int i = 0; i < p->n; i++) {
-		struct region *r = &p->regions[i];
-		if (r->protected_by_uffd) {
-			protect(p->uffd, r->start, r->end, false); /* also wakes a blocked writer */
-			struct uffdio_range range = { r->start, r->end - r->start };
-			ioctl(p->uffd, UFFDIO_UNREGISTER, &range);
-		} else if (!wrote && digest(t, r->start, r->end) != r->digest) {
-			wrote = true;
-		}
-	}
-	if (p->uffd >= 0)
-		close(p->uffd);
+	bool changed = p->untrackable;
+	for (int i = 0; i < p->n && !changed; i++)
+		changed = digest(t, p->regions[i].start, p->regions[i].end) != p->regions[i].digest;
 	free(p->regions);
-	return wrote;
+	return changed;
 }
 
 /* ---- the verdict ---------------------------------------------------------------------------- */
@@ -243,7 +170,6 @@ enum spin_verdict spin_check(struct task *t, void (*handle)(int, int))
 		}
 		remote_load_regs(t);
 		samples[taken] = t->regs;
-		wrote = uffd_saw_write(&probe);
 	}
 	wrote |= unwatch_memory(&probe, t);
 	if (wrote) {

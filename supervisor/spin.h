@@ -6,14 +6,17 @@
  * Where it is stopped is decided by the wall clock, so descheduling it is only safe if that
  * point cannot matter:
  *
- *   1. Interrupt it and write-protect its writable memory (userfaultfd WP on anonymous and
- *      shared memory; a content digest for private file-backed pages, which userfaultfd
- *      cannot protect). Sample its registers a few times while it runs.
- *   2. It wrote memory: it is computing, not waiting. Let it run; the budget doubles, so
+ *   1. Interrupt it, take a digest of all its writable memory, and sample its registers a
+ *      few times while it runs; then compare the memory. (userfaultfd write-protection
+ *      was tried first and dropped: a writer blocked on its write fault looks exactly
+ *      like a spinner whose registers repeat, and private file-backed pages cannot be
+ *      protected at all. A digest compares the state the other tasks would see at the
+ *      point where the task is stopped, which is what has to be invariant.)
+ *   2. Its memory changed: it is computing, not waiting. Let it run; the budget doubles, so
  *      a long computation is probed rarely.
- *   3. It wrote nothing and its registers repeat exactly at one ip: a pure spin. Its
+ *   3. Memory unchanged and its registers repeat exactly at one ip: a pure spin. Its
  *      state at any stop point is the same; deschedule it silently.
- *   4. It wrote nothing but its registers change (an iteration counter, a read-only
+ *   4. Memory unchanged but its registers change (an iteration counter, a read-only
  *      scan): its own future may depend on where it stopped. Give it a much longer budget
  *      first (it may finish); then deschedule it and report a hazard with its stack.
  */

@@ -752,6 +752,11 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 			break;
 		resume(t);
 	}
+	/* The namespace's init exits once it has reaped everything; waiting for it also
+	 * passes the group's resource usage up to detrun's own parent. */
+	if (launched.init_pid > 0)
+		while (waitpid(launched.init_pid, NULL, __WALL) < 0 && errno == EINTR)
+			;
 	int exec_errno = launch_exec_error(&launched);
 	if (exec_errno) {
 		fprintf(stderr, "detrun: cannot execute %s: %s\n", argv[0], strerror(exec_errno));

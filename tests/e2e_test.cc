@@ -1,0 +1,874 @@
+// End-to-end determinism tests (issue 2): run guest programs and real programs natively and
+// under detrun. Each case of the table below says how often to run it under detrun (every
+// output must be byte-identical), whether it must first be shown to vary natively (proof
+// that the case exercises nondeterminism on this machine), whether its output must equal
+// the native output, and the exit code that native and detrun runs must both give.
+//
+// Every command runs in its own session (so its process group id is its pid) with stdin
+// from /dev/null, stdout and stderr captured through pipes, and a hard timeout after which
+// the whole group is killed and the test fails. This process is a child subreaper, so a
+// process left behind by a run is re-parented here; after each run nothing may remain in
+// the run's process group or session or among our children.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#ifndef DETRUN_PATH
+#error "DETRUN_PATH must be defined (path of build/detrun)"
+#endif
+#ifndef GUEST_DIR
+#error "GUEST_DIR must be defined (directory of the built guest programs)"
+#endif
+#ifndef GO_GUEST
+#define GO_GUEST ""
+#endif
+
+namespace {
+
+// ---------------------------------------------------------------------------------------
+// Running a command
+
+struct RunOptions {
+	std::string cwd;                   // empty: inherit
+	int timeout_s = 120;               // hard limit; the group is killed after it
+	std::vector<std::string> unset_env; // variables removed in the child
+};
+
+struct RunResult {
+	std::vector<std::string> argv;
+	std::string out, err;
+	int status = -1;       // raw wait status
+	int code = -1;         // exit code, or 128 + N if killed by signal N
+	bool timed_out = false;
+	double seconds = 0;                 // wall time, for information only
+	std::vector<std::string> leftovers; // processes left behind by the run
+
+	std::string Describe() const
+	{
+		std::ostringstream s;
+		s << "command:";
+		for (const auto &a : argv)
+			s << " '" << a << "'";
+		s << "\n  exit code " << code << " after " << seconds << " s";
+		if (timed_out)
+			s << " (TIMED OUT, group killed)";
+		s << ", stdout " << out.size() << " bytes";
+		std::string e = err.size() > 3000 ? err.substr(0, 3000) + "\n...[truncated]" : err;
+		s << "\n  stderr (" << err.size() << " bytes):\n" << e;
+		for (const auto &l : leftovers)
+			s << "\n  LEFT BEHIND: " << l;
+		return s.str();
+	}
+};
+
+double MonoNow()
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct ProcInfo {
+	pid_t pid;
+	char state;
+	pid_t ppid, pgrp, sid;
+	std::string comm, cmdline;
+};
+
+std::vector<ProcInfo> ListProcesses()
+{
+	std::vector<ProcInfo> v;
+	DIR *d = opendir("/proc");
+	if (!d)
+		return v;
+	while (struct dirent *de = readdir(d)) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0)
+			continue;
+		std::ifstream f(std::string("/proc/") + de->d_name + "/stat");
+		std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+		size_t open = stat.find('('), close = stat.rfind(')');
+		if (open == std::string::npos || close == std::string::npos)
+			continue;
+		ProcInfo p{};
+		p.pid = (pid_t)pid;
+		p.comm = stat.substr(open + 1, close - open - 1);
+		if (sscanf(stat.c_str() + close + 1, " %c %d %d %d", &p.state, &p.ppid, &p.pgrp,
+			   &p.sid) != 4)
+			continue;
+		std::ifstream c(std::string("/proc/") + de->d_name + "/cmdline");
+		std::string cmd((std::istreambuf_iterator<char>(c)), std::istreambuf_iterator<char>());
+		std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+		p.cmdline = cmd;
+		v.push_back(p);
+	}
+	closedir(d);
+	return v;
+}
+
+// Processes that belong to the run started as `leader` (its own session and group), or
+// were re-parented to us, plus all their descendants.
+std::vector<ProcInfo> FindLeftovers(pid_t leader)
+{
+	pid_t self = getpid();
+	std::vector<ProcInfo> all = ListProcesses();
+	std::set<pid_t> mark;
+	for (const auto &p : all)
+		if (p.pid != self && (p.pgrp == leader || p.sid == leader || p.ppid == self))
+			mark.insert(p.pid);
+	for (bool grew = true; grew;) {
+		grew = false;
+		for (const auto &p : all)
+			if (!mark.count(p.pid) && mark.count(p.ppid) && p.pid != self) {
+				mark.insert(p.pid);
+				grew = true;
+			}
+	}
+	std::vector<ProcInfo> out;
+	for (const auto &p : all)
+		if (mark.count(p.pid))
+			out.push_back(p);
+	return out;
+}
+
+// waitpid(pid) for at most `seconds` (a killed process stuck in the kernel must not hang
+// the test). Returns true if it was reaped.
+bool WaitBounded(pid_t pid, int *status, int seconds)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd >= 0) {
+		struct pollfd p = {fd, POLLIN, 0};
+		while (poll(&p, 1, seconds * 1000) < 0 && errno == EINTR) {
+		}
+		close(fd);
+	}
+	return waitpid(pid, status, WNOHANG) == pid;
+}
+
+// Kills and reaps whatever FindLeftovers reports; returns their descriptions.
+std::vector<std::string> KillLeftovers(pid_t leader)
+{
+	std::vector<std::string> desc;
+	for (int round = 0; round < 50; round++) {
+		std::vector<ProcInfo> left = FindLeftovers(leader);
+		if (left.empty())
+			break;
+		for (const auto &p : left) {
+			if (round == 0) {
+				std::ostringstream s;
+				s << "pid " << p.pid << " (" << p.comm << ") state " << p.state
+				  << (p.state == 'Z' ? " (zombie, not reaped)" : "")
+				  << (p.ppid == getpid() ? " [re-parented to the test: its parent exited first]"
+							 : "")
+				  << " ppid "
+				  << p.ppid << " pgrp " << p.pgrp << " sid " << p.sid << ": " << p.cmdline;
+				desc.push_back(s.str());
+			}
+			kill(p.pid, SIGKILL);
+		}
+		// reap the ones that are (or become) our children; others are reaped by their
+		// parents, which are being killed too
+		for (const auto &p : left)
+			if (p.ppid == getpid())
+				WaitBounded(p.pid, nullptr, 10);
+		while (waitpid(-1, nullptr, WNOHANG) > 0) {
+		}
+	}
+	return desc;
+}
+
+void EnsureSubreaper()
+{
+	static bool done = [] {
+		prctl(PR_SET_CHILD_SUBREAPER, 1);
+		return true;
+	}();
+	(void)done;
+}
+
+RunResult RunCommand(const std::vector<std::string> &argv, const RunOptions &opt = RunOptions())
+{
+	EnsureSubreaper();
+	RunResult r;
+	r.argv = argv;
+	int outp[2], errp[2];
+	if (pipe2(outp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
+		r.err = std::string("pipe: ") + strerror(errno);
+		return r;
+	}
+	std::vector<char *> cargv;
+	for (const auto &a : argv)
+		cargv.push_back(const_cast<char *>(a.c_str()));
+	cargv.push_back(nullptr);
+
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid < 0) {
+		r.err = std::string("fork: ") + strerror(errno);
+		return r;
+	}
+	if (pid == 0) {
+		setsid(); // own session and process group: pgid == sid == pid
+		for (int s = 1; s < NSIG; s++)
+			signal(s, SIG_DFL);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, nullptr);
+		int devnull = open("/dev/null", O_RDONLY);
+		if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(outp[1], 1) < 0 || dup2(errp[1], 2) < 0)
+			_exit(126);
+		for (const auto &v : opt.unset_env)
+			unsetenv(v.c_str());
+		if (!opt.cwd.empty() && chdir(opt.cwd.c_str())) {
+			dprintf(2, "e2e: chdir %s: %s\n", opt.cwd.c_str(), strerror(errno));
+			_exit(126);
+		}
+		execvp(cargv[0], cargv.data());
+		dprintf(2, "e2e: exec %s: %s\n", cargv[0], strerror(errno));
+		_exit(127);
+	}
+	close(outp[1]);
+	close(errp[1]);
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	const double started = MonoNow();
+	const double deadline = started + opt.timeout_s;
+	bool out_open = true, err_open = true, reaped = false;
+	int status = 0;
+	char buf[65536];
+	while (out_open || err_open || !reaped) {
+		double left = deadline - MonoNow();
+		if (left <= 0) {
+			r.timed_out = true;
+			break;
+		}
+		struct pollfd fds[3];
+		int nf = 0, iout = -1, ierr = -1, ipid = -1;
+		if (out_open) {
+			fds[nf] = {outp[0], POLLIN, 0};
+			iout = nf++;
+		}
+		if (err_open) {
+			fds[nf] = {errp[0], POLLIN, 0};
+			ierr = nf++;
+		}
+		if (!reaped && pidfd >= 0) {
+			fds[nf] = {pidfd, POLLIN, 0};
+			ipid = nf++;
+		}
+		int ms = (int)(left * 1000) + 1;
+		if (!reaped && pidfd < 0)
+			ms = std::min(ms, 50); // no pidfd: fall back to polling waitpid
+		int n = poll(fds, (nfds_t)nf, ms);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (iout >= 0 && fds[iout].revents) {
+			ssize_t k = read(outp[0], buf, sizeof buf);
+			if (k > 0)
+				r.out.append(buf, (size_t)k);
+			else if (k == 0 || errno != EINTR)
+				out_open = false;
+		}
+		if (ierr >= 0 && fds[ierr].revents) {
+			ssize_t k = read(errp[0], buf, sizeof buf);
+			if (k > 0)
+				r.err.append(buf, (size_t)k);
+			else if (k == 0 || errno != EINTR)
+				err_open = false;
+		}
+		if (!reaped && (pidfd < 0 || (ipid >= 0 && fds[ipid].revents))) {
+			pid_t w = waitpid(pid, &status, WNOHANG);
+			if (w == pid) {
+				reaped = true;
+				// The main process is gone: anything still in its group/session, or
+				// re-parented to us, was left behind. Kill it, so the pipes reach EOF.
+				std::vector<std::string> l = KillLeftovers(pid);
+				r.leftovers.insert(r.leftovers.end(), l.begin(), l.end());
+			}
+		}
+	}
+	if (r.timed_out || !reaped) {
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+		if (!reaped)
+			reaped = WaitBounded(pid, &status, 30);
+		std::vector<std::string> l = KillLeftovers(pid);
+		r.leftovers.insert(r.leftovers.end(), l.begin(), l.end());
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	close(outp[0]);
+	close(errp[0]);
+	r.seconds = MonoNow() - started;
+	if (reaped) {
+		r.status = status;
+		if (WIFEXITED(status))
+			r.code = WEXITSTATUS(status);
+		else if (WIFSIGNALED(status))
+			r.code = 128 + WTERMSIG(status);
+	}
+	return r;
+}
+
+std::vector<std::string> UnderDetrun(const std::vector<std::string> &opts,
+				     const std::vector<std::string> &argv)
+{
+	std::vector<std::string> v{DETRUN_PATH};
+	v.insert(v.end(), opts.begin(), opts.end());
+	v.push_back("--");
+	v.insert(v.end(), argv.begin(), argv.end());
+	return v;
+}
+
+std::vector<std::string> SplitLines(const std::string &s)
+{
+	std::vector<std::string> v;
+	std::string cur;
+	for (char c : s) {
+		if (c == '\n') {
+			v.push_back(cur);
+			cur.clear();
+		} else {
+			cur += c;
+		}
+	}
+	if (!cur.empty())
+		v.push_back(cur + "  [no newline at end]");
+	return v;
+}
+
+std::string Clip(const std::string &s, size_t n = 300)
+{
+	return s.size() > n ? s.substr(0, n) + "..." : s;
+}
+
+// A diff-friendly description of the first difference between two outputs.
+std::string FirstDifference(const std::string &what_a, const std::string &a,
+			    const std::string &what_b, const std::string &b)
+{
+	std::vector<std::string> la = SplitLines(a), lb = SplitLines(b);
+	size_t i = 0;
+	while (i < la.size() && i < lb.size() && la[i] == lb[i])
+		i++;
+	std::ostringstream s;
+	s << what_b << " differs from " << what_a << " (" << b.size() << " vs " << a.size()
+	  << " bytes, " << lb.size() << " vs " << la.size() << " lines); first difference at line "
+	  << i + 1 << ":\n";
+	if (i > 0)
+		s << "    (line " << i << " both: " << Clip(la[i - 1]) << ")\n";
+	s << "  " << what_a << ": " << (i < la.size() ? Clip(la[i]) : "<end of output>") << "\n";
+	s << "  " << what_b << ": " << (i < lb.size() ? Clip(lb[i]) : "<end of output>") << "\n";
+	return s.str();
+}
+
+std::string Head(const std::string &s, size_t lines = 20)
+{
+	std::vector<std::string> l = SplitLines(s);
+	std::ostringstream o;
+	for (size_t i = 0; i < l.size() && i < lines; i++)
+		o << "    " << Clip(l[i], 200) << "\n";
+	if (l.size() > lines)
+		o << "    ... (" << l.size() - lines << " more lines)\n";
+	return o.str();
+}
+
+// ---------------------------------------------------------------------------------------
+// Shared inputs: generated data files and the real python executable
+
+std::string g_data_dir; // set once DataDir() created it
+
+std::string DataDir()
+{
+	static std::string dir = [] {
+		char tmpl[] = "/tmp/detrun-e2e-data-XXXXXX";
+		const char *d = mkdtemp(tmpl);
+		if (!d)
+			return std::string();
+		std::string dir = d;
+		// words.txt: 5000 pseudo-random lines of words; numbers.txt: 200000 numbers
+		unsigned long x = 12345;
+		auto next = [&x] {
+			x = x * 6364136223846793005ul + 1442695040888963407ul;
+			return (unsigned)(x >> 33);
+		};
+		static const char *syll[] = {"ka", "lo", "mi", "ne", "ru", "ta", "vo", "zi", "pe", "su"};
+		{
+			std::ofstream w(dir + "/words.txt");
+			for (int i = 0; i < 5000; i++) {
+				int words = 1 + (int)(next() % 6);
+				for (int k = 0; k < words; k++) {
+					int sy = 1 + (int)(next() % 4);
+					for (int j = 0; j < sy; j++)
+						w << syll[next() % 10];
+					w << (k + 1 < words ? " " : "\n");
+				}
+			}
+		}
+		{
+			std::ofstream n(dir + "/numbers.txt");
+			for (int i = 0; i < 200000; i++)
+				n << (long)(next() % 1000000) - 500000 << "\n";
+		}
+		g_data_dir = dir;
+		return dir;
+	}();
+	return dir;
+}
+
+struct DataDirCleanup : ::testing::Environment {
+	void TearDown() override
+	{
+		if (!g_data_dir.empty()) // created by this process
+			RunCommand({"rm", "-rf", g_data_dir});
+	}
+};
+::testing::Environment *const data_env = ::testing::AddGlobalTestEnvironment(new DataDirCleanup);
+
+// The interpreter itself, not a wrapper script (pyenv shims run several processes).
+std::string Python()
+{
+	static std::string py = [] {
+		RunResult r = RunCommand({"python3", "-c", "import sys; print(sys.executable)"}, {});
+		std::string p = r.out;
+		while (!p.empty() && (p.back() == '\n' || p.back() == '\r'))
+			p.pop_back();
+		if (r.code != 0 || p.empty() || access(p.c_str(), X_OK))
+			return std::string();
+		return p;
+	}();
+	return py;
+}
+
+std::string Replace(std::string s, const std::string &from, const std::string &to)
+{
+	for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size())
+		s.replace(pos, from.size(), to);
+	return s;
+}
+
+// ---------------------------------------------------------------------------------------
+// The table
+
+enum Native {
+	kAnyNative,    // native output may be anything (only its exit code is checked)
+	kMustVary,     // native runs must produce at least two different outputs
+	kSameAsNative, // detrun output must equal the native output
+};
+
+struct Case {
+	std::string name;
+	std::vector<std::string> argv; // {guests} {data} {python} {go} are expanded
+	int runs;                      // detrun runs, all outputs identical
+	Native native;
+	int exit_code; // expected of native and detrun runs
+	std::vector<std::string> detrun_opts = {};
+	int native_tries = 30; // kMustVary: native runs until two outputs differ
+};
+
+// gtest prints the parameter of each test: the case name is enough.
+void PrintTo(const Case &c, std::ostream *os)
+{
+	*os << c.name;
+}
+
+const char *kPyThreads = R"PY(
+import sys, threading
+sys.setswitchinterval(0.0005)
+out = []
+lock = threading.Lock()
+def worker(i):
+    for j in range(300):
+        x = 0
+        for k in range(1000):
+            x += k * i
+        with lock:
+            out.append(i)
+ts = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+for t in ts: t.start()
+for t in ts: t.join()
+runs = []
+for v in out:
+    if runs and runs[-1][0] == v: runs[-1][1] += 1
+    else: runs.append([v, 1])
+print(len(out), "items; runs:", " ".join("%d*%d" % (v, n) for v, n in runs))
+)PY";
+
+const char *kPyDeterministic = R"PY(
+import hashlib, json, math, threading, queue, subprocess, sys
+results = [None] * 6
+def work(i):
+    h = hashlib.sha256()
+    for k in range(2000):
+        h.update(("%d:%d" % (i, k)).encode())
+    results[i] = h.hexdigest()[:16]
+ts = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+for t in ts: t.start()
+for t in ts: t.join()
+print("digests", results)
+q = queue.Queue()
+for i in range(100): q.put(i * i)
+print("queue sum", sum(q.get() for _ in range(100)))
+print("json", json.dumps({"b": [1, 2, {"c": None}], "a": math.pi}, sort_keys=True))
+print("primes", [n for n in range(2, 80) if all(n % d for d in range(2, int(math.sqrt(n)) + 1))])
+p = subprocess.run(["/bin/sh", "-c", "echo from a subprocess; exit 3"], capture_output=True, text=True)
+print("subprocess", repr(p.stdout), p.returncode)
+)PY";
+
+const char *kPyHashOrder =
+	"print(' '.join({'w%02d' % i for i in range(40)}))\n"
+	"import os; print(len(os.urandom(16)))\n";
+
+std::vector<Case> Cases()
+{
+	const std::string G = "{guests}/";
+	return {
+		// guest programs: nondeterministic natively
+		{"racy_counter_4x2M", {G + "racy_counter", "4", "2000000"}, 10, kMustVary, 0},
+		{"racy_counter_2x2M", {G + "racy_counter", "2", "2000000"}, 10, kMustVary, 0},
+		{"racy_counter_8x500k", {G + "racy_counter", "8", "500000"}, 10, kMustVary, 0},
+		{"racy_counter_quantum7", {G + "racy_counter", "4", "2000000"}, 10, kMustVary, 0,
+		 {"--quantum", "7"}},
+		{"racy_counter_seed99", {G + "racy_counter", "3", "1000000"}, 10, kMustVary, 0,
+		 {"--seed", "99"}},
+		{"mutex_condvar", {G + "mutex_condvar"}, 10, kMustVary, 0},
+		{"mutex_condvar_5p2c", {G + "mutex_condvar", "5", "2", "100"}, 10, kMustVary, 0},
+		{"spin_barrier", {G + "spin_barrier"}, 10, kMustVary, 0},
+		{"spin_barrier_3x5", {G + "spin_barrier", "3", "5"}, 10, kMustVary, 0},
+		{"pipe_writers", {G + "pipe_writers"}, 10, kMustVary, 0},
+		{"epoll_pipes", {G + "epoll_pipes"}, 10, kMustVary, 0},
+		{"signals", {G + "signals"}, 10, kMustVary, 0},
+		{"stdout_threads", {G + "stdout_threads"}, 10, kMustVary, 0},
+		{"sleeps", {G + "sleeps"}, 10, kMustVary, 0},
+		// guest programs whose output does not depend on the schedule
+		{"atomic_flag_wait", {G + "atomic_flag_wait"}, 10, kSameAsNative, 0},
+		// exit codes
+		{"exit_code_0", {G + "exit_code", "0"}, 10, kSameAsNative, 0},
+		{"exit_code_3", {G + "exit_code", "3"}, 10, kSameAsNative, 3},
+		{"exit_code_255", {G + "exit_code", "255"}, 10, kSameAsNative, 255},
+		{"kill_self_15", {G + "kill_self", "15"}, 10, kSameAsNative, 143},
+		{"kill_self_9", {G + "kill_self", "9"}, 10, kSameAsNative, 137},
+		{"sh_exit_7", {"sh", "-c", "exit 7"}, 10, kSameAsNative, 7},
+		// real programs
+		{"sh_pipeline", {"sh", "-c", "seq 1 2000 | sort -r | head -5 | tr 0-9 a-j"}, 10,
+		 kSameAsNative, 0},
+		{"ls_root", {"ls", "/"}, 10, kSameAsNative, 0},
+		{"wc_file", {"wc", "{data}/words.txt"}, 10, kSameAsNative, 0},
+		{"cat_file", {"cat", "{data}/words.txt"}, 10, kSameAsNative, 0},
+		{"sort_words", {"sort", "{data}/words.txt"}, 10, kSameAsNative, 0},
+		{"sort_numbers_parallel", {"sort", "-n", "--parallel=2", "-S", "2M", "{data}/numbers.txt"},
+		 10, kSameAsNative, 0},
+		{"python_threads_lock", {"{python}", "-c", kPyThreads}, 10, kMustVary, 0},
+		{"python_deterministic", {"{python}", "-c", kPyDeterministic}, 10, kSameAsNative, 0},
+		{"python_hash_order", {"{python}", "-c", kPyHashOrder}, 10, kMustVary, 0},
+		{"go_goroutines", {"{go}"}, 10, kMustVary, 0},
+	};
+}
+
+class E2E : public ::testing::TestWithParam<Case> {};
+
+TEST_P(E2E, DeterministicUnderDetrun)
+{
+	const Case &c = GetParam();
+	std::vector<std::string> argv;
+	for (std::string a : c.argv) {
+		if (a.find("{python}") != std::string::npos) {
+			if (Python().empty())
+				GTEST_SKIP() << "python3 not found";
+			a = Replace(a, "{python}", Python());
+		}
+		if (a.find("{go}") != std::string::npos) {
+			if (std::string(GO_GUEST).empty() || access(GO_GUEST, X_OK))
+				GTEST_SKIP() << "Go guest not built (go not found at configure time?)";
+			a = Replace(a, "{go}", GO_GUEST);
+		}
+		if (a.find("{data}") != std::string::npos) {
+			ASSERT_FALSE(DataDir().empty()) << "cannot create the data directory";
+			a = Replace(a, "{data}", DataDir());
+		}
+		a = Replace(a, "{guests}", GUEST_DIR);
+		argv.push_back(a);
+	}
+	if (argv[0].find('/') != std::string::npos) {
+		ASSERT_EQ(access(argv[0].c_str(), X_OK), 0) << argv[0] << " is not built";
+	}
+
+	// Natively: the exit code, and variation or the reference output.
+	RunResult native = RunCommand(argv);
+	ASSERT_FALSE(native.timed_out) << native.Describe();
+	EXPECT_TRUE(native.leftovers.empty()) << native.Describe();
+	ASSERT_EQ(native.code, c.exit_code) << "native run\n" << native.Describe();
+	if (c.native == kMustVary) {
+		bool varied = false;
+		for (int i = 1; i < c.native_tries && !varied; i++) {
+			RunResult again = RunCommand(argv);
+			ASSERT_FALSE(again.timed_out) << again.Describe();
+			EXPECT_TRUE(again.leftovers.empty()) << again.Describe();
+			ASSERT_EQ(again.code, c.exit_code) << "native run " << i << "\n" << again.Describe();
+			if (again.out != native.out) {
+				varied = true;
+				std::cout << "[ native  ] varied at run " << i << ": "
+					  << FirstDifference("native run 0", native.out,
+							     "native run " + std::to_string(i), again.out);
+			}
+		}
+		EXPECT_TRUE(varied) << "the program never varied in " << c.native_tries
+				    << " native runs, so this case proves nothing on this machine; output:\n"
+				    << Head(native.out);
+	}
+
+	// Under detrun: every run identical, same exit code.
+	std::vector<std::string> cmd = UnderDetrun(c.detrun_opts, argv);
+	std::string reference;
+	for (int i = 0; i < c.runs; i++) {
+		RunResult r = RunCommand(cmd);
+		ASSERT_FALSE(r.timed_out) << "detrun run " << i << " hung\n" << r.Describe();
+		EXPECT_TRUE(r.leftovers.empty()) << "detrun run " << i << " left processes behind\n"
+						 << r.Describe();
+		ASSERT_EQ(r.code, c.exit_code) << "detrun run " << i << "\n" << r.Describe();
+		if (i == 0) {
+			reference = r.out;
+			if (c.native == kSameAsNative) {
+				ASSERT_TRUE(r.out == native.out)
+					<< FirstDifference("native", native.out, "detrun run 0", r.out)
+					<< r.Describe();
+			}
+			continue;
+		}
+		ASSERT_TRUE(r.out == reference)
+			<< "NOT DETERMINISTIC: "
+			<< FirstDifference("detrun run 0", reference, "detrun run " + std::to_string(i), r.out)
+			<< r.Describe();
+	}
+	std::cout << "[ detrun  ] " << c.runs << " identical runs, exit code " << c.exit_code
+		  << ", output " << reference.size() << " bytes:\n"
+		  << Head(reference, 6);
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, E2E, ::testing::ValuesIn(Cases()),
+			 [](const ::testing::TestParamInfo<Case> &info) { return info.param.name; });
+
+// ---------------------------------------------------------------------------------------
+// make -j2 of a generated C project: natively and under detrun
+
+void WriteFile(const std::string &path, const std::string &text)
+{
+	std::ofstream f(path);
+	f << text;
+}
+
+std::string MakeProject()
+{
+	char tmpl[] = "/tmp/detrun-e2e-make-XXXXXX";
+	const char *d = mkdtemp(tmpl);
+	if (!d)
+		return "";
+	std::string dir = d;
+	const int n = 10;
+	std::ostringstream header, mainc, objs;
+	header << "#ifndef COMMON_H\n#define COMMON_H\n";
+	mainc << "#include <stdio.h>\n#include \"common.h\"\nint main(void)\n{\n"
+	      << "\tlong total = 0;\n";
+	objs << "OBJS = main.o";
+	for (int i = 0; i < n; i++) {
+		header << "long f" << i << "(long x);\n";
+		std::ostringstream src;
+		src << "#include \"common.h\"\n"
+		    << "static long helper(long x) { return x * " << (i + 3) << " + " << (i * i)
+		    << "; }\n"
+		    << "long f" << i << "(long x)\n{\n\tlong acc = 0;\n"
+		    << "\tfor (long k = 0; k < " << (100 + 10 * i) << "; k++)\n"
+		    << "\t\tacc = (acc ^ helper(x + k)) % 1000003;\n\treturn acc;\n}\n";
+		WriteFile(dir + "/f" + std::to_string(i) + ".c", src.str());
+		mainc << "\tprintf(\"f" << i << " = %ld\\n\", f" << i << "(" << i * 17 << "));\n"
+		      << "\ttotal += f" << i << "(" << i << ");\n";
+		objs << " f" << i << ".o";
+	}
+	header << "#endif\n";
+	mainc << "\tprintf(\"total = %ld\\n\", total);\n\treturn 0;\n}\n";
+	WriteFile(dir + "/common.h", header.str());
+	WriteFile(dir + "/main.c", mainc.str());
+	WriteFile(dir + "/Makefile", objs.str() + "\n\n"
+				     "prog: $(OBJS)\n"
+				     "\tgcc -o $@ $(OBJS)\n\n"
+				     "%.o: %.c common.h\n"
+				     "\tgcc -O2 -c $< -o $@\n");
+	return dir;
+}
+
+TEST(E2EMake, ParallelBuildOfGeneratedProject)
+{
+	const std::vector<std::string> unset = {"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"};
+	const std::vector<std::string> make = {"make", "-j2", "--no-print-directory"};
+	struct Cleanup {
+		std::vector<std::string> dirs;
+		~Cleanup()
+		{
+			for (const auto &d : dirs)
+				RunCommand({"rm", "-rf", d});
+		}
+	} cleanup; // removes the project directories however the test ends
+	std::vector<std::string> &dirs = cleanup.dirs;
+
+	std::string ndir = MakeProject();
+	ASSERT_FALSE(ndir.empty());
+	dirs.push_back(ndir);
+	RunOptions nopt;
+	nopt.cwd = ndir;
+	nopt.unset_env = unset;
+	RunResult native = RunCommand(make, nopt);
+	ASSERT_FALSE(native.timed_out) << native.Describe();
+	EXPECT_TRUE(native.leftovers.empty()) << native.Describe();
+	ASSERT_EQ(native.code, 0) << "native make\n" << native.Describe();
+	RunResult nprog = RunCommand({ndir + "/prog"});
+	ASSERT_EQ(nprog.code, 0) << nprog.Describe();
+
+	const int runs = 3;
+	std::string reference;
+	for (int i = 0; i < runs; i++) {
+		std::string dir = MakeProject();
+		ASSERT_FALSE(dir.empty());
+		dirs.push_back(dir);
+		RunOptions opt;
+		opt.cwd = dir;
+		opt.unset_env = unset;
+		opt.timeout_s = 300;
+		RunResult r = RunCommand(UnderDetrun({}, make), opt);
+		ASSERT_FALSE(r.timed_out) << "detrun make run " << i << " hung\n" << r.Describe();
+		EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+		ASSERT_EQ(r.code, native.code) << "detrun make run " << i << "\n" << r.Describe();
+		RunResult prog = RunCommand({dir + "/prog"});
+		ASSERT_EQ(prog.code, 0) << prog.Describe();
+		EXPECT_TRUE(prog.out == nprog.out)
+			<< FirstDifference("natively built prog", nprog.out,
+					   "prog built under detrun (run " + std::to_string(i) + ")", prog.out);
+		if (i == 0)
+			reference = r.out;
+		else
+			EXPECT_TRUE(r.out == reference)
+				<< "NOT DETERMINISTIC: "
+				<< FirstDifference("detrun make run 0", reference,
+						   "detrun make run " + std::to_string(i), r.out);
+	}
+	std::cout << "[ make    ] native make output:\n"
+		  << Head(native.out, 15) << "[ make    ] detrun make output:\n"
+		  << Head(reference, 15);
+}
+
+// ---------------------------------------------------------------------------------------
+// The harness itself: it must notice processes left behind and never hang.
+
+TEST(E2EHarness, ReportsLeftBehindProcesses)
+{
+	// natively, a background child outlives the shell, once in the same group and once
+	// escaped into its own session
+	RunResult r = RunCommand({"sh", "-c", "sleep 1000 & setsid sleep 1001 & echo started"});
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_EQ(r.code, 0) << r.Describe();
+	EXPECT_EQ(r.out, "started\n") << r.Describe();
+	ASSERT_EQ(r.leftovers.size(), 2u) << r.Describe();
+	EXPECT_TRUE(FindLeftovers(getpid()).empty());
+}
+
+TEST(E2EHarness, TimeoutKillsTheGroup)
+{
+	RunOptions opt;
+	opt.timeout_s = 1;
+	RunResult r = RunCommand({"sh", "-c", "sleep 1000 | cat; echo never"}, opt);
+	EXPECT_TRUE(r.timed_out) << r.Describe();
+	EXPECT_EQ(r.code, 128 + SIGKILL) << r.Describe();
+	EXPECT_EQ(r.out, "") << r.Describe();
+}
+
+// Under detrun a background process must not outlive the run either (detrun waits for it
+// on the virtual clock or kills it, but nothing may be left behind).
+TEST(E2EDetrun, BackgroundChildDoesNotEscape)
+{
+	for (int i = 0; i < 3; i++) {
+		RunResult r = RunCommand(UnderDetrun({}, {"sh", "-c", "sleep 1000 & echo started"}));
+		ASSERT_FALSE(r.timed_out) << r.Describe();
+		EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+		EXPECT_EQ(r.code, 0) << r.Describe();
+		EXPECT_EQ(r.out, "started\n") << r.Describe();
+	}
+}
+
+// ---------------------------------------------------------------------------------------
+// Bad input to detrun itself
+
+size_t CountLines(const std::string &s)
+{
+	return (size_t)std::count(s.begin(), s.end(), '\n') + (!s.empty() && s.back() != '\n');
+}
+
+TEST(E2EBadInput, NonexistentProgram)
+{
+	RunResult r = RunCommand({DETRUN_PATH, "--", "/nonexistent"});
+	ASSERT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	EXPECT_EQ(r.code, 127) << r.Describe();
+	EXPECT_EQ(CountLines(r.err), 1u) << "want exactly one line on stderr\n" << r.Describe();
+	EXPECT_EQ(r.out, "") << r.Describe();
+}
+
+TEST(E2EBadInput, NotExecutable)
+{
+	ASSERT_FALSE(DataDir().empty());
+	RunResult r = RunCommand({DETRUN_PATH, "--", DataDir() + "/words.txt"});
+	ASSERT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	EXPECT_EQ(r.code, 126) << r.Describe();
+	EXPECT_EQ(CountLines(r.err), 1u) << "want exactly one line on stderr\n" << r.Describe();
+}
+
+TEST(E2EBadInput, UnknownOption)
+{
+	RunResult r = RunCommand({DETRUN_PATH, "--bogus-flag", "--", "true"});
+	ASSERT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	EXPECT_NE(r.code, 0) << r.Describe();
+	EXPECT_LT(r.code, 128) << "must exit, not crash\n" << r.Describe();
+	EXPECT_EQ(CountLines(r.err), 1u) << "want a one-line error\n" << r.Describe();
+	EXPECT_NE(r.err.find("bogus-flag"), std::string::npos) << "should name the option\n"
+								<< r.Describe();
+	EXPECT_EQ(r.out, "") << r.Describe();
+}
+
+TEST(E2EBadInput, NoProgram)
+{
+	for (const std::vector<std::string> &argv :
+	     {std::vector<std::string>{DETRUN_PATH}, std::vector<std::string>{DETRUN_PATH, "--"}}) {
+		RunResult r = RunCommand(argv);
+		ASSERT_FALSE(r.timed_out) << r.Describe();
+		EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+		EXPECT_NE(r.code, 0) << r.Describe();
+		EXPECT_LT(r.code, 128) << "must exit, not crash\n" << r.Describe();
+		std::string lower = r.err;
+		std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+		EXPECT_NE(lower.find("usage"), std::string::npos) << "want a usage message\n"
+								    << r.Describe();
+	}
+}
+
+} // namespace

@@ -1,0 +1,3 @@
+module detrun/goroutines
+
+go 1.20

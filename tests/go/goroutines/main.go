@@ -1,0 +1,99 @@
+// e2e guest in Go: goroutines racing for a mutex-protected log, a channel fan-out with
+// several consumers, goroutines sleeping on timers, and an unsynchronized shared counter.
+// Signature: the orders and the counter. Natively they vary; under detrun they must not.
+package main
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+func work(seed, n int) int {
+	x := uint32(seed)
+	for i := 0; i < n; i++ {
+		x = x*1103515245 + 12345
+	}
+	return int(x >> 16)
+}
+
+func main() {
+	// 1. goroutines appending to a shared log under a mutex
+	var mu sync.Mutex
+	var order []string
+	var wg sync.WaitGroup
+	sink := make([]int, 8)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				sink[g] += work(g*100+i, 20000)
+				mu.Lock()
+				order = append(order, fmt.Sprintf("%c%d", 'A'+g, i))
+				mu.Unlock()
+			}
+		}(g)
+	}
+	wg.Wait()
+	for i := 0; i < len(order); i += 20 {
+		fmt.Println("log", strings.Join(order[i:i+20], " "))
+	}
+
+	// 2. fan-out through a buffered channel to several consumers
+	items := make(chan int, 4)
+	results := make(chan string, 100)
+	var cwg sync.WaitGroup
+	for c := 0; c < 4; c++ {
+		cwg.Add(1)
+		go func(c int) {
+			defer cwg.Done()
+			for it := range items {
+				work(it, 10000*(c+1))
+				results <- fmt.Sprintf("c%d<-%d", c, it)
+			}
+		}(c)
+	}
+	for i := 0; i < 40; i++ {
+		items <- i
+	}
+	close(items)
+	cwg.Wait()
+	close(results)
+	var got []string
+	for r := range results {
+		got = append(got, r)
+	}
+	fmt.Println("fan-out", strings.Join(got, " "))
+
+	// 3. timers: goroutines sleeping different durations
+	start := time.Now()
+	wake := make(chan string, 16)
+	for s := 0; s < 6; s++ {
+		go func(s int) {
+			time.Sleep(time.Duration(5+7*s) * time.Millisecond)
+			wake <- fmt.Sprintf("s%d@%dus", s, time.Since(start).Microseconds())
+		}(s)
+	}
+	var wakes []string
+	for i := 0; i < 6; i++ {
+		wakes = append(wakes, <-wake)
+	}
+	fmt.Println("wake", strings.Join(wakes, " "))
+
+	// 4. a racy counter: no synchronization at all
+	counter := 0
+	var rwg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		rwg.Add(1)
+		go func() {
+			defer rwg.Done()
+			for i := 0; i < 200000; i++ {
+				counter++
+			}
+		}()
+	}
+	rwg.Wait()
+	fmt.Println("racy counter", counter)
+}

@@ -1,0 +1,3 @@
+module detrun/inventory
+
+go 1.20

@@ -1,0 +1,88 @@
+/* e2e guest: the parent forks several children that all write numbered lines into ONE
+ * shared pipe (each line is one write(2), smaller than PIPE_BUF, so lines never tear). The
+ * parent reads everything, prints the lines in arrival order, then waits for the children
+ * and prints their exit statuses in wait order (they close the pipe and work a little
+ * before exiting, so the exit order races too). Children exit with 10 + their index.
+ * Natively the arrival and wait orders vary; under detrun they must not.
+ * usage: pipe_writers [CHILDREN 1..16] [LINES] */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 4;
+	int lines = argc > 2 ? atoi(argv[2]) : 100;
+	if (n < 1 || n > 16 || lines < 1) {
+		fprintf(stderr, "usage: pipe_writers [CHILDREN 1..16] [LINES]\n");
+		return 2;
+	}
+	int fd[2];
+	if (pipe(fd)) {
+		perror("pipe");
+		return 1;
+	}
+	pid_t pids[16];
+	for (int i = 0; i < n; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0) {
+			perror("fork");
+			return 1;
+		}
+		if (pids[i] == 0) {
+			close(fd[0]);
+			char line[64];
+			for (int j = 0; j < lines; j++) {
+				/* some private work between lines, so the writers race */
+				volatile unsigned x = (unsigned)(i * 31 + j);
+				for (int k = 0; k < 3000; k++)
+					x = x * 1103515245u + 12345u;
+				int len = snprintf(line, sizeof line, "child %d line %d\n", i, j);
+				if (write(fd[1], line, (size_t)len) != len)
+					_exit(99);
+			}
+			/* close the pipe, then more work before exiting: the exit order races */
+			close(fd[1]);
+			volatile unsigned y = (unsigned)i;
+			for (int k = 0; k < 200000; k++)
+				y = y * 1103515245u + 12345u;
+			_exit(10 + i);
+		}
+	}
+	close(fd[1]);
+	/* read everything; print the lines in arrival order */
+	size_t cap = 1 << 16, len = 0;
+	char *all = malloc(cap);
+	for (;;) {
+		if (len == cap)
+			all = realloc(all, cap *= 2);
+		ssize_t r = read(fd[0], all + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			perror("read");
+			return 1;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	fwrite(all, 1, len, stdout);
+	printf("total %zu bytes\n", len);
+	for (int k = 0; k < n; k++) {
+		int st;
+		pid_t p = wait(&st);
+		int idx = -1;
+		for (int i = 0; i < n; i++)
+			if (pids[i] == p)
+				idx = i;
+		if (WIFEXITED(st))
+			printf("wait: child %d exited %d\n", idx, WEXITSTATUS(st));
+		else if (WIFSIGNALED(st))
+			printf("wait: child %d killed by signal %d\n", idx, WTERMSIG(st));
+	}
+	return 0;
+}
