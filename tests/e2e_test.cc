@@ -540,6 +540,19 @@ const char *kPyHashOrder =
 	"print(' '.join({'w%02d' % i for i in range(40)}))\n"
 	"import os; print(len(os.urandom(16)))\n";
 
+const char *kPyInventory =
+	"import time, random, uuid, os\n"
+	"print(time.time(), time.monotonic(), random.random(), uuid.uuid4(), os.getpid(),\n"
+	"      hash('detrun'))\n";
+
+const char *kShListCreated =
+	"d=$(mktemp -d) && cd $d && mkdir sub && echo one > b && echo two > a && touch c && "
+	"ln -s a link && ls -l --full-time -i . && cd / && rm -rf $d";
+
+const char *kShBuildStamp =
+	"d=$(mktemp -d) && printf 'const char *stamp = __DATE__ \" \" __TIME__;\\n' > $d/s.c && "
+	"gcc -O2 -c $d/s.c -o $d/s.o && md5sum < $d/s.o && strings $d/s.o | grep ':' ; rm -rf $d";
+
 std::vector<Case> Cases()
 {
 	const std::string G = "{guests}/";
@@ -583,6 +596,22 @@ std::vector<Case> Cases()
 		{"python_deterministic", {"{python}", "-c", kPyDeterministic}, 10, kSameAsNative, 0},
 		{"python_hash_order", {"{python}", "-c", kPyHashOrder}, 10, kMustVary, 0},
 		{"go_goroutines", {"{go}"}, 10, kMustVary, 0},
+		// the inventory of internal nondeterminism: one guest per row, each varies natively
+		{"inv_time", {G + "inv_time"}, 10, kMustVary, 0},
+		{"inv_random", {G + "inv_random"}, 10, kMustVary, 0},
+		{"inv_random_device", {G + "inv_random_device"}, 10, kMustVary, 0},
+		{"inv_identity", {G + "inv_identity"}, 10, kMustVary, 0},
+		{"inv_layout", {G + "inv_layout"}, 10, kMustVary, 0},
+		{"inv_files", {G + "inv_files"}, 10, kMustVary, 0},
+		{"inv_proc", {G + "inv_proc"}, 10, kMustVary, 0},
+		{"inv_shared_memory", {G + "inv_shared_memory"}, 10, kMustVary, 0},
+		{"inv_cpuid", {G + "inv_cpuid"}, 10, kAnyNative, 0},
+		{"inv_python", {"{python}", "-c", kPyInventory}, 10, kMustVary, 0},
+		{"inv_go", {"{go}-inventory"}, 10, kMustVary, 0},
+		{"inv_date", {"date", "+%s.%N %c"}, 10, kMustVary, 0},
+		{"inv_ls_full_time", {"sh", "-c", kShListCreated}, 10, kMustVary, 0},
+		// __DATE__/__TIME__ change once a second natively: only determinism is checked
+		{"inv_gcc_build_stamp", {"sh", "-c", kShBuildStamp}, 10, kAnyNative, 0},
 	};
 }
 
