@@ -156,16 +156,23 @@ static void send_timer_signal(struct vtimer *v)
 	}
 }
 
+/* Takes (and clears) a timerfd's unread expirations without blocking. The descriptor
+ * shares its flags with the tracee's, so O_NONBLOCK is set only for this read. */
+static uint64_t take_unread_ticks(int fd)
+{
+	uint64_t unread = 0;
+	int fl = fcntl(fd, F_GETFL);
+	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	if (read(fd, &unread, sizeof(unread)) != sizeof(unread))
+		unread = 0;
+	fcntl(fd, F_SETFL, fl);
+	return unread;
+}
+
 /* A timerfd's count of expirations is the unread ones plus the new ones. */
 static void add_timerfd_ticks(struct vtimer *v, uint64_t n)
 {
-	uint64_t unread = 0;
-	int fl = fcntl(v->fd, F_GETFL);
-	fcntl(v->fd, F_SETFL, fl | O_NONBLOCK);
-	if (read(v->fd, &unread, sizeof(unread)) != sizeof(unread))
-		unread = 0;
-	fcntl(v->fd, F_SETFL, fl);
-	uint64_t ticks = unread + n;
+	uint64_t ticks = take_unread_ticks(v->fd) + n;
 	ioctl(v->fd, TFD_IOC_SET_TICKS, &ticks);
 }
 
@@ -466,13 +473,7 @@ void sys_timerfd_op(struct task *t)
 	}
 	result = read_spec(t, syscall_arg(t, 2), &spec);
 	if (!result) {
-		uint64_t unread;
-		int fl = fcntl(v->fd, F_GETFL);
-		fcntl(v->fd, F_SETFL, fl | O_NONBLOCK);
-		if (read(v->fd, &unread, sizeof(unread)) < 0) {
-			/* nothing unread: setting a timer discards old expirations anyway */
-		}
-		fcntl(v->fd, F_SETFL, fl);
+		take_unread_ticks(v->fd); /* setting a timer discards old expirations */
 		result = arm(v, &spec, syscall_arg(t, 1) & TFD_TIMER_ABSTIME);
 	}
 	if (!result && syscall_arg(t, 3) &&
