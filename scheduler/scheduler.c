@@ -15,6 +15,7 @@ static uint64_t now;
 static uint64_t signal_epoch = 1, children_epoch = 1;
 static const struct sched_ops *ops;
 static bool deadlock_reported;
+static struct task *continuing; /* resumes before anyone else (sched_continue) */
 
 void sched_init(int events_per_turn)
 {
@@ -69,6 +70,8 @@ void sched_remove(struct task *t)
 		tasks_tail = prev;
 	if (current == t)
 		current = prev; /* the round-robin continues after t's position */
+	if (continuing == t)
+		continuing = NULL;
 	if (t->parked)
 		close_wait_fds(&t->wait);
 	if (--t->proc->refs == 0)
@@ -218,9 +221,19 @@ static void collect_outside(struct outside *o)
 	}
 }
 
+void sched_continue(struct task *t)
+{
+	continuing = t;
+}
+
 struct task *sched_pick(void)
 {
+	struct task *next = continuing;
+	continuing = NULL;
+	if (next && next->state == TASK_STOPPED && !next->parked)
+		return next;
 	for (;;) {
+		ops->between_events();
 		ops->fire_timers();
 		if (current && current->state == TASK_STOPPED && !turn_over && !current->parked &&
 		    !current->spin_descheduled)

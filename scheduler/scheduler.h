@@ -41,6 +41,9 @@ void sched_event(struct task *t); /* an event of task t: advances the timeline *
 void sched_park(struct task *t, const struct wait *w);
 void sched_unpark(struct task *t); /* prepared by someone else (a futex wake) */
 void sched_end_turn(void);       /* the current task gives up the rest of its quantum */
+/* t's call must complete before anything else happens (an external call: its result is
+ * logged at the logical time of the call): the next pick is t, whoever's turn it is. */
+void sched_continue(struct task *t);
 
 /* Bumped by events that may make a signal pending somewhere (kill, child exit, outside
  * signals); parked tasks are checked for deliverable signals only when it changed. */
@@ -60,6 +63,8 @@ struct sched_ops {
 	int (*wait_outside)(struct pollfd *fds, int nfds, int timeout_ms);
 	/* Describe every task's wait when the group is deadlocked. */
 	void (*report_deadlock)(void);
+	/* Between events, all tasks stopped: outside signals reach the group here. */
+	void (*between_events)(void);
 	/* Timers: fire those due at the current virtual time; the earliest armed deadline. */
 	void (*fire_timers)(void);
 	int64_t (*next_timer)(void);

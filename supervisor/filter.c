@@ -6,7 +6,7 @@
 
 #include "supervisor/syscall_table.h"
 
-int filter_install(void)
+int filter_install(bool shim_intercepts)
 {
 	/* Calls the table does not know (newer than these headers) stop too: an unknown call is
 	 * treated as an event, never silently allowed. */
@@ -27,7 +27,11 @@ int filter_install(void)
 		for (size_t j = 0; j < syscall_conditions_len; j++)
 			if (syscall_conditions[j].nr == e->nr)
 				c = &syscall_conditions[j];
-		if (c) /* allowed unless the argument has one of the bits; else the default */
+		if (c && c->every_call_with_shim && shim_intercepts)
+			c = NULL;
+		if (e->cls == SC_EXTERNAL && !shim_intercepts)
+			err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)e->nr, 0);
+		else if (c) /* allowed unless the argument has one of the bits; else the default */
 			err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)e->nr, 1,
 					       SCMP_CMP((unsigned)c->arg, SCMP_CMP_MASKED_EQ,
 							c->mask, 0));

@@ -2,7 +2,10 @@
 #ifndef DETRUN_SUPERVISOR_FILTER_H
 #define DETRUN_SUPERVISOR_FILTER_H
 
-/* Builds and loads the filter into the calling (about to exec) process. Returns 0 or -errno. */
-int filter_install(void);
+#include <stdbool.h>
+
+/* Builds and loads the filter into the calling (about to exec) process. EXTERNAL rows stop
+ * only when a shim intercepts. Returns 0 or -errno. */
+int filter_install(bool shim_intercepts);
 
 #endif

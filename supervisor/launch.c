@@ -60,7 +60,7 @@ int resolve_program(const char *prog, char *path, size_t size)
 }
 
 static __attribute__((noreturn)) void run_program(const char *path, char **argv, int go_fd,
-						  int err_fd)
+						  int err_fd, bool shim)
 {
 	/* Address-space layout is part of the group's initial state: no randomization. */
 	personality(ADDR_NO_RANDOMIZE);
@@ -71,7 +71,7 @@ static __attribute__((noreturn)) void run_program(const char *path, char **argv,
 	if (read(go_fd, &go, 1) < 0)
 		_exit(125);
 	close(go_fd);
-	int err = filter_install();
+	int err = filter_install(shim);
 	if (err) {
 		fprintf(stderr, "detrun: cannot install the seccomp filter: %s\n", strerror(-err));
 		_exit(125);
@@ -227,7 +227,7 @@ static __attribute__((noreturn)) void namespace_init(const char *path, char **ar
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		send_pid(sock);
 		close(sock);
-		run_program(path, argv, go_fd, err_fd);
+		run_program(path, argv, go_fd, err_fd, lo->shim_intercepts);
 	}
 	close(sock);
 	close(go_fd);
@@ -259,7 +259,7 @@ int launch_program(const char *path, char **argv, const struct launch_options *l
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(125);
-		run_program(path, argv, go[0], err[1]);
+		run_program(path, argv, go[0], err[1], lo->shim_intercepts);
 	}
 	close(go[0]);
 	close(err[1]);

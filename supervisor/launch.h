@@ -18,6 +18,7 @@
 struct launch_options {
 	int cpus;          /* virtual CPU count shown in /proc and /sys */
 	bool namespaces;   /* run in fresh PID, mount and UTS namespaces */
+	bool shim_intercepts; /* external calls stop (the filter's EXTERNAL rows) */
 };
 
 struct launch {

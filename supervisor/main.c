@@ -1,28 +1,45 @@
-/* detrun — run a program as a deterministic process group. */
+/* detrun — run a program as a deterministic process group; record, replay, inspect logs. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "recorder/fingerprint.h"
+#include "recorder/log.h"
+#include "recorder/log_print.h"
+#include "shim/shim.h"
 #include "supervisor/launch.h"
 #include "supervisor/report.h"
+#include "supervisor/sys_common.h"
 #include "supervisor/tracer.h"
-
-#define DETRUN_VERSION "0.1.0"
 
 static const char usage[] =
 	"usage: detrun [OPTIONS] [--] PROGRAM [ARGS...]\n"
+	"       detrun record -o LOG [OPTIONS] [--] PROGRAM [ARGS...]\n"
+	"       detrun replay [--trace] [--trace-file FILE] LOG\n"
+	"       detrun log [--json | --stats] LOG\n"
 	"\n"
 	"Runs PROGRAM, with every thread and process it starts, as a deterministic process\n"
 	"group: the same inputs give the same outputs, byte for byte, on every run.\n"
 	"\n"
-	"options:\n"
+	"  record   run PROGRAM and write what reached it from outside (network, terminal,\n"
+	"           pipes from outside, signals sent to detrun) with its logical time to LOG\n"
+	"  replay   run the recorded program again, offline, feeding it LOG instead of the\n"
+	"           outside: same output, same files, same exit status; stops at the first\n"
+	"           difference and says where\n"
+	"  log      list LOG: logical time, task, syscall, bytes (--json: one JSON object a\n"
+	"           line; --stats: totals and log bytes per byte of outside input)\n"
+	"\n"
+	"options (run and record):\n"
 	"  -t, --trace            print every event (logical time, task, syscall) to stderr\n"
-	"  -o, --trace-file FILE  write the --trace lines to FILE instead (implies --trace)\n"
+	"      --trace-file FILE  write the --trace lines to FILE instead (implies --trace);\n"
+	"                         without record, -o FILE means the same\n"
 	"  -q, --quantum N        events a task may run before the next task's turn (default 1)\n"
 	"  -s, --seed N           seed of the random numbers the group sees (default 0)\n"
 	"  -e, --epoch SECONDS    wall-clock time at start, in seconds since 1970\n"
@@ -36,11 +53,24 @@ static const char usage[] =
 	"                         hostname and the CPU count files are then the host's\n"
 	"      --keep-vdso        leave the vDSO in place: faster clock reads, but they\n"
 	"                         bypass the virtual clock and are not deterministic\n"
+	"      --shim COMMAND     route every external call to the shim program COMMAND (run\n"
+	"                         with sh -c; protocol: proto/shim.proto) — not with record\n"
+	"      --shim-mode MODE   monitor (default: calls run, the shim sees results) or\n"
+	"                         control (the shim decides each call's result)\n"
 	"  -h, --help             show this help\n"
 	"  -V, --version          show the version\n"
 	"\n"
 	"Exit status: PROGRAM's exit status, 128+N if it was killed by signal N, 127 if it\n"
-	"cannot be found, 126 if it cannot be executed, 125 for detrun's own errors.\n";
+	"cannot be found, 126 if it cannot be executed, 125 for detrun's own errors (a bad\n"
+	"option, an unreadable or corrupt log, a replay that diverged).\n";
+
+static __attribute__((noreturn)) void usage_error(const char *fmt, const char *what)
+{
+	fprintf(stderr, "detrun: ");
+	fprintf(stderr, fmt, what);
+	fprintf(stderr, " (try 'detrun --help')\n");
+	exit(125);
+}
 
 static long parse_number(const char *opt, const char *text, long min, long max)
 {
@@ -55,21 +85,36 @@ static long parse_number(const char *opt, const char *text, long min, long max)
 	return v;
 }
 
-int main(int argc, char **argv)
+static void open_trace_file(const char *path)
 {
-	struct tracer_options opt = {
-		.quantum = 1,
-		.spin_budget_ms = 10,
-		.seed = 0,
-		.epoch = 1893456000,
-		.cpus = 1,
-		.namespaces = true,
-	};
-	enum { OPT_SPIN_BUDGET = 1000, OPT_KEEP_VDSO, OPT_CPUS, OPT_NO_NAMESPACES };
+	report_trace = true;
+	report_trace_out = fopen(path, "we");
+	if (!report_trace_out) {
+		fprintf(stderr, "detrun: cannot open %s: %s\n", path, strerror(errno));
+		exit(125);
+	}
+	setvbuf(report_trace_out, NULL, _IOFBF, 1 << 16);
+}
+
+enum { OPT_SPIN_BUDGET = 1000, OPT_KEEP_VDSO, OPT_CPUS, OPT_NO_NAMESPACES, OPT_TRACE_FILE,
+       OPT_SHIM, OPT_SHIM_MODE, OPT_JSON, OPT_STATS };
+
+struct command_line {
+	struct tracer_options opt;
+	const char *log_path;   /* record: -o */
+	const char *shim;       /* --shim */
+	bool shim_control;
+	bool json, stats;       /* log */
+};
+
+/* Options of every subcommand; `record` gives -o its own meaning. Returns optind. */
+static int parse_options(int argc, char **argv, bool record, struct command_line *cl)
+{
 	static const struct option longopts[] = {
 		{ "trace", no_argument, NULL, 't' },
 		{ "verbose", no_argument, NULL, 't' },
-		{ "trace-file", required_argument, NULL, 'o' },
+		{ "trace-file", required_argument, NULL, OPT_TRACE_FILE },
+		{ "output", required_argument, NULL, 'o' },
 		{ "quantum", required_argument, NULL, 'q' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "epoch", required_argument, NULL, 'e' },
@@ -77,11 +122,15 @@ int main(int argc, char **argv)
 		{ "keep-vdso", no_argument, NULL, OPT_KEEP_VDSO },
 		{ "cpus", required_argument, NULL, OPT_CPUS },
 		{ "no-namespaces", no_argument, NULL, OPT_NO_NAMESPACES },
+		{ "shim", required_argument, NULL, OPT_SHIM },
+		{ "shim-mode", required_argument, NULL, OPT_SHIM_MODE },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
-	report_trace_out = stderr;
+	struct tracer_options *opt = &cl->opt;
 	opterr = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, "+to:q:s:e:hV", longopts, NULL)) != -1) {
@@ -90,70 +139,253 @@ int main(int argc, char **argv)
 			report_trace = true;
 			break;
 		case 'o':
-			report_trace = true;
-			report_trace_out = fopen(optarg, "we");
-			if (!report_trace_out) {
-				fprintf(stderr, "detrun: cannot open %s: %s\n", optarg, strerror(errno));
-				return 125;
-			}
-			setvbuf(report_trace_out, NULL, _IOFBF, 1 << 16);
+			if (record)
+				cl->log_path = optarg;
+			else
+				open_trace_file(optarg);
+			break;
+		case OPT_TRACE_FILE:
+			open_trace_file(optarg);
 			break;
 		case 'q':
-			opt.quantum = (int)parse_number("--quantum", optarg, 1, 1000000);
+			opt->quantum = (int)parse_number("--quantum", optarg, 1, 1000000);
 			break;
 		case 's':
-			opt.seed = (uint64_t)parse_number("--seed", optarg, LONG_MIN, LONG_MAX);
+			opt->seed = (uint64_t)parse_number("--seed", optarg, LONG_MIN, LONG_MAX);
 			break;
 		case 'e':
-			opt.epoch = parse_number("--epoch", optarg, 0, 1L << 40);
+			opt->epoch = parse_number("--epoch", optarg, 0, 1L << 40);
 			break;
 		case OPT_SPIN_BUDGET:
-			opt.spin_budget_ms = (int)parse_number("--spin-budget", optarg, 1, 60000);
+			opt->spin_budget_ms = (int)parse_number("--spin-budget", optarg, 1, 60000);
 			break;
 		case OPT_KEEP_VDSO:
-			opt.keep_vdso = true;
+			opt->keep_vdso = true;
 			break;
 		case OPT_CPUS:
-			opt.cpus = (int)parse_number("--cpus", optarg, 1, 64);
+			opt->cpus = (int)parse_number("--cpus", optarg, 1, 64);
 			break;
 		case OPT_NO_NAMESPACES:
-			opt.namespaces = false;
+			opt->namespaces = false;
+			break;
+		case OPT_SHIM:
+			cl->shim = optarg;
+			break;
+		case OPT_SHIM_MODE:
+			if (strcmp(optarg, "monitor") && strcmp(optarg, "control"))
+				usage_error("--shim-mode is monitor or control, not '%s'", optarg);
+			cl->shim_control = !strcmp(optarg, "control");
+			break;
+		case OPT_JSON:
+			cl->json = true;
+			break;
+		case OPT_STATS:
+			cl->stats = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);
-			return 0;
+			exit(0);
 		case 'V':
 			printf("detrun %s\n", DETRUN_VERSION);
-			return 0;
+			exit(0);
 		default:
-			if (optopt)
-				fprintf(stderr, "detrun: option -%c %s (try 'detrun --help')\n", optopt,
-					strchr("oqse", optopt) ? "needs a value" : "is unknown");
-			else
-				fprintf(stderr, "detrun: unknown option '%s' (try 'detrun --help')\n",
-					argv[optind - 1]);
-			return 125;
+			if (optopt) {
+				char o[3] = { '-', (char)optopt, 0 };
+				usage_error(strchr("oqse", optopt) ? "option %s needs a value"
+								   : "option %s is unknown", o);
+			}
+			usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind >= argc) {
-		fprintf(stderr, "detrun: no program given (usage: detrun [OPTIONS] -- PROGRAM "
-				"[ARGS...])\n");
-		return 125;
-	}
-	char **prog_argv = &argv[optind];
-	char path[PATH_MAX];
-	int err = resolve_program(prog_argv[0], path, sizeof(path));
-	if (err) {
-		fprintf(stderr, "detrun: %s: %s\n", prog_argv[0],
-			err == -ENOENT ? (strchr(prog_argv[0], '/') ? "no such file"
-								   : "command not found")
-				       : strerror(-err));
-		return err == -ENOENT ? 127 : 126;
-	}
+	return optind;
+}
+
+/* PROGRAM resolved like execvp, or exit 127/126 with a one-line reason. */
+static void resolve_or_exit(const char *prog, char *path, size_t size)
+{
+	int err = resolve_program(prog, path, size);
+	if (!err)
+		return;
+	fprintf(stderr, "detrun: %s: %s\n", prog,
+		err == -ENOENT ? (strchr(prog, '/') ? "no such file" : "command not found")
+			       : strerror(-err));
+	exit(err == -ENOENT ? 127 : 126);
+}
+
+static int run_group(const char *path, char **argv, const struct tracer_options *opt)
+{
 	/* Orphans of the group are re-parented to detrun, so none escapes its tracing. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	int status = tracer_run(path, prog_argv, &opt);
+	int status = tracer_run(path, argv, opt);
 	if (report_trace_out && report_trace_out != stderr)
 		fclose(report_trace_out);
 	return status;
+}
+
+/* Standard descriptors that are channels to the outside: a terminal, or a pipe or socket
+ * whose other end is outside the group. Reading them is outside input. */
+static int find_outside_fds(int *fds)
+{
+	int n = 0;
+	for (int fd = 0; fd <= 2; fd++) {
+		struct stat st;
+		if (fstat(fd, &st) < 0)
+			continue;
+		if (isatty(fd) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
+			fds[n++] = fd;
+			external_register(fd);
+		}
+	}
+	return n;
+}
+
+static int cmd_run(int argc, char **argv, struct command_line *cl)
+{
+	int first = parse_options(argc, argv, false, cl);
+	if (first >= argc)
+		usage_error("%s", "no program given (usage: detrun [OPTIONS] -- PROGRAM [ARGS...])");
+	char path[PATH_MAX];
+	resolve_or_exit(argv[first], path, sizeof(path));
+	if (cl->shim) {
+		int outside[3];
+		find_outside_fds(outside);
+		if (program_shim_start(cl->shim, cl->shim_control, &argv[first]))
+			return 125;
+	}
+	return run_group(path, &argv[first], &cl->opt);
+}
+
+static int cmd_record(int argc, char **argv, struct command_line *cl)
+{
+	int first = parse_options(argc, argv, true, cl);
+	if (!cl->log_path)
+		usage_error("%s", "record needs -o LOG");
+	if (cl->shim)
+		usage_error("%s", "--shim cannot be combined with record");
+	if (first >= argc)
+		usage_error("%s", "no program given (usage: detrun record -o LOG -- PROGRAM ...)");
+	char path[PATH_MAX];
+	resolve_or_exit(argv[first], path, sizeof(path));
+	int outside[3];
+	int n = find_outside_fds(outside);
+	if (record_shim_start(cl->log_path, &argv[first], path, &cl->opt, outside, n))
+		return 125;
+	return run_group(path, &argv[first], &cl->opt);
+}
+
+/* The replayed program must be the recorded one, byte for byte. */
+static void check_program(const Detrun__Log__Header *h)
+{
+	int fd = open(h->program, O_RDONLY | O_CLOEXEC);
+	uint64_t hash = 0, size = 0;
+	if (fd < 0) {
+		fprintf(stderr, "detrun: cannot replay: %s: %s\n", h->program, strerror(errno));
+		exit(125);
+	}
+	fingerprint_fd(fd, &hash, &size);
+	close(fd);
+	if (hash != h->program_hash || size != h->program_size) {
+		fprintf(stderr, "detrun: cannot replay: %s differs from the recorded program "
+			"(%llu bytes, hash %016llx; recorded %llu bytes, hash %016llx)\n", h->program,
+			(unsigned long long)size, (unsigned long long)hash,
+			(unsigned long long)h->program_size, (unsigned long long)h->program_hash);
+		exit(125);
+	}
+}
+
+/* The descriptors the recorded program inherited: standard input that came from outside
+ * is replaced by a pipe nobody writes (every read of it is answered from the log); one
+ * that did not is /dev/null here too, so the replay never reads this terminal. */
+static void replay_standard_fds(const Detrun__Log__Header *h)
+{
+	bool stdin_outside = false;
+	for (size_t i = 0; i < h->n_outside_fds; i++)
+		stdin_outside |= h->outside_fds[i] == 0;
+	int stand_in[2];
+	if (stdin_outside) {
+		if (pipe(stand_in) < 0 || dup2(stand_in[0], 0) < 0)
+			die("cannot set up standard input for the replay: %s", strerror(errno));
+		close(stand_in[0]);
+		fcntl(stand_in[1], F_SETFD, FD_CLOEXEC); /* kept open: reads never see EOF */
+	} else {
+		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (null < 0 || dup2(null, 0) < 0)
+			die("cannot set up standard input for the replay: %s", strerror(errno));
+		close(null);
+	}
+	for (size_t i = 0; i < h->n_outside_fds; i++)
+		if (h->outside_fds[i] >= 0 && h->outside_fds[i] <= 2)
+			external_register(h->outside_fds[i]);
+}
+
+static int cmd_replay(int argc, char **argv, struct command_line *cl)
+{
+	int first = parse_options(argc, argv, false, cl);
+	if (first != argc - 1)
+		usage_error("%s", "replay takes one LOG (usage: detrun replay [--trace] LOG)");
+	static struct log log;
+	char err[512];
+	if (log_load(argv[first], &log, err, sizeof(err))) {
+		fprintf(stderr, "detrun: %s\n", err);
+		return 125;
+	}
+	const Detrun__Log__Header *h = log.header;
+	check_program(h);
+	if (chdir(h->cwd) < 0) {
+		fprintf(stderr, "detrun: cannot replay: the recording ran in %s: %s\n", h->cwd,
+			strerror(errno));
+		return 125;
+	}
+	clearenv();
+	for (size_t i = 0; i < h->n_env; i++)
+		putenv(h->env[i]);
+	struct tracer_options *opt = &cl->opt;
+	opt->seed = (uint64_t)h->seed;
+	opt->epoch = h->epoch;
+	opt->quantum = h->quantum;
+	opt->cpus = h->cpus;
+	opt->namespaces = h->namespaces;
+	opt->keep_vdso = h->keep_vdso;
+	opt->spin_budget_ms = h->spin_budget_ms;
+	replay_standard_fds(h);
+	replay_shim_start(&log);
+	char **argv_copy = calloc(h->n_argv + 1, sizeof(char *));
+	if (!argv_copy)
+		die("out of memory");
+	memcpy(argv_copy, h->argv, h->n_argv * sizeof(char *));
+	return run_group(h->program, argv_copy, opt);
+}
+
+static int cmd_log(int argc, char **argv, struct command_line *cl)
+{
+	int first = parse_options(argc, argv, false, cl);
+	if (first != argc - 1)
+		usage_error("%s", "log takes one LOG (usage: detrun log [--json | --stats] LOG)");
+	if (cl->json && cl->stats)
+		usage_error("%s", "--json and --stats do not go together");
+	return log_print(argv[first], cl->json ? LOG_PRINT_JSON
+					       : cl->stats ? LOG_PRINT_STATS : LOG_PRINT_TEXT);
+}
+
+int main(int argc, char **argv)
+{
+	struct command_line cl = {
+		.opt = {
+			.quantum = 1,
+			.spin_budget_ms = 10,
+			.seed = 0,
+			.epoch = 1893456000,
+			.cpus = 1,
+			.namespaces = true,
+		},
+	};
+	report_trace_out = stderr;
+	static const struct {
+		const char *name;
+		int (*run)(int argc, char **argv, struct command_line *cl);
+	} commands[] = { { "record", cmd_record }, { "replay", cmd_replay }, { "log", cmd_log } };
+	for (size_t i = 0; argc > 1 && i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1, &cl);
+	return cmd_run(argc, argv, &cl);
 }

@@ -53,6 +53,18 @@ int read_sigmask(struct task *t, uint64_t addr, uint64_t size, uint64_t *mask, b
 
 void sys_random_seed(uint64_t seed);
 
+/* The group boundary (sys_external.c). Objects outside are known by identity. */
+void external_register(int supervisor_fd);
+bool external_object(int supervisor_fd);
+/* At the start of a handler: when a shim intercepts and tracee descriptor tfd is outside,
+ * the call is handled there (parked until the shim says `wait_events` are ready, or
+ * performed) and true is returned. wait_events 0: the call never waits. */
+bool external_fd_call(struct task *t, int tfd, short wait_events);
+/* The same for calls on a set of descriptors (poll, select, epoll), once they have been
+ * duplicated into `fds`: true when one of them is outside; the set is then owned. */
+bool external_set_call(struct task *t, struct pollfd *fds, int nfds, int64_t deadline,
+		       void (*zero_timeout)(struct task *));
+
 /* Files: call files_init() before the program starts; files_written() stamps a regular
  * file the group wrote through descriptor `tfd`. */
 void files_init(void);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "scheduler/vclock.h"
+#include "shim/shim.h"
 #include "supervisor/report.h"
 #include "supervisor/sys_common.h"
 #include "supervisor/syscall_table.h"
@@ -219,6 +220,8 @@ static void read_proc_view(struct task *t)
 /* Implements read(2), readv(2), recvfrom(2), recvmsg(2), recvmmsg(2). */
 void sys_fd_read(struct task *t)
 {
+	if (external_fd_call(t, (int)syscall_arg(t, 0), POLLIN))
+		return;
 	if (dontwait(t))
 		return;
 	struct fd_info info;
@@ -314,6 +317,8 @@ static enum wait_result write_ready(struct task *t)
 /* Implements write(2), writev(2), sendto(2), sendmsg(2), sendmmsg(2). */
 void sys_fd_write(struct task *t)
 {
+	if (external_fd_call(t, (int)syscall_arg(t, 0), 0))
+		return;
 	if (dontwait(t))
 		return;
 	struct fd_info info;
@@ -338,6 +343,8 @@ void sys_fd_write(struct task *t)
 /* Implements accept(2), accept4(2). */
 void sys_accept(struct task *t)
 {
+	if (external_fd_call(t, (int)syscall_arg(t, 0), POLLIN))
+		return;
 	struct fd_info info;
 	int fd = must_wait(t, (int)syscall_arg(t, 0), POLLIN, &info);
 	if (fd >= 0)
@@ -515,13 +522,19 @@ void sys_poll(struct task *t)
 	int64_t deadline;
 	if (poll_deadline(t, &a, &deadline))
 		return; /* the kernel reports the bad timeout */
-	if (deadline >= 0 && deadline <= vclock_now())
-		return; /* zero timeout: never blocks */
+	bool zero_timeout = deadline >= 0 && deadline <= vclock_now();
+	if (zero_timeout && !shim_intercepts())
+		return; /* never blocks */
 	int n;
 	struct pollfd *fds = dup_polled(t, &a, &n);
 	if (!fds)
 		return;
-	if (fds_ready_now(fds, n)) {
+	if (external_set_call(t, fds, n, deadline, poll_timed_out)) {
+		if (t->parked && poll_sigmask(t, &a, &t->wait))
+			t->wait.sigmask_arg = false;
+		return;
+	}
+	if (zero_timeout || fds_ready_now(fds, n)) {
 		for (int i = 0; i < n; i++)
 			close(fds[i].fd);
 		free(fds);
@@ -550,6 +563,59 @@ static bool epoll_internal(struct task *t, int epfd)
 	return all_internal;
 }
 
+static void epoll_sigmask(struct task *t)
+{
+	if (t->syscall_nr != __NR_epoll_wait &&
+	    read_sigmask(t, syscall_arg(t, 4), syscall_arg(t, 5), &t->wait.sigmask,
+			 &t->wait.sigmask_arg))
+		t->wait.sigmask_arg = false;
+}
+
+/* Does the interest list of supervisor epoll descriptor `epfd` hold an outside object? */
+static bool epoll_watches_outside(struct task *t, int epfd)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", epfd);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	bool outside = false;
+	int tfd;
+	while (!outside && fgets(line, sizeof(line), f))
+		if (sscanf(line, "tfd: %d", &tfd) == 1) {
+			int fd = remote_dup_fd(t, tfd);
+			outside = fd >= 0 && external_object(fd);
+			if (fd >= 0)
+				close(fd);
+		}
+	fclose(f);
+	return outside;
+}
+
+static void epoll_timed_out(struct task *t);
+
+/* While a shim intercepts, an epoll set watching something outside is outside input. */
+static bool epoll_outside(struct task *t, int64_t deadline)
+{
+	if (!shim_intercepts())
+		return false;
+	int fd = remote_dup_fd(t, (int)syscall_arg(t, 0));
+	if (fd < 0)
+		return false;
+	if (!epoll_watches_outside(t, fd)) {
+		close(fd);
+		return false;
+	}
+	struct pollfd *p = malloc(sizeof(*p));
+	if (!p)
+		abort();
+	*p = (struct pollfd){ fd, POLLIN, 0 };
+	external_set_call(t, p, 1, deadline, epoll_timed_out);
+	if (t->parked)
+		epoll_sigmask(t);
+	return true;
+}
+
 static void epoll_timed_out(struct task *t)
 {
 	bool in_reg = t->syscall_nr != __NR_epoll_pwait2;
@@ -567,6 +633,8 @@ void sys_epoll_wait(struct task *t)
 	} else if ((int)syscall_arg(t, 3) >= 0) {
 		deadline = vclock_now() + (int64_t)(int)syscall_arg(t, 3) * 1000000;
 	}
+	if (epoll_outside(t, deadline))
+		return;
 	if (deadline >= 0 && deadline <= vclock_now())
 		return;
 	struct fd_info info;
@@ -579,10 +647,7 @@ void sys_epoll_wait(struct task *t)
 	*p = (struct pollfd){ fd, POLLIN, 0 };
 	park_on_fds(t, "epoll_wait", p, 1, deadline, epoll_timed_out, false);
 	t->wait.external = !epoll_internal(t, fd);
-	if (t->syscall_nr != __NR_epoll_wait &&
-	    read_sigmask(t, syscall_arg(t, 4), syscall_arg(t, 5), &t->wait.sigmask,
-			 &t->wait.sigmask_arg))
-		t->wait.sigmask_arg = false;
+	epoll_sigmask(t);
 }
 
 /* ---- pipes and friends ----------------------------------------------------------------------- */

@@ -22,7 +22,13 @@
 #include <unistd.h>
 #include <utime.h>
 
+#include <linux/magic.h>
+#include <stdio.h>
+#include <sys/vfs.h>
+
+#include "recorder/fingerprint.h"
 #include "scheduler/vclock.h"
+#include "shim/shim.h"
 #include "supervisor/report.h"
 #include "supervisor/sys_common.h"
 
@@ -219,8 +225,23 @@ static void stat_done(struct task *t)
 
 /* Implements stat(2), lstat(2), fstat(2), newfstatat(2): the call runs, the result is
  * renumbered and restamped. */
+/* fstat, or newfstatat of "" with AT_EMPTY_PATH (how glibc implements fstat). */
+static int stat_of_descriptor(struct task *t)
+{
+	if (t->syscall_nr == __NR_fstat)
+		return (int)syscall_arg(t, 0);
+	char path[1];
+	if (t->syscall_nr != __NR_newfstatat || !(syscall_arg(t, 3) & AT_EMPTY_PATH) ||
+	    remote_read(t, REMOTE(syscall_arg(t, 1)), path, 1) || path[0])
+		return -1;
+	return (int)syscall_arg(t, 0);
+}
+
 void sys_stat(struct task *t)
 {
+	int fd = stat_of_descriptor(t);
+	if (fd >= 0 && external_fd_call(t, fd, 0))
+		return;
 	tracer_want_exit(t, stat_done);
 }
 
@@ -398,6 +419,8 @@ void sys_file_write_at(struct task *t)
 /* Implements copy_file_range(2) and sendfile(2) stamping: the output descriptor. */
 void sys_file_copy(struct task *t)
 {
+	if (t->syscall_nr == __NR_sendfile && external_fd_call(t, (int)syscall_arg(t, 0), 0))
+		return;
 	files_written(t, (int)syscall_arg(t, t->syscall_nr == __NR_sendfile ? 0 : 2));
 }
 
@@ -443,13 +466,47 @@ static void open_done(struct task *t)
 		touched(&st, false);
 }
 
+/* Kernel views whose content is made when read: not part of a run's starting state. */
+static bool synthetic_filesystem(int fd)
+{
+	struct statfs fs;
+	return fstatfs(fd, &fs) == 0 && (fs.f_type == PROC_SUPER_MAGIC ||
+					 fs.f_type == SYSFS_MAGIC ||
+					 fs.f_type == CGROUP2_SUPER_MAGIC);
+}
+
+/* A file the run reads is part of its starting state: the shim fingerprints it. */
+static void read_open_done(struct task *t)
+{
+	int64_t tfd = (int64_t)t->regs.rax;
+	if (tfd < 0)
+		return;
+	int fd = remote_dup_fd(t, (int)tfd);
+	if (fd < 0)
+		return;
+	struct stat st;
+	char link[64], path[PATH_MAX];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, path, sizeof(path) - 1);
+	uint64_t hash, size;
+	if (n > 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && !synthetic_filesystem(fd) &&
+	    fingerprint_fd(fd, &hash, &size) == 0) {
+		path[n] = 0;
+		shim_get()->file_opened(t, sched_now(), path, size, hash);
+	}
+	close(fd);
+}
+
 /* Implements open(2), openat(2), openat2(2), creat(2) stamping; the filter stops plain opens
- * only when they may create or truncate. */
+ * only when they may create or truncate, or when a shim fingerprints what the run reads. */
 void sys_open(struct task *t)
 {
 	uint64_t flags = open_flags(t);
-	if (!(flags & (O_CREAT | O_TRUNC)))
+	if (!(flags & (O_CREAT | O_TRUNC))) {
+		if (shim_get()->file_opened && (flags & O_ACCMODE) != O_WRONLY)
+			tracer_want_exit(t, read_open_done);
 		return;
+	}
 	bool at = t->syscall_nr == __NR_openat || t->syscall_nr == __NR_openat2;
 	struct stat st;
 	t->exit.saved[0] = (flags & O_CREAT) &&

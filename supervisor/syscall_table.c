@@ -7,7 +7,7 @@
 
 const struct syscall_entry syscall_table[] = {
 #define SYSCALL(name, cls, handler, reason) { #name, __NR_##name, SC_##cls, handler, reason },
-#define STOP_WHEN(name, arg, mask)
+#define STOP_WHEN(name, arg, mask, with_shim)
 #include "supervisor/syscalls.def"
 #undef STOP_WHEN
 #undef SYSCALL
@@ -16,10 +16,14 @@ const size_t syscall_table_len = sizeof(syscall_table) / sizeof(syscall_table[0]
 
 const struct syscall_condition syscall_conditions[] = {
 #define SYSCALL(name, cls, handler, reason)
-#define STOP_WHEN(name, arg, mask) { __NR_##name, arg, mask },
+#define EVERY_CALL true
+#define AS_IS false
+#define STOP_WHEN(name, arg, mask, with_shim) { __NR_##name, arg, mask, with_shim },
 #include "supervisor/syscalls.def"
 #undef STOP_WHEN
 #undef SYSCALL
+#undef EVERY_CALL
+#undef AS_IS
 };
 const size_t syscall_conditions_len = sizeof(syscall_conditions) / sizeof(syscall_conditions[0]);
 

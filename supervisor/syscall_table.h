@@ -5,6 +5,7 @@
 #ifndef DETRUN_SUPERVISOR_SYSCALL_TABLE_H
 #define DETRUN_SUPERVISOR_SYSCALL_TABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,7 +33,7 @@ struct syscall_entry {
 };
 
 #define SYSCALL(name, cls, handler, reason) syscall_handler handler;
-#define STOP_WHEN(name, arg, mask)
+#define STOP_WHEN(name, arg, mask, with_shim)
 #include "supervisor/syscalls.def"
 #undef STOP_WHEN
 #undef SYSCALL
@@ -45,6 +46,7 @@ struct syscall_condition {
 	long nr;
 	int arg;
 	uint64_t mask;
+	bool every_call_with_shim; /* the condition is dropped while a shim intercepts */
 };
 extern const struct syscall_condition syscall_conditions[];
 extern const size_t syscall_conditions_len;

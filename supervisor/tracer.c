@@ -18,6 +18,7 @@
 #include "scheduler/futex_queue.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/vclock.h"
+#include "shim/shim.h"
 #include "supervisor/auxv.h"
 #include "supervisor/launch.h"
 #include "supervisor/remote.h"
@@ -77,6 +78,19 @@ static void reap_waiting_stops(void)
 	quiesce();
 }
 
+/* A signal aimed at the group as a whole: every process gets it. */
+static void deliver_to_group(int sig)
+{
+	sched_signals_changed();
+	for (struct task *t = sched_first(); t; t = t->next)
+		if (t->tid == t->proc->tgid && t->state != TASK_DEAD)
+			kill(t->tid, sig);
+}
+
+#define MAX_OUTSIDE_SIGNALS 32
+static int outside_signals[MAX_OUTSIDE_SIGNALS];
+static int n_outside_signals;
+
 /* Signals sent to detrun itself. Ctrl-C reaches the whole foreground process group, the
  * traced tasks included, so detrun only notes it; a signal aimed at detrun alone (kill
  * from another shell, a timeout wrapper) is passed on to every process of the group, as
@@ -90,7 +104,6 @@ static void drain_outside_signals(void)
 			reap_waiting_stops();
 			continue;
 		}
-		sched_signals_changed();
 		bool from_group = msg.pid > 0 && sched_find(msg.pid);
 		bool to_detrun_only = (msg.code == SI_USER || msg.code == SI_QUEUE) && !from_group;
 		/* Asked twice from outside: the program did not stop, so detrun stops it. */
@@ -99,10 +112,32 @@ static void drain_outside_signals(void)
 			kill_group();
 			exit(128 + msg.sig);
 		}
-		for (struct task *t = sched_first(); to_detrun_only && t; t = t->next)
-			if (t->tid == t->proc->tgid && t->state != TASK_DEAD)
-				kill(t->tid, msg.sig);
+		if (!to_detrun_only) {
+			sched_signals_changed(); /* the group got it directly (Ctrl-C) */
+			continue;
+		}
+		if (shim_intercepts()) {
+			if (n_outside_signals < MAX_OUTSIDE_SIGNALS)
+				outside_signals[n_outside_signals++] = msg.sig;
+			continue;
+		}
+		deliver_to_group(msg.sig);
 	}
+}
+
+/* Between two events, every task stopped: signals from outside reach the group here, at a
+ * point of the timeline the shim can log and replay, never in the middle of a running
+ * task's code. */
+static void pass_outside_signals(void)
+{
+	const struct shim_ops *shim = shim_get();
+	int n = n_outside_signals;
+	n_outside_signals = 0;
+	if (shim->signals)
+		shim->signals(sched_now(), outside_signals, n, deliver_to_group);
+	else
+		for (int i = 0; i < n; i++)
+			deliver_to_group(outside_signals[i]);
 }
 
 static void install_supervisor_signals(void)
@@ -130,7 +165,7 @@ static void install_supervisor_signals(void)
 	sigprocmask(SIG_BLOCK, &chld, NULL);
 }
 
-static int wait_outside(struct pollfd *fds, int nfds, int timeout_ms)
+static int real_wait_outside(struct pollfd *fds, int nfds, int timeout_ms)
 {
 	struct pollfd all[257];
 	int n = 0;
@@ -149,6 +184,14 @@ static int wait_outside(struct pollfd *fds, int nfds, int timeout_ms)
 		return r - 1 > 0 ? r - 1 : -1;
 	}
 	return r;
+}
+
+static int wait_outside(struct pollfd *fds, int nfds, int timeout_ms)
+{
+	const struct shim_ops *shim = shim_get();
+	if (!shim->wait_outside)
+		return real_wait_outside(fds, nfds, timeout_ms);
+	return shim->wait_outside(sched_now(), fds, nfds, timeout_ms, real_wait_outside);
 }
 
 /* ---- signal state ----------------------------------------------------------------- */
@@ -266,6 +309,7 @@ static const struct sched_ops ops = {
 	.wait_outside = wait_outside,
 	.report_deadlock = report_deadlock,
 	.fire_timers = timers_fire,
+	.between_events = pass_outside_signals,
 	.next_timer = timers_next_deadline,
 };
 
@@ -488,6 +532,15 @@ static void on_exec_event(struct task *reported)
 	resume(t);
 }
 
+/* An event takes the next logical time; the shim sees every one (replay checks digests). */
+static void timeline_event(struct task *t)
+{
+	sched_event(t);
+	const struct shim_ops *shim = shim_get();
+	if (shim->event)
+		shim->event(t, sched_now(), t->syscall_nr);
+}
+
 /* ---- syscalls ------------------------------------------------------------------------ */
 
 static void on_syscall_entry(struct task *t)
@@ -497,7 +550,7 @@ static void on_syscall_entry(struct task *t)
 	t->syscall_nr = (long)t->regs.orig_rax;
 	t->proc->syscall_insn = t->regs.rip - 2;
 	t->state = TASK_STOPPED;
-	sched_event(t);
+	timeline_event(t);
 	const struct syscall_entry *e = syscall_lookup(t->syscall_nr);
 	if (report_trace)
 		trace_event(t, "%s(%#llx, %#llx, %#llx, %#llx)", syscall_name(t->syscall_nr),
@@ -540,7 +593,7 @@ static void on_signal_stop(struct task *t, int sig)
 	t->syscall_nr = -1;
 	t->inject_signal = sig;
 	timers_fix_siginfo(t, sig);
-	sched_event(t);
+	timeline_event(t);
 	trace_event(t, "signal %d (%s)", sig, strsignal(sig));
 	if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE)
 		if (!signal_is_caught(t, sig))
@@ -714,6 +767,29 @@ static void kill_group(void)
 		kill(t->tid, SIGKILL);
 }
 
+/* A shim cannot go on (replay diverged, the shim program broke): say why and where, show
+ * the task's stack, and end the group. */
+static __attribute__((noreturn)) void abort_run(struct task *t, const char *why)
+{
+	if (t)
+		task_warn(t, "%s", why);
+	else
+		fprintf(stderr, "detrun: %s\n", why);
+	if (t && t->state == TASK_STOPPED)
+		stack_report(t, "its stack");
+	kill_group();
+	exit(125);
+}
+
+static int exit_code(int status)
+{
+	if (status < 0)
+		return 125;
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
 int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 {
 	tracer_opts = opt;
@@ -728,7 +804,9 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 	/* Forked before detrun changes its own signal dispositions: ignored signals survive
 	 * exec, and the program must start with the dispositions it was given. */
 	struct launch launched;
-	struct launch_options lo = { .cpus = opt->cpus, .namespaces = opt->namespaces };
+	struct launch_options lo = { .cpus = opt->cpus, .namespaces = opt->namespaces,
+				     .shim_intercepts = shim_intercepts() };
+	shim_set_abort(abort_run);
 	int err = launch_program(path, argv, &lo, &launched);
 	if (err)
 		die("cannot start %s: %s", argv[0], strerror(-err));
@@ -758,13 +836,11 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 		while (waitpid(launched.init_pid, NULL, __WALL) < 0 && errno == EINTR)
 			;
 	int exec_errno = launch_exec_error(&launched);
+	int code = exit_code(root_status);
 	if (exec_errno) {
 		fprintf(stderr, "detrun: cannot execute %s: %s\n", argv[0], strerror(exec_errno));
-		return exec_errno == ENOENT ? 127 : 126;
+		code = exec_errno == ENOENT ? 127 : 126;
 	}
-	if (root_status < 0)
-		return 125;
-	if (WIFSIGNALED(root_status))
-		return 128 + WTERMSIG(root_status);
-	return WEXITSTATUS(root_status);
+	const struct shim_ops *shim = shim_get();
+	return shim->finish ? shim->finish(sched_now(), code) : code;
 }

@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#define DETRUN_VERSION "0.2.0"
+
 struct tracer_options {
 	int quantum;          /* events per turn */
 	int spin_budget_ms;   /* run time without an event before the spin detector looks */

@@ -1,0 +1,357 @@
+#include "recorder/log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "recorder/fingerprint.h"
+
+/* ---- writing ------------------------------------------------------------------------- */
+
+struct log_writer {
+	int fd;
+	uint8_t *block;      /* payload being filled, after room for the 8-byte block header */
+	size_t used;         /* payload bytes */
+	uint64_t last_time;
+	uint64_t written;
+};
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static size_t put_varint(uint8_t *out, uint64_t v)
+{
+	size_t n = 0;
+	do {
+		out[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	return n;
+}
+
+static void put_le32(uint8_t *out, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		out[i] = (uint8_t)(v >> (8 * i));
+}
+
+int log_flush(struct log_writer *w)
+{
+	if (!w->used)
+		return 0;
+	uint8_t *start = w->block;
+	put_le32(start, (uint32_t)w->used);
+	put_le32(start + 4, (uint32_t)crc32(0L, start + 8, (uInt)w->used));
+	int err = write_all(w->fd, start, w->used + 8);
+	if (!err)
+		w->written += w->used + 8;
+	w->used = 0;
+	return err;
+}
+
+static int append_packed(struct log_writer *w, const LogRecord *rec)
+{
+	size_t size = detrun__log__record__get_packed_size(rec);
+	if (size + 10 > LOG_BLOCK_MAX)
+		return -EMSGSIZE;
+	if (w->used + size + 10 > LOG_BLOCK_MAX) {
+		int err = log_flush(w);
+		if (err)
+			return err;
+	}
+	uint8_t *p = w->block + 8 + w->used;
+	size_t n = put_varint(p, size);
+	detrun__log__record__pack(rec, p + n);
+	w->used += n + size;
+	return 0;
+}
+
+struct log_writer *log_create(const char *path, const Detrun__Log__Header *header)
+{
+	struct log_writer *w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->block = malloc(LOG_BLOCK_MAX + 8);
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (!w->block || w->fd < 0)
+		goto fail;
+	if (write_all(w->fd, LOG_MAGIC, LOG_MAGIC_LEN))
+		goto fail;
+	w->written = LOG_MAGIC_LEN;
+	LogRecord rec = DETRUN__LOG__RECORD__INIT;
+	rec.kind_case = DETRUN__LOG__RECORD__KIND_HEADER;
+	rec.header = (Detrun__Log__Header *)header;
+	if (append_packed(w, &rec) || log_flush(w))
+		goto fail;
+	return w;
+fail:;
+	int saved = errno;
+	if (w->fd >= 0)
+		close(w->fd);
+	free(w->block);
+	free(w);
+	errno = saved ? saved : EIO;
+	return NULL;
+}
+
+int log_append(struct log_writer *w, uint64_t time, LogRecord *rec)
+{
+	rec->dt = time - w->last_time;
+	w->last_time = time;
+	return append_packed(w, rec);
+}
+
+int log_close(struct log_writer *w)
+{
+	int err = log_flush(w);
+	if (close(w->fd) < 0 && !err)
+		err = -errno;
+	free(w->block);
+	free(w);
+	return err;
+}
+
+uint64_t log_bytes_written(const struct log_writer *w)
+{
+	return w->written + w->used;
+}
+
+/* ---- reading ------------------------------------------------------------------------- */
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Frees what was parsed so far and says why the log is refused. */
+static int reject(struct log *log, char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	log_free(log);
+	return -1;
+}
+
+static uint32_t get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* A varint of at most 10 bytes within [p, end): bytes used, 0 if malformed or cut. */
+static size_t get_varint(const uint8_t *p, const uint8_t *end, uint64_t *v)
+{
+	*v = 0;
+	for (size_t i = 0; i < 10 && p + i < end; i++) {
+		*v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (!(p[i] & 0x80))
+			return i + 1;
+	}
+	return 0;
+}
+
+static int add_record(struct log *log, LogRecord *rec, uint64_t time, size_t offset)
+{
+	size_t n = log->n + 1;
+	LogRecord **r = realloc(log->records, n * sizeof(*r));
+	uint64_t *t = r ? realloc(log->times, n * sizeof(*t)) : NULL;
+	size_t *o = t ? (log->times = t, realloc(log->offsets, n * sizeof(*o))) : NULL;
+	if (r)
+		log->records = r;
+	if (!o)
+		return -1;
+	log->offsets = o;
+	r[log->n] = rec;
+	t[log->n] = time;
+	o[log->n] = offset;
+	log->n = n;
+	return 0;
+}
+
+/* What every record kind must carry to be usable by replay. */
+static bool record_well_formed(const LogRecord *rec, bool first)
+{
+	if (first != (rec->kind_case == DETRUN__LOG__RECORD__KIND_HEADER))
+		return false;
+	switch (rec->kind_case) {
+	case DETRUN__LOG__RECORD__KIND_HEADER:
+		return rec->header->n_argv > 0 && rec->header->program && *rec->header->program;
+	case DETRUN__LOG__RECORD__KIND_RESULT:
+		return rec->task > 0 && rec->result->nr < 1024;
+	case DETRUN__LOG__RECORD__KIND_READY:
+	case DETRUN__LOG__RECORD__KIND_FILE:
+		return rec->task > 0;
+	case DETRUN__LOG__RECORD__KIND_SIGNAL:
+		return rec->signal->signo > 0 && rec->signal->signo < 65;
+	case DETRUN__LOG__RECORD__KIND_ADVANCE:
+	case DETRUN__LOG__RECORD__KIND_DIGEST:
+	case DETRUN__LOG__RECORD__KIND_END:
+		return true;
+	default:
+		return false;
+	}
+}
+
+int log_parse(const uint8_t *buf, size_t len, struct log *log, char *err, size_t errlen)
+{
+	memset(log, 0, sizeof(*log));
+	log->file_size = len;
+	if (len == 0)
+		return reject(log, err, errlen, "empty file: not a detrun log");
+	if (len < LOG_MAGIC_LEN || memcmp(buf, LOG_MAGIC, LOG_MAGIC_LEN))
+		return reject(log, err, errlen, "not a detrun log (no DETRUNLG magic at offset 0)");
+	size_t off = LOG_MAGIC_LEN;
+	uint64_t time = 0;
+	bool ended = false;
+	while (off < len) {
+		if (len - off < 8)
+			return reject(log, err, errlen, "truncated at offset %zu: block header cut short "
+				    "(%zu of 8 bytes)", off, len - off);
+		uint32_t size = get_le32(buf + off), crc = get_le32(buf + off + 4);
+		if (size == 0 || size > LOG_BLOCK_MAX)
+			return reject(log, err, errlen, "corrupt at offset %zu: block length %u is out of "
+				    "range", off, size);
+		if (len - off - 8 < size)
+			return reject(log, err, errlen, "truncated at offset %zu: block of %u bytes, only "
+				    "%zu present", off, size, len - off - 8);
+		const uint8_t *p = buf + off + 8, *end = p + size;
+		if ((uint32_t)crc32(0L, p, size) != crc)
+			return reject(log, err, errlen, "corrupt at offset %zu: block checksum mismatch",
+				    off);
+		while (p < end) {
+			uint64_t rlen;
+			size_t used = get_varint(p, end, &rlen);
+			size_t roff = (size_t)(p - buf);
+			if (!used || rlen > (uint64_t)(end - p - (ptrdiff_t)used))
+				return reject(log, err, errlen, "corrupt at offset %zu: record length runs "
+					    "past its block", roff);
+			LogRecord *rec = detrun__log__record__unpack(NULL, rlen, p + used);
+			bool first = log->n == 0;
+			if (!rec || !record_well_formed(rec, first) || ended) {
+				if (rec)
+					detrun__log__record__free_unpacked(rec, NULL);
+				return reject(log, err, errlen, "corrupt at offset %zu: %s", roff,
+					    ended ? "records after the end record"
+						  : "malformed record");
+			}
+			time += rec->dt;
+			if (add_record(log, rec, time, off))
+				return reject(log, err, errlen, "out of memory");
+			ended = rec->kind_case == DETRUN__LOG__RECORD__KIND_END;
+			p += used + rlen;
+		}
+		off += 8 + size;
+	}
+	if (log->n == 0)
+		return reject(log, err, errlen, "truncated at offset %zu: no header", off);
+	log->header = log->records[0]->header;
+	if (log->header->format_version != LOG_FORMAT_VERSION)
+		return reject(log, err, errlen, "log format version %u, this detrun reads version %d",
+			    log->header->format_version, LOG_FORMAT_VERSION);
+	log->complete = ended;
+	return 0;
+}
+
+int log_load(const char *path, struct log *log, char *err, size_t errlen)
+{
+	memset(log, 0, sizeof(*log));
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return fail(err, errlen, "%s: %s", path, strerror(e));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return fail(err, errlen, "%s: not a regular file", path);
+	}
+	uint8_t *buf = malloc((size_t)st.st_size + 1);
+	size_t got = 0;
+	while (buf && got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (!buf)
+		return fail(err, errlen, "%s: out of memory", path);
+	char why[200];
+	int r = log_parse(buf, got, log, why, sizeof(why));
+	free(buf);
+	if (r)
+		fail(err, errlen, "%s: %s", path, why);
+	return r;
+}
+
+void log_free(struct log *log)
+{
+	for (size_t i = 0; i < log->n; i++)
+		detrun__log__record__free_unpacked(log->records[i], NULL);
+	free(log->records);
+	free(log->times);
+	free(log->offsets);
+	memset(log, 0, sizeof(*log));
+}
+
+const char *log_kind_name(const LogRecord *rec)
+{
+	switch (rec->kind_case) {
+	case DETRUN__LOG__RECORD__KIND_HEADER: return "header";
+	case DETRUN__LOG__RECORD__KIND_RESULT: return "result";
+	case DETRUN__LOG__RECORD__KIND_READY: return "ready";
+	case DETRUN__LOG__RECORD__KIND_ADVANCE: return "advance";
+	case DETRUN__LOG__RECORD__KIND_SIGNAL: return "signal";
+	case DETRUN__LOG__RECORD__KIND_FILE: return "file";
+	case DETRUN__LOG__RECORD__KIND_DIGEST: return "digest";
+	case DETRUN__LOG__RECORD__KIND_END: return "end";
+	default: return "unknown";
+	}
+}
+
+/* ---- fingerprints --------------------------------------------------------------------- */
+
+int fingerprint_fd(int fd, uint64_t *hash, uint64_t *size)
+{
+	static uint8_t buf[1 << 16];
+	uint64_t h = FNV64_INIT, total = 0;
+	for (;;) {
+		ssize_t n = pread(fd, buf, sizeof(buf), (off_t)total);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		h = fnv64(h, buf, (size_t)n);
+		total += (uint64_t)n;
+	}
+	*hash = h;
+	*size = total;
+	return 0;
+}

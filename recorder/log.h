@@ -1,0 +1,58 @@
+/*
+ * The record log (format: proto/log.proto). A log is the Header, then the outside inputs of
+ * one run in the order the run met them, each stamped with its logical time and task.
+ *
+ * Writing is buffered into blocks (at most LOG_BLOCK_MAX bytes, each with its CRC-32) and a
+ * block goes to disk whole: when it is full, whenever the group waits for outside input
+ * (so an idle server's log is complete on disk), and at the end. Reading validates the
+ * whole file before anything runs: a truncated, corrupted or empty log gives one line
+ * naming the byte offset, never a crash — replay either has every record or refuses.
+ */
+#ifndef DETRUN_RECORDER_LOG_H
+#define DETRUN_RECORDER_LOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/log.pb-c.h"
+
+#define LOG_MAGIC "DETRUNLG"
+#define LOG_MAGIC_LEN 8
+#define LOG_FORMAT_VERSION 1
+#define LOG_BLOCK_MAX (1u << 20)
+
+typedef Detrun__Log__Record LogRecord;
+
+/* ---- writing ---- */
+struct log_writer;
+/* Creates FILE (truncating it) and writes the magic and the header record. NULL with
+ * errno set on failure. */
+struct log_writer *log_create(const char *path, const Detrun__Log__Header *header);
+/* Appends one record (its dt is computed from `time`). Returns 0 or -errno. */
+int log_append(struct log_writer *w, uint64_t time, LogRecord *rec);
+int log_flush(struct log_writer *w);          /* writes the pending block, if any */
+int log_close(struct log_writer *w);          /* flushes and closes */
+uint64_t log_bytes_written(const struct log_writer *w);
+
+/* ---- reading ---- */
+struct log {
+	Detrun__Log__Header *header;  /* points into records[0] */
+	LogRecord **records;          /* records[1..n-1]: everything after the header */
+	uint64_t *times;              /* absolute logical time of each record */
+	size_t *offsets;              /* file offset of the block holding each record */
+	size_t n;
+	size_t file_size;
+	bool complete;                /* ends with an End record */
+};
+/* Parses and checks a whole log held in memory. 0, or -1 with a one-line message in err
+ * naming the offset of the first problem. */
+int log_parse(const uint8_t *buf, size_t len, struct log *log, char *err, size_t errlen);
+/* Reads FILE and parses it; same contract, the message also names the file. */
+int log_load(const char *path, struct log *log, char *err, size_t errlen);
+void log_free(struct log *log);
+
+/* The record's kind as a word ("result", "ready", ...). */
+const char *log_kind_name(const LogRecord *rec);
+
+#endif

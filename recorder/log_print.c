@@ -1,0 +1,199 @@
+#include "recorder/log_print.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "recorder/log.h"
+#include "supervisor/syscall_table.h"
+
+static size_t result_bytes(const Detrun__Log__Result *r)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->n_out; i++)
+		n += r->out[i].len;
+	return n;
+}
+
+/* Calls whose output is data from outside (what a peer or a terminal sent). */
+static bool reads_data(uint32_t nr)
+{
+	return nr == __NR_read || nr == __NR_readv || nr == __NR_recvfrom ||
+	       nr == __NR_recvmsg || nr == __NR_recvmmsg;
+}
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static void print_header_text(const struct log *log)
+{
+	const Detrun__Log__Header *h = log->header;
+	printf("log format %u, recorded by detrun %s in %s\n", h->format_version,
+	       h->detrun_version, h->cwd);
+	printf("program %s (%" PRIu64 " bytes, hash %016" PRIx64 "):", h->program,
+	       h->program_size, h->program_hash);
+	for (size_t i = 0; i < h->n_argv; i++)
+		printf(" %s", h->argv[i]);
+	printf("\nseed %" PRId64 ", epoch %" PRId64 ", quantum %d, cpus %d, namespaces %s, "
+	       "%zu environment variables, outside descriptors:", h->seed, h->epoch, h->quantum,
+	       h->cpus, h->namespaces ? "yes" : "no", h->n_env);
+	for (size_t i = 0; i < h->n_outside_fds; i++)
+		printf(" %d", h->outside_fds[i]);
+	printf("%s\n", h->n_outside_fds ? "" : " none");
+}
+
+static void print_record_text(const LogRecord *r, uint64_t time)
+{
+	char task[16] = "-";
+	if (r->task)
+		snprintf(task, sizeof(task), "%u", r->task);
+	printf("t=%-10" PRIu64 " task %-4s %-8s", time, task, log_kind_name(r));
+	switch (r->kind_case) {
+	case DETRUN__LOG__RECORD__KIND_RESULT:
+		printf(" %s = %" PRId64 ", %zu bytes in\n", syscall_name(r->result->nr),
+		       r->result->ret, result_bytes(r->result));
+		break;
+	case DETRUN__LOG__RECORD__KIND_ADVANCE:
+		printf(" virtual clock was %" PRId64 " ns\n", r->advance->clock_ns);
+		break;
+	case DETRUN__LOG__RECORD__KIND_SIGNAL:
+		printf(" %d (%s)\n", r->signal->signo, strsignal(r->signal->signo));
+		break;
+	case DETRUN__LOG__RECORD__KIND_FILE:
+		printf(" %s, %" PRIu64 " bytes, hash %016" PRIx64 "\n", r->file->path,
+		       r->file->size, r->file->hash);
+		break;
+	case DETRUN__LOG__RECORD__KIND_DIGEST:
+		printf(" %016" PRIx64 "\n", r->digest->value);
+		break;
+	case DETRUN__LOG__RECORD__KIND_END:
+		printf(" exit code %d after %" PRIu64 " events\n", r->end->exit_code,
+		       r->end->events);
+		break;
+	default:
+		putchar('\n');
+	}
+}
+
+static void print_record_json(const LogRecord *r, uint64_t time)
+{
+	printf("{\"t\":%" PRIu64 ",\"task\":%u,\"kind\":\"%s\"", time, r->task, log_kind_name(r));
+	switch (r->kind_case) {
+	case DETRUN__LOG__RECORD__KIND_RESULT:
+		printf(",\"syscall\":\"%s\",\"ret\":%" PRId64 ",\"bytes\":%zu",
+		       syscall_name(r->result->nr), r->result->ret, result_bytes(r->result));
+		break;
+	case DETRUN__LOG__RECORD__KIND_ADVANCE:
+		printf(",\"clock_ns\":%" PRId64, r->advance->clock_ns);
+		break;
+	case DETRUN__LOG__RECORD__KIND_SIGNAL:
+		printf(",\"signal\":%d", r->signal->signo);
+		break;
+	case DETRUN__LOG__RECORD__KIND_FILE:
+		printf(",\"path\":");
+		json_string(r->file->path);
+		printf(",\"size\":%" PRIu64 ",\"hash\":\"%016" PRIx64 "\"", r->file->size,
+		       r->file->hash);
+		break;
+	case DETRUN__LOG__RECORD__KIND_DIGEST:
+		printf(",\"digest\":\"%016" PRIx64 "\"", r->digest->value);
+		break;
+	case DETRUN__LOG__RECORD__KIND_END:
+		printf(",\"exit_code\":%d,\"events\":%" PRIu64, r->end->exit_code, r->end->events);
+		break;
+	default:
+		break;
+	}
+	printf("}\n");
+}
+
+static void print_header_json(const struct log *log)
+{
+	const Detrun__Log__Header *h = log->header;
+	printf("{\"t\":0,\"task\":0,\"kind\":\"header\",\"format_version\":%u,\"program\":",
+	       h->format_version);
+	json_string(h->program);
+	printf(",\"argv\":[");
+	for (size_t i = 0; i < h->n_argv; i++) {
+		printf(i ? "," : "");
+		json_string(h->argv[i]);
+	}
+	printf("],\"cwd\":");
+	json_string(h->cwd);
+	printf(",\"seed\":%" PRId64 ",\"epoch\":%" PRId64 ",\"complete\":%s}\n", h->seed, h->epoch,
+	       log->complete ? "true" : "false");
+}
+
+static void print_stats(const char *path, const struct log *log)
+{
+	size_t kinds[16] = { 0 };
+	uint64_t in_bytes = 0, data_bytes = 0, results = 0, data_calls = 0, last = 0;
+	for (size_t i = 1; i < log->n; i++) {
+		const LogRecord *r = log->records[i];
+		kinds[r->kind_case < 16 ? r->kind_case : 0]++;
+		last = log->times[i];
+		if (r->kind_case != DETRUN__LOG__RECORD__KIND_RESULT)
+			continue;
+		results++;
+		size_t b = result_bytes(r->result);
+		in_bytes += b;
+		if (reads_data(r->result->nr)) {
+			data_bytes += b;
+			data_calls++;
+		}
+	}
+	printf("log %s: %zu bytes, %zu records, %s\n", path, log->file_size, log->n,
+	       log->complete ? "complete" : "cut short (no end record)");
+	printf("logical time: %" PRIu64 " events\n", last);
+	printf("records: %zu result, %zu ready, %zu advance, %zu signal, %zu file, %zu digest, "
+	       "%zu end\n", kinds[DETRUN__LOG__RECORD__KIND_RESULT],
+	       kinds[DETRUN__LOG__RECORD__KIND_READY], kinds[DETRUN__LOG__RECORD__KIND_ADVANCE],
+	       kinds[DETRUN__LOG__RECORD__KIND_SIGNAL], kinds[DETRUN__LOG__RECORD__KIND_FILE],
+	       kinds[DETRUN__LOG__RECORD__KIND_DIGEST], kinds[DETRUN__LOG__RECORD__KIND_END]);
+	printf("outside input: %" PRIu64 " bytes in %" PRIu64 " results, of which %" PRIu64
+	       " bytes of data in %" PRIu64 " reads\n", in_bytes, results, data_bytes, data_calls);
+	if (in_bytes)
+		printf("log bytes per byte of outside input: %.3f\n",
+		       (double)log->file_size / (double)in_bytes);
+	if (data_bytes)
+		printf("log bytes per byte of data read: %.3f\n",
+		       (double)log->file_size / (double)data_bytes);
+}
+
+int log_print(const char *path, enum log_print_mode mode)
+{
+	struct log log;
+	char err[512];
+	if (log_load(path, &log, err, sizeof(err))) {
+		fprintf(stderr, "detrun: %s\n", err);
+		return 125;
+	}
+	if (mode == LOG_PRINT_STATS) {
+		print_stats(path, &log);
+	} else {
+		if (mode == LOG_PRINT_JSON)
+			print_header_json(&log);
+		else
+			print_header_text(&log);
+		for (size_t i = 1; i < log.n; i++)
+			(mode == LOG_PRINT_JSON ? print_record_json : print_record_text)(
+				log.records[i], log.times[i]);
+		if (!log.complete && mode == LOG_PRINT_TEXT)
+			printf("(the recording was cut short: no end record)\n");
+	}
+	log_free(&log);
+	return 0;
+}

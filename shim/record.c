@@ -1,0 +1,205 @@
+/* The record shim: every external call runs, and what came in — results, the bytes the
+ * calls produced, when waits ended, outside signals — goes to the log with its logical
+ * time. Bytes sent outside are not logged (replay recomputes them), only a digest. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "recorder/fingerprint.h"
+#include "recorder/log.h"
+#include "scheduler/task.h"
+#include "scheduler/vclock.h"
+#include "shim/shim.h"
+#include "supervisor/tracer.h"
+
+#define DIGEST_EVERY 1024 /* events between digests: a divergence is caught within this */
+
+static struct log_writer *writer;
+static const char *log_path;
+static uint64_t digest = FNV64_INIT;
+
+static void append(uint64_t time, int vtid, LogRecord *rec)
+{
+	rec->task = (uint32_t)vtid;
+	int err = log_append(writer, time, rec);
+	if (err)
+		shim_abort(NULL, "cannot write the log %s: %s", log_path, strerror(-err));
+}
+
+static void record_monitor(const struct shim_call *c)
+{
+	Detrun__Log__Result result = DETRUN__LOG__RESULT__INIT;
+	result.nr = (uint32_t)c->nr;
+	result.ret = c->ret;
+	ProtobufCBinaryData out[64];
+	for (size_t i = 0; i < c->n_out; i++)
+		out[i] = (ProtobufCBinaryData){ c->out[i].len, c->out[i].bytes };
+	/* Trailing empty regions carry nothing: replay treats missing ones as empty. */
+	size_t n = c->n_out;
+	while (n && !out[n - 1].len)
+		n--;
+	result.n_out = n;
+	result.out = out;
+	result.sent_digest = c->sent_len ? c->sent_digest : 0;
+	LogRecord rec = DETRUN__LOG__RECORD__INIT;
+	rec.kind_case = DETRUN__LOG__RECORD__KIND_RESULT;
+	rec.result = &result;
+	append(c->time, c->vtid, &rec);
+}
+
+static bool record_ready(struct task *t, uint64_t time, bool native)
+{
+	if (native) {
+		Detrun__Log__Ready ready = DETRUN__LOG__READY__INIT;
+		LogRecord rec = DETRUN__LOG__RECORD__INIT;
+		rec.kind_case = DETRUN__LOG__RECORD__KIND_READY;
+		rec.ready = &ready;
+		append(time, t->vtid, &rec);
+	}
+	return native;
+}
+
+/* The group is idle: what is logged so far goes to disk before waiting, so a recording
+ * that is killed while its server waits for clients keeps everything. */
+static int record_wait_outside(uint64_t time, struct pollfd *fds, int nfds, int timeout_ms,
+			       int (*real_wait)(struct pollfd *, int, int))
+{
+	int err = log_flush(writer);
+	if (err)
+		shim_abort(NULL, "cannot write the log %s: %s", log_path, strerror(-err));
+	int64_t clock = vclock_now();
+	int r = real_wait(fds, nfds, timeout_ms);
+	if (r == 0 && timeout_ms > 0) {
+		Detrun__Log__Advance advance = DETRUN__LOG__ADVANCE__INIT;
+		advance.clock_ns = clock;
+		LogRecord rec = DETRUN__LOG__RECORD__INIT;
+		rec.kind_case = DETRUN__LOG__RECORD__KIND_ADVANCE;
+		rec.advance = &advance;
+		append(time, 0, &rec);
+	}
+	return r;
+}
+
+static void record_signals(uint64_t time, const int *pending, int n, void (*deliver)(int))
+{
+	for (int i = 0; i < n; i++) {
+		Detrun__Log__Signal sig = DETRUN__LOG__SIGNAL__INIT;
+		sig.signo = pending[i];
+		LogRecord rec = DETRUN__LOG__RECORD__INIT;
+		rec.kind_case = DETRUN__LOG__RECORD__KIND_SIGNAL;
+		rec.signal = &sig;
+		append(time, 0, &rec);
+		deliver(pending[i]);
+	}
+}
+
+static void record_file(struct task *t, uint64_t time, const char *path, uint64_t size,
+			uint64_t hash)
+{
+	Detrun__Log__FileRead file = DETRUN__LOG__FILE_READ__INIT;
+	file.path = (char *)path;
+	file.size = size;
+	file.hash = hash;
+	LogRecord rec = DETRUN__LOG__RECORD__INIT;
+	rec.kind_case = DETRUN__LOG__RECORD__KIND_FILE;
+	rec.file = &file;
+	append(time, t->vtid, &rec);
+}
+
+uint64_t shim_digest_step(uint64_t h, uint64_t time, int vtid, long nr)
+{
+	int64_t item[3] = { (int64_t)time, vtid, nr };
+	return fnv64(h, item, sizeof(item));
+}
+
+static void record_event(struct task *t, uint64_t time, long nr)
+{
+	digest = shim_digest_step(digest, time, t->vtid, nr);
+	if (time % DIGEST_EVERY)
+		return;
+	Detrun__Log__Digest d = DETRUN__LOG__DIGEST__INIT;
+	d.value = digest;
+	LogRecord rec = DETRUN__LOG__RECORD__INIT;
+	rec.kind_case = DETRUN__LOG__RECORD__KIND_DIGEST;
+	rec.digest = &d;
+	append(time, 0, &rec);
+}
+
+static int record_finish(uint64_t time, int code)
+{
+	Detrun__Log__End end = DETRUN__LOG__END__INIT;
+	end.exit_code = code;
+	end.events = time;
+	LogRecord rec = DETRUN__LOG__RECORD__INIT;
+	rec.kind_case = DETRUN__LOG__RECORD__KIND_END;
+	rec.end = &end;
+	append(time, 0, &rec);
+	int err = log_close(writer);
+	writer = NULL;
+	if (err) {
+		fprintf(stderr, "detrun: cannot write the log %s: %s\n", log_path, strerror(-err));
+		return 125;
+	}
+	return code;
+}
+
+const struct shim_ops record_shim = {
+	.name = "record",
+	.monitor = record_monitor,
+	.ready = record_ready,
+	.wait_outside = record_wait_outside,
+	.signals = record_signals,
+	.file_opened = record_file,
+	.event = record_event,
+	.finish = record_finish,
+};
+
+/* Flushed by the abort path too: a run that detrun ends still leaves a readable log. */
+void record_shim_flush(void)
+{
+	if (writer)
+		log_flush(writer);
+}
+
+int record_shim_start(const char *path, char **argv, const char *program,
+		      const struct tracer_options *opt, const int *outside_fds, int n_outside)
+{
+	extern char **environ;
+	Detrun__Log__Header h = DETRUN__LOG__HEADER__INIT;
+	h.format_version = LOG_FORMAT_VERSION;
+	h.detrun_version = DETRUN_VERSION;
+	for (h.n_argv = 0; argv[h.n_argv]; h.n_argv++)
+		;
+	h.argv = argv;
+	h.program = (char *)program;
+	int fd = open(program, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		fingerprint_fd(fd, &h.program_hash, &h.program_size);
+		close(fd);
+	}
+	for (h.n_env = 0; environ[h.n_env]; h.n_env++)
+		;
+	h.env = environ;
+	char cwd[4096];
+	h.cwd = getcwd(cwd, sizeof(cwd)) ? cwd : "/";
+	h.seed = (int64_t)opt->seed;
+	h.epoch = opt->epoch;
+	h.quantum = opt->quantum;
+	h.cpus = opt->cpus;
+	h.namespaces = opt->namespaces;
+	h.keep_vdso = opt->keep_vdso;
+	h.spin_budget_ms = opt->spin_budget_ms;
+	h.n_outside_fds = (size_t)n_outside;
+	h.outside_fds = (int32_t *)outside_fds;
+	log_path = path;
+	writer = log_create(path, &h);
+	if (!writer) {
+		fprintf(stderr, "detrun: cannot create the log %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	shim_set(&record_shim);
+	return 0;
+}

@@ -1,0 +1,219 @@
+/* The replay shim: no external call runs. Results, readiness, clock jumps and outside
+ * signals come from the log, in the order the recording met them; each is matched against
+ * what the replay meets (logical time, task, syscall), and the first mismatch ends the
+ * run with both sides described — a replay never continues past a divergence. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recorder/fingerprint.h"
+#include "recorder/log.h"
+#include "scheduler/task.h"
+#include "scheduler/vclock.h"
+#include "shim/shim.h"
+#include "supervisor/syscall_table.h"
+
+uint64_t shim_digest_step(uint64_t h, uint64_t time, int vtid, long nr);
+
+static const struct log *replayed;
+static size_t next = 1; /* records[0] is the header */
+static uint64_t digest = FNV64_INIT;
+
+static const LogRecord *head(void)
+{
+	return next < replayed->n ? replayed->records[next] : NULL;
+}
+
+static uint64_t head_time(void)
+{
+	return replayed->times[next];
+}
+
+/* "result of read for task 3 at t=120" */
+static const char *describe(const LogRecord *r, uint64_t time)
+{
+	static char text[256];
+	if (!r)
+		return replayed->complete ? "nothing more" : "the end of a recording that was cut short";
+	char what[96];
+	snprintf(what, sizeof(what), "%s", log_kind_name(r));
+	if (r->kind_case == DETRUN__LOG__RECORD__KIND_RESULT)
+		snprintf(what, sizeof(what), "result of %s", syscall_name(r->result->nr));
+	else if (r->kind_case == DETRUN__LOG__RECORD__KIND_FILE)
+		snprintf(what, sizeof(what), "open of %s", r->file->path);
+	else if (r->kind_case == DETRUN__LOG__RECORD__KIND_SIGNAL)
+		snprintf(what, sizeof(what), "outside signal %d", r->signal->signo);
+	if (r->task)
+		snprintf(text, sizeof(text), "%s for task %u at t=%" PRIu64, what, r->task, time);
+	else
+		snprintf(text, sizeof(text), "%s at t=%" PRIu64, what, time);
+	return text;
+}
+
+static __attribute__((noreturn)) void diverged(struct task *t, const char *met)
+{
+	const LogRecord *r = head();
+	shim_abort(t, "replay diverged: the replay met %s, the recording has %s next (log "
+		   "offset %zu)", met, describe(r, r ? head_time() : 0),
+		   r ? replayed->offsets[next] : replayed->file_size);
+}
+
+/* The head record, if it is of `kind`, at `time`, for task `vtid`; NULL otherwise. */
+static const LogRecord *match(int kind, uint64_t time, int vtid)
+{
+	const LogRecord *r = head();
+	if (!r || (int)r->kind_case != kind || head_time() != time || (int)r->task != vtid)
+		return NULL;
+	return r;
+}
+
+static bool replay_control(struct shim_call *c)
+{
+	const LogRecord *r = match(DETRUN__LOG__RECORD__KIND_RESULT, c->time, c->vtid);
+	if (!r || r->result->nr != (uint32_t)c->nr) {
+		char met[128];
+		snprintf(met, sizeof(met), "%s(fd %d) by task %d at t=%" PRIu64,
+			 syscall_name(c->nr), c->fd, c->vtid, c->time);
+		diverged(c->task, met);
+	}
+	const Detrun__Log__Result *res = r->result;
+	if (res->n_out > c->n_out)
+		shim_abort(c->task, "replay diverged at t=%" PRIu64 ": %s recorded %zu output "
+			   "regions, the replayed call has %zu", c->time, syscall_name(c->nr),
+			   res->n_out, c->n_out);
+	for (size_t i = 0; i < res->n_out; i++) {
+		if (res->out[i].len > c->out[i].max)
+			shim_abort(c->task, "replay diverged at t=%" PRIu64 ": %s recorded %zu "
+				   "bytes where the replayed call has room for %llu", c->time,
+				   syscall_name(c->nr), res->out[i].len,
+				   (unsigned long long)c->out[i].max);
+		c->out[i].len = res->out[i].len;
+		c->out[i].bytes = res->out[i].data;
+	}
+	c->ret = res->ret;
+	c->sent_digest = res->sent_digest;
+	next++;
+	return true;
+}
+
+static bool replay_ready(struct task *t, uint64_t time, bool native)
+{
+	if (!match(DETRUN__LOG__RECORD__KIND_READY, time, t->vtid))
+		return false;
+	next++;
+	return true;
+}
+
+static int replay_wait_outside(uint64_t time, struct pollfd *fds, int nfds, int timeout_ms,
+			       int (*real_wait)(struct pollfd *, int, int))
+{
+	if (timeout_ms == 0)
+		return 0;
+	const LogRecord *r = match(DETRUN__LOG__RECORD__KIND_ADVANCE, time, 0);
+	if (!r) {
+		char met[96];
+		snprintf(met, sizeof(met), "a wait for outside input at t=%" PRIu64, time);
+		diverged(NULL, met);
+	}
+	if (r->advance->clock_ns != vclock_now())
+		shim_abort(NULL, "replay diverged at t=%" PRIu64 ": the virtual clock reads %lld ns, "
+			   "the recording had %lld ns", time, (long long)vclock_now(),
+			   (long long)r->advance->clock_ns);
+	next++;
+	return 0;
+}
+
+static void replay_signals(uint64_t time, const int *pending, int n, void (*deliver)(int))
+{
+	if (n)
+		shim_abort(NULL, "signal %d from outside: replay stopped at t=%" PRIu64, pending[0],
+			   time);
+	const LogRecord *r;
+	while ((r = match(DETRUN__LOG__RECORD__KIND_SIGNAL, time, 0))) {
+		next++;
+		deliver(r->signal->signo);
+	}
+}
+
+static void replay_file(struct task *t, uint64_t time, const char *path, uint64_t size,
+			uint64_t hash)
+{
+	const LogRecord *r = match(DETRUN__LOG__RECORD__KIND_FILE, time, t->vtid);
+	if (!r) {
+		char met[4200];
+		snprintf(met, sizeof(met), "an open of %s by task %d at t=%" PRIu64, path, t->vtid,
+			 time);
+		diverged(t, met);
+	}
+	if (strcmp(r->file->path, path) || r->file->size != size || r->file->hash != hash)
+		shim_abort(t, "replay diverged at t=%" PRIu64 ": %s differs from the recording "
+			   "(recorded %s, %llu bytes, hash %016llx; now %llu bytes, hash %016llx); "
+			   "restore the files the recording started with", time, path,
+			   r->file->path, (unsigned long long)r->file->size,
+			   (unsigned long long)r->file->hash, (unsigned long long)size,
+			   (unsigned long long)hash);
+	next++;
+}
+
+static void replay_event(struct task *t, uint64_t time, long nr)
+{
+	digest = shim_digest_step(digest, time, t->vtid, nr);
+	const LogRecord *r = head();
+	if (r && head_time() < time) {
+		char met[96];
+		snprintf(met, sizeof(met), "%s in task %d at t=%" PRIu64,
+			 nr >= 0 ? syscall_name(nr) : "a signal", t->vtid, time);
+		diverged(t, met);
+	}
+	r = match(DETRUN__LOG__RECORD__KIND_DIGEST, time, 0);
+	if (!r)
+		return;
+	if (r->digest->value != digest)
+		shim_abort(t, "replay diverged by t=%" PRIu64 ": the events since the last digest "
+			   "differ from the recording (digest %016llx, recorded %016llx)", time,
+			   (unsigned long long)digest, (unsigned long long)r->digest->value);
+	next++;
+}
+
+static int replay_finish(uint64_t time, int code)
+{
+	const LogRecord *r = head();
+	if (r && r->kind_case != DETRUN__LOG__RECORD__KIND_END) {
+		fprintf(stderr, "detrun: replay diverged: the group exited at t=%" PRIu64 ", the "
+			"recording goes on with %s\n", time, describe(r, head_time()));
+		return 125;
+	}
+	if (!r) {
+		fprintf(stderr, "detrun: warning: the recording was cut short at t=%" PRIu64 "; "
+			"replay ran to its end\n", time);
+		return code;
+	}
+	if (r->end->exit_code != code || head_time() != time) {
+		fprintf(stderr, "detrun: replay diverged: exit code %d at t=%" PRIu64 ", the "
+			"recording ended with %d at t=%" PRIu64 "\n", code, time, r->end->exit_code,
+			head_time());
+		return 125;
+	}
+	return code;
+}
+
+const struct shim_ops replay_shim = {
+	.name = "replay",
+	.control = replay_control,
+	.ready = replay_ready,
+	.decides_readiness = true,
+	.wait_outside = replay_wait_outside,
+	.signals = replay_signals,
+	.file_opened = replay_file,
+	.event = replay_event,
+	.finish = replay_finish,
+};
+
+int replay_shim_start(const struct log *log)
+{
+	replayed = log;
+	next = 1;
+	shim_set(&replay_shim);
+	return 0;
+}

@@ -1,0 +1,42 @@
+#include "shim/shim.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const struct shim_ops passthrough = { .name = "passthrough" };
+static const struct shim_ops *active = &passthrough;
+static void (*abort_hook)(struct task *t, const char *why);
+
+void shim_set(const struct shim_ops *ops)
+{
+	active = ops ? ops : &passthrough;
+}
+
+const struct shim_ops *shim_get(void)
+{
+	return active;
+}
+
+bool shim_intercepts(void)
+{
+	return active != &passthrough;
+}
+
+void shim_set_abort(void (*abort_run)(struct task *t, const char *why))
+{
+	abort_hook = abort_run;
+}
+
+void shim_abort(struct task *t, const char *fmt, ...)
+{
+	char why[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (abort_hook)
+		abort_hook(t, why);
+	fprintf(stderr, "detrun: %s\n", why);
+	exit(125);
+}

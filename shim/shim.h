@@ -1,0 +1,106 @@
+/*
+ * Shims: the one door through which the outside reaches the group.
+ *
+ * The supervisor decides what is external (supervisor/sys_external.c: sockets, and
+ * descriptors inherited from outside such as a terminal) and hands every external event to
+ * the active shim, stamped with its logical time and task:
+ *
+ *   - an external call: a shim may *control* it (supply its result; the call never runs) or
+ *     *monitor* it (the call runs; the shim sees the result and the bytes it produced);
+ *   - readiness: a task parked on outside input is about to be checked; the shim says
+ *     whether it proceeds (by default: what the kernel says now);
+ *   - waiting: nothing in the group can run and it waits for the outside in real time;
+ *   - outside signals, files opened for reading, every event (for digests), the end.
+ *
+ * A shim is a table of hooks; a missing hook means "let it happen as it would" —
+ * passthrough is the table with no hooks. Built in: record (monitors everything into a
+ * log), replay (controls everything from a log) and program (speaks proto/shim.proto to a
+ * shim written in any language).
+ */
+#ifndef DETRUN_SHIM_SHIM_H
+#define DETRUN_SHIM_SHIM_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct task;
+
+/* Where an external call leaves bytes in the program's memory (the data read, an address
+ * filled in, a length updated ...), in the order sys_external.c lists them. */
+struct shim_region {
+	uint64_t addr;
+	uint64_t max;      /* the room there */
+	uint64_t len;      /* bytes actually produced (monitor) or to produce (control) */
+	uint8_t *bytes;    /* len bytes */
+	bool data;         /* holds data from the peer (a read's buffer), not metadata */
+};
+
+struct shim_call {
+	struct task *task;
+	uint64_t time;
+	int vtid;
+	long nr;
+	int fd;             /* the descriptor it works on, -1 for none (poll sets) */
+	uint64_t args[6];
+	int64_t ret;
+	struct shim_region *out;
+	size_t n_out;
+	uint32_t sent_digest; /* of the bytes it sends outside */
+	const uint8_t *sent;  /* those bytes (writes), sent_len of them */
+	size_t sent_len;
+};
+
+struct shim_ops {
+	const char *name;
+	/* Supply c->ret and the bytes of every region (each len <= max) instead of running
+	 * the call; false: the call runs. */
+	bool (*control)(struct shim_call *c);
+	/* The call ran: c->ret and the regions' bytes are what it produced. */
+	void (*monitor)(const struct shim_call *c);
+	/* May t's outside wait end now? `native` says whether the kernel reports one of its
+	 * descriptors ready; shims that decide themselves ignore it. */
+	bool (*ready)(struct task *t, uint64_t time, bool native);
+	bool decides_readiness; /* then `native` is not even computed */
+	/* Waits in real time for outside input (real_wait does it), or stands in for that
+	 * wait. Returns like real_wait: >0 ready, 0 timed out, -1 interrupted. */
+	int (*wait_outside)(uint64_t time, struct pollfd *fds, int nfds, int timeout_ms,
+			    int (*real_wait)(struct pollfd *, int, int));
+	/* Between events, when every task is stopped: outside signals are passed on here,
+	 * at a fixed point of the timeline. `pending` lists signals received from outside
+	 * since last time; the shim calls `deliver` for each signal the group gets now. */
+	void (*signals)(uint64_t time, const int *pending, int n, void (*deliver)(int sig));
+	/* t opened a regular file for reading. */
+	void (*file_opened)(struct task *t, uint64_t time, const char *path, uint64_t size,
+			    uint64_t hash);
+	/* Every event of the timeline (nr: the syscall, -1 for a signal). */
+	void (*event)(struct task *t, uint64_t time, long nr);
+	/* The group is gone; returns the exit code detrun should give (normally code). */
+	int (*finish)(uint64_t time, int code);
+};
+
+/* The active shim: passthrough until one is set. */
+void shim_set(const struct shim_ops *ops);
+const struct shim_ops *shim_get(void);
+/* Does the active shim want external calls to stop at all? (Passthrough does not: the
+ * seccomp filter then lets them run freely.) */
+bool shim_intercepts(void);
+
+/* The supervisor's side, set once by the tracer: how a shim ends the run when what it
+ * meets does not fit (replay divergence, a broken shim program). Prints `why` about task
+ * t (NULL: no task) with its stack, kills the group, exits 125. */
+void shim_set_abort(void (*abort_run)(struct task *t, const char *why));
+__attribute__((format(printf, 2, 3), noreturn)) void shim_abort(struct task *t, const char *fmt, ...);
+
+/* Built-in shims. Each returns 0 or -1 after printing why. */
+struct log;
+struct tracer_options;
+int record_shim_start(const char *path, char **argv, const char *program,
+		      const struct tracer_options *opt, const int *outside_fds, int n_outside);
+int replay_shim_start(const struct log *log);
+int program_shim_start(const char *command, bool control, char **argv);
+
+extern const struct shim_ops record_shim, replay_shim, program_shim;
+
+#endif

@@ -1,0 +1,597 @@
+/* External calls: the group boundary, and how calls that cross it reach the active shim.
+ *
+ * What is outside: every socket made with socket(2) or accept(2) — a peer could be
+ * anywhere, and a group talking to itself over TCP is simply recorded as both sides'
+ * outside traffic — and the descriptors the program inherited from outside (a terminal, a
+ * pipe or socket from the shell). They are known by the identity (device, inode) of the
+ * object behind the descriptor, so dup, fork and fd passing change nothing. Pipes and
+ * socketpairs made inside, regular files and devices stay internal: they are the group's
+ * own state or its starting state.
+ *
+ * While a shim intercepts (record, replay, --shim), a call on an outside descriptor never
+ * asks the kernel whether it would block — that answer is outside input too. A call that
+ * may block (a read or accept on a blocking descriptor, a poll with a timeout) parks; the
+ * shim says when it is ready (record: the kernel, logged; replay: the log). Then, or at
+ * once for calls that do not block, it is performed: the shim supplies the result (replay,
+ * control) or the call runs and the shim sees the result (record, monitor). Either way the
+ * same events happen at the same logical times, which is what lets replay line up.
+ *
+ * A call's output — the bytes it leaves in the program's memory — is described once per
+ * syscall (describe_outputs) as a list of regions; recording reads them after the call,
+ * replay writes them back, in that order.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "recorder/fingerprint.h"
+#include "scheduler/vclock.h"
+#include "shim/shim.h"
+#include "supervisor/report.h"
+#include "supervisor/sys_common.h"
+#include "supervisor/syscall_table.h"
+
+/* ---- which objects are outside --------------------------------------------------------- */
+
+static struct object_id { dev_t dev; ino_t ino; } *outside;
+static size_t n_outside, cap_outside;
+
+static bool outside_object(const struct stat *st)
+{
+	for (size_t i = 0; i < n_outside; i++)
+		if (outside[i].dev == st->st_dev && outside[i].ino == st->st_ino)
+			return true;
+	return false;
+}
+
+void external_register(int supervisor_fd)
+{
+	struct stat st;
+	if (fstat(supervisor_fd, &st) < 0 || outside_object(&st))
+		return;
+	if (n_outside == cap_outside) {
+		cap_outside = cap_outside ? 2 * cap_outside : 32;
+		outside = realloc(outside, cap_outside * sizeof(*outside));
+		if (!outside)
+			abort();
+	}
+	outside[n_outside++] = (struct object_id){ st.st_dev, st.st_ino };
+}
+
+bool external_object(int supervisor_fd)
+{
+	struct stat st;
+	return n_outside && fstat(supervisor_fd, &st) == 0 && outside_object(&st);
+}
+
+static void register_tracee_fd(struct task *t, int tfd)
+{
+	int fd = remote_dup_fd(t, tfd);
+	if (fd >= 0) {
+		external_register(fd);
+		close(fd);
+	}
+}
+
+/* Is tracee descriptor tfd outside? *sock tells whether it is a socket. */
+static bool outside_fd(struct task *t, int tfd, bool *sock)
+{
+	if (!shim_intercepts() || tfd < 0)
+		return false;
+	int fd = remote_dup_fd(t, tfd);
+	if (fd < 0)
+		return false;
+	struct stat st;
+	bool out = fstat(fd, &st) == 0 && outside_object(&st);
+	*sock = out && S_ISSOCK(st.st_mode);
+	close(fd);
+	return out;
+}
+
+/* ---- output regions ----------------------------------------------------------------------- */
+
+enum region_kind {
+	R_DATA,       /* takes the next bytes of the call's data budget (read data, iov) */
+	R_BUDGET,     /* a 4-byte count the call fills in that becomes the data budget */
+	R_LEN,        /* a length field (4 or 8 bytes) the call updates ... */
+	R_ADDR,       /* ... bounding the address or control data that follows it */
+	R_FIXED,      /* `max` bytes, when the call succeeds */
+	R_PER_RESULT, /* ret elements of `elem` bytes (epoll events, mmsghdrs) */
+};
+
+struct region_spec {
+	enum region_kind kind;
+	uint64_t addr, max;
+	uint32_t elem;
+};
+
+struct outputs {
+	struct region_spec r[64];
+	int n;
+};
+
+static void add(struct outputs *o, enum region_kind kind, uint64_t addr, uint64_t max,
+		uint32_t elem)
+{
+	if (addr && o->n < 64)
+		o->r[o->n++] = (struct region_spec){ kind, addr, max, elem };
+}
+
+static void add_iovecs(struct task *t, struct outputs *o, uint64_t iov_addr, uint64_t count)
+{
+	struct iovec iov[16];
+	if (count > 16)
+		count = 16; /* more than the call can fill in one region list: see README limits */
+	if (remote_read(t, REMOTE(iov_addr), iov, count * sizeof(iov[0])))
+		return;
+	for (uint64_t i = 0; i < count; i++)
+		add(o, R_DATA, (uint64_t)iov[i].iov_base, iov[i].iov_len, 0);
+}
+
+/* A length field in tracee memory, read now: the room of the buffer it describes. */
+static uint64_t room_at(struct task *t, uint64_t len_addr, size_t size)
+{
+	uint64_t v = 0;
+	if (len_addr)
+		remote_read(t, REMOTE(len_addr), &v, size);
+	return v;
+}
+
+static void add_sockaddr(struct task *t, struct outputs *o, uint64_t addr, uint64_t len_addr)
+{
+	if (!addr || !len_addr)
+		return;
+	add(o, R_LEN, len_addr, 4, 4);
+	add(o, R_ADDR, addr, room_at(t, len_addr, 4), 0);
+}
+
+static void add_msghdr(struct task *t, struct outputs *o, uint64_t msg_addr)
+{
+	struct msghdr m;
+	if (remote_read(t, REMOTE(msg_addr), &m, sizeof(m)))
+		return;
+	add_iovecs(t, o, (uint64_t)m.msg_iov, m.msg_iovlen);
+	if (m.msg_name) {
+		add(o, R_LEN, msg_addr + offsetof(struct msghdr, msg_namelen), 4, 4);
+		add(o, R_ADDR, (uint64_t)m.msg_name, m.msg_namelen, 0);
+	}
+	if (m.msg_control) {
+		add(o, R_LEN, msg_addr + offsetof(struct msghdr, msg_controllen), 8, 8);
+		add(o, R_ADDR, (uint64_t)m.msg_control, m.msg_controllen, 0);
+	}
+	add(o, R_FIXED, msg_addr + offsetof(struct msghdr, msg_flags), 4, 0);
+}
+
+/* Bytes an ioctl fills in at its argument. Requests that encode a size say it; the
+ * terminal requests that predate the encoding are listed. */
+static uint64_t ioctl_out_size(uint64_t req)
+{
+	switch (req) {
+	case TCGETS:
+		return 36; /* the kernel's struct termios */
+	case TIOCGWINSZ:
+		return sizeof(struct winsize);
+	case FIONREAD:
+	case TIOCOUTQ:
+	case TIOCGPGRP:
+	case TIOCGSID:
+		return sizeof(int);
+	}
+	return (_IOC_DIR(req) & _IOC_READ) ? _IOC_SIZE(req) : 0;
+}
+
+static void describe_outputs(struct task *t, struct outputs *o)
+{
+	uint64_t a[6];
+	for (int i = 0; i < 6; i++)
+		a[i] = syscall_arg(t, i);
+	o->n = 0;
+	switch (t->syscall_nr) {
+	case __NR_read:
+		add(o, R_DATA, a[1], a[2], 0);
+		break;
+	case __NR_readv:
+		add_iovecs(t, o, a[1], a[2]);
+		break;
+	case __NR_recvfrom:
+		add(o, R_DATA, a[1], a[2], 0);
+		add_sockaddr(t, o, a[4], a[5]);
+		break;
+	case __NR_recvmsg:
+		add_msghdr(t, o, a[1]);
+		break;
+	case __NR_recvmmsg:
+		for (uint64_t i = 0; i < a[2] && i < 8; i++) {
+			uint64_t m = a[1] + i * sizeof(struct mmsghdr);
+			add(o, R_BUDGET, m + offsetof(struct mmsghdr, msg_len), 4, 0);
+			add_msghdr(t, o, m);
+		}
+		break;
+	case __NR_accept:
+	case __NR_accept4:
+	case __NR_getsockname:
+	case __NR_getpeername:
+		add_sockaddr(t, o, a[1], a[2]);
+		break;
+	case __NR_getsockopt:
+		add_sockaddr(t, o, a[3], a[4]);
+		break;
+	case __NR_ioctl:
+		add(o, R_FIXED, a[2], ioctl_out_size(a[1]), 0);
+		break;
+	case __NR_fstat:
+		add(o, R_FIXED, a[1], sizeof(struct stat), 0);
+		break;
+	case __NR_newfstatat:
+		add(o, R_FIXED, a[2], sizeof(struct stat), 0);
+		break;
+	case __NR_poll:
+	case __NR_ppoll:
+		add(o, R_FIXED, a[0], a[1] * sizeof(struct pollfd), 0);
+		if (t->syscall_nr == __NR_ppoll)
+			add(o, R_FIXED, a[2], sizeof(struct timespec), 0);
+		break;
+	case __NR_select:
+	case __NR_pselect6:
+		for (int s = 1; s <= 3; s++)
+			add(o, R_FIXED, a[s], (a[0] + 63) / 64 * 8, 0);
+		add(o, R_FIXED, a[4], 16, 0);
+		break;
+	case __NR_epoll_wait:
+	case __NR_epoll_pwait:
+	case __NR_epoll_pwait2:
+		add(o, R_PER_RESULT, a[1], a[2] * 12, 12);
+		break;
+	case __NR_sendmmsg:
+		add(o, R_PER_RESULT, a[1], a[2] * sizeof(struct mmsghdr), sizeof(struct mmsghdr));
+		break;
+	case __NR_sendfile:
+		add(o, R_FIXED, a[2], sizeof(int64_t), 0);
+		break;
+	}
+}
+
+/* Bytes each region holds after a call that returned ret, read from tracee memory. */
+static void read_outputs(struct task *t, const struct outputs *o, int64_t ret,
+			 struct shim_region *out)
+{
+	uint64_t budget = ret > 0 ? (uint64_t)ret : 0, bound = 0;
+	for (int i = 0; i < o->n; i++) {
+		const struct region_spec *s = &o->r[i];
+		uint64_t len = 0;
+		if (ret >= 0) {
+			switch (s->kind) {
+			case R_DATA:
+				len = s->max < budget ? s->max : budget;
+				budget -= len;
+				break;
+			case R_BUDGET:
+				len = 4;
+				budget = room_at(t, s->addr, 4);
+				break;
+			case R_LEN:
+				len = s->elem;
+				bound = room_at(t, s->addr, s->elem);
+				break;
+			case R_ADDR:
+				len = bound < s->max ? bound : s->max;
+				break;
+			case R_FIXED:
+				len = s->max;
+				break;
+			case R_PER_RESULT:
+				len = (uint64_t)ret * s->elem;
+				if (len > s->max)
+					len = s->max;
+				break;
+			}
+		}
+		out[i] = (struct shim_region){ s->addr, s->max, len, NULL, s->kind == R_DATA };
+		if (len) {
+			out[i].bytes = malloc(len);
+			if (!out[i].bytes || remote_read(t, REMOTE(s->addr), out[i].bytes, len))
+				out[i].len = 0;
+		}
+	}
+}
+
+static void free_regions(struct shim_region *out, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(out[i].bytes);
+}
+
+/* ---- what a call sends --------------------------------------------------------------------- */
+
+static bool sends_data(long nr)
+{
+	return nr == __NR_write || nr == __NR_writev || nr == __NR_sendto || nr == __NR_sendmsg;
+}
+
+/* The first `limit` bytes the call hands to the kernel (its buffer or iovecs). */
+static uint8_t *sent_bytes(struct task *t, uint64_t limit, size_t *len)
+{
+	*len = 0;
+	struct iovec one = { (void *)syscall_arg(t, 1), syscall_arg(t, 2) }, iov[16];
+	int n = 1;
+	iov[0] = one;
+	if (t->syscall_nr == __NR_writev || t->syscall_nr == __NR_sendmsg) {
+		uint64_t addr = syscall_arg(t, 1), count = syscall_arg(t, 2);
+		if (t->syscall_nr == __NR_sendmsg) {
+			struct msghdr m;
+			if (remote_read(t, REMOTE(addr), &m, sizeof(m)))
+				return NULL;
+			addr = (uint64_t)m.msg_iov, count = m.msg_iovlen;
+		}
+		n = count > 16 ? 16 : (int)count;
+		if (remote_read(t, REMOTE(addr), iov, (size_t)n * sizeof(iov[0])))
+			return NULL;
+	}
+	uint8_t *buf = malloc(limit ? limit : 1);
+	for (int i = 0; buf && i < n && *len < limit; i++) {
+		size_t take = iov[i].iov_len < limit - *len ? iov[i].iov_len : limit - *len;
+		if (remote_read(t, REMOTE(iov[i].iov_base), buf + *len, take))
+			break;
+		*len += take;
+	}
+	return buf;
+}
+
+/* ---- performing a call ---------------------------------------------------------------------- */
+
+static void describe_call(struct task *t, struct shim_call *c)
+{
+	*c = (struct shim_call){ .task = t, .time = sched_now(), .vtid = t->vtid,
+				 .nr = t->syscall_nr, .fd = -1 };
+	for (int i = 0; i < 6; i++)
+		c->args[i] = syscall_arg(t, i);
+	long nr = t->syscall_nr;
+	if (nr != __NR_poll && nr != __NR_ppoll && nr != __NR_select && nr != __NR_pselect6)
+		c->fd = (int)c->args[0];
+}
+
+static void call_sent(struct task *t, struct shim_call *c, int64_t ret)
+{
+	if (!sends_data(c->nr) || ret <= 0)
+		return;
+	size_t len;
+	uint8_t *bytes = sent_bytes(t, (uint64_t)ret, &len);
+	c->sent = bytes;
+	c->sent_len = len;
+	c->sent_digest = fnv32(FNV32_INIT, bytes, len);
+}
+
+static void register_result_fd(struct task *t, long nr, int64_t ret)
+{
+	if (ret >= 0 && (nr == __NR_accept || nr == __NR_accept4 || nr == __NR_socket))
+		register_tracee_fd(t, (int)ret);
+}
+
+/* The monitor's half: the call ran; its result and output go to the shim. */
+static void monitored_exit(struct task *t)
+{
+	struct outputs o;
+	describe_outputs(t, &o);
+	struct shim_call c;
+	describe_call(t, &c);
+	c.ret = (int64_t)t->regs.rax;
+	struct shim_region out[64];
+	read_outputs(t, &o, c.ret, out);
+	c.out = out;
+	c.n_out = (size_t)o.n;
+	call_sent(t, &c, c.ret);
+	register_result_fd(t, c.nr, c.ret);
+	if (shim_get()->monitor)
+		shim_get()->monitor(&c);
+	free((void *)c.sent);
+	free_regions(out, c.n_out);
+}
+
+/* An accept the shim answered: the program gets a descriptor of its own at the number the
+ * shim gave — a socket of the listener's family that is never connected and stands in for
+ * the connection (close, fcntl and epoll_ctl work on it; everything else is external). */
+static void make_placeholder(struct task *t, int64_t want)
+{
+	int domain = AF_INET;
+	int listener = remote_dup_fd(t, (int)syscall_arg(t, 0));
+	if (listener >= 0) {
+		socklen_t len = sizeof(domain);
+		getsockopt(listener, SOL_SOCKET, SO_DOMAIN, &domain, &len);
+		close(listener);
+	}
+	uint64_t flags = t->syscall_nr == __NR_accept4 ? syscall_arg(t, 3) : 0;
+	long fd = remote_syscall(t, __NR_socket, (uint64_t)domain,
+				 SOCK_STREAM | (flags & (SOCK_NONBLOCK | SOCK_CLOEXEC)), 0, 0, 0, 0);
+	if (fd >= 0 && fd != want) {
+		remote_syscall(t, __NR_dup2, (uint64_t)fd, (uint64_t)want, 0, 0, 0, 0);
+		remote_syscall(t, __NR_close, (uint64_t)fd, 0, 0, 0, 0, 0);
+		fd = want;
+	}
+	if (fd != want)
+		shim_abort(t, "cannot create the stand-in for accepted descriptor %lld: %s",
+			   (long long)want, fd < 0 ? strerror((int)-fd) : "wrong number");
+	register_tracee_fd(t, (int)fd);
+}
+
+/* Effects a controlled call must have besides its result and outputs. */
+static void controlled_side_effects(struct task *t, const struct shim_call *c)
+{
+	if (c->ret < 0)
+		return;
+	if (c->nr == __NR_accept || c->nr == __NR_accept4)
+		make_placeholder(t, c->ret);
+	if (c->nr == __NR_sendfile && !c->args[2]) /* the input file's offset moves */
+		remote_syscall(t, __NR_lseek, c->args[1], (uint64_t)c->ret, SEEK_CUR, 0, 0, 0);
+}
+
+static bool controlled(struct task *t)
+{
+	const struct shim_ops *shim = shim_get();
+	if (!shim->control)
+		return false;
+	struct outputs o;
+	describe_outputs(t, &o);
+	struct shim_call c;
+	describe_call(t, &c);
+	struct shim_region out[64];
+	for (int i = 0; i < o.n; i++)
+		out[i] = (struct shim_region){ o.r[i].addr, o.r[i].max, 0, NULL,
+					       o.r[i].kind == R_DATA };
+	c.out = out;
+	c.n_out = (size_t)o.n;
+	if (!shim->control(&c))
+		return false;
+	for (size_t i = 0; i < c.n_out; i++)
+		if (out[i].len && remote_write(t, REMOTE(out[i].addr), out[i].bytes, out[i].len))
+			shim_abort(t, "cannot write %llu bytes of %s's output at %#llx",
+				   (unsigned long long)out[i].len, syscall_name(c.nr),
+				   (unsigned long long)out[i].addr);
+	if (c.sent_digest && c.ret > 0) {
+		uint32_t expected = c.sent_digest;
+		call_sent(t, &c, c.ret);
+		free((void *)c.sent);
+		if (c.sent_digest != expected)
+			shim_abort(t, "replay diverged at t=%llu: %s(fd %d) sends other bytes than "
+				   "the recording did", (unsigned long long)c.time, syscall_name(c.nr),
+				   c.fd);
+	}
+	controlled_side_effects(t, &c);
+	syscall_emulate(t, c.ret);
+	return true;
+}
+
+/* At the call's seccomp stop: the shim answers it, or it runs and the shim sees it. */
+static void perform(struct task *t)
+{
+	remote_load_regs(t);
+	if (!controlled(t))
+		tracer_want_exit(t, monitored_exit);
+	sched_continue(t);
+}
+
+/* ---- waiting for the outside ----------------------------------------------------------------- */
+
+static enum wait_result outside_ready(struct task *t)
+{
+	const struct shim_ops *shim = shim_get();
+	bool native = false;
+	if (!shim->decides_readiness)
+		native = fds_ready_now(t->wait.fds, t->wait.nfds);
+	if (shim->ready ? !shim->ready(t, sched_now(), native) : !native)
+		return WAIT_NOT_READY;
+	perform(t);
+	return WAIT_READY;
+}
+
+static void outside_timed_out(struct task *t)
+{
+	void (*zero_timeout)(struct task *) = (void (*)(struct task *))t->wait.arg[0];
+	if (zero_timeout)
+		zero_timeout(t);
+	perform(t);
+}
+
+static void park_outside(struct task *t, struct pollfd *fds, int nfds, int64_t deadline,
+			 void (*zero_timeout)(struct task *), bool restartable)
+{
+	static char what[64];
+	snprintf(what, sizeof(what), "outside input (%s)", syscall_name(t->syscall_nr));
+	struct wait w = {
+		.what = what,
+		.deadline_ns = deadline,
+		.ready = outside_ready,
+		.on_timeout = outside_timed_out,
+		.fds = fds,
+		.nfds = nfds,
+		.external = true,
+		.interruptible = true,
+		.restartable = restartable,
+	};
+	w.arg[0] = (uint64_t)zero_timeout;
+	sched_park(t, &w);
+}
+
+static bool blocking_fd(struct task *t, int tfd)
+{
+	int fd = remote_dup_fd(t, tfd);
+	if (fd < 0)
+		return false;
+	int fl = fcntl(fd, F_GETFL);
+	close(fd);
+	return fl >= 0 && !(fl & O_NONBLOCK);
+}
+
+/* Calls on one descriptor. */
+bool external_fd_call(struct task *t, int tfd, short wait_events)
+{
+	bool sock = false;
+	if (!outside_fd(t, tfd, &sock))
+		return false;
+	if ((sends_data(t->syscall_nr) || t->syscall_nr == __NR_sendfile) && !sock)
+		return true; /* output to the terminal or a pipe outside: it runs, in one piece */
+	bool dontwait = false;
+	if (t->syscall_nr == __NR_recvfrom || t->syscall_nr == __NR_recvmmsg)
+		dontwait = syscall_arg(t, 3) & MSG_DONTWAIT;
+	else if (t->syscall_nr == __NR_recvmsg)
+		dontwait = syscall_arg(t, 2) & MSG_DONTWAIT;
+	if (wait_events && !dontwait && blocking_fd(t, tfd)) {
+		struct pollfd *p = malloc(sizeof(*p));
+		if (!p)
+			abort();
+		*p = (struct pollfd){ remote_dup_fd(t, tfd), wait_events, 0 };
+		park_outside(t, p, 1, -1, NULL, true);
+		return true;
+	}
+	perform(t);
+	return true;
+}
+
+bool external_set_call(struct task *t, struct pollfd *fds, int nfds, int64_t deadline,
+		       void (*zero_timeout)(struct task *))
+{
+	if (!shim_intercepts())
+		return false;
+	bool any = false;
+	for (int i = 0; i < nfds && !any; i++)
+		any = external_object(fds[i].fd);
+	if (!any)
+		return false;
+	if (deadline >= 0 && deadline <= vclock_now()) {
+		for (int i = 0; i < nfds; i++)
+			close(fds[i].fd);
+		free(fds);
+		perform(t);
+		return true;
+	}
+	park_outside(t, fds, nfds, deadline, zero_timeout, false);
+	return true;
+}
+
+/* ---- rows of the table ----------------------------------------------------------------------- */
+
+static void socket_made(struct task *t)
+{
+	register_result_fd(t, __NR_socket, (int64_t)t->regs.rax);
+}
+
+/* Implements socket(2) while a shim intercepts: a new socket is outside. */
+void sys_socket(struct task *t)
+{
+	tracer_want_exit(t, socket_made);
+}
+
+/* Implements connect, bind, listen, shutdown, get/setsockopt, getsockname, getpeername and
+ * ioctl while a shim intercepts: on an outside descriptor they go to the shim. */
+void sys_external(struct task *t)
+{
+	external_fd_call(t, (int)syscall_arg(t, 0), 0);
+}
