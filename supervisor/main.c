@@ -268,7 +268,10 @@ static int cmd_record(int argc, char **argv, struct command_line *cl)
 	resolve_or_exit(argv[first], path, sizeof(path));
 	int outside[3];
 	int n = find_outside_fds(outside);
-	if (record_shim_start(cl->log_path, &argv[first], path, &cl->opt, outside, n))
+	char program[PATH_MAX];
+	if (!realpath(path, program)) /* replay may start from elsewhere */
+		snprintf(program, sizeof(program), "%s", path);
+	if (record_shim_start(cl->log_path, &argv[first], program, &cl->opt, outside, n))
 		return 125;
 	return run_group(path, &argv[first], &cl->opt);
 }
@@ -330,12 +333,12 @@ static int cmd_replay(int argc, char **argv, struct command_line *cl)
 		return 125;
 	}
 	const Detrun__Log__Header *h = log.header;
-	check_program(h);
 	if (chdir(h->cwd) < 0) {
 		fprintf(stderr, "detrun: cannot replay: the recording ran in %s: %s\n", h->cwd,
 			strerror(errno));
 		return 125;
 	}
+	check_program(h);
 	clearenv();
 	for (size_t i = 0; i < h->n_env; i++)
 		putenv(h->env[i]);

@@ -66,6 +66,14 @@ void task_die(const struct task *t, const char *fmt, ...)
 	exit(125);
 }
 
+void task_error(const struct task *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsay("", t, fmt, ap);
+	va_end(ap);
+}
+
 void hazard(const struct task *t, const char *fmt, ...)
 {
 	va_list ap;

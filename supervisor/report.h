@@ -19,6 +19,8 @@ __attribute__((format(printf, 1, 2), noreturn)) void die(const char *fmt, ...);
 __attribute__((format(printf, 1, 2))) void warn(const char *fmt, ...);
 /* "detrun: task 3 (tid 1234) in futex at t=55: ..." */
 __attribute__((format(printf, 2, 3))) void task_warn(const struct task *t, const char *fmt, ...);
+/* The same without "warning:", for what ends the run; the caller ends it. */
+__attribute__((format(printf, 2, 3))) void task_error(const struct task *t, const char *fmt, ...);
 __attribute__((format(printf, 2, 3), noreturn)) void task_die(const struct task *t,
 							      const char *fmt, ...);
 /* One --trace line: "[t=55 task 3] futex(...)". */

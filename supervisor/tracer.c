@@ -33,6 +33,7 @@
 const struct tracer_options *tracer_opts;
 
 static pid_t root_tgid;          /* the first process: its exit status is detrun's */
+static pid_t namespace_init;     /* pid 1 of the group's PID namespace, or 0 */
 static int root_status = -1;
 static int next_aspace = 1;
 static int self_pipe[2] = { -1, -1 };
@@ -596,8 +597,12 @@ static void on_signal_stop(struct task *t, int sig)
 	timeline_event(t);
 	trace_event(t, "signal %d (%s)", sig, strsignal(sig));
 	if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE)
-		if (!signal_is_caught(t, sig))
-			stack_report(t, "fatal signal");
+		if (!signal_is_caught(t, sig)) {
+			char why[64];
+			snprintf(why, sizeof(why), "fatal signal %d at t=%llu", sig,
+				 (unsigned long long)sched_now());
+			stack_report(t, why);
+		}
 }
 
 static void handle_status(pid_t tid, int status)
@@ -761,10 +766,36 @@ static void pin_to_one_cpu(void)
 	sched_setaffinity(0, sizeof(one), &one);
 }
 
+/* Kills every task and waits until each is gone, so nothing of the group outlives detrun
+ * even by the moment it takes to die. A killed tracee still stops once on its way out
+ * (PTRACE_EVENT_EXIT) and must be let go on. */
 static void kill_group(void)
 {
 	for (struct task *t = sched_first(); t; t = t->next)
 		kill(t->tid, SIGKILL);
+	if (namespace_init > 0)
+		kill(namespace_init, SIGKILL);
+	for (;;) {
+		bool alive = false;
+		for (struct task *t = sched_first(); t; t = t->next)
+			alive |= t->state != TASK_DEAD;
+		if (!alive)
+			break;
+		int status;
+		pid_t pid = waitpid(-1, &status, __WALL);
+		if (pid < 0 && errno == EINTR)
+			continue;
+		if (pid < 0)
+			break;
+		struct task *t = sched_find(pid);
+		if (WIFSTOPPED(status))
+			ptrace(PTRACE_CONT, pid, 0, 0);
+		else if (t)
+			t->state = TASK_DEAD;
+	}
+	if (namespace_init > 0)
+		while (waitpid(namespace_init, NULL, __WALL) < 0 && errno == EINTR)
+			;
 }
 
 /* A shim cannot go on (replay diverged, the shim program broke): say why and where, show
@@ -772,7 +803,7 @@ static void kill_group(void)
 static __attribute__((noreturn)) void abort_run(struct task *t, const char *why)
 {
 	if (t)
-		task_warn(t, "%s", why);
+		task_error(t, "%s", why);
 	else
 		fprintf(stderr, "detrun: %s\n", why);
 	if (t && t->state == TASK_STOPPED)
@@ -820,6 +851,7 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 	t->is_leader = true;
 	t->state = TASK_RUNNING;
 	root_tgid = launched.pid;
+	namespace_init = launched.init_pid;
 
 	for (;;) {
 		if (t)

@@ -76,13 +76,17 @@ std::vector<ProcInfo> ListProcesses()
 
 // Processes that belong to the run started as `leader` (its own session and group), or
 // were re-parented to us, plus all their descendants.
+// Commands started by Child that are still running: our children, but not left behind.
+std::set<pid_t> g_running;
+
 std::vector<ProcInfo> FindLeftovers(pid_t leader)
 {
 	pid_t self = getpid();
 	std::vector<ProcInfo> all = ListProcesses();
 	std::set<pid_t> mark;
 	for (const auto &p : all)
-		if (p.pid != self && (p.pgrp == leader || p.sid == leader || p.ppid == self))
+		if (p.pid != self && (p.pgrp == leader || p.sid == leader || p.ppid == self) &&
+		    !g_running.count(p.sid))
 			mark.insert(p.pid);
 	for (bool grew = true; grew;) {
 		grew = false;
@@ -201,6 +205,7 @@ Child::Child(const std::vector<std::string> &argv, const RunOptions &opt) : opt_
 	close(errp[1]);
 	out_fd_ = outp[0];
 	err_fd_ = errp[0];
+	g_running.insert(pid_);
 	pidfd_ = (int)syscall(SYS_pidfd_open, pid_, 0);
 	started_ = MonoNow();
 	deadline_ = started_ + opt.timeout_s;
@@ -262,6 +267,7 @@ bool Child::Pump(double until, const std::function<bool()> &done)
 			pid_t w = waitpid(pid_, &status_, WNOHANG);
 			if (w == pid_) {
 				reaped_ = true;
+				g_running.erase(pid_);
 				// The main process is gone: anything still in its group/session, or
 				// re-parented to us, was left behind. Kill it, so the pipes reach EOF.
 				std::vector<std::string> l = KillLeftovers(pid_);
@@ -295,6 +301,7 @@ RunResult Child::Finish()
 		kill(pid_, SIGKILL);
 		if (!reaped_)
 			reaped_ = WaitBounded(pid_, &status_, 30);
+		g_running.erase(pid_);
 		std::vector<std::string> l = KillLeftovers(pid_);
 		r_.leftovers.insert(r_.leftovers.end(), l.begin(), l.end());
 	}

@@ -1,0 +1,390 @@
+// Record and replay (issue 3). Each test records a real program while real outside input
+// reaches it (a load client, curl, a terminal, a signal), then replays the log with the
+// network unplugged (`unshare -n`: a fresh network namespace with no usable interface) and
+// compares stdout, stderr, the files written and the exit status byte for byte. The server
+// tests first show that the run being recorded varies natively, so that a faithful replay
+// proves something.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+
+namespace {
+
+const std::string kDetrun = DETRUN_PATH;
+const std::string kServer = std::string(EXAMPLES_DIR) + "/kvserver";
+const std::string kClient = std::string(EXAMPLES_DIR) + "/kvclient";
+
+std::string ReadFile(const std::string &path)
+{
+	std::ifstream f(path, std::ios::binary);
+	return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+void WriteFile(const std::string &path, const std::string &text)
+{
+	std::ofstream(path, std::ios::binary) << text;
+}
+
+// A fresh directory per test, removed at the end.
+struct TempDir {
+	std::string path;
+	TempDir()
+	{
+		char tmpl[] = "/tmp/detrun-record-XXXXXX";
+		path = mkdtemp(tmpl);
+	}
+	~TempDir() { RunCommand({"rm", "-rf", path}); }
+	std::string operator/(const std::string &name) const { return path + "/" + name; }
+};
+
+// The number after `key` in `text` ("port 4242" -> 4242), or -1.
+long NumberAfter(const std::string &text, const std::string &key)
+{
+	size_t at = text.find(key);
+	return at == std::string::npos ? -1 : strtol(text.c_str() + at + key.size(), nullptr, 10);
+}
+
+// `detrun log --stats` figure "log bytes per byte of data read: X".
+double DataRatio(const std::string &log)
+{
+	RunResult s = RunCommand({kDetrun, "log", "--stats", log});
+	size_t at = s.out.find("per byte of data read: ");
+	return at == std::string::npos ? -1 : atof(s.out.c_str() + at + 23);
+}
+
+RunResult Replay(const std::string &log, const std::vector<std::string> &extra = {})
+{
+	std::vector<std::string> argv{"unshare", "-n", kDetrun, "replay"};
+	argv.insert(argv.end(), extra.begin(), extra.end());
+	argv.push_back(log);
+	return RunCommand(argv);
+}
+
+// The lines detrun itself wrote to stderr, without host tids (they differ between runs).
+std::string DetrunLines(const std::string &err)
+{
+	std::string out;
+	for (const std::string &l : SplitLines(err))
+		if (l.rfind("detrun:", 0) == 0)
+			out += std::regex_replace(l, std::regex("tid [0-9]+"), "tid N") + "\n";
+	return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// The example key-value server (examples/kvserver.c), driven by kvclient
+
+struct ServerRun {
+	RunResult server, client;
+	std::string data, snapshot; // the files it wrote
+};
+
+// Runs kvserver in `dir` (under `prefix`, e.g. detrun record) until the client is done.
+ServerRun RunServer(const TempDir &dir, const std::vector<std::string> &prefix,
+		    const std::vector<std::string> &client_args)
+{
+	std::vector<std::string> argv = prefix;
+	argv.insert(argv.end(), {kServer, "0", "data.log"});
+	RunOptions opt;
+	opt.cwd = dir.path;
+	opt.timeout_s = 120;
+	ServerRun r;
+	Child server(argv, opt);
+	if (server.WaitForOutput("listening on port ", 60)) {
+		long port = NumberAfter(server.Out(), "listening on port ");
+		std::vector<std::string> c{kClient, std::to_string(port)};
+		c.insert(c.end(), client_args.begin(), client_args.end());
+		r.client = RunCommand(c);
+	}
+	r.server = server.Finish();
+	r.data = ReadFile(dir / "data.log");
+	r.snapshot = ReadFile(dir / "data.log.snapshot");
+	unlink((dir / "data.log").c_str());
+	unlink((dir / "data.log.snapshot").c_str());
+	return r;
+}
+
+TEST(RecordReplay, MultithreadedServerUnderLoadReplaysOffline)
+{
+	TempDir dir;
+	const std::vector<std::string> load{"8", "60", "1024", "--shutdown"};
+	// Natively, the interleaving of the connection threads' lines varies.
+	std::set<std::string> native;
+	for (int i = 0; i < 10 && native.size() < 2; i++) {
+		ServerRun n = RunServer(dir, {}, load);
+		ASSERT_EQ(n.server.code, 0) << n.server.Describe();
+		native.insert(n.server.out);
+	}
+	ASSERT_GE(native.size(), 2u) << "the server's output never varied natively";
+
+	ServerRun rec = RunServer(dir, {kDetrun, "record", "-o", dir / "kv.dlog", "--"}, load);
+	ASSERT_EQ(rec.client.code, 0) << rec.client.Describe();
+	ASSERT_EQ(rec.server.code, 0) << rec.server.Describe();
+	ASSERT_TRUE(rec.server.leftovers.empty()) << rec.server.Describe();
+	ASSERT_NE(rec.server.out.find("served 481 requests, 240 keys"), std::string::npos)
+		<< rec.server.Describe();
+
+	for (int i = 0; i < 2; i++) {
+		RunResult rep = Replay(dir / "kv.dlog");
+		EXPECT_EQ(rep.code, 0) << rep.Describe();
+		EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
+		EXPECT_EQ(rep.out, rec.server.out)
+			<< FirstDifference("recording", rec.server.out, "replay", rep.out);
+		EXPECT_EQ(rep.err, rec.server.err) << rep.Describe();
+		EXPECT_EQ(ReadFile(dir / "data.log"), rec.data) << "data file differs";
+		EXPECT_EQ(ReadFile(dir / "data.log.snapshot"), rec.snapshot) << "snapshot differs";
+		unlink((dir / "data.log").c_str());
+		unlink((dir / "data.log.snapshot").c_str());
+	}
+
+	double ratio = DataRatio(dir / "kv.dlog");
+	std::cout << "[ figure ] kvserver, 8 connections x 60 requests, 1 KiB values: " << ratio
+		  << " log bytes per byte of data read\n";
+	EXPECT_GT(ratio, 0);
+	EXPECT_LE(ratio, 1.3) << RunCommand({kDetrun, "log", "--stats", dir / "kv.dlog"}).out;
+}
+
+TEST(RecordReplay, CrashBugReproducesAtTheSameLogicalTime)
+{
+	TempDir dir;
+	ServerRun rec = RunServer(dir, {kDetrun, "record", "-o", dir / "crash.dlog", "--"},
+				  {"4", "20", "256", "--crash"});
+	ASSERT_EQ(rec.client.code, 0) << rec.client.Describe();
+	ASSERT_EQ(rec.server.code, 139) << "the DEL bug must kill the server with SIGSEGV\n"
+					<< rec.server.Describe();
+	std::string fatal = DetrunLines(rec.server.err);
+	ASSERT_NE(fatal.find("fatal signal 11 at t="), std::string::npos) << rec.server.Describe();
+
+	RunResult rep = Replay(dir / "crash.dlog");
+	EXPECT_EQ(rep.code, 139) << rep.Describe();
+	EXPECT_EQ(rep.out, rec.server.out)
+		<< FirstDifference("recording", rec.server.out, "replay", rep.out);
+	EXPECT_EQ(DetrunLines(rep.err), fatal) << "crash at another logical time or stack";
+	EXPECT_EQ(ReadFile(dir / "data.log"), rec.data);
+	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
+}
+
+// ---------------------------------------------------------------------------------------
+// python3 -m http.server, served by curl, stopped by a signal from outside
+
+TEST(RecordReplay, PythonHttpServerWithCurl)
+{
+	std::string py = Python();
+	ASSERT_FALSE(py.empty()) << "python3 is required";
+	TempDir dir;
+	// The server's directory holds only what it serves: Python's import machinery lists
+	// its working directory, which is part of the recorded starting state.
+	ASSERT_EQ(mkdir((dir / "srv").c_str(), 0755), 0);
+	ASSERT_EQ(mkdir((dir / "srv/www").c_str(), 0755), 0);
+	ASSERT_EQ(mkdir((dir / "srv/www/sub").c_str(), 0755), 0);
+	WriteFile(dir / "srv/www/hello.txt", "hello from the recorded server\n");
+	WriteFile(dir / "srv/www/sub/data.bin", std::string(20000, 'x'));
+
+	RunOptions opt;
+	opt.cwd = dir / "srv";
+	Child rec({kDetrun, "record", "-o", dir / "http.dlog", "--", py, "-u", "-m", "http.server",
+		   "0", "--bind", "127.0.0.1", "--directory", "www"},
+		  opt);
+	ASSERT_TRUE(rec.WaitForOutput("Serving HTTP on 127.0.0.1 port ", 60)) << rec.Finish().Describe();
+	long port = NumberAfter(rec.Out(), "Serving HTTP on 127.0.0.1 port ");
+	std::string base = "http://127.0.0.1:" + std::to_string(port);
+	RunResult hello = RunCommand({"curl", "-sS", base + "/hello.txt"});
+	RunResult listing = RunCommand({"curl", "-sS", base + "/sub/"});
+	RunResult big = RunCommand({"curl", "-sS", base + "/sub/data.bin"});
+	RunResult missing = RunCommand({"curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}",
+					base + "/missing"});
+	rec.Signal(SIGINT); // from outside, to detrun alone: passed on at a logged point
+	RunResult recorded = rec.Finish();
+	EXPECT_EQ(hello.out, "hello from the recorded server\n") << hello.Describe();
+	EXPECT_NE(listing.out.find("data.bin"), std::string::npos) << listing.Describe();
+	EXPECT_EQ(big.out.size(), 20000u) << big.Describe();
+	EXPECT_EQ(missing.out, "404") << missing.Describe();
+	ASSERT_EQ(recorded.code, 0) << recorded.Describe();
+	ASSERT_NE(recorded.out.find("Keyboard interrupt received"), std::string::npos)
+		<< recorded.Describe();
+	ASSERT_NE(recorded.err.find("\"GET /sub/data.bin HTTP/1.1\" 200"), std::string::npos)
+		<< recorded.Describe();
+
+	RunResult rep = Replay(dir / "http.dlog");
+	EXPECT_EQ(rep.code, recorded.code) << rep.Describe();
+	EXPECT_EQ(rep.out, recorded.out) << FirstDifference("recording", recorded.out, "replay", rep.out);
+	EXPECT_EQ(rep.err, recorded.err) << FirstDifference("recording", recorded.err, "replay", rep.err);
+	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
+
+	RunResult listed = RunCommand({kDetrun, "log", dir / "http.dlog"});
+	EXPECT_EQ(listed.code, 0) << listed.Describe();
+	EXPECT_NE(listed.out.find("signal   2 (Interrupt)"), std::string::npos) << listed.out;
+	EXPECT_NE(listed.out.find("accept"), std::string::npos) << listed.out;
+}
+
+// ---------------------------------------------------------------------------------------
+// A program reading its terminal (a pty), replayed with no terminal at all
+
+TEST(RecordReplay, TerminalInput)
+{
+	TempDir dir;
+	int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	ASSERT_GE(master, 0);
+	ASSERT_EQ(grantpt(master), 0);
+	ASSERT_EQ(unlockpt(master), 0);
+	struct winsize ws = {31, 97, 0, 0};
+	ASSERT_EQ(ioctl(master, TIOCSWINSZ, &ws), 0);
+	int slave = open(ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+	ASSERT_GE(slave, 0);
+	// Typed ahead: canonical mode hands the program one line per read.
+	const char typed[] = "first line\nsecond line\nquit\n";
+	ASSERT_EQ(write(master, typed, sizeof(typed) - 1), (ssize_t)sizeof(typed) - 1);
+
+	RunOptions opt;
+	opt.cwd = dir.path;
+	opt.stdin_fd = slave;
+	opt.controlling_tty = true;
+	RunResult rec = RunCommand({kDetrun, "record", "-o", dir / "tty.dlog", "--",
+				    std::string(GUEST_DIR) + "/tty_reader"},
+				   opt);
+	close(slave);
+	close(master);
+	ASSERT_EQ(rec.code, 3) << rec.Describe();
+	ASSERT_NE(rec.out.find("tty: yes\nsize: 31x97\ngot 1: first line at "), std::string::npos)
+		<< rec.Describe();
+	ASSERT_NE(rec.out.find("bye after 2 lines"), std::string::npos) << rec.Describe();
+
+	RunResult rep = Replay(dir / "tty.dlog"); // stdin is /dev/null now
+	EXPECT_EQ(rep.code, 3) << rep.Describe();
+	EXPECT_EQ(rep.out, rec.out) << FirstDifference("recording", rec.out, "replay", rep.out);
+	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
+}
+
+// ---------------------------------------------------------------------------------------
+// Damaged logs, a changed program, changed files
+
+std::string RecordSmallLog(const TempDir &dir)
+{
+	WriteFile(dir / "input.txt", "some input\n");
+	RunOptions opt;
+	opt.cwd = dir.path;
+	RunResult r = RunCommand({kDetrun, "record", "-o", dir / "good.dlog", "--", "sh", "-c",
+				  "cat input.txt; echo done"},
+				 opt);
+	EXPECT_EQ(r.code, 0) << r.Describe();
+	EXPECT_EQ(r.out, "some input\ndone\n") << r.Describe();
+	return ReadFile(dir / "good.dlog");
+}
+
+// One line on stderr naming the problem, a non-zero exit, no crash, nothing left behind.
+void ExpectCleanRefusal(const std::vector<std::string> &argv, const std::string &must_say)
+{
+	RunResult r = RunCommand(argv);
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_NE(r.code, 0) << r.Describe();
+	EXPECT_LT(r.code, 128) << "must exit, not crash\n" << r.Describe();
+	EXPECT_EQ(SplitLines(r.err).size(), 1u) << "want a one-line error\n" << r.Describe();
+	EXPECT_NE(r.err.find(must_say), std::string::npos) << r.Describe();
+	EXPECT_EQ(r.out, "") << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+}
+
+TEST(RecordReplay, DamagedLogsAreRefusedWithTheOffset)
+{
+	TempDir dir;
+	std::string good = RecordSmallLog(dir);
+	ASSERT_GT(good.size(), 100u);
+	RunResult ok = Replay(dir / "good.dlog");
+	ASSERT_EQ(ok.code, 0) << ok.Describe();
+	ASSERT_EQ(ok.out, "some input\ndone\n") << ok.Describe();
+
+	struct Damage {
+		std::string name, bytes, must_say;
+	};
+	std::string flipped = good;
+	flipped[good.size() / 2] ^= 0x10;
+	std::vector<Damage> damages = {
+		{"empty", "", "empty file"},
+		{"truncated", good.substr(0, good.size() - 7), "truncated at offset"},
+		{"cut-in-header", good.substr(0, 12), "truncated at offset 8"},
+		{"bit-flipped", flipped, "corrupt at offset"},
+		{"not-a-log", "#!/bin/sh\necho hello\n", "not a detrun log"},
+	};
+	for (const Damage &d : damages) {
+		SCOPED_TRACE(d.name);
+		WriteFile(dir / d.name, d.bytes);
+		ExpectCleanRefusal({kDetrun, "replay", dir / d.name}, d.must_say);
+		ExpectCleanRefusal({kDetrun, "log", dir / d.name}, d.must_say);
+		ExpectCleanRefusal({kDetrun, "log", "--stats", dir / d.name}, d.must_say);
+	}
+	ExpectCleanRefusal({kDetrun, "replay", dir / "no-such.dlog"}, "No such file");
+}
+
+TEST(RecordReplay, ChangedInputFileStopsTheReplayAndSaysWhich)
+{
+	TempDir dir;
+	RecordSmallLog(dir);
+	WriteFile(dir / "input.txt", "other input\n");
+	RunResult rep = Replay(dir / "good.dlog");
+	EXPECT_EQ(rep.code, 125) << rep.Describe();
+	EXPECT_NE(rep.err.find("replay diverged"), std::string::npos) << rep.Describe();
+	EXPECT_NE(rep.err.find(dir / "input.txt"), std::string::npos) << rep.Describe();
+	EXPECT_NE(rep.err.find("differs from the recording"), std::string::npos) << rep.Describe();
+	EXPECT_EQ(rep.out, "") << "must stop before the changed input is used\n" << rep.Describe();
+	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
+}
+
+TEST(RecordReplay, ChangedProgramIsRefused)
+{
+	TempDir dir;
+	ASSERT_EQ(RunCommand({"cp", std::string(GUEST_DIR) + "/exit_code", dir / "prog"}).code, 0);
+	RunOptions opt;
+	opt.cwd = dir.path;
+	RunResult rec = RunCommand({kDetrun, "record", "-o", dir / "p.dlog", "--", "./prog"}, opt);
+	ASSERT_LT(rec.code, 125) << rec.Describe();
+	std::ofstream(dir / "prog", std::ios::app) << "extra";
+	ExpectCleanRefusal({kDetrun, "replay", dir / "p.dlog"}, "differs from the recorded program");
+}
+
+TEST(RecordReplay, LogListingsDescribeEveryRecord)
+{
+	TempDir dir;
+	RecordSmallLog(dir);
+	RunResult text = RunCommand({kDetrun, "log", dir / "good.dlog"});
+	ASSERT_EQ(text.code, 0) << text.Describe();
+	EXPECT_NE(text.out.find("): sh -c cat input.txt; echo done\n"), std::string::npos) << text.out;
+	EXPECT_NE(text.out.find(dir / "input.txt"), std::string::npos) << text.out;
+	EXPECT_NE(text.out.find("end      exit code 0"), std::string::npos) << text.out;
+	RunResult json = RunCommand({kDetrun, "log", "--json", dir / "good.dlog"});
+	ASSERT_EQ(json.code, 0) << json.Describe();
+	std::vector<std::string> lines = SplitLines(json.out);
+	ASSERT_GE(lines.size(), 3u) << json.out;
+	for (const std::string &l : lines)
+		EXPECT_TRUE(l.front() == '{' && l.back() == '}') << l;
+	EXPECT_NE(json.out.find("\"kind\":\"end\",\"exit_code\":0"), std::string::npos) << json.out;
+	RunResult stats = RunCommand({kDetrun, "log", "--stats", dir / "good.dlog"});
+	ASSERT_EQ(stats.code, 0) << stats.Describe();
+	EXPECT_NE(stats.out.find("complete"), std::string::npos) << stats.out;
+}
+
+TEST(RecordReplay, CommandLineMistakes)
+{
+	ExpectCleanRefusal({kDetrun, "record", "--", "true"}, "record needs -o LOG");
+	ExpectCleanRefusal({kDetrun, "record", "-o", "/tmp/x.dlog"}, "no program given");
+	ExpectCleanRefusal({kDetrun, "replay"}, "replay takes one LOG");
+	ExpectCleanRefusal({kDetrun, "log", "--json", "--stats", "x"}, "do not go together");
+	ExpectCleanRefusal({kDetrun, "record", "-o", "/nonexistent-dir/x.dlog", "--", "true"},
+			   "cannot create the log");
+}
+
+} // namespace
