@@ -77,6 +77,7 @@ struct process {
 	uint64_t sa_restart;    /* bit (sig-1) set when that signal's handler has SA_RESTART */
 	uint64_t caught;        /* bit (sig-1) set when that signal has a handler */
 	uint64_t ignored;       /* bit (sig-1) set when that signal is SIG_IGN */
+	uint64_t terminal_due;  /* terminal signals whose pending copy stands for a delivery */
 	uint64_t syscall_insn;  /* address of a syscall instruction, for injected calls */
 	struct task *vfork_parent; /* parked parent while this vfork child shares its memory */
 	bool dying;             /* exit_group, a fatal signal or SIGKILL: every thread will die */

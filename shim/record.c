@@ -192,6 +192,7 @@ int record_shim_start(const char *path, char **argv, const char *program,
 	h.namespaces = opt->namespaces;
 	h.keep_vdso = opt->keep_vdso;
 	h.spin_budget_ms = opt->spin_budget_ms;
+	h.real_clock = opt->real_clock;
 	h.n_outside_fds = (size_t)n_outside;
 	h.outside_fds = (int32_t *)outside_fds;
 	log_path = path;

@@ -51,6 +51,9 @@ static const char usage[] =
 	"                         /proc/cpuinfo, /sys/devices/system/cpu (default 1)\n"
 	"      --no-namespaces    do not create PID, mount and UTS namespaces: pids, the\n"
 	"                         hostname and the CPU count files are then the host's\n"
+	"      --clock MODE       virtual (default): every clock follows the logical timeline;\n"
+	"                         real: wall-clock reads (CLOCK_REALTIME, gettimeofday, time)\n"
+	"                         give the real time, as outside input that record logs\n"
 	"      --keep-vdso        leave the vDSO in place: faster clock reads, but they\n"
 	"                         bypass the virtual clock and are not deterministic\n"
 	"      --shim COMMAND     route every external call to the shim program COMMAND (run\n"
@@ -96,7 +99,7 @@ static void open_trace_file(const char *path)
 	setvbuf(report_trace_out, NULL, _IOFBF, 1 << 16);
 }
 
-enum { OPT_SPIN_BUDGET = 1000, OPT_KEEP_VDSO, OPT_CPUS, OPT_NO_NAMESPACES, OPT_TRACE_FILE,
+enum { OPT_SPIN_BUDGET = 1000, OPT_CLOCK, OPT_KEEP_VDSO, OPT_CPUS, OPT_NO_NAMESPACES, OPT_TRACE_FILE,
        OPT_SHIM, OPT_SHIM_MODE, OPT_JSON, OPT_STATS };
 
 struct command_line {
@@ -119,6 +122,7 @@ static int parse_options(int argc, char **argv, bool record, struct command_line
 		{ "seed", required_argument, NULL, 's' },
 		{ "epoch", required_argument, NULL, 'e' },
 		{ "spin-budget", required_argument, NULL, OPT_SPIN_BUDGET },
+		{ "clock", required_argument, NULL, OPT_CLOCK },
 		{ "keep-vdso", no_argument, NULL, OPT_KEEP_VDSO },
 		{ "cpus", required_argument, NULL, OPT_CPUS },
 		{ "no-namespaces", no_argument, NULL, OPT_NO_NAMESPACES },
@@ -158,6 +162,11 @@ static int parse_options(int argc, char **argv, bool record, struct command_line
 			break;
 		case OPT_SPIN_BUDGET:
 			opt->spin_budget_ms = (int)parse_number("--spin-budget", optarg, 1, 60000);
+			break;
+		case OPT_CLOCK:
+			if (strcmp(optarg, "virtual") && strcmp(optarg, "real"))
+				usage_error("--clock is virtual or real, not '%s'", optarg);
+			opt->real_clock = !strcmp(optarg, "real");
 			break;
 		case OPT_KEEP_VDSO:
 			opt->keep_vdso = true;
@@ -350,6 +359,7 @@ static int cmd_replay(int argc, char **argv, struct command_line *cl)
 	opt->namespaces = h->namespaces;
 	opt->keep_vdso = h->keep_vdso;
 	opt->spin_budget_ms = h->spin_budget_ms;
+	opt->real_clock = h->real_clock;
 	replay_standard_fds(h);
 	replay_shim_start(&log);
 	char **argv_copy = calloc(h->n_argv + 1, sizeof(char *));

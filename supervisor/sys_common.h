@@ -64,6 +64,9 @@ bool external_fd_call(struct task *t, int tfd, short wait_events);
  * duplicated into `fds`: true when one of them is outside; the set is then owned. */
 bool external_set_call(struct task *t, struct pollfd *fds, int nfds, int64_t deadline,
 		       void (*zero_timeout)(struct task *));
+/* A call whose result comes from outside whatever its arguments (a real-clock read): the
+ * shim answers it, or it runs and the shim sees the result. */
+void external_perform(struct task *t);
 
 /* Files: call files_init() before the program starts; files_written() stamps a regular
  * file the group wrote through descriptor `tfd`. */

@@ -29,6 +29,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <termios.h>
 #include <unistd.h>
@@ -257,6 +258,16 @@ static void describe_outputs(struct task *t, struct outputs *o)
 	case __NR_sendfile:
 		add(o, R_FIXED, a[2], sizeof(int64_t), 0);
 		break;
+	case __NR_clock_gettime:
+		add(o, R_FIXED, a[1], sizeof(struct timespec), 0);
+		break;
+	case __NR_gettimeofday:
+		add(o, R_FIXED, a[0], sizeof(struct timeval), 0);
+		add(o, R_FIXED, a[1], sizeof(struct timezone), 0);
+		break;
+	case __NR_time:
+		add(o, R_FIXED, a[0], sizeof(int64_t), 0);
+		break;
 	}
 }
 
@@ -355,7 +366,8 @@ static void describe_call(struct task *t, struct shim_call *c)
 	for (int i = 0; i < 6; i++)
 		c->args[i] = syscall_arg(t, i);
 	long nr = t->syscall_nr;
-	if (nr != __NR_poll && nr != __NR_ppoll && nr != __NR_select && nr != __NR_pselect6)
+	if (nr != __NR_poll && nr != __NR_ppoll && nr != __NR_select && nr != __NR_pselect6 &&
+	    nr != __NR_clock_gettime && nr != __NR_gettimeofday && nr != __NR_time)
 		c->fd = (int)c->args[0];
 }
 
@@ -470,7 +482,7 @@ static bool controlled(struct task *t)
 }
 
 /* At the call's seccomp stop: the shim answers it, or it runs and the shim sees it. */
-static void perform(struct task *t)
+void external_perform(struct task *t)
 {
 	remote_load_regs(t);
 	if (!controlled(t))
@@ -488,7 +500,7 @@ static enum wait_result outside_ready(struct task *t)
 		native = fds_ready_now(t->wait.fds, t->wait.nfds);
 	if (shim->ready ? !shim->ready(t, sched_now(), native) : !native)
 		return WAIT_NOT_READY;
-	perform(t);
+	external_perform(t);
 	return WAIT_READY;
 }
 
@@ -497,7 +509,7 @@ static void outside_timed_out(struct task *t)
 	void (*zero_timeout)(struct task *) = (void (*)(struct task *))t->wait.arg[0];
 	if (zero_timeout)
 		zero_timeout(t);
-	perform(t);
+	external_perform(t);
 }
 
 static void park_outside(struct task *t, struct pollfd *fds, int nfds, int64_t deadline,
@@ -551,7 +563,7 @@ bool external_fd_call(struct task *t, int tfd, short wait_events)
 		park_outside(t, p, 1, -1, NULL, true);
 		return true;
 	}
-	perform(t);
+	external_perform(t);
 	return true;
 }
 
@@ -569,7 +581,7 @@ bool external_set_call(struct task *t, struct pollfd *fds, int nfds, int64_t dea
 		for (int i = 0; i < nfds; i++)
 			close(fds[i].fd);
 		free(fds);
-		perform(t);
+		external_perform(t);
 		return true;
 	}
 	park_outside(t, fds, nfds, deadline, zero_timeout, false);

@@ -14,9 +14,22 @@ static void write_timespec(struct task *t, uint64_t addr, int64_t ns, int64_t *r
 		*result = -EFAULT;
 }
 
+/* --clock=real: reads of the wall clock are outside input (recorded, replayed); the
+ * monotonic clocks, sleeps and timeouts stay virtual. */
+static bool real_clock_read(struct task *t, clockid_t clk)
+{
+	if (!tracer_opts->real_clock ||
+	    (clk != CLOCK_REALTIME && clk != CLOCK_REALTIME_COARSE && clk != CLOCK_TAI))
+		return false;
+	external_perform(t);
+	return true;
+}
+
 /* Implements clock_gettime(2). */
 void sys_clock_gettime(struct task *t)
 {
+	if (real_clock_read(t, (clockid_t)syscall_arg(t, 0)))
+		return;
 	int64_t ns, result = 0;
 	int err = vclock_read((clockid_t)syscall_arg(t, 0), &ns);
 	if (err)
@@ -41,6 +54,8 @@ void sys_clock_getres(struct task *t)
 /* Implements gettimeofday(2). */
 void sys_gettimeofday(struct task *t)
 {
+	if (real_clock_read(t, CLOCK_REALTIME))
+		return;
 	int64_t ns, result = 0;
 	vclock_read(CLOCK_REALTIME, &ns);
 	struct timeval tv = { ns / 1000000000LL, (ns % 1000000000LL) / 1000 };
@@ -55,6 +70,8 @@ void sys_gettimeofday(struct task *t)
 /* Implements time(2). */
 void sys_time(struct task *t)
 {
+	if (real_clock_read(t, CLOCK_REALTIME))
+		return;
 	int64_t ns;
 	vclock_read(CLOCK_REALTIME, &ns);
 	int64_t sec = ns / 1000000000LL;

@@ -79,18 +79,45 @@ static void reap_waiting_stops(void)
 	quiesce();
 }
 
-/* A signal aimed at the group as a whole: every process gets it. */
+#define SIGBIT(s) (1ULL << ((s)-1))
+
+/* Signals a terminal sends to its whole foreground group: Ctrl-C, Ctrl-\, Ctrl-Z, a
+ * resize, a hangup. */
+#define TERMINAL_SIGNALS (SIGBIT(SIGINT) | SIGBIT(SIGQUIT) | SIGBIT(SIGTSTP) | \
+			  SIGBIT(SIGWINCH) | SIGBIT(SIGHUP))
+
+/* A signal aimed at the group as a whole: every process gets it. While a shim intercepts,
+ * a process that still holds the terminal's own copy of it gets that copy instead (two
+ * copies of a standard signal would merge anyway); see from_terminal. */
 static void deliver_to_group(int sig)
 {
 	sched_signals_changed();
-	for (struct task *t = sched_first(); t; t = t->next)
-		if (t->tid == t->proc->tgid && t->state != TASK_DEAD)
+	for (struct task *t = sched_first(); t; t = t->next) {
+		if (t->tid != t->proc->tgid || t->state == TASK_DEAD)
+			continue;
+		uint64_t pending, blocked;
+		if (shim_intercepts() && (TERMINAL_SIGNALS & SIGBIT(sig)) &&
+		    read_signal_state(t, &pending, &blocked) == 0 && (pending & SIGBIT(sig)))
+			t->proc->terminal_due |= SIGBIT(sig);
+		else
 			kill(t->tid, sig);
+	}
 }
 
 #define MAX_OUTSIDE_SIGNALS 32
 static int outside_signals[MAX_OUTSIDE_SIGNALS];
 static int n_outside_signals;
+
+/* Passed on between events (pass_outside_signals); a signal already waiting is not
+ * queued twice, as the kernel does not queue a standard signal twice. */
+static void queue_outside_signal(int sig)
+{
+	for (int i = 0; i < n_outside_signals; i++)
+		if (outside_signals[i] == sig)
+			return;
+	if (n_outside_signals < MAX_OUTSIDE_SIGNALS)
+		outside_signals[n_outside_signals++] = sig;
+}
 
 /* Signals sent to detrun itself. Ctrl-C reaches the whole foreground process group, the
  * traced tasks included, so detrun only notes it; a signal aimed at detrun alone (kill
@@ -113,13 +140,13 @@ static void drain_outside_signals(void)
 			kill_group();
 			exit(128 + msg.sig);
 		}
-		if (!to_detrun_only) {
-			sched_signals_changed(); /* the group got it directly (Ctrl-C) */
+		bool from_terminal = msg.code == SI_KERNEL && (TERMINAL_SIGNALS & SIGBIT(msg.sig));
+		if (shim_intercepts() && (to_detrun_only || from_terminal)) {
+			queue_outside_signal(msg.sig);
 			continue;
 		}
-		if (shim_intercepts()) {
-			if (n_outside_signals < MAX_OUTSIDE_SIGNALS)
-				outside_signals[n_outside_signals++] = msg.sig;
+		if (!to_detrun_only) {
+			sched_signals_changed(); /* the group got it directly (Ctrl-C) */
 			continue;
 		}
 		deliver_to_group(msg.sig);
@@ -219,8 +246,6 @@ int read_signal_state(const struct task *t, uint64_t *pending, uint64_t *blocked
 	*blocked = parse_hex_field(buf, "\nSigBlk:");
 	return 0;
 }
-
-#define SIGBIT(s) (1ULL << ((s)-1))
 
 static uint64_t read_ignored_signals(const struct task *t)
 {
@@ -584,12 +609,31 @@ static void on_syscall_exit(struct task *t)
 
 /* ---- stops ---------------------------------------------------------------------------- */
 
+/* A terminal signal reaches each task of the foreground group wherever it happens to be
+ * running, which no replay could reproduce. While a shim intercepts, those copies are
+ * dropped; detrun got its own and passes it on between events like any signal from
+ * outside (and record logs it). */
+static bool from_terminal(const struct task *t, int sig)
+{
+	siginfo_t si;
+	return (TERMINAL_SIGNALS & SIGBIT(sig)) && ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) == 0 &&
+	       si.si_code == SI_KERNEL;
+}
+
 static void on_signal_stop(struct task *t, int sig)
 {
 	t->state = TASK_STOPPED;
 	if ((sig == SIGSEGV || sig == SIGILL) && cpu_emulate_fault(t)) {
 		t->syscall_nr = -1;
 		return;
+	}
+	if (shim_intercepts() && from_terminal(t, sig)) {
+		if (!(t->proc->terminal_due & SIGBIT(sig))) {
+			queue_outside_signal(sig);
+			resume(t); /* as if the copy had never come: not an event */
+			return;
+		}
+		t->proc->terminal_due &= ~SIGBIT(sig);
 	}
 	t->syscall_nr = -1;
 	t->inject_signal = sig;

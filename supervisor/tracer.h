@@ -24,6 +24,7 @@ struct tracer_options {
 	bool keep_vdso;       /* leave the vDSO mapped (clock reads then bypass detrun) */
 	int cpus;             /* virtual CPU count */
 	bool namespaces;      /* fresh PID, mount and UTS namespaces (needs root) */
+	bool real_clock;      /* wall-clock reads give the real time, as outside input */
 };
 
 /* Runs argv[0] (already resolved to an executable path `path`) in a deterministic process

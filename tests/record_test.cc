@@ -270,6 +270,68 @@ TEST(RecordReplay, TerminalInput)
 	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
 }
 
+// Ctrl-C typed at the terminal reaches every task wherever it runs; recorded, it reaches
+// the group at one logged point, and replay delivers it there again.
+TEST(RecordReplay, CtrlCFromTheTerminal)
+{
+	TempDir dir;
+	int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	ASSERT_GE(master, 0);
+	ASSERT_EQ(grantpt(master), 0);
+	ASSERT_EQ(unlockpt(master), 0);
+	int slave = open(ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+	ASSERT_GE(slave, 0);
+	RunOptions opt;
+	opt.cwd = dir.path;
+	opt.stdin_fd = slave;
+	opt.controlling_tty = true;
+	Child rec({kDetrun, "record", "-o", dir / "intr.dlog", "--",
+		   std::string(GUEST_DIR) + "/tty_reader"},
+		  opt);
+	const char line[] = "one line\n";
+	ASSERT_EQ(write(master, line, sizeof(line) - 1), (ssize_t)sizeof(line) - 1);
+	ASSERT_TRUE(rec.WaitForOutput("got 1: one line", 60)) << rec.Finish().Describe();
+	ASSERT_EQ(write(master, "\x03", 1), 1); // the terminal's interrupt character
+	RunResult recorded = rec.Finish();
+	close(slave);
+	close(master);
+	ASSERT_EQ(recorded.code, 128 + SIGINT) << recorded.Describe();
+
+	RunResult rep = Replay(dir / "intr.dlog");
+	EXPECT_EQ(rep.code, 128 + SIGINT) << rep.Describe();
+	EXPECT_EQ(rep.out, recorded.out) << FirstDifference("recording", recorded.out, "replay", rep.out);
+	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
+	RunResult listed = RunCommand({kDetrun, "log", dir / "intr.dlog"});
+	EXPECT_NE(listed.out.find("signal   2 (Interrupt)"), std::string::npos) << listed.out;
+}
+
+// --clock=real: the wall clock is outside input. Two recordings read different times;
+// each replay reads what its recording read.
+TEST(RecordReplay, RealClockIsOutsideInput)
+{
+	TempDir dir;
+	const std::vector<std::string> prog{"sh", "-c", "date +%s.%N; date +%s.%N"};
+	std::vector<std::string> outs;
+	for (const std::string name : {"c1.dlog", "c2.dlog"}) {
+		std::vector<std::string> argv{kDetrun, "record", "--clock=real", "-o", dir / name, "--"};
+		argv.insert(argv.end(), prog.begin(), prog.end());
+		RunResult r = RunCommand(argv);
+		ASSERT_EQ(r.code, 0) << r.Describe();
+		ASSERT_GT(atof(r.out.c_str()), 1.7e9) << "want the real time\n" << r.Describe();
+		outs.push_back(r.out);
+	}
+	EXPECT_NE(outs[0], outs[1]) << "two recordings read the same real time";
+	for (int i = 0; i < 2; i++) {
+		RunResult rep = Replay(dir / (i ? "c2.dlog" : "c1.dlog"));
+		EXPECT_EQ(rep.code, 0) << rep.Describe();
+		EXPECT_EQ(rep.out, outs[i]) << rep.Describe();
+	}
+	RunResult virt = RunCommand(UnderDetrun({}, prog));
+	ASSERT_EQ(virt.code, 0) << virt.Describe();
+	EXPECT_GE(atof(virt.out.c_str()), 1893456000.0) << "virtual by default\n" << virt.Describe();
+	EXPECT_LT(atof(virt.out.c_str()), 1893456001.0) << "virtual by default\n" << virt.Describe();
+}
+
 // ---------------------------------------------------------------------------------------
 // Damaged logs, a changed program, changed files
 
