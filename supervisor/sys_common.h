@@ -60,9 +60,12 @@ bool external_object(int supervisor_fd);
  * the call is handled there (parked until the shim says `wait_events` are ready, or
  * performed) and true is returned. wait_events 0: the call never waits. */
 bool external_fd_call(struct task *t, int tfd, short wait_events);
-/* The same for calls on a set of descriptors (poll, select, epoll), once they have been
- * duplicated into `fds`: true when one of them is outside; the set is then owned. */
-bool external_set_call(struct task *t, struct pollfd *fds, int nfds, int64_t deadline,
+/* Calls on a set of descriptors (poll, select, epoll), duplicated into `fds`: is one of
+ * them outside (and a shim intercepts)? Then external_wait_set parks the call until the
+ * shim says it is ready or the deadline passes (zero_timeout then rewrites the call's
+ * timeout), or performs it at once for a zero timeout. It owns fds. */
+bool external_any(const struct pollfd *fds, int nfds);
+void external_wait_set(struct task *t, struct pollfd *fds, int nfds, int64_t deadline,
 		       void (*zero_timeout)(struct task *));
 /* A call whose result comes from outside whatever its arguments (a real-clock read): the
  * shim answers it, or it runs and the shim sees the result. */

@@ -567,25 +567,27 @@ bool external_fd_call(struct task *t, int tfd, short wait_events)
 	return true;
 }
 
-bool external_set_call(struct task *t, struct pollfd *fds, int nfds, int64_t deadline,
-		       void (*zero_timeout)(struct task *))
+bool external_any(const struct pollfd *fds, int nfds)
 {
 	if (!shim_intercepts())
 		return false;
-	bool any = false;
-	for (int i = 0; i < nfds && !any; i++)
-		any = external_object(fds[i].fd);
-	if (!any)
-		return false;
+	for (int i = 0; i < nfds; i++)
+		if (external_object(fds[i].fd))
+			return true;
+	return false;
+}
+
+void external_wait_set(struct task *t, struct pollfd *fds, int nfds, int64_t deadline,
+		       void (*zero_timeout)(struct task *))
+{
 	if (deadline >= 0 && deadline <= vclock_now()) {
 		for (int i = 0; i < nfds; i++)
 			close(fds[i].fd);
 		free(fds);
 		external_perform(t);
-		return true;
+		return;
 	}
 	park_outside(t, fds, nfds, deadline, zero_timeout, false);
-	return true;
 }
 
 /* ---- rows of the table ----------------------------------------------------------------------- */
@@ -601,9 +603,20 @@ void sys_socket(struct task *t)
 	tracer_want_exit(t, socket_made);
 }
 
+/* ioctls that change only the descriptor's own flags: the stand-ins of replay need them
+ * too (a non-blocking listener must not make accept wait). */
+static bool descriptor_flag_ioctl(struct task *t)
+{
+	uint64_t req = syscall_arg(t, 1);
+	return t->syscall_nr == __NR_ioctl &&
+	       (req == FIONBIO || req == FIOASYNC || req == FIOCLEX || req == FIONCLEX);
+}
+
 /* Implements connect, bind, listen, shutdown, get/setsockopt, getsockname, getpeername and
  * ioctl while a shim intercepts: on an outside descriptor they go to the shim. */
 void sys_external(struct task *t)
 {
+	if (descriptor_flag_ioctl(t))
+		return;
 	external_fd_call(t, (int)syscall_arg(t, 0), 0);
 }

@@ -529,7 +529,8 @@ void sys_poll(struct task *t)
 	struct pollfd *fds = dup_polled(t, &a, &n);
 	if (!fds)
 		return;
-	if (external_set_call(t, fds, n, deadline, poll_timed_out)) {
+	if (external_any(fds, n)) {
+		external_wait_set(t, fds, n, deadline, poll_timed_out);
 		if (t->parked && poll_sigmask(t, &a, &t->wait))
 			t->wait.sigmask_arg = false;
 		return;
@@ -610,7 +611,7 @@ static bool epoll_outside(struct task *t, int64_t deadline)
 	if (!p)
 		abort();
 	*p = (struct pollfd){ fd, POLLIN, 0 };
-	external_set_call(t, p, 1, deadline, epoll_timed_out);
+	external_wait_set(t, p, 1, deadline, epoll_timed_out);
 	if (t->parked)
 		epoll_sigmask(t);
 	return true;

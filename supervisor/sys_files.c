@@ -475,6 +475,45 @@ static bool synthetic_filesystem(int fd)
 					 fs.f_type == CGROUP2_SUPER_MAGIC);
 }
 
+/* Files already fingerprinted, as they were then: opening one again unchanged (same size,
+ * modification and change times) is not new input, and costs neither a hash nor a record.
+ * The decision depends only on what the group did to the file, so replay makes it alike. */
+static struct seen_file {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+} *seen_files;
+static size_t n_seen_files, cap_seen_files;
+
+static bool same_time(struct timespec a, struct timespec b)
+{
+	return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+
+/* True if st was fingerprinted before, unchanged; otherwise remembers it as it is now. */
+static bool seen_unchanged(const struct stat *st)
+{
+	struct seen_file now = { st->st_dev, st->st_ino, st->st_size, st->st_mtim, st->st_ctim };
+	for (size_t i = 0; i < n_seen_files; i++) {
+		struct seen_file *f = &seen_files[i];
+		if (f->dev != now.dev || f->ino != now.ino)
+			continue;
+		bool same = f->size == now.size && same_time(f->mtime, now.mtime) &&
+			    same_time(f->ctime, now.ctime);
+		*f = now;
+		return same;
+	}
+	if (n_seen_files == cap_seen_files) {
+		cap_seen_files = cap_seen_files ? 2 * cap_seen_files : 64;
+		seen_files = realloc(seen_files, cap_seen_files * sizeof(*seen_files));
+		if (!seen_files)
+			abort();
+	}
+	seen_files[n_seen_files++] = now;
+	return false;
+}
+
 /* A file the run reads is part of its starting state: the shim fingerprints it. */
 static void read_open_done(struct task *t)
 {
@@ -490,7 +529,7 @@ static void read_open_done(struct task *t)
 	ssize_t n = readlink(link, path, sizeof(path) - 1);
 	uint64_t hash, size;
 	if (n > 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && !synthetic_filesystem(fd) &&
-	    fingerprint_fd(fd, &hash, &size) == 0) {
+	    !seen_unchanged(&st) && fingerprint_fd(fd, &hash, &size) == 0) {
 		path[n] = 0;
 		shim_get()->file_opened(t, sched_now(), path, size, hash);
 	}
