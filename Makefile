@@ -4,7 +4,7 @@ BUILD     ?= build
 PACKAGES  := build-essential cmake ninja-build pkg-config libseccomp-dev libunwind-dev \
              libcapstone-dev protobuf-c-compiler libprotobuf-c-dev googletest libgtest-dev \
              python3 make gcc strace golang-go zlib1g-dev \
-             protobuf-compiler python3-protobuf clang curl
+             protobuf-compiler python3-protobuf clang curl nginx
 .PHONY: all deps build test demo bench clean format-check
 
 all: build

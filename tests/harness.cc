@@ -278,10 +278,10 @@ bool Child::Pump(double until, const std::function<bool()> &done)
 	return done && done();
 }
 
-bool Child::WaitForOutput(const std::string &text, double timeout_s)
+bool Child::WaitForOutput(const std::string &text, double timeout_s, bool on_stderr)
 {
-	return Pump(MonoNow() + timeout_s,
-		    [&] { return r_.out.find(text) != std::string::npos; });
+	const std::string &where = on_stderr ? r_.err : r_.out;
+	return Pump(MonoNow() + timeout_s, [&] { return where.find(text) != std::string::npos; });
 }
 
 void Child::Signal(int sig)

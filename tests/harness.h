@@ -59,9 +59,11 @@ class Child {
 	~Child(); // finishes (kills at the timeout) if Finish was not called
 	Child(const Child &) = delete;
 	Child &operator=(const Child &) = delete;
-	// Collects output until stdout contains `text` (true), the command ends or the time is up.
-	bool WaitForOutput(const std::string &text, double timeout_s);
+	// Collects output until stdout (or stderr) contains `text` (true), the command ends or
+	// the time is up.
+	bool WaitForOutput(const std::string &text, double timeout_s, bool on_stderr = false);
 	const std::string &Out() const { return r_.out; }
+	const std::string &Err() const { return r_.err; }
 	void Signal(int sig); // to the command's own process
 	// Waits for the end (killing the group at the run's timeout) and returns everything.
 	RunResult Finish();

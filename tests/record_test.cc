@@ -10,7 +10,10 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
@@ -230,6 +233,71 @@ TEST(RecordReplay, PythonHttpServerWithCurl)
 	EXPECT_EQ(listed.code, 0) << listed.Describe();
 	EXPECT_NE(listed.out.find("signal   2 (Interrupt)"), std::string::npos) << listed.out;
 	EXPECT_NE(listed.out.find("accept"), std::string::npos) << listed.out;
+}
+
+// ---------------------------------------------------------------------------------------
+// nginx: a master and two workers, epoll, non-blocking sockets, sendfile
+
+int FreePort()
+{
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {};
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t len = sizeof(a);
+	int port = -1;
+	if (bind(s, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(s, (struct sockaddr *)&a, &len) == 0)
+		port = ntohs(a.sin_port);
+	close(s);
+	return port;
+}
+
+TEST(RecordReplay, NginxWithCurl)
+{
+	TempDir dir;
+	int port = FreePort();
+	ASSERT_GT(port, 0);
+	for (const char *sub : {"/logs", "/html", "/tmp"})
+		ASSERT_EQ(mkdir((dir.path + sub).c_str(), 0755), 0);
+	std::string big;
+	for (int i = 0; i < 20000; i++)
+		big += "line " + std::to_string(i) + "\n";
+	WriteFile(dir / "html/big.txt", big);
+	WriteFile(dir / "html/index.html", "<p>recorded</p>\n");
+	std::string conf = Replace(Replace(ReadFile(std::string(SOURCE_DIR) + "/bench/nginx.conf"),
+					   "@PREFIX@", dir.path),
+				   "@PORT@", std::to_string(port));
+	conf = Replace(Replace(conf, "@WORKERS@", "2"), "@MASTER@", "on");
+	conf = Replace(conf, "error_log " + dir.path + "/logs/error.log warn;", "error_log stderr notice;");
+	WriteFile(dir / "nginx.conf", conf);
+
+	RunOptions opt;
+	opt.cwd = dir.path;
+	Child rec({kDetrun, "record", "-o", dir / "nginx.dlog", "--", "nginx", "-e", "stderr", "-c",
+		   dir / "nginx.conf", "-p", dir.path + "/"},
+		  opt);
+	ASSERT_TRUE(rec.WaitForOutput("start worker process", 60, true)) << rec.Finish().Describe();
+	std::string base = "http://127.0.0.1:" + std::to_string(port);
+	RunResult index = RunCommand({"curl", "-sS", base + "/"});
+	RunResult got = RunCommand({"curl", "-sS", base + "/big.txt", base + "/big.txt"});
+	RunResult missing = RunCommand({"curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}",
+					base + "/missing"});
+	rec.Signal(SIGTERM);
+	RunResult recorded = rec.Finish();
+	EXPECT_EQ(index.out, "<p>recorded</p>\n") << index.Describe();
+	EXPECT_EQ(got.out, big + big) << got.Describe();
+	EXPECT_EQ(missing.out, "404") << missing.Describe();
+	ASSERT_EQ(recorded.code, 0) << recorded.Describe();
+	ASSERT_NE(recorded.err.find("exiting"), std::string::npos) << recorded.Describe();
+
+	for (const char *made : {"/nginx.pid"})
+		unlink((dir.path + made).c_str());
+	RunCommand({"sh", "-c", "rm -rf " + dir.path + "/tmp/*"});
+	RunResult rep = Replay(dir / "nginx.dlog");
+	EXPECT_EQ(rep.code, 0) << rep.Describe();
+	EXPECT_EQ(rep.err, recorded.err) << FirstDifference("recording", recorded.err, "replay", rep.err);
+	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
 }
 
 // ---------------------------------------------------------------------------------------
