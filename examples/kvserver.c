@@ -84,25 +84,12 @@ static struct entry **find_slot(const char *key)
 	return slot;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
+/* Writes all of buf to a socket (MSG_NOSIGNAL: a client that hangs up early must not kill
+ * the server with SIGPIPE) or to a file. */
+static int put_all(int fd, const char *buf, size_t len, bool is_socket)
 {
 	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int send_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		/* A client that hangs up early must not kill the server with SIGPIPE. */
-		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+		ssize_t n = is_socket ? send(fd, buf, len, MSG_NOSIGNAL) : write(fd, buf, len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -151,7 +138,7 @@ static const char *handle_set(const char *key, const char *value)
 	if (!copy)
 		return "ERROR\n";
 	pthread_mutex_lock(&table_lock);
-	if (write_all(data_fd, line, (size_t)len) < 0) {
+	if (put_all(data_fd, line, (size_t)len, false) < 0) {
 		pthread_mutex_unlock(&table_lock);
 		free(copy);
 		return "ERROR\n";
@@ -242,7 +229,7 @@ static int serve_line(int fd, int conn_id, char *line)
 		reply = "ERROR\n";
 		break;
 	}
-	if (send_all(fd, reply, strlen(reply)) < 0)
+	if (put_all(fd, reply, strlen(reply), true) < 0)
 		return -1;
 	if (rq.op == OP_SHUTDOWN)
 		stop_accepting();
@@ -274,7 +261,7 @@ static void serve_connection(int fd, int conn_id)
 			requests++;
 			printf("conn %d: %s\n", conn_id, ops[OP_ERROR].name);
 			fflush(stdout);
-			send_all(fd, "ERROR\n", 6);
+			put_all(fd, "ERROR\n", 6, true);
 			return;
 		}
 		ssize_t n = recv(fd, buf + len, sizeof buf - len, 0);

@@ -37,7 +37,8 @@ static void send_message(const Detrun__Shim__ShimMessage *m)
 	detrun__shim__shim_message__pack(m, buf + 4);
 	size_t done = 0;
 	while (done < len + 4) {
-		ssize_t n = write(sock, buf + done, len + 4 - done);
+		/* MSG_NOSIGNAL: a shim that is gone is an error to report, not a SIGPIPE. */
+		ssize_t n = send(sock, buf + done, len + 4 - done, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
@@ -168,6 +169,25 @@ static bool program_control(struct shim_call *c)
 	return true;
 }
 
+/* While the group waits for the outside, so does detrun — and a shim never speaks unasked,
+ * so its socket turning readable means it is gone: the run ends instead of waiting on. */
+static int program_wait_outside(uint64_t time, struct pollfd *fds, int nfds, int timeout_ms,
+				int (*real_wait)(struct pollfd *, int, int))
+{
+	struct pollfd all[257];
+	int n = 0;
+	for (int i = 0; i < nfds && n < 256; i++)
+		all[n++] = fds[i];
+	all[n++] = (struct pollfd){ sock, POLLIN, 0 };
+	int r = real_wait(all, n, timeout_ms);
+	if (r > 0 && all[n - 1].revents)
+		shim_abort(NULL, "shim '%s' closed its socket while the group waited for outside "
+			   "input (t=%llu)", shim_command, (unsigned long long)time);
+	for (int i = 0; i < n - 1; i++)
+		fds[i].revents = all[i].revents;
+	return r;
+}
+
 /* The shim gets a Bye and a few seconds to finish; it never outlives detrun. */
 static int program_finish(uint64_t time, int code)
 {
@@ -189,20 +209,27 @@ static int program_finish(uint64_t time, int code)
 	if (pidfd >= 0)
 		close(pidfd);
 	int status;
-	while (waitpid(shim_pid, &status, 0) < 0 && errno == EINTR)
+	pid_t got;
+	while ((got = waitpid(shim_pid, &status, 0)) < 0 && errno == EINTR)
 		;
+	if (got == shim_pid && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+		fprintf(stderr, "detrun: warning: shim '%s' %s %d\n", shim_command,
+			WIFEXITED(status) ? "exited with status" : "was killed by signal",
+			WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 	return code;
 }
 
 const struct shim_ops program_shim = {
 	.name = "program",
 	.monitor = program_monitor,
+	.wait_outside = program_wait_outside,
 	.finish = program_finish,
 };
 
 static const struct shim_ops program_control_shim = {
 	.name = "program (control)",
 	.control = program_control,
+	.wait_outside = program_wait_outside,
 	.finish = program_finish,
 };
 

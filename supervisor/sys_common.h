@@ -8,6 +8,7 @@
 #define DETRUN_SUPERVISOR_SYS_COMMON_H
 
 #include <poll.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,6 +18,15 @@
 #include "scheduler/task.h"
 #include "supervisor/remote.h"
 #include "supervisor/tracer.h"
+
+#define SIGBIT(s) (1ULL << ((s)-1))
+
+/* Signals a terminal sends to its whole foreground group: Ctrl-C, Ctrl-\, Ctrl-Z, a
+ * resize, a hangup. While a shim intercepts, the copies the terminal gives each task are
+ * dropped and detrun passes its own on at a logged point (tracer.c); a pending one counts
+ * only where proc->terminal_due says it was really delivered (or sent by a member). */
+#define TERMINAL_SIGNALS (SIGBIT(SIGINT) | SIGBIT(SIGQUIT) | SIGBIT(SIGTSTP) | \
+			  SIGBIT(SIGWINCH) | SIGBIT(SIGHUP))
 
 /* A futex (or thread-exit) wake: the parked waiter's call returns 0. */
 void futex_woken(struct task *t);

@@ -546,22 +546,42 @@ void sys_poll(struct task *t)
 		t->wait.sigmask_arg = false;
 }
 
-/* epoll_wait's readiness is the epoll descriptor's own POLLIN. Its interest list, read
- * from fdinfo, tells whether anything outside the group can make it ready. */
-static bool epoll_internal(struct task *t, int epfd)
+/* Does any descriptor in the interest list of supervisor epoll descriptor `epfd` (read
+ * from its fdinfo) satisfy `test`? */
+static bool epoll_watches(struct task *t, int epfd, bool (*test)(struct task *t, int tfd))
 {
 	char path[64], line[256];
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", epfd);
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return false;
-	bool all_internal = true;
+	bool found = false;
 	int tfd;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "tfd: %d", &tfd) == 1 && !fd_link_internal(t->proc->tgid, tfd))
-			all_internal = false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "tfd: %d", &tfd) == 1 && test(t, tfd);
 	fclose(f);
-	return all_internal;
+	return found;
+}
+
+static bool not_internal(struct task *t, int tfd)
+{
+	return !fd_link_internal(t->proc->tgid, tfd);
+}
+
+static bool outside(struct task *t, int tfd)
+{
+	int fd = remote_dup_fd(t, tfd);
+	bool out = fd >= 0 && external_object(fd);
+	if (fd >= 0)
+		close(fd);
+	return out;
+}
+
+/* epoll_wait's readiness is the epoll descriptor's own POLLIN. Its interest list tells
+ * whether anything outside the group can make it ready. */
+static bool epoll_internal(struct task *t, int epfd)
+{
+	return !epoll_watches(t, epfd, not_internal);
 }
 
 static void epoll_sigmask(struct task *t)
@@ -570,27 +590,6 @@ static void epoll_sigmask(struct task *t)
 	    read_sigmask(t, syscall_arg(t, 4), syscall_arg(t, 5), &t->wait.sigmask,
 			 &t->wait.sigmask_arg))
 		t->wait.sigmask_arg = false;
-}
-
-/* Does the interest list of supervisor epoll descriptor `epfd` hold an outside object? */
-static bool epoll_watches_outside(struct task *t, int epfd)
-{
-	char path[64], line[256];
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", epfd);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return false;
-	bool outside = false;
-	int tfd;
-	while (!outside && fgets(line, sizeof(line), f))
-		if (sscanf(line, "tfd: %d", &tfd) == 1) {
-			int fd = remote_dup_fd(t, tfd);
-			outside = fd >= 0 && external_object(fd);
-			if (fd >= 0)
-				close(fd);
-		}
-	fclose(f);
-	return outside;
 }
 
 static void epoll_timed_out(struct task *t);
@@ -603,7 +602,7 @@ static bool epoll_outside(struct task *t, int64_t deadline)
 	int fd = remote_dup_fd(t, (int)syscall_arg(t, 0));
 	if (fd < 0)
 		return false;
-	if (!epoll_watches_outside(t, fd)) {
+	if (!epoll_watches(t, fd, outside)) {
 		close(fd);
 		return false;
 	}

@@ -13,7 +13,6 @@
 #include "supervisor/report.h"
 #include "supervisor/sys_common.h"
 
-#define SIGBIT(s) (1ULL << ((s)-1))
 
 static pid_t process_group_of(pid_t pid)
 {
@@ -68,7 +67,8 @@ static bool targeted(struct task *sender, pid_t target, const struct process *p)
 }
 
 /* SIGKILL acts on stopped tasks at once, without passing through a signal stop: the
- * targets are marked dying so the tracer reaps them before anything else runs. */
+ * targets are marked dying so the tracer reaps them before anything else runs. A terminal
+ * signal sent by a member is a real delivery, unlike a terminal's own copy. */
 static void signal_sent(struct task *t)
 {
 	if ((int64_t)t->regs.rax < 0)
@@ -76,7 +76,8 @@ static void signal_sent(struct task *t)
 	sched_signals_changed();
 	long nr = t->syscall_nr;
 	int sig_arg = nr == __NR_tgkill || nr == __NR_rt_tgsigqueueinfo ? 2 : 1;
-	if ((int)syscall_arg(t, sig_arg) != SIGKILL)
+	int sig = (int)syscall_arg(t, sig_arg);
+	if (sig != SIGKILL && !(sig > 0 && sig <= 64 && (TERMINAL_SIGNALS & SIGBIT(sig))))
 		return;
 	pid_t pid = (pid_t)syscall_arg(t, 0), target;
 	if (nr == __NR_pidfd_send_signal)
@@ -89,9 +90,14 @@ static void signal_sent(struct task *t)
 		return; /* not a member of the group */
 	if (nr != __NR_kill && target <= 0)
 		return;
-	for (struct task *u = sched_first(); u; u = u->next)
-		if (targeted(t, target, u->proc))
+	for (struct task *u = sched_first(); u; u = u->next) {
+		if (!targeted(t, target, u->proc))
+			continue;
+		if (sig == SIGKILL)
 			u->proc->dying = true;
+		else
+			u->proc->terminal_due |= SIGBIT(sig);
+	}
 }
 
 /* Implements kill(2), tkill(2), tgkill(2), rt_sigqueueinfo(2), rt_tgsigqueueinfo(2),

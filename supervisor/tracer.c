@@ -79,27 +79,23 @@ static void reap_waiting_stops(void)
 	quiesce();
 }
 
-#define SIGBIT(s) (1ULL << ((s)-1))
-
-/* Signals a terminal sends to its whole foreground group: Ctrl-C, Ctrl-\, Ctrl-Z, a
- * resize, a hangup. */
-#define TERMINAL_SIGNALS (SIGBIT(SIGINT) | SIGBIT(SIGQUIT) | SIGBIT(SIGTSTP) | \
-			  SIGBIT(SIGWINCH) | SIGBIT(SIGHUP))
-
 /* A signal aimed at the group as a whole: every process gets it. While a shim intercepts,
- * a process that still holds the terminal's own copy of it gets that copy instead (two
- * copies of a standard signal would merge anyway); see from_terminal. */
+ * a process that still holds the terminal's own copy of a terminal signal gets that copy
+ * (two copies of a standard signal would merge anyway), and either way the pending signal
+ * now counts as delivered (see from_terminal). */
 static void deliver_to_group(int sig)
 {
 	sched_signals_changed();
+	bool terminal = shim_intercepts() && (TERMINAL_SIGNALS & SIGBIT(sig));
 	for (struct task *t = sched_first(); t; t = t->next) {
 		if (t->tid != t->proc->tgid || t->state == TASK_DEAD)
 			continue;
 		uint64_t pending, blocked;
-		if (shim_intercepts() && (TERMINAL_SIGNALS & SIGBIT(sig)) &&
-		    read_signal_state(t, &pending, &blocked) == 0 && (pending & SIGBIT(sig)))
+		bool copy_pending = terminal && read_signal_state(t, &pending, &blocked) == 0 &&
+				    (pending & SIGBIT(sig));
+		if (terminal)
 			t->proc->terminal_due |= SIGBIT(sig);
-		else
+		if (!copy_pending)
 			kill(t->tid, sig);
 	}
 }
@@ -193,11 +189,12 @@ static void install_supervisor_signals(void)
 	sigprocmask(SIG_BLOCK, &chld, NULL);
 }
 
+/* Waits for fds (at most 257: the scheduler's 256 and a shim's own) or a signal. */
 static int real_wait_outside(struct pollfd *fds, int nfds, int timeout_ms)
 {
-	struct pollfd all[257];
+	struct pollfd all[258];
 	int n = 0;
-	for (int i = 0; i < nfds && n < 256; i++)
+	for (int i = 0; i < nfds && n < 257; i++)
 		all[n++] = (struct pollfd){ fds[i].fd, fds[i].events, 0 };
 	all[n++] = (struct pollfd){ self_pipe[0], POLLIN, 0 };
 	sigset_t during;
@@ -207,6 +204,8 @@ static int real_wait_outside(struct pollfd *fds, int nfds, int timeout_ms)
 	int r = ppoll(all, (nfds_t)n, timeout_ms < 0 ? NULL : &ts, &during);
 	if (r < 0)
 		return -1;
+	for (int i = 0; i < n - 1; i++)
+		fds[i].revents = all[i].revents;
 	if (all[n - 1].revents) {
 		drain_outside_signals();
 		return r - 1 > 0 ? r - 1 : -1;
@@ -287,6 +286,8 @@ static int interrupt_wait(struct task *t)
 	uint64_t pending, blocked;
 	if (read_signal_state(t, &pending, &blocked))
 		return 0;
+	if (shim_intercepts()) /* a terminal's own copy is not a delivery (from_terminal) */
+		pending &= ~(TERMINAL_SIGNALS & ~t->proc->terminal_due);
 	uint64_t mask = t->wait.sigmask_arg ? t->wait.sigmask : blocked;
 	uint64_t candidates = pending & ~mask & ~(SIGBIT(SIGKILL) | SIGBIT(SIGSTOP));
 	int sig = 0;
@@ -627,14 +628,12 @@ static void on_signal_stop(struct task *t, int sig)
 		t->syscall_nr = -1;
 		return;
 	}
-	if (shim_intercepts() && from_terminal(t, sig)) {
-		if (!(t->proc->terminal_due & SIGBIT(sig))) {
-			queue_outside_signal(sig);
-			resume(t); /* as if the copy had never come: not an event */
-			return;
-		}
-		t->proc->terminal_due &= ~SIGBIT(sig);
+	if (shim_intercepts() && from_terminal(t, sig) && !(t->proc->terminal_due & SIGBIT(sig))) {
+		queue_outside_signal(sig);
+		resume(t); /* as if the copy had never come: not an event */
+		return;
 	}
+	t->proc->terminal_due &= ~SIGBIT(sig);
 	t->syscall_nr = -1;
 	t->inject_signal = sig;
 	timers_fix_siginfo(t, sig);

@@ -42,6 +42,22 @@ double MonoNow()
 }
 
 
+// A /proc file's text; empty when the process is gone meanwhile (libstdc++'s streams
+// would throw on that read error).
+std::string ReadProcFile(const std::string &path)
+{
+	std::string text;
+	int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return text;
+	char buf[4096];
+	ssize_t n;
+	while ((n = read(fd, buf, sizeof buf)) > 0)
+		text.append(buf, (size_t)n);
+	close(fd);
+	return text;
+}
+
 std::vector<ProcInfo> ListProcesses()
 {
 	std::vector<ProcInfo> v;
@@ -53,8 +69,7 @@ std::vector<ProcInfo> ListProcesses()
 		long pid = strtol(de->d_name, &end, 10);
 		if (*end || pid <= 0)
 			continue;
-		std::ifstream f(std::string("/proc/") + de->d_name + "/stat");
-		std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+		std::string stat = ReadProcFile(std::string("/proc/") + de->d_name + "/stat");
 		size_t open = stat.find('('), close = stat.rfind(')');
 		if (open == std::string::npos || close == std::string::npos)
 			continue;
@@ -64,8 +79,7 @@ std::vector<ProcInfo> ListProcesses()
 		if (sscanf(stat.c_str() + close + 1, " %c %d %d %d", &p.state, &p.ppid, &p.pgrp,
 			   &p.sid) != 4)
 			continue;
-		std::ifstream c(std::string("/proc/") + de->d_name + "/cmdline");
-		std::string cmd((std::istreambuf_iterator<char>(c)), std::istreambuf_iterator<char>());
+		std::string cmd = ReadProcFile(std::string("/proc/") + de->d_name + "/cmdline");
 		std::replace(cmd.begin(), cmd.end(), '\0', ' ');
 		p.cmdline = cmd;
 		v.push_back(p);

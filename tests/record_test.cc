@@ -303,30 +303,47 @@ TEST(RecordReplay, NginxWithCurl)
 // ---------------------------------------------------------------------------------------
 // A program reading its terminal (a pty), replayed with no terminal at all
 
+// A pseudo-terminal 31 rows by 97 columns; the test types at `master`, and a command run
+// with options() has the other end as its stdin and controlling terminal.
+struct Pty {
+	int master = -1, slave = -1;
+	Pty()
+	{
+		master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+		struct winsize ws = {31, 97, 0, 0};
+		if (master >= 0 && grantpt(master) == 0 && unlockpt(master) == 0 &&
+		    ioctl(master, TIOCSWINSZ, &ws) == 0)
+			slave = open(ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+	}
+	~Pty()
+	{
+		close(slave);
+		close(master);
+	}
+	bool Type(const std::string &text)
+	{
+		return write(master, text.data(), text.size()) == (ssize_t)text.size();
+	}
+	RunOptions options(const std::string &cwd) const
+	{
+		RunOptions opt;
+		opt.cwd = cwd;
+		opt.stdin_fd = slave;
+		opt.controlling_tty = true;
+		return opt;
+	}
+};
+
 TEST(RecordReplay, TerminalInput)
 {
 	TempDir dir;
-	int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-	ASSERT_GE(master, 0);
-	ASSERT_EQ(grantpt(master), 0);
-	ASSERT_EQ(unlockpt(master), 0);
-	struct winsize ws = {31, 97, 0, 0};
-	ASSERT_EQ(ioctl(master, TIOCSWINSZ, &ws), 0);
-	int slave = open(ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
-	ASSERT_GE(slave, 0);
+	Pty pty;
+	ASSERT_GE(pty.slave, 0);
 	// Typed ahead: canonical mode hands the program one line per read.
-	const char typed[] = "first line\nsecond line\nquit\n";
-	ASSERT_EQ(write(master, typed, sizeof(typed) - 1), (ssize_t)sizeof(typed) - 1);
-
-	RunOptions opt;
-	opt.cwd = dir.path;
-	opt.stdin_fd = slave;
-	opt.controlling_tty = true;
+	ASSERT_TRUE(pty.Type("first line\nsecond line\nquit\n"));
 	RunResult rec = RunCommand({kDetrun, "record", "-o", dir / "tty.dlog", "--",
 				    std::string(GUEST_DIR) + "/tty_reader"},
-				   opt);
-	close(slave);
-	close(master);
+				   pty.options(dir.path));
 	ASSERT_EQ(rec.code, 3) << rec.Describe();
 	ASSERT_NE(rec.out.find("tty: yes\nsize: 31x97\ngot 1: first line at "), std::string::npos)
 		<< rec.Describe();
@@ -343,26 +360,15 @@ TEST(RecordReplay, TerminalInput)
 TEST(RecordReplay, CtrlCFromTheTerminal)
 {
 	TempDir dir;
-	int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-	ASSERT_GE(master, 0);
-	ASSERT_EQ(grantpt(master), 0);
-	ASSERT_EQ(unlockpt(master), 0);
-	int slave = open(ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
-	ASSERT_GE(slave, 0);
-	RunOptions opt;
-	opt.cwd = dir.path;
-	opt.stdin_fd = slave;
-	opt.controlling_tty = true;
+	Pty pty;
+	ASSERT_GE(pty.slave, 0);
 	Child rec({kDetrun, "record", "-o", dir / "intr.dlog", "--",
 		   std::string(GUEST_DIR) + "/tty_reader"},
-		  opt);
-	const char line[] = "one line\n";
-	ASSERT_EQ(write(master, line, sizeof(line) - 1), (ssize_t)sizeof(line) - 1);
+		  pty.options(dir.path));
+	ASSERT_TRUE(pty.Type("one line\n"));
 	ASSERT_TRUE(rec.WaitForOutput("got 1: one line", 60)) << rec.Finish().Describe();
-	ASSERT_EQ(write(master, "\x03", 1), 1); // the terminal's interrupt character
+	ASSERT_TRUE(pty.Type("\x03")); // the terminal's interrupt character
 	RunResult recorded = rec.Finish();
-	close(slave);
-	close(master);
 	ASSERT_EQ(recorded.code, 128 + SIGINT) << recorded.Describe();
 
 	RunResult rep = Replay(dir / "intr.dlog");
