@@ -319,6 +319,12 @@ void log_free(struct log *log)
 	memset(log, 0, sizeof(*log));
 }
 
+const char *log_file_unit(const char *path)
+{
+	size_t len = strlen(path);
+	return len && path[len - 1] == '/' ? "entries" : "bytes";
+}
+
 const char *log_kind_name(const LogRecord *rec)
 {
 	switch (rec->kind_case) {

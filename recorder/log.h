@@ -52,6 +52,9 @@ int log_parse(const uint8_t *buf, size_t len, struct log *log, char *err, size_t
 int log_load(const char *path, struct log *log, char *err, size_t errlen);
 void log_free(struct log *log);
 
+/* "entries" for a FileRead of a directory (path ending in '/'), else "bytes". */
+const char *log_file_unit(const char *path);
+
 /* The record's kind as a word ("result", "ready", ...). */
 const char *log_kind_name(const LogRecord *rec);
 

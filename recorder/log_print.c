@@ -73,8 +73,8 @@ static void print_record_text(const LogRecord *r, uint64_t time)
 		printf(" %d (%s)\n", r->signal->signo, strsignal(r->signal->signo));
 		break;
 	case DETRUN__LOG__RECORD__KIND_FILE:
-		printf(" %s, %" PRIu64 " bytes, hash %016" PRIx64 "\n", r->file->path,
-		       r->file->size, r->file->hash);
+		printf(" %s, %" PRIu64 " %s, hash %016" PRIx64 "\n", r->file->path,
+		       r->file->size, log_file_unit(r->file->path), r->file->hash);
 		break;
 	case DETRUN__LOG__RECORD__KIND_DIGEST:
 		printf(" %016" PRIx64 "\n", r->digest->value);

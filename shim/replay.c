@@ -148,11 +148,11 @@ static void replay_file(struct task *t, uint64_t time, const char *path, uint64_
 	}
 	if (strcmp(r->file->path, path) || r->file->size != size || r->file->hash != hash)
 		shim_abort(t, "replay diverged at t=%" PRIu64 ": %s differs from the recording "
-			   "(recorded %s, %llu bytes, hash %016llx; now %llu bytes, hash %016llx); "
+			   "(recorded %s, %llu %s, hash %016llx; now %llu %s, hash %016llx); "
 			   "restore the files the recording started with", time, path,
 			   r->file->path, (unsigned long long)r->file->size,
-			   (unsigned long long)r->file->hash, (unsigned long long)size,
-			   (unsigned long long)hash);
+			   log_file_unit(r->file->path), (unsigned long long)r->file->hash,
+			   (unsigned long long)size, log_file_unit(path), (unsigned long long)hash);
 	next++;
 }
 

@@ -371,6 +371,27 @@ static size_t pack_entries(const struct dent *list, int n, int64_t *pos, uint64_
 	return used;
 }
 
+static bool synthetic_filesystem(int fd);
+
+/* A directory's names are starting state too (Python's imports list their directories):
+ * the shim fingerprints each listing from its start, as "DIR/" with the entry count. */
+static void listing_read(struct task *t, int dir, const struct dent *list, int n)
+{
+	if (!shim_get()->file_opened)
+		return;
+	char link[64], path[PATH_MAX];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", dir);
+	ssize_t len = readlink(link, path, sizeof(path) - 2);
+	if (len <= 0 || synthetic_filesystem(dir))
+		return;
+	path[len] = '/';
+	path[len + 1] = 0;
+	uint64_t hash = FNV64_INIT;
+	for (int i = 0; i < n; i++)
+		hash = fnv64(hash, list[i].name, strlen(list[i].name) + 1);
+	shim_get()->file_opened(t, sched_now(), path, (uint64_t)n, hash);
+}
+
 /* Implements getdents64(2), getdents(2): entries in name order. */
 void sys_getdents(struct task *t)
 {
@@ -388,6 +409,8 @@ void sys_getdents(struct task *t)
 		close(dir);
 		return; /* unreadable here: the kernel's own answer, unsorted */
 	}
+	if (pos == 0)
+		listing_read(t, dir, list, n);
 	size_t size = syscall_arg(t, 2) > 1 << 20 ? 1 << 20 : syscall_arg(t, 2);
 	char *out = malloc(size ? size : 1);
 	if (!out)

@@ -480,6 +480,24 @@ TEST(RecordReplay, ChangedInputFileStopsTheReplayAndSaysWhich)
 	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
 }
 
+TEST(RecordReplay, ChangedDirectoryStopsTheReplay)
+{
+	TempDir dir;
+	ASSERT_EQ(mkdir((dir / "d").c_str(), 0755), 0);
+	WriteFile(dir / "d/one", "1");
+	RunResult rec = RunCommand({kDetrun, "record", "-o", dir / "ls.dlog", "--", "ls", dir / "d"});
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	ASSERT_EQ(rec.out, "one\n") << rec.Describe();
+	WriteFile(dir / "d/two", "2");
+	RunResult rep = Replay(dir / "ls.dlog");
+	EXPECT_EQ(rep.code, 125) << rep.Describe();
+	EXPECT_NE(rep.err.find(dir / "d/ differs from the recording (recorded " + dir.path +
+			       "/d/, 3 entries"), // ".", ".." and one
+		  std::string::npos)
+		<< rep.Describe();
+	EXPECT_EQ(rep.out, "") << rep.Describe();
+}
+
 TEST(RecordReplay, ChangedProgramIsRefused)
 {
 	TempDir dir;
