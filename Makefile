@@ -4,8 +4,8 @@ BUILD     ?= build
 PACKAGES  := build-essential cmake ninja-build pkg-config libseccomp-dev libunwind-dev \
              libcapstone-dev protobuf-c-compiler libprotobuf-c-dev googletest libgtest-dev \
              python3 make gcc strace golang-go zlib1g-dev \
-             protobuf-compiler python3-protobuf clang curl nginx
-.PHONY: all deps build test demo bench clean format-check
+             protobuf-compiler python3-protobuf clang libclang-rt-14-dev curl nginx
+.PHONY: all deps build test demo bench fuzz clean format-check
 
 all: build
 
@@ -35,6 +35,12 @@ demo: build
 # `make bench QUICK=1`: fewer repetitions, smaller inputs, shorter server runs (< 2 min).
 bench: build
 	@python3 bench/bench.py --build $(BUILD) $(if $(filter-out 0,$(QUICK)),--quick)
+
+# `make fuzz FUZZ_SECONDS=600`: libFuzzer + ASan/UBSan on the log reader (clang); new
+# coverage is merged into tests/fuzz/corpus, reproducers go to tests/fuzz/crashes.
+FUZZ_SECONDS ?= 60
+fuzz: build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) cmake --build $(BUILD) --target fuzz
 
 clean:
 	rm -rf $(BUILD)

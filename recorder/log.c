@@ -173,21 +173,28 @@ static size_t get_varint(const uint8_t *p, const uint8_t *end, uint64_t *v)
 	return 0;
 }
 
-static int add_record(struct log *log, LogRecord *rec, uint64_t time, size_t offset)
+/* Appends a parsed record; the arrays double as they fill, so a log of many tiny records
+ * loads in linear time. */
+static int add_record(struct log *log, size_t *cap, LogRecord *rec, uint64_t time, size_t offset)
 {
-	size_t n = log->n + 1;
-	LogRecord **r = realloc(log->records, n * sizeof(*r));
-	uint64_t *t = r ? realloc(log->times, n * sizeof(*t)) : NULL;
-	size_t *o = t ? (log->times = t, realloc(log->offsets, n * sizeof(*o))) : NULL;
-	if (r)
-		log->records = r;
-	if (!o)
-		return -1;
-	log->offsets = o;
-	r[log->n] = rec;
-	t[log->n] = time;
-	o[log->n] = offset;
-	log->n = n;
+	if (log->n == *cap) {
+		size_t n = *cap ? 2 * *cap : 256;
+		LogRecord **r = realloc(log->records, n * sizeof(*r));
+		if (r)
+			log->records = r;
+		uint64_t *t = r ? realloc(log->times, n * sizeof(*t)) : NULL;
+		if (t)
+			log->times = t;
+		size_t *o = t ? realloc(log->offsets, n * sizeof(*o)) : NULL;
+		if (!o)
+			return -1;
+		log->offsets = o;
+		*cap = n;
+	}
+	log->records[log->n] = rec;
+	log->times[log->n] = time;
+	log->offsets[log->n] = offset;
+	log->n++;
 	return 0;
 }
 
@@ -223,7 +230,7 @@ int log_parse(const uint8_t *buf, size_t len, struct log *log, char *err, size_t
 		return reject(log, err, errlen, "empty file: not a detrun log");
 	if (len < LOG_MAGIC_LEN || memcmp(buf, LOG_MAGIC, LOG_MAGIC_LEN))
 		return reject(log, err, errlen, "not a detrun log (no DETRUNLG magic at offset 0)");
-	size_t off = LOG_MAGIC_LEN;
+	size_t off = LOG_MAGIC_LEN, cap = 0;
 	uint64_t time = 0;
 	bool ended = false;
 	while (off < len) {
@@ -257,9 +264,16 @@ int log_parse(const uint8_t *buf, size_t len, struct log *log, char *err, size_t
 					    ended ? "records after the end record"
 						  : "malformed record");
 			}
+			if (time + rec->dt < time) {
+				detrun__log__record__free_unpacked(rec, NULL);
+				return reject(log, err, errlen, "corrupt at offset %zu: logical time "
+					      "overflows", roff);
+			}
 			time += rec->dt;
-			if (add_record(log, rec, time, off))
+			if (add_record(log, &cap, rec, time, off)) {
+				detrun__log__record__free_unpacked(rec, NULL);
 				return reject(log, err, errlen, "out of memory");
+			}
 			ended = rec->kind_case == DETRUN__LOG__RECORD__KIND_END;
 			p += used + rlen;
 		}

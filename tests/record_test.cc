@@ -182,6 +182,41 @@ TEST(RecordReplay, CrashBugReproducesAtTheSameLogicalTime)
 	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
 }
 
+// detrun itself killed (SIGKILL) after serving a client: the log on disk is readable and
+// holds everything up to the last time the group waited for outside input (blocks go out
+// whole then); replay runs that far, prints what the recording printed by then, and says
+// where the recording ends.
+TEST(RecordReplay, RecordingCutShortStaysReadable)
+{
+	TempDir dir;
+	RunOptions opt;
+	opt.cwd = dir.path;
+	Child rec({kDetrun, "record", "-o", dir / "cut.dlog", "--", kServer, "0", "data.log"}, opt);
+	ASSERT_TRUE(rec.WaitForOutput("listening on port ", 60)) << rec.Finish().Describe();
+	long port = NumberAfter(rec.Out(), "listening on port ");
+	RunResult client = RunCommand({kClient, std::to_string(port), "2", "10", "64"});
+	ASSERT_EQ(client.code, 0) << client.Describe();
+	rec.Signal(SIGKILL);
+	RunResult killed = rec.Finish();
+	// (A detrun killed by SIGKILL cannot wait for its group: the kernel kills the tasks as
+	// detrun dies, through PTRACE_O_EXITKILL and PR_SET_PDEATHSIG, a moment later; the
+	// harness reaps them. Every other way of ending detrun is checked for leftovers.)
+	ASSERT_EQ(killed.code, 128 + SIGKILL) << killed.Describe();
+
+	RunResult listed = RunCommand({kDetrun, "log", "--stats", dir / "cut.dlog"});
+	EXPECT_EQ(listed.code, 0) << listed.Describe();
+	EXPECT_NE(listed.out.find("cut short (no end record)"), std::string::npos) << listed.out;
+	unlink((dir / "data.log").c_str());
+	RunResult rep = Replay(dir / "cut.dlog");
+	EXPECT_EQ(rep.code, 125) << rep.Describe();
+	EXPECT_EQ(killed.out.compare(0, rep.out.size(), rep.out), 0)
+		<< FirstDifference("recording", killed.out, "replay", rep.out);
+	EXPECT_NE(rep.out.find("listening on port"), std::string::npos) << rep.Describe();
+	EXPECT_NE(rep.err.find("the end of a recording that was cut short"), std::string::npos)
+		<< rep.Describe();
+	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
+}
+
 // ---------------------------------------------------------------------------------------
 // python3 -m http.server, served by curl, stopped by a signal from outside
 
