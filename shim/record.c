@@ -109,12 +109,6 @@ static void record_file(struct task *t, uint64_t time, const char *path, uint64_
 	append(time, t->vtid, &rec);
 }
 
-uint64_t shim_digest_step(uint64_t h, uint64_t time, int vtid, long nr)
-{
-	int64_t item[3] = { (int64_t)time, vtid, nr };
-	return fnv64(h, item, sizeof(item));
-}
-
 static void record_event(struct task *t, uint64_t time, long nr)
 {
 	digest = shim_digest_step(digest, time, t->vtid, nr);

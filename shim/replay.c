@@ -14,8 +14,6 @@
 #include "shim/shim.h"
 #include "supervisor/syscall_table.h"
 
-uint64_t shim_digest_step(uint64_t h, uint64_t time, int vtid, long nr);
-
 static const struct log *replayed;
 static size_t next = 1; /* records[0] is the header */
 static uint64_t digest = FNV64_INIT;

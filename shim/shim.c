@@ -1,5 +1,7 @@
 #include "shim/shim.h"
 
+#include "recorder/fingerprint.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,4 +41,10 @@ void shim_abort(struct task *t, const char *fmt, ...)
 		abort_hook(t, why);
 	fprintf(stderr, "detrun: %s\n", why);
 	exit(125);
+}
+
+uint64_t shim_digest_step(uint64_t digest, uint64_t time, int vtid, long nr)
+{
+	int64_t event[3] = { (int64_t)time, vtid, nr };
+	return fnv64(digest, event, sizeof(event));
 }

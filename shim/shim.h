@@ -93,6 +93,10 @@ bool shim_intercepts(void);
 void shim_set_abort(void (*abort_run)(struct task *t, const char *why));
 __attribute__((format(printf, 2, 3), noreturn)) void shim_abort(struct task *t, const char *fmt, ...);
 
+/* The running digest of the event stream (logical time, task, syscall of every event)
+ * that record logs every so often and replay checks. */
+uint64_t shim_digest_step(uint64_t digest, uint64_t time, int vtid, long nr);
+
 /* Built-in shims. Each returns 0 or -1 after printing why. */
 struct log;
 struct tracer_options;
