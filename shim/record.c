@@ -151,8 +151,9 @@ const struct shim_ops record_shim = {
 	.finish = record_finish,
 };
 
-/* Flushed by the abort path too: a run that detrun ends still leaves a readable log. */
-void record_shim_flush(void)
+/* However detrun exits (an error, a second signal from outside), what was recorded goes
+ * to disk: the log stays readable, cut short. */
+static void flush_at_exit(void)
 {
 	if (writer)
 		log_flush(writer);
@@ -195,6 +196,7 @@ int record_shim_start(const char *path, char **argv, const char *program,
 		fprintf(stderr, "detrun: cannot create the log %s: %s\n", path, strerror(errno));
 		return -1;
 	}
+	atexit(flush_at_exit);
 	shim_set(&record_shim);
 	return 0;
 }
