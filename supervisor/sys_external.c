@@ -423,14 +423,17 @@ static void make_placeholder(struct task *t, int64_t want)
 	uint64_t flags = t->syscall_nr == __NR_accept4 ? syscall_arg(t, 3) : 0;
 	long fd = remote_syscall(t, __NR_socket, (uint64_t)domain,
 				 SOCK_STREAM | (flags & (SOCK_NONBLOCK | SOCK_CLOEXEC)), 0, 0, 0, 0);
-	if (fd >= 0 && fd != want) {
-		remote_syscall(t, __NR_dup2, (uint64_t)fd, (uint64_t)want, 0, 0, 0, 0);
-		remote_syscall(t, __NR_close, (uint64_t)fd, 0, 0, 0, 0, 0);
-		fd = want;
-	}
-	if (fd != want)
+	if (fd < 0)
 		shim_abort(t, "cannot create the stand-in for accepted descriptor %lld: %s",
-			   (long long)want, fd < 0 ? strerror((int)-fd) : "wrong number");
+			   (long long)want, strerror((int)-fd));
+	/* The kernel hands out the lowest free number, as it did for the recorded accept; any
+	 * other means the descriptor table differs from the recording's. */
+	if (fd != want) {
+		remote_syscall(t, __NR_close, (uint64_t)fd, 0, 0, 0, 0, 0);
+		shim_abort(t, "replay diverged at t=%llu: %s would get descriptor %ld, the "
+			   "recording's got %lld", (unsigned long long)sched_now(),
+			   syscall_name(t->syscall_nr), fd, (long long)want);
+	}
 	register_tracee_fd(t, (int)fd);
 }
 
