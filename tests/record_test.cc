@@ -271,6 +271,34 @@ TEST(RecordReplay, PythonHttpServerWithCurl)
 }
 
 // ---------------------------------------------------------------------------------------
+// A Go HTTP server (tests/go/httpserver): the Go runtime's network poller and threads
+
+TEST(RecordReplay, GoHttpServerWithCurl)
+{
+	ASSERT_STRNE(GO_HTTP_SERVER, "") << "go was not found when the tests were configured";
+	TempDir dir;
+	RunOptions opt;
+	opt.cwd = dir.path;
+	Child rec({kDetrun, "record", "-o", dir / "go.dlog", "--", GO_HTTP_SERVER}, opt);
+	ASSERT_TRUE(rec.WaitForOutput("listening on port ", 60)) << rec.Finish().Describe();
+	std::string base = "http://127.0.0.1:" +
+			   std::to_string(NumberAfter(rec.Out(), "listening on port "));
+	std::string answers;
+	for (const char *name : {"ada", "grace", "edsger"})
+		answers += RunCommand({"curl", "-sS", base + "/hello?name=" + name}).out;
+	rec.Signal(SIGTERM);
+	RunResult recorded = rec.Finish();
+	ASSERT_EQ(recorded.code, 0) << recorded.Describe();
+	ASSERT_NE(answers.find("hello 3 edsger at 2030-01-01T00:00:00"), std::string::npos) << answers;
+	ASSERT_NE(recorded.out.find("served 3 requests"), std::string::npos) << recorded.Describe();
+
+	RunResult rep = Replay(dir / "go.dlog");
+	EXPECT_EQ(rep.code, 0) << rep.Describe();
+	EXPECT_EQ(rep.out, recorded.out) << FirstDifference("recording", recorded.out, "replay", rep.out);
+	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
+}
+
+// ---------------------------------------------------------------------------------------
 // nginx: a master and two workers, epoll, non-blocking sockets, sendfile
 
 int FreePort()
