@@ -108,6 +108,7 @@ struct command_line {
 	const char *shim;       /* --shim */
 	bool shim_control;
 	bool json, stats;       /* log */
+	const char *run_option; /* the first option that shapes a run (replay takes the log's) */
 };
 
 /* Options of every subcommand; `record` gives -o its own meaning. Returns optind. */
@@ -138,6 +139,11 @@ static int parse_options(int argc, char **argv, bool record, struct command_line
 	opterr = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, "+to:q:s:e:hV", longopts, NULL)) != -1) {
+		bool shapes_run = strchr("qse", c) || (c >= OPT_SPIN_BUDGET && c <= OPT_SHIM_MODE &&
+							c != OPT_TRACE_FILE);
+		for (const struct option *o = longopts; shapes_run && !cl->run_option && o->name; o++)
+			if (o->val == c)
+				cl->run_option = o->name;
 		switch (c) {
 		case 't':
 			report_trace = true;
@@ -333,6 +339,9 @@ static void replay_standard_fds(const Detrun__Log__Header *h)
 static int cmd_replay(int argc, char **argv, struct command_line *cl)
 {
 	int first = parse_options(argc, argv, false, cl);
+	if (cl->run_option)
+		usage_error("replay runs with the recording's options; --%s cannot change them",
+			    cl->run_option);
 	if (first != argc - 1)
 		usage_error("%s", "replay takes one LOG (usage: detrun replay [--trace] LOG)");
 	static struct log log;
@@ -376,6 +385,8 @@ static int cmd_log(int argc, char **argv, struct command_line *cl)
 		usage_error("%s", "log takes one LOG (usage: detrun log [--json | --stats] LOG)");
 	if (cl->json && cl->stats)
 		usage_error("%s", "--json and --stats do not go together");
+	if (cl->run_option)
+		usage_error("log only reads a log: --%s is for running a program", cl->run_option);
 	return log_print(argv[first], cl->json ? LOG_PRINT_JSON
 					       : cl->stats ? LOG_PRINT_STATS : LOG_PRINT_TEXT);
 }

@@ -600,6 +600,9 @@ TEST(RecordReplay, CommandLineMistakes)
 	ExpectCleanRefusal({kDetrun, "record", "-o", "/tmp/x.dlog"}, "no program given");
 	ExpectCleanRefusal({kDetrun, "replay"}, "replay takes one LOG");
 	ExpectCleanRefusal({kDetrun, "log", "--json", "--stats", "x"}, "do not go together");
+	ExpectCleanRefusal({kDetrun, "replay", "--seed", "4", "x.dlog"}, "--seed cannot change");
+	ExpectCleanRefusal({kDetrun, "replay", "--cpus=2", "x.dlog"}, "--cpus cannot change");
+	ExpectCleanRefusal({kDetrun, "log", "-q", "3", "x.dlog"}, "--quantum is for running");
 	ExpectCleanRefusal({kDetrun, "record", "-o", "/nonexistent-dir/x.dlog", "--", "true"},
 			   "cannot create the log");
 }
