@@ -331,9 +331,15 @@ static void replay_standard_fds(const Detrun__Log__Header *h)
 			die("cannot set up standard input for the replay: %s", strerror(errno));
 		close(null);
 	}
-	for (size_t i = 0; i < h->n_outside_fds; i++)
-		if (h->outside_fds[i] >= 0 && h->outside_fds[i] <= 2)
-			external_register(h->outside_fds[i]);
+	/* Standard output that was outside is outside again, where it is a channel of its
+	 * own: a file or /dev/null here could be opened by the program too. */
+	for (size_t i = 0; i < h->n_outside_fds; i++) {
+		int fd = h->outside_fds[i];
+		struct stat st;
+		if (fd == 0 || (fd <= 2 && fstat(fd, &st) == 0 &&
+				 (isatty(fd) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))))
+			external_register(fd);
+	}
 }
 
 static int cmd_replay(int argc, char **argv, struct command_line *cl)
