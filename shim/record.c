@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "recorder/fingerprint.h"
@@ -188,6 +189,13 @@ int record_shim_start(const char *path, char **argv, const char *program,
 	h.keep_vdso = opt->keep_vdso;
 	h.spin_budget_ms = opt->spin_budget_ms;
 	h.real_clock = opt->real_clock;
+	uint32_t kinds[3];
+	for (int fd = 0; fd < 3; fd++) {
+		struct stat st;
+		kinds[fd] = fstat(fd, &st) == 0 ? (uint32_t)(st.st_mode & S_IFMT) : 0;
+	}
+	h.n_std_kinds = 3;
+	h.std_kinds = kinds;
 	h.n_outside_fds = (size_t)n_outside;
 	h.outside_fds = (int32_t *)outside_fds;
 	log_path = path;

@@ -311,6 +311,34 @@ static void check_program(const Detrun__Log__Header *h)
 	}
 }
 
+static const char *kind_name(uint32_t kind)
+{
+	switch (kind) {
+	case 0: return "closed";
+	case S_IFREG: return "a file";
+	case S_IFIFO: return "a pipe";
+	case S_IFSOCK: return "a socket";
+	case S_IFCHR: return "a character device";
+	case S_IFDIR: return "a directory";
+	default: return "a special file";
+	}
+}
+
+/* Standard output and error of another kind than when recorded: the program may notice
+ * (stdio buffers a file, not a terminal), and the replay then diverges. Said up front. */
+static void warn_std_kinds(const Detrun__Log__Header *h)
+{
+	for (int fd = 1; fd <= 2 && (size_t)fd < h->n_std_kinds; fd++) {
+		struct stat st;
+		uint32_t now = fstat(fd, &st) == 0 ? (uint32_t)(st.st_mode & S_IFMT) : 0;
+		if (now != h->std_kinds[fd])
+			fprintf(stderr, "detrun: warning: %s is %s, it was %s when recorded; the "
+				"program may notice and the replay diverge\n",
+				fd == 1 ? "standard output" : "standard error", kind_name(now),
+				kind_name(h->std_kinds[fd]));
+	}
+}
+
 /* The descriptors the recorded program inherited: standard input that came from outside
  * is replaced by a pipe nobody writes (every read of it is answered from the log); one
  * that did not is /dev/null here too, so the replay never reads this terminal. */
@@ -375,6 +403,7 @@ static int cmd_replay(int argc, char **argv, struct command_line *cl)
 	opt->keep_vdso = h->keep_vdso;
 	opt->spin_budget_ms = h->spin_budget_ms;
 	opt->real_clock = h->real_clock;
+	warn_std_kinds(h);
 	replay_standard_fds(h);
 	replay_shim_start(&log);
 	char **argv_copy = calloc(h->n_argv + 1, sizeof(char *));
