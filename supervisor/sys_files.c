@@ -239,7 +239,7 @@ static int stat_of_descriptor(struct task *t)
 
 void sys_stat(struct task *t)
 {
-	int fd = stat_of_descriptor(t);
+	int fd = shim_intercepts() ? stat_of_descriptor(t) : -1;
 	if (fd >= 0 && external_fd_call(t, fd, 0))
 		return;
 	tracer_want_exit(t, stat_done);
