@@ -188,7 +188,23 @@ static int program_wait_outside(uint64_t time, struct pollfd *fds, int nfds, int
 	return r;
 }
 
-/* The shim gets a Bye and a few seconds to finish; it never outlives detrun. */
+static pid_t detrun_pid;
+static bool shim_reaped;
+
+/* The shim and whatever it started form a process group of their own, which never
+ * outlives detrun: however detrun exits, the group is killed and the shim reaped. */
+static void end_shim(void)
+{
+	if (shim_reaped || getpid() != detrun_pid)
+		return;
+	shim_reaped = true;
+	kill(-shim_pid, SIGKILL);
+	while (waitpid(shim_pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+/* The shim gets a Bye and a few seconds to finish. One that exits without having read
+ * everything (its socket reset) or exits non-zero is reported: it may have missed calls. */
 static int program_finish(uint64_t time, int code)
 {
 	Detrun__Shim__Bye bye = DETRUN__SHIM__BYE__INIT;
@@ -197,25 +213,30 @@ static int program_finish(uint64_t time, int code)
 	m.kind_case = DETRUN__SHIM__SHIM_MESSAGE__KIND_BYE;
 	m.bye = &bye;
 	send_message(&m);
-	close(sock);
+	shutdown(sock, SHUT_WR);
 	int pidfd = (int)syscall(SYS_pidfd_open, shim_pid, 0);
-	if (pidfd < 0 && errno == ESRCH)
-		return code; /* already gone, and reaped with the group's tasks */
 	struct pollfd p = { pidfd, POLLIN, 0 };
-	if (pidfd < 0 || poll(&p, 1, 5000) <= 0) {
+	if (pidfd >= 0 && poll(&p, 1, 5000) <= 0)
 		fprintf(stderr, "detrun: shim '%s' did not exit after the run: killed\n", shim_command);
-		kill(shim_pid, SIGKILL);
-	}
 	if (pidfd >= 0)
 		close(pidfd);
+	char byte;
+	if (recv(sock, &byte, 1, MSG_DONTWAIT) < 0 && errno == ECONNRESET)
+		fprintf(stderr, "detrun: warning: shim '%s' exited without reading all detrun "
+			"sent it\n", shim_command);
+	close(sock);
 	int status;
-	pid_t got;
-	while ((got = waitpid(shim_pid, &status, 0)) < 0 && errno == EINTR)
-		;
+	pid_t got = -1;
+	if (!shim_reaped)
+		while ((got = waitpid(shim_pid, &status, WNOHANG)) < 0 && errno == EINTR)
+			;
 	if (got == shim_pid && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
 		fprintf(stderr, "detrun: warning: shim '%s' %s %d\n", shim_command,
 			WIFEXITED(status) ? "exited with status" : "was killed by signal",
 			WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	if (got == shim_pid)
+		shim_reaped = true;
+	end_shim();
 	return code;
 }
 
@@ -247,6 +268,7 @@ int program_shim_start(const char *command, bool control, char **argv)
 		return -1;
 	}
 	if (shim_pid == 0) {
+		setpgid(0, 0);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(125);
@@ -256,9 +278,12 @@ int program_shim_start(const char *command, bool control, char **argv)
 		execl("/bin/sh", "sh", "-c", command, (char *)NULL);
 		_exit(127);
 	}
+	setpgid(shim_pid, shim_pid); /* as the child does: whichever runs first */
 	close(sv[1]);
 	sock = sv[0];
 	shim_command = command;
+	detrun_pid = parent;
+	atexit(end_shim);
 	Detrun__Shim__Hello hello = DETRUN__SHIM__HELLO__INIT;
 	hello.protocol_version = SHIM_PROTOCOL_VERSION;
 	hello.mode = control ? DETRUN__SHIM__MODE__CONTROL : DETRUN__SHIM__MODE__MONITOR;
