@@ -88,6 +88,17 @@ static long parse_number(const char *opt, const char *text, long min, long max)
 	return v;
 }
 
+/* An option that takes one of two words: false for `first`, true for `second`. */
+static bool parse_choice(const char *opt, const char *text, const char *first, const char *second)
+{
+	if (strcmp(text, first) && strcmp(text, second)) {
+		fprintf(stderr, "detrun: %s is %s or %s, not '%s' (try 'detrun --help')\n", opt, first,
+			second, text);
+		exit(125);
+	}
+	return !strcmp(text, second);
+}
+
 static void open_trace_file(const char *path)
 {
 	report_trace = true;
@@ -170,9 +181,7 @@ static int parse_options(int argc, char **argv, bool record, struct command_line
 			opt->spin_budget_ms = (int)parse_number("--spin-budget", optarg, 1, 60000);
 			break;
 		case OPT_CLOCK:
-			if (strcmp(optarg, "virtual") && strcmp(optarg, "real"))
-				usage_error("--clock is virtual or real, not '%s'", optarg);
-			opt->real_clock = !strcmp(optarg, "real");
+			opt->real_clock = parse_choice("--clock", optarg, "virtual", "real");
 			break;
 		case OPT_KEEP_VDSO:
 			opt->keep_vdso = true;
@@ -187,9 +196,7 @@ static int parse_options(int argc, char **argv, bool record, struct command_line
 			cl->shim = optarg;
 			break;
 		case OPT_SHIM_MODE:
-			if (strcmp(optarg, "monitor") && strcmp(optarg, "control"))
-				usage_error("--shim-mode is monitor or control, not '%s'", optarg);
-			cl->shim_control = !strcmp(optarg, "control");
+			cl->shim_control = parse_choice("--shim-mode", optarg, "monitor", "control");
 			break;
 		case OPT_JSON:
 			cl->json = true;
