@@ -388,24 +388,27 @@ static void register_result_fd(struct task *t, long nr, int64_t ret)
 		register_tracee_fd(t, (int)ret);
 }
 
-/* The monitor's half: the call ran; its result and output go to the shim. */
+/* The monitor's half: the call ran; its result and output go to the shim. The regions
+ * were described at the call's entry, when the rooms they give (an address buffer's
+ * length, say, which the call overwrites) were still the program's own. */
 static void monitored_exit(struct task *t)
 {
-	struct outputs o;
-	describe_outputs(t, &o);
+	struct outputs *o = (struct outputs *)t->exit.ctx;
+	t->exit.ctx = NULL;
 	struct shim_call c;
 	describe_call(t, &c);
 	c.ret = (int64_t)t->regs.rax;
 	struct shim_region out[64];
-	read_outputs(t, &o, c.ret, out);
+	read_outputs(t, o, c.ret, out);
 	c.out = out;
-	c.n_out = (size_t)o.n;
+	c.n_out = (size_t)o->n;
 	call_sent(t, &c, c.ret);
 	register_result_fd(t, c.nr, c.ret);
 	if (shim_get()->monitor)
 		shim_get()->monitor(&c);
 	free((void *)c.sent);
 	free_regions(out, c.n_out);
+	free(o);
 }
 
 /* An accept the shim answered: the program gets a descriptor of its own at the number the
@@ -488,8 +491,14 @@ static bool controlled(struct task *t)
 void external_perform(struct task *t)
 {
 	remote_load_regs(t);
-	if (!controlled(t))
+	if (!controlled(t)) {
+		struct outputs *o = malloc(sizeof(*o));
+		if (!o)
+			abort();
+		describe_outputs(t, o);
+		t->exit.ctx = o;
 		tracer_want_exit(t, monitored_exit);
+	}
 	sched_continue(t);
 }
 
