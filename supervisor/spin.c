@@ -149,8 +149,34 @@ static bool in_syscall(const struct user_regs_struct *r)
 	return (int64_t)r->orig_rax >= 0 && ax <= -512 && ax >= -516;
 }
 
+static void longer_budget(struct task *t)
+{
+	t->run_budget_ms = (t->run_budget_ms ? t->run_budget_ms : 10) * 2;
+	if (t->run_budget_ms > MAX_BUDGET_MS)
+		t->run_budget_ms = MAX_BUDGET_MS;
+}
+
+/* Sleeping in a syscall the kernel runs for it (a blocking connect, a write to a slow pipe
+ * outside): not a spin, and interrupting it would make the kernel restart the call — an
+ * extra event that a replay, where the call does not wait, would not have. */
+static bool blocked_in_kernel(const struct task *t)
+{
+	char path[64], state[16] = "";
+	snprintf(path, sizeof(path), "/proc/%d/syscall", t->tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, state, sizeof(state) - 1);
+	close(fd);
+	return n > 0 && strncmp(state, "running", 7) != 0;
+}
+
 enum spin_verdict spin_check(struct task *t, void (*handle)(int, int))
 {
+	if (blocked_in_kernel(t)) {
+		longer_budget(t);
+		return SPIN_KEEP_RUNNING;
+	}
 	if (!interrupt(t, handle))
 		return SPIN_EVENT;
 	struct user_regs_struct samples[SAMPLES + 1];
@@ -202,9 +228,7 @@ deschedule:
 	return SPIN_DESCHEDULE;
 
 keep_running:
-	t->run_budget_ms = (t->run_budget_ms ? t->run_budget_ms : 10) * 2;
-	if (t->run_budget_ms > MAX_BUDGET_MS)
-		t->run_budget_ms = MAX_BUDGET_MS;
+	longer_budget(t);
 	ptrace(PTRACE_CONT, t->tid, 0, 0);
 	return SPIN_KEEP_RUNNING;
 }

@@ -395,9 +395,18 @@ static void monitored_exit(struct task *t)
 {
 	struct outputs *o = (struct outputs *)t->exit.ctx;
 	t->exit.ctx = NULL;
+	int64_t ret = (int64_t)t->regs.rax;
+	/* The kernel's ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND (not in user headers):
+	 * interrupted by a signal from outside that detrun dropped, so the kernel restarts
+	 * the call. Not a result: the restart is performed again, without an event. */
+	if (ret <= -512 && ret >= -514) {
+		t->external_restart = t->syscall_nr + 1;
+		free(o);
+		return;
+	}
 	struct shim_call c;
 	describe_call(t, &c);
-	c.ret = (int64_t)t->regs.rax;
+	c.ret = ret;
 	struct shim_region out[64];
 	read_outputs(t, o, c.ret, out);
 	c.out = out;

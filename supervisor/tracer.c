@@ -577,6 +577,15 @@ static void on_syscall_entry(struct task *t)
 	t->syscall_nr = (long)t->regs.orig_rax;
 	t->proc->syscall_insn = t->regs.rip - 2;
 	t->state = TASK_STOPPED;
+	bool restarted = t->external_restart == t->syscall_nr + 1;
+	t->external_restart = 0;
+	if (restarted) {
+		/* The kernel restarts an external call a signal from outside interrupted: the
+		 * same call, going on, not an event (a replay never saw it interrupted). */
+		trace_event(t, "  %s restarted", syscall_name(t->syscall_nr));
+		external_perform(t);
+		return;
+	}
 	timeline_event(t);
 	const struct syscall_entry *e = syscall_lookup(t->syscall_nr);
 	if (report_trace)
