@@ -67,11 +67,31 @@ int log_flush(struct log_writer *w)
 	return err;
 }
 
+/* A record too large for the shared block is written in a block of its own. */
+static int write_alone(struct log_writer *w, const LogRecord *rec, size_t size)
+{
+	int err = log_flush(w);
+	uint8_t *block = err ? NULL : malloc(size + 18);
+	if (err || !block)
+		return err ? err : -ENOMEM;
+	size_t n = put_varint(block + 8, size);
+	detrun__log__record__pack(rec, block + 8 + n);
+	put_le32(block, (uint32_t)(n + size));
+	put_le32(block + 4, (uint32_t)crc32(0L, block + 8, (uInt)(n + size)));
+	err = write_all(w->fd, block, n + size + 8);
+	if (!err)
+		w->written += n + size + 8;
+	free(block);
+	return err;
+}
+
 static int append_packed(struct log_writer *w, const LogRecord *rec)
 {
 	size_t size = detrun__log__record__get_packed_size(rec);
-	if (size + 10 > LOG_BLOCK_MAX)
+	if (size + 10 > LOG_RECORD_MAX)
 		return -EMSGSIZE;
+	if (size + 10 > LOG_BLOCK_MAX)
+		return write_alone(w, rec, size);
 	if (w->used + size + 10 > LOG_BLOCK_MAX) {
 		int err = log_flush(w);
 		if (err)
@@ -238,7 +258,7 @@ int log_parse(const uint8_t *buf, size_t len, struct log *log, char *err, size_t
 			return reject(log, err, errlen, "truncated at offset %zu: block header cut short "
 				    "(%zu of 8 bytes)", off, len - off);
 		uint32_t size = get_le32(buf + off), crc = get_le32(buf + off + 4);
-		if (size == 0 || size > LOG_BLOCK_MAX)
+		if (size == 0 || size > LOG_RECORD_MAX + 10)
 			return reject(log, err, errlen, "corrupt at offset %zu: block length %u is out of "
 				    "range", off, size);
 		if (len - off - 8 < size)

@@ -2,7 +2,7 @@
  * The record log (format: proto/log.proto). A log is the Header, then the outside inputs of
  * one run in the order the run met them, each stamped with its logical time and task.
  *
- * Writing is buffered into blocks (at most LOG_BLOCK_MAX bytes, each with its CRC-32) and a
+ * Writing is buffered into blocks (LOG_BLOCK_MAX bytes, each with its CRC-32) and a
  * block goes to disk whole: when it is full, whenever the group waits for outside input
  * (so an idle server's log is complete on disk), and at the end. Reading validates the
  * whole file before anything runs: a truncated, corrupted or empty log gives one line
@@ -20,7 +20,8 @@
 #define LOG_MAGIC "DETRUNLG"
 #define LOG_MAGIC_LEN 8
 #define LOG_FORMAT_VERSION 1
-#define LOG_BLOCK_MAX (1u << 20)
+#define LOG_BLOCK_MAX (1u << 20)   /* records are gathered into blocks up to this size */
+#define LOG_RECORD_MAX (64u << 20) /* one larger record (a big read) gets a block alone */
 
 typedef Detrun__Log__Record LogRecord;
 
