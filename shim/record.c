@@ -35,7 +35,9 @@ static void record_monitor(const struct shim_call *c)
 	Detrun__Log__Result result = DETRUN__LOG__RESULT__INIT;
 	result.nr = (uint32_t)c->nr;
 	result.ret = c->ret;
-	ProtobufCBinaryData out[64];
+	ProtobufCBinaryData *out = calloc(c->n_out + 1, sizeof(*out));
+	if (!out)
+		abort();
 	for (size_t i = 0; i < c->n_out; i++)
 		out[i] = (ProtobufCBinaryData){ c->out[i].len, c->out[i].bytes };
 	/* Trailing empty regions carry nothing: replay treats missing ones as empty. */
@@ -49,6 +51,7 @@ static void record_monitor(const struct shim_call *c)
 	rec.kind_case = DETRUN__LOG__RECORD__KIND_RESULT;
 	rec.result = &result;
 	append(c->time, c->vtid, &rec);
+	free(out);
 }
 
 static bool record_ready(struct task *t, uint64_t time, bool native)

@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,23 +116,36 @@ struct region_spec {
 	uint32_t elem;
 };
 
+/* Enough for any call with at most MAX_IOVECS buffers (and MAX_MMSGS messages); a call
+ * with more is marked incomplete: record warns, replay refuses — never a silent gap. */
+#define MAX_REGIONS 256
+#define MAX_IOVECS 16
+#define MAX_MMSGS 8
+
 struct outputs {
-	struct region_spec r[64];
+	struct region_spec r[MAX_REGIONS];
 	int n;
+	bool incomplete;
 };
 
 static void add(struct outputs *o, enum region_kind kind, uint64_t addr, uint64_t max,
 		uint32_t elem)
 {
-	if (addr && o->n < 64)
+	if (!addr)
+		return;
+	if (o->n == MAX_REGIONS)
+		o->incomplete = true;
+	else
 		o->r[o->n++] = (struct region_spec){ kind, addr, max, elem };
 }
 
 static void add_iovecs(struct task *t, struct outputs *o, uint64_t iov_addr, uint64_t count)
 {
-	struct iovec iov[16];
-	if (count > 16)
-		count = 16; /* more than the call can fill in one region list: see README limits */
+	struct iovec iov[MAX_IOVECS];
+	if (count > MAX_IOVECS) {
+		count = MAX_IOVECS;
+		o->incomplete = true;
+	}
 	if (remote_read(t, REMOTE(iov_addr), iov, count * sizeof(iov[0])))
 		return;
 	for (uint64_t i = 0; i < count; i++)
@@ -196,6 +210,7 @@ static void describe_outputs(struct task *t, struct outputs *o)
 	for (int i = 0; i < 6; i++)
 		a[i] = syscall_arg(t, i);
 	o->n = 0;
+	o->incomplete = false;
 	switch (t->syscall_nr) {
 	case __NR_read:
 		add(o, R_DATA, a[1], a[2], 0);
@@ -211,7 +226,8 @@ static void describe_outputs(struct task *t, struct outputs *o)
 		add_msghdr(t, o, a[1]);
 		break;
 	case __NR_recvmmsg:
-		for (uint64_t i = 0; i < a[2] && i < 8; i++) {
+		o->incomplete = a[2] > MAX_MMSGS;
+		for (uint64_t i = 0; i < a[2] && i < MAX_MMSGS; i++) {
 			uint64_t m = a[1] + i * sizeof(struct mmsghdr);
 			add(o, R_BUDGET, m + offsetof(struct mmsghdr, msg_len), 4, 0);
 			add_msghdr(t, o, m);
@@ -404,10 +420,14 @@ static void monitored_exit(struct task *t)
 		free(o);
 		return;
 	}
+	if (o->incomplete && ret > 0)
+		hazard(t, "%s produced more output regions than detrun records (over %d buffers "
+		       "or %d messages): a replay of this log stops here", syscall_name(t->syscall_nr),
+		       MAX_IOVECS, MAX_MMSGS);
 	struct shim_call c;
 	describe_call(t, &c);
 	c.ret = ret;
-	struct shim_region out[64];
+	struct shim_region out[MAX_REGIONS];
 	read_outputs(t, o, c.ret, out);
 	c.out = out;
 	c.n_out = (size_t)o->n;
@@ -449,9 +469,27 @@ static void make_placeholder(struct task *t, int64_t want)
 	register_tracee_fd(t, (int)fd);
 }
 
+/* A send that fails with EPIPE also raises SIGPIPE, unless told not to (MSG_NOSIGNAL). */
+static bool raises_sigpipe(const struct shim_call *c)
+{
+	switch (c->nr) {
+	case __NR_write:
+	case __NR_writev:
+		return true;
+	case __NR_sendto:
+	case __NR_sendmmsg:
+		return !(c->args[3] & MSG_NOSIGNAL);
+	case __NR_sendmsg:
+		return !(c->args[2] & MSG_NOSIGNAL);
+	}
+	return false;
+}
+
 /* Effects a controlled call must have besides its result and outputs. */
 static void controlled_side_effects(struct task *t, const struct shim_call *c)
 {
+	if (c->ret == -EPIPE && raises_sigpipe(c))
+		syscall(SYS_tgkill, t->proc->tgid, t->tid, SIGPIPE);
 	if (c->ret < 0)
 		return;
 	if (c->nr == __NR_accept || c->nr == __NR_accept4)
@@ -469,7 +507,7 @@ static bool controlled(struct task *t)
 	describe_outputs(t, &o);
 	struct shim_call c;
 	describe_call(t, &c);
-	struct shim_region out[64];
+	struct shim_region out[MAX_REGIONS];
 	for (int i = 0; i < o.n; i++)
 		out[i] = (struct shim_region){ o.r[i].addr, o.r[i].max, 0, NULL,
 					       o.r[i].kind == R_DATA };
@@ -477,6 +515,10 @@ static bool controlled(struct task *t)
 	c.n_out = (size_t)o.n;
 	if (!shim->control(&c))
 		return false;
+	if (o.incomplete && c.ret > 0)
+		shim_abort(t, "%s has more output regions than detrun records (over %d buffers or "
+			   "%d messages): its output cannot be supplied", syscall_name(c.nr),
+			   MAX_IOVECS, MAX_MMSGS);
 	for (size_t i = 0; i < c.n_out; i++)
 		if (out[i].len && remote_write(t, REMOTE(out[i].addr), out[i].bytes, out[i].len))
 			shim_abort(t, "cannot write %llu bytes of %s's output at %#llx",
