@@ -77,6 +77,10 @@ bool external_fd_call(struct task *t, int tfd, short wait_events);
 bool external_any(const struct pollfd *fds, int nfds);
 void external_wait_set(struct task *t, struct pollfd *fds, int nfds, int64_t deadline,
 		       void (*zero_timeout)(struct task *));
+/* An outside wait that installs its own signal mask (ppoll, pselect6, epoll_pwait) and
+ * that a signal ends: it runs as a ppoll on no descriptor with that mask, so the kernel
+ * delivers the signal exactly as it would, and no outside descriptor is asked. */
+void external_wait_interrupted(struct task *t);
 /* A call whose result comes from outside whatever its arguments (a real-clock read): the
  * shim answers it, or it runs and the shim sees the result. */
 void external_perform(struct task *t);

@@ -653,6 +653,46 @@ void external_wait_set(struct task *t, struct pollfd *fds, int nfds, int64_t dea
 	park_outside(t, fds, nfds, deadline, zero_timeout, false);
 }
 
+static void wait_arguments_restored(struct task *t)
+{
+	for (int i = 0; i < 6; i++)
+		syscall_set_arg(t, i, t->exit.saved[i]);
+}
+
+void external_wait_interrupted(struct task *t)
+{
+	if (!shim_intercepts())
+		return;
+	remote_load_regs(t);
+	uint64_t mask = 0, size = 8;
+	switch (t->syscall_nr) {
+	case __NR_ppoll:
+		mask = syscall_arg(t, 3), size = syscall_arg(t, 4);
+		break;
+	case __NR_epoll_pwait:
+	case __NR_epoll_pwait2:
+		mask = syscall_arg(t, 4), size = syscall_arg(t, 5);
+		break;
+	case __NR_pselect6: {
+		uint64_t pair[2] = { 0, 8 };
+		remote_read(t, REMOTE(syscall_arg(t, 5)), pair, sizeof(pair));
+		mask = pair[0], size = pair[1];
+		break;
+	}
+	default:
+		return;
+	}
+	/* The argument registers are the program's again when the call returns: its
+	 * wrapper may count on them. */
+	for (int i = 0; i < 6; i++)
+		t->exit.saved[i] = syscall_arg(t, i);
+	t->regs.orig_rax = __NR_ppoll;
+	uint64_t args[6] = { 0, 0, 0, mask, size, 0 };
+	for (int i = 0; i < 6; i++)
+		syscall_set_arg(t, i, args[i]);
+	tracer_want_exit(t, wait_arguments_restored);
+}
+
 /* ---- rows of the table ----------------------------------------------------------------------- */
 
 static void socket_made(struct task *t)

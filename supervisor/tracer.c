@@ -301,8 +301,11 @@ static int interrupt_wait(struct task *t)
 	trace_event(t, "  %s interrupted by signal %d", t->wait.what, sig);
 	if (t->wait.on_interrupt)
 		t->wait.on_interrupt(t);
-	if (t->wait.sigmask_arg && !t->parked_at_exit)
+	if (t->wait.sigmask_arg && !t->parked_at_exit) {
+		if (t->wait.external)
+			external_wait_interrupted(t);
 		return 1;
+	}
 	bool restart = !signal_is_caught(t, sig) ||
 		       (t->wait.restartable && (t->proc->sa_restart & SIGBIT(sig)));
 	remote_load_regs(t);
