@@ -39,7 +39,7 @@ static const char usage[] =
 	"options (run and record):\n"
 	"  -t, --trace            print every event (logical time, task, syscall) to stderr\n"
 	"      --trace-file FILE  write the --trace lines to FILE instead (implies --trace);\n"
-	"                         without record, -o FILE means the same\n"
+	"                         in a plain run -o FILE means the same (replay: --trace-file)\n"
 	"  -q, --quantum N        events a task may run before the next task's turn (default 1)\n"
 	"  -s, --seed N           seed of the random numbers the group sees (default 0)\n"
 	"  -e, --epoch SECONDS    wall-clock time at start, in seconds since 1970\n"
@@ -101,6 +101,8 @@ static bool parse_choice(const char *opt, const char *text, const char *first, c
 
 static void open_trace_file(const char *path)
 {
+	if (!path)
+		return;
 	report_trace = true;
 	report_trace_out = fopen(path, "we");
 	if (!report_trace_out) {
@@ -120,10 +122,13 @@ struct command_line {
 	bool shim_control;
 	bool json, stats;       /* log */
 	const char *run_option; /* the first option that shapes a run (replay takes the log's) */
+	const char *trace_path; /* --trace-file: opened once the command line is known good */
 };
 
-/* Options of every subcommand; `record` gives -o its own meaning. Returns optind. */
-static int parse_options(int argc, char **argv, bool record, struct command_line *cl)
+/* Options of every subcommand; `record` gives -o its own meaning, and commands that read
+ * a log refuse it (a trace file there could overwrite the log). Returns optind. */
+static int parse_options(int argc, char **argv, bool record, bool reads_log,
+			 struct command_line *cl)
 {
 	static const struct option longopts[] = {
 		{ "trace", no_argument, NULL, 't' },
@@ -162,11 +167,14 @@ static int parse_options(int argc, char **argv, bool record, struct command_line
 		case 'o':
 			if (record)
 				cl->log_path = optarg;
+			else if (reads_log)
+				usage_error("%s", "-o is not an option of replay or log (the trace "
+					    "goes to --trace-file FILE)");
 			else
-				open_trace_file(optarg);
+				cl->trace_path = optarg;
 			break;
 		case OPT_TRACE_FILE:
-			open_trace_file(optarg);
+			cl->trace_path = optarg;
 			break;
 		case 'q':
 			opt->quantum = (int)parse_number("--quantum", optarg, 1, 1000000);
@@ -263,11 +271,12 @@ static int find_outside_fds(int *fds)
 
 static int cmd_run(int argc, char **argv, struct command_line *cl)
 {
-	int first = parse_options(argc, argv, false, cl);
+	int first = parse_options(argc, argv, false, false, cl);
 	if (first >= argc)
 		usage_error("%s", "no program given (usage: detrun [OPTIONS] -- PROGRAM [ARGS...])");
 	char path[PATH_MAX];
 	resolve_or_exit(argv[first], path, sizeof(path));
+	open_trace_file(cl->trace_path);
 	if (cl->shim) {
 		int outside[3];
 		find_outside_fds(outside);
@@ -279,7 +288,7 @@ static int cmd_run(int argc, char **argv, struct command_line *cl)
 
 static int cmd_record(int argc, char **argv, struct command_line *cl)
 {
-	int first = parse_options(argc, argv, true, cl);
+	int first = parse_options(argc, argv, true, false, cl);
 	if (!cl->log_path)
 		usage_error("%s", "record needs -o LOG");
 	if (cl->shim)
@@ -288,6 +297,7 @@ static int cmd_record(int argc, char **argv, struct command_line *cl)
 		usage_error("%s", "no program given (usage: detrun record -o LOG -- PROGRAM ...)");
 	char path[PATH_MAX];
 	resolve_or_exit(argv[first], path, sizeof(path));
+	open_trace_file(cl->trace_path);
 	int outside[3];
 	int n = find_outside_fds(outside);
 	char program[PATH_MAX];
@@ -379,7 +389,7 @@ static void replay_standard_fds(const Detrun__Log__Header *h)
 
 static int cmd_replay(int argc, char **argv, struct command_line *cl)
 {
-	int first = parse_options(argc, argv, false, cl);
+	int first = parse_options(argc, argv, false, true, cl);
 	if (cl->run_option)
 		usage_error("replay runs with the recording's options; --%s cannot change them",
 			    cl->run_option);
@@ -392,6 +402,12 @@ static int cmd_replay(int argc, char **argv, struct command_line *cl)
 		return 125;
 	}
 	const Detrun__Log__Header *h = log.header;
+	struct stat trace_st, log_st;
+	if (cl->trace_path && stat(cl->trace_path, &trace_st) == 0 &&
+	    stat(argv[first], &log_st) == 0 && trace_st.st_dev == log_st.st_dev &&
+	    trace_st.st_ino == log_st.st_ino)
+		usage_error("--trace-file %s is the log being replayed", cl->trace_path);
+	open_trace_file(cl->trace_path);
 	if (chdir(h->cwd) < 0) {
 		fprintf(stderr, "detrun: cannot replay: the recording ran in %s: %s\n", h->cwd,
 			strerror(errno));
@@ -422,7 +438,7 @@ static int cmd_replay(int argc, char **argv, struct command_line *cl)
 
 static int cmd_log(int argc, char **argv, struct command_line *cl)
 {
-	int first = parse_options(argc, argv, false, cl);
+	int first = parse_options(argc, argv, false, true, cl);
 	if (first != argc - 1)
 		usage_error("%s", "log takes one LOG (usage: detrun log [--json | --stats] LOG)");
 	if (cl->json && cl->stats)

@@ -603,6 +603,7 @@ TEST(RecordReplay, CommandLineMistakes)
 	ExpectCleanRefusal({kDetrun, "replay", "--seed", "4", "x.dlog"}, "--seed cannot change");
 	ExpectCleanRefusal({kDetrun, "replay", "--cpus=2", "x.dlog"}, "--cpus cannot change");
 	ExpectCleanRefusal({kDetrun, "log", "-q", "3", "x.dlog"}, "--quantum is for running");
+	ExpectCleanRefusal({kDetrun, "replay", "-o", "x.dlog", "x.dlog"}, "-o is not an option");
 	ExpectCleanRefusal({kDetrun, "record", "-o", "/nonexistent-dir/x.dlog", "--", "true"},
 			   "cannot create the log");
 }
