@@ -88,6 +88,8 @@ void external_perform(struct task *t);
 /* Files: call files_init() before the program starts; files_written() stamps a regular
  * file the group wrote through descriptor `tfd`. */
 void files_init(void);
+/* t has just executed a new program: the shim fingerprints it like a file read. */
+void files_executed(struct task *t);
 
 /* Virtual timers (sys_timer.c). */
 int64_t timers_next_deadline(void);   /* earliest armed deadline, -1 for none */

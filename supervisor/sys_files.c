@@ -472,6 +472,8 @@ static uint64_t open_flags(struct task *t)
 	}
 }
 
+static void fingerprint_opened(struct task *t, int tfd);
+
 static void open_done(struct task *t)
 {
 	int64_t fd = (int64_t)t->regs.rax;
@@ -479,8 +481,11 @@ static void open_done(struct task *t)
 	struct stat st;
 	if (fd < 0 || stat_fd(t, (int)fd, &st) || !S_ISREG(st.st_mode))
 		return;
-	if (created || (t->exit.saved[1] & O_TRUNC))
+	uint64_t flags = t->exit.saved[1];
+	if (created || (flags & O_TRUNC))
 		touched(&st, created);
+	else if ((flags & O_ACCMODE) != O_WRONLY) /* O_CREAT of a file that was there */
+		fingerprint_opened(t, (int)fd);
 	int dirfd = t->syscall_nr == __NR_open || t->syscall_nr == __NR_creat
 			    ? AT_FDCWD
 			    : (int)syscall_arg(t, 0);
@@ -538,14 +543,9 @@ static bool seen_unchanged(const struct stat *st)
 }
 
 /* A file the run reads is part of its starting state: the shim fingerprints it. */
-static void read_open_done(struct task *t)
+/* Supervisor descriptor fd is a file t reads: the shim gets its fingerprint. */
+static void fingerprint(struct task *t, int fd)
 {
-	int64_t tfd = (int64_t)t->regs.rax;
-	if (tfd < 0)
-		return;
-	int fd = remote_dup_fd(t, (int)tfd);
-	if (fd < 0)
-		return;
 	struct stat st;
 	char link[64], path[PATH_MAX];
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
@@ -556,7 +556,35 @@ static void read_open_done(struct task *t)
 		path[n] = 0;
 		shim_get()->file_opened(t, sched_now(), path, size, hash);
 	}
-	close(fd);
+}
+
+static void fingerprint_opened(struct task *t, int tfd)
+{
+	if (tfd < 0 || !shim_get()->file_opened)
+		return;
+	int fd = remote_dup_fd(t, tfd);
+	if (fd >= 0) {
+		fingerprint(t, fd);
+		close(fd);
+	}
+}
+
+void files_executed(struct task *t)
+{
+	if (!shim_get()->file_opened)
+		return;
+	char exe[64];
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", t->tid);
+	int fd = open(exe, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		fingerprint(t, fd);
+		close(fd);
+	}
+}
+
+static void read_open_done(struct task *t)
+{
+	fingerprint_opened(t, (int)(int64_t)t->regs.rax);
 }
 
 /* Implements open(2), openat(2), openat2(2), creat(2) stamping; the filter stops plain opens

@@ -557,6 +557,7 @@ static void on_exec_event(struct task *reported)
 	t->regs_valid = false;
 	auxv_rewrite(t, !tracer_opts->keep_vdso);
 	cpu_patch_mappings(t);
+	files_executed(t);
 	trace_event(t, "  exec done");
 	sched_children_changed();
 	resume(t);
