@@ -192,13 +192,22 @@ int record_shim_start(const char *path, char **argv, const char *program,
 	h.keep_vdso = opt->keep_vdso;
 	h.spin_budget_ms = opt->spin_budget_ms;
 	h.real_clock = opt->real_clock;
-	uint32_t kinds[3];
+	uint32_t kinds[3], flags[3];
 	for (int fd = 0; fd < 3; fd++) {
 		struct stat st;
 		kinds[fd] = fstat(fd, &st) == 0 ? (uint32_t)(st.st_mode & S_IFMT) : 0;
+		int fl = fcntl(fd, F_GETFL);
+		flags[fd] = fl < 0 ? 0 : (uint32_t)fl;
 	}
-	h.n_std_kinds = 3;
+	h.n_std_kinds = h.n_std_flags = 3;
 	h.std_kinds = kinds;
+	h.std_flags = flags;
+	char stdin_file[4096];
+	if (kinds[0] == S_IFREG && realpath("/proc/self/fd/0", stdin_file) &&
+	    fingerprint_fd(0, &h.stdin_hash, &(uint64_t){ 0 }) == 0) {
+		h.stdin_file = stdin_file;
+		h.stdin_offset = lseek(0, 0, SEEK_CUR);
+	}
 	h.n_outside_fds = (size_t)n_outside;
 	h.outside_fds = (int32_t *)outside_fds;
 	log_path = path;

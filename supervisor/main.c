@@ -356,9 +356,26 @@ static void warn_std_kinds(const Detrun__Log__Header *h)
 	}
 }
 
-/* The descriptors the recorded program inherited: standard input that came from outside
- * is replaced by a pipe nobody writes (every read of it is answered from the log); one
- * that did not is /dev/null here too, so the replay never reads this terminal. */
+/* Standard input from a regular file is that file again, read from where the recording
+ * began reading it; it must not have changed. */
+static void replay_stdin_file(const Detrun__Log__Header *h)
+{
+	int fd = open(h->stdin_file, O_RDONLY | O_CLOEXEC);
+	uint64_t hash = 0, size;
+	if (fd < 0 || fingerprint_fd(fd, &hash, &size) || hash != h->stdin_hash) {
+		fprintf(stderr, "detrun: cannot replay: standard input %s %s\n", h->stdin_file,
+			fd < 0 ? strerror(errno) : "differs from the recording");
+		exit(125);
+	}
+	if (lseek(fd, h->stdin_offset, SEEK_SET) < 0 || dup2(fd, 0) < 0)
+		die("cannot set up standard input for the replay: %s", strerror(errno));
+	close(fd);
+}
+
+/* The descriptors the recorded program inherited, as far as they were input: standard
+ * input that came from outside is a pipe nobody writes (every read of it is answered from
+ * the log, its flags as recorded), a file is the same file, a closed one is closed, and
+ * anything else is /dev/null, so the replay never reads this terminal. */
 static void replay_standard_fds(const Detrun__Log__Header *h)
 {
 	bool stdin_outside = false;
@@ -370,6 +387,12 @@ static void replay_standard_fds(const Detrun__Log__Header *h)
 			die("cannot set up standard input for the replay: %s", strerror(errno));
 		close(stand_in[0]);
 		fcntl(stand_in[1], F_SETFD, FD_CLOEXEC); /* kept open: reads never see EOF */
+		if (h->n_std_flags > 0 && (h->std_flags[0] & O_NONBLOCK))
+			fcntl(0, F_SETFL, O_NONBLOCK);
+	} else if (*h->stdin_file) {
+		replay_stdin_file(h);
+	} else if (h->n_std_kinds > 0 && h->std_kinds[0] == 0) {
+		close(0);
 	} else {
 		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (null < 0 || dup2(null, 0) < 0)
@@ -385,6 +408,9 @@ static void replay_standard_fds(const Detrun__Log__Header *h)
 				 (isatty(fd) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))))
 			external_register(fd);
 	}
+	for (int fd = 1; fd <= 2 && (size_t)fd < h->n_std_kinds; fd++)
+		if (h->std_kinds[fd] == 0)
+			close(fd);
 }
 
 static int cmd_replay(int argc, char **argv, struct command_line *cl)

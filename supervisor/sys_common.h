@@ -63,7 +63,8 @@ int read_sigmask(struct task *t, uint64_t addr, uint64_t size, uint64_t *mask, b
 
 void sys_random_seed(uint64_t seed);
 
-/* The group boundary (sys_external.c). Objects outside are known by identity. */
+/* The group boundary (sys_external.c). Objects outside are known by identity; this
+ * registers an inherited one (its writes are output and run, in replay too). */
 void external_register(int supervisor_fd);
 bool external_object(int supervisor_fd);
 /* At the start of a handler: when a shim intercepts and tracee descriptor tfd is outside,

@@ -44,18 +44,25 @@
 
 /* ---- which objects are outside --------------------------------------------------------- */
 
-static struct object_id { dev_t dev; ino_t ino; } *outside;
+/* Inherited channels (a terminal, the shell's pipe or socket) carry the program's output
+ * too, which must reach them in replay as well; sockets the group made carry only traffic
+ * with its peers, which replay answers. */
+static struct object_id {
+	dev_t dev;
+	ino_t ino;
+	bool inherited;
+} *outside;
 static size_t n_outside, cap_outside;
 
-static bool outside_object(const struct stat *st)
+static const struct object_id *outside_object(const struct stat *st)
 {
 	for (size_t i = 0; i < n_outside; i++)
 		if (outside[i].dev == st->st_dev && outside[i].ino == st->st_ino)
-			return true;
-	return false;
+			return &outside[i];
+	return NULL;
 }
 
-void external_register(int supervisor_fd)
+static void add_outside(int supervisor_fd, bool inherited)
 {
 	struct stat st;
 	if (fstat(supervisor_fd, &st) < 0 || outside_object(&st))
@@ -66,7 +73,12 @@ void external_register(int supervisor_fd)
 		if (!outside)
 			abort();
 	}
-	outside[n_outside++] = (struct object_id){ st.st_dev, st.st_ino };
+	outside[n_outside++] = (struct object_id){ st.st_dev, st.st_ino, inherited };
+}
+
+void external_register(int supervisor_fd)
+{
+	add_outside(supervisor_fd, true);
 }
 
 bool external_object(int supervisor_fd)
@@ -79,13 +91,13 @@ static void register_tracee_fd(struct task *t, int tfd)
 {
 	int fd = remote_dup_fd(t, tfd);
 	if (fd >= 0) {
-		external_register(fd);
+		add_outside(fd, false);
 		close(fd);
 	}
 }
 
-/* Is tracee descriptor tfd outside? *sock tells whether it is a socket. */
-static bool outside_fd(struct task *t, int tfd, bool *sock)
+/* Is tracee descriptor tfd outside? *made tells whether it is a socket the group made. */
+static bool outside_fd(struct task *t, int tfd, bool *made)
 {
 	if (!shim_intercepts() || tfd < 0)
 		return false;
@@ -93,10 +105,10 @@ static bool outside_fd(struct task *t, int tfd, bool *sock)
 	if (fd < 0)
 		return false;
 	struct stat st;
-	bool out = fstat(fd, &st) == 0 && outside_object(&st);
-	*sock = out && S_ISSOCK(st.st_mode);
+	const struct object_id *o = fstat(fd, &st) == 0 ? outside_object(&st) : NULL;
+	*made = o && !o->inherited;
 	close(fd);
-	return out;
+	return o;
 }
 
 /* ---- output regions ----------------------------------------------------------------------- */
@@ -608,11 +620,11 @@ static bool blocking_fd(struct task *t, int tfd)
 /* Calls on one descriptor. */
 bool external_fd_call(struct task *t, int tfd, short wait_events)
 {
-	bool sock = false;
-	if (!outside_fd(t, tfd, &sock))
+	bool made = false;
+	if (!outside_fd(t, tfd, &made))
 		return false;
-	if ((sends_data(t->syscall_nr) || t->syscall_nr == __NR_sendfile) && !sock)
-		return true; /* output to the terminal or a pipe outside: it runs, in one piece */
+	if ((sends_data(t->syscall_nr) || t->syscall_nr == __NR_sendfile) && !made)
+		return true; /* output to an inherited terminal, pipe or socket: it runs */
 	bool dontwait = false;
 	if (t->syscall_nr == __NR_recvfrom || t->syscall_nr == __NR_recvmmsg)
 		dontwait = syscall_arg(t, 3) & MSG_DONTWAIT;
