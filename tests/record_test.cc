@@ -469,6 +469,35 @@ TEST(RecordReplay, RealClockIsOutsideInput)
 	EXPECT_LT(atof(virt.out.c_str()), 1893456001.0) << "virtual by default\n" << virt.Describe();
 }
 
+// An outside wait with its own signal mask (ppoll on a connection to a peer that stays
+// silent) ended by a signal: the kernel's answer comes from no outside descriptor, in the
+// recording as in the replay — where the connection's stand-in, a socket never connected,
+// would report a hang-up if asked.
+TEST(RecordReplay, OutsideWaitEndedBySignalUnderItsOwnMask)
+{
+	TempDir dir;
+	int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {};
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t len = sizeof(a);
+	ASSERT_EQ(bind(listener, (struct sockaddr *)&a, sizeof(a)), 0);
+	ASSERT_EQ(listen(listener, 4), 0); // never accepted: the peer stays silent
+	ASSERT_EQ(getsockname(listener, (struct sockaddr *)&a, &len), 0);
+	RunOptions opt;
+	opt.cwd = dir.path;
+	RunResult rec = RunCommand({kDetrun, "record", "-o", dir / "ppoll.dlog", "--",
+				    std::string(GUEST_DIR) + "/ppoll_signal",
+				    std::to_string(ntohs(a.sin_port))},
+				   opt);
+	close(listener);
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	ASSERT_EQ(rec.out, "ppoll=-1 Interrupted system call revents=0 alarms=1\n") << rec.Describe();
+	RunResult rep = Replay(dir / "ppoll.dlog");
+	EXPECT_EQ(rep.code, 0) << rep.Describe();
+	EXPECT_EQ(rep.out, rec.out) << rep.Describe();
+}
+
 // ---------------------------------------------------------------------------------------
 // Damaged logs, a changed program, changed files
 
@@ -559,6 +588,29 @@ TEST(RecordReplay, ChangedDirectoryStopsTheReplay)
 		  std::string::npos)
 		<< rep.Describe();
 	EXPECT_EQ(rep.out, "") << rep.Describe();
+}
+
+// Standard input from a file is replayed from that file, and only if it is unchanged.
+TEST(RecordReplay, StandardInputFromAFile)
+{
+	TempDir dir;
+	std::string lines;
+	for (int i = 0; i < 500; i++)
+		lines += std::to_string(i) + "\n";
+	WriteFile(dir / "in.txt", lines);
+	int in = open((dir / "in.txt").c_str(), O_RDONLY | O_CLOEXEC);
+	ASSERT_GE(in, 0);
+	RunOptions opt;
+	opt.stdin_fd = in;
+	RunResult rec = RunCommand({kDetrun, "record", "-o", dir / "in.dlog", "--", "wc", "-l"}, opt);
+	close(in);
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	ASSERT_EQ(rec.out, "500\n") << rec.Describe();
+	RunResult rep = Replay(dir / "in.dlog"); // its own stdin is /dev/null
+	EXPECT_EQ(rep.code, 0) << rep.Describe();
+	EXPECT_EQ(rep.out, "500\n") << rep.Describe();
+	WriteFile(dir / "in.txt", lines + "500\n");
+	ExpectCleanRefusal({kDetrun, "replay", dir / "in.dlog"}, "in.txt differs from the recording");
 }
 
 TEST(RecordReplay, ChangedProgramIsRefused)
