@@ -274,6 +274,8 @@ static int cmd_run(int argc, char **argv, struct command_line *cl)
 	int first = parse_options(argc, argv, false, false, cl);
 	if (first >= argc)
 		usage_error("%s", "no program given (usage: detrun [OPTIONS] -- PROGRAM [ARGS...])");
+	if (cl->shim_control && !cl->shim)
+		usage_error("%s", "--shim-mode needs --shim COMMAND");
 	char path[PATH_MAX];
 	resolve_or_exit(argv[first], path, sizeof(path));
 	open_trace_file(cl->trace_path);
@@ -443,6 +445,13 @@ static int cmd_replay(int argc, char **argv, struct command_line *cl)
 	clearenv();
 	for (size_t i = 0; i < h->n_env; i++)
 		putenv(h->env[i]);
+	if (h->quantum < 1 || h->cpus < 1 || h->cpus > 64 || h->spin_budget_ms < 1 ||
+	    h->spin_budget_ms > 60000) {
+		fprintf(stderr, "detrun: %s: corrupt header: options out of range (quantum %d, cpus "
+			"%d, spin budget %d ms)\n", argv[first], h->quantum, h->cpus,
+			h->spin_budget_ms);
+		return 125;
+	}
 	struct tracer_options *opt = &cl->opt;
 	opt->seed = (uint64_t)h->seed;
 	opt->epoch = h->epoch;

@@ -590,10 +590,8 @@ static void outside_timed_out(struct task *t)
 static void park_outside(struct task *t, struct pollfd *fds, int nfds, int64_t deadline,
 			 void (*zero_timeout)(struct task *), bool restartable)
 {
-	static char what[64];
-	snprintf(what, sizeof(what), "outside input (%s)", syscall_name(t->syscall_nr));
 	struct wait w = {
-		.what = what,
+		.what = syscall_name(t->syscall_nr), /* "parked: accept4" says what it waits for */
 		.deadline_ns = deadline,
 		.ready = outside_ready,
 		.on_timeout = outside_timed_out,
