@@ -19,7 +19,6 @@ struct log_writer {
 	uint8_t *block;      /* payload being filled, after room for the 8-byte block header */
 	size_t used;         /* payload bytes */
 	uint64_t last_time;
-	uint64_t written;
 };
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -61,8 +60,6 @@ int log_flush(struct log_writer *w)
 	put_le32(start, (uint32_t)w->used);
 	put_le32(start + 4, (uint32_t)crc32(0L, start + 8, (uInt)w->used));
 	int err = write_all(w->fd, start, w->used + 8);
-	if (!err)
-		w->written += w->used + 8;
 	w->used = 0;
 	return err;
 }
@@ -79,8 +76,6 @@ static int write_alone(struct log_writer *w, const LogRecord *rec, size_t size)
 	put_le32(block, (uint32_t)(n + size));
 	put_le32(block + 4, (uint32_t)crc32(0L, block + 8, (uInt)(n + size)));
 	err = write_all(w->fd, block, n + size + 8);
-	if (!err)
-		w->written += n + size + 8;
 	free(block);
 	return err;
 }
@@ -115,7 +110,6 @@ struct log_writer *log_create(const char *path, const Detrun__Log__Header *heade
 		goto fail;
 	if (write_all(w->fd, LOG_MAGIC, LOG_MAGIC_LEN))
 		goto fail;
-	w->written = LOG_MAGIC_LEN;
 	LogRecord rec = DETRUN__LOG__RECORD__INIT;
 	rec.kind_case = DETRUN__LOG__RECORD__KIND_HEADER;
 	rec.header = (Detrun__Log__Header *)header;
@@ -147,11 +141,6 @@ int log_close(struct log_writer *w)
 	free(w->block);
 	free(w);
 	return err;
-}
-
-uint64_t log_bytes_written(const struct log_writer *w)
-{
-	return w->written + w->used;
 }
 
 /* ---- reading ------------------------------------------------------------------------- */

@@ -34,7 +34,6 @@ struct log_writer *log_create(const char *path, const Detrun__Log__Header *heade
 int log_append(struct log_writer *w, uint64_t time, LogRecord *rec);
 int log_flush(struct log_writer *w);          /* writes the pending block, if any */
 int log_close(struct log_writer *w);          /* flushes and closes */
-uint64_t log_bytes_written(const struct log_writer *w);
 
 /* ---- reading ---- */
 struct log {

@@ -240,7 +240,7 @@ static int program_finish(uint64_t time, int code)
 	return code;
 }
 
-const struct shim_ops program_shim = {
+static const struct shim_ops program_shim = {
 	.name = "program",
 	.monitor = program_monitor,
 	.wait_outside = program_wait_outside,

@@ -144,7 +144,7 @@ static int record_finish(uint64_t time, int code)
 	return code;
 }
 
-const struct shim_ops record_shim = {
+static const struct shim_ops record_shim = {
 	.name = "record",
 	.monitor = record_monitor,
 	.ready = record_ready,

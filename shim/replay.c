@@ -196,7 +196,7 @@ static int replay_finish(uint64_t time, int code)
 	return code;
 }
 
-const struct shim_ops replay_shim = {
+static const struct shim_ops replay_shim = {
 	.name = "replay",
 	.control = replay_control,
 	.ready = replay_ready,

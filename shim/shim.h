@@ -105,6 +105,4 @@ int record_shim_start(const char *path, char **argv, const char *program,
 int replay_shim_start(const struct log *log);
 int program_shim_start(const char *command, bool control, char **argv);
 
-extern const struct shim_ops record_shim, replay_shim, program_shim;
-
 #endif

@@ -252,16 +252,19 @@ static int run_group(const char *path, char **argv, const struct tracer_options 
 	return status;
 }
 
-/* Standard descriptors that are channels to the outside: a terminal, or a pipe or socket
- * whose other end is outside the group. Reading them is outside input. */
+/* A terminal, or a pipe or socket whose other end is outside the group. */
+static bool outside_channel(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && (isatty(fd) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+}
+
+/* Standard descriptors that are channels to the outside: reading them is outside input. */
 static int find_outside_fds(int *fds)
 {
 	int n = 0;
 	for (int fd = 0; fd <= 2; fd++) {
-		struct stat st;
-		if (fstat(fd, &st) < 0)
-			continue;
-		if (isatty(fd) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
+		if (outside_channel(fd)) {
 			fds[n++] = fd;
 			external_register(fd);
 		}
@@ -405,9 +408,7 @@ static void replay_standard_fds(const Detrun__Log__Header *h)
 	 * own: a file or /dev/null here could be opened by the program too. */
 	for (size_t i = 0; i < h->n_outside_fds; i++) {
 		int fd = h->outside_fds[i];
-		struct stat st;
-		if (fd == 0 || (fd <= 2 && fstat(fd, &st) == 0 &&
-				 (isatty(fd) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))))
+		if (fd == 0 || (fd <= 2 && outside_channel(fd)))
 			external_register(fd);
 	}
 	for (int fd = 1; fd <= 2 && (size_t)fd < h->n_std_kinds; fd++)
