@@ -5,7 +5,7 @@ PACKAGES  := build-essential cmake ninja-build pkg-config libseccomp-dev libunwi
              libcapstone-dev protobuf-c-compiler libprotobuf-c-dev googletest libgtest-dev \
              python3 make gcc strace golang-go zlib1g-dev \
              protobuf-compiler python3-protobuf clang libclang-rt-14-dev curl nginx
-.PHONY: all deps build test demo bench fuzz clean format-check
+.PHONY: all deps configure build test demo bench fuzz clean format-check
 
 all: build
 
@@ -22,14 +22,24 @@ deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-build: deps
-	@[ -f $(BUILD)/build.ninja ] || cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+configure: deps
+	@[ -f $(BUILD)/build.ninja ] || { mkdir -p $(BUILD) && \
+	  cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > $(BUILD)/configure.log 2>&1 || \
+	  { cat $(BUILD)/configure.log; exit 1; }; }
+
+build: configure
 	cmake --build $(BUILD) -j2
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure --timeout 900
 
-demo: build
+# The demo builds only what it runs, quietly: the full build (tests, fuzzers, Go guests,
+# benchmarks) is `make build` or `make test`.
+DEMO_TARGETS := detrun racy_counter kvserver kvclient
+demo: configure
+	@echo "building detrun and the demo programs (log: $(BUILD)/demo-build.log)"
+	@cmake --build $(BUILD) -j2 --target $(DEMO_TARGETS) > $(BUILD)/demo-build.log 2>&1 || \
+	  { tail -40 $(BUILD)/demo-build.log; exit 1; }
 	@sh examples/demo.sh $(BUILD)/detrun $(BUILD)/examples
 
 # `make bench QUICK=1`: fewer repetitions, smaller inputs, shorter server runs (< 2 min).

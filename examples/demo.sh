@@ -4,20 +4,45 @@
 set -e
 detrun=$(realpath "${1:-build/detrun}")
 examples=$(realpath "${2:-build/examples}")
+# Runs "$@" five times, echoing each output; leaves the number of distinct outputs in $kinds.
+five_runs() {
+	outs=""
+	for i in 1 2 3 4 5; do
+		out=$("$@")
+		echo "$out"
+		outs="$outs$out
+"
+	done
+	kinds=$(printf '%s' "$outs" | sort -u | wc -l)
+}
+
 echo "== natively: 5 runs of a racy 4-thread counter"
-for i in 1 2 3 4 5; do "$examples/racy_counter" 4; done
+five_runs "$examples/racy_counter" 4
+echo "-> natively: $kinds different outputs in 5 runs (the race decides)"
 echo
 echo "== under detrun: 5 runs of the same binary"
-for i in 1 2 3 4 5; do "$detrun" -- "$examples/racy_counter" 4; done
+five_runs "$detrun" -- "$examples/racy_counter" 4
+if [ "$kinds" -ne 1 ]; then echo "demo: detrun gave $kinds different outputs"; exit 1; fi
+echo "-> under detrun: 5 identical outputs"
 echo
-echo "== a shell pipeline, a Python program with threads, and date, under detrun"
-"$detrun" -- sh -c 'seq 1 1000 | sort -rn | head -3 | tr "\n" " "; echo'
-"$detrun" -- python3 -c 'import threading, time, random
+echo "== a shell pipeline, a Python program with threads, and date, under detrun (twice each)"
+python_threads='import threading, time, random
 out = []
 ts = [threading.Thread(target=lambda i=i: out.append(i)) for i in range(6)]
 [t.start() for t in ts]; [t.join() for t in ts]
 print("threads finished in order", out, "time", time.time(), "random", random.random())'
-"$detrun" -- date
+for prog in pipeline python date; do
+	case $prog in
+	pipeline) set -- sh -c 'seq 1 1000 | sort -rn | head -3 | tr "\n" " "; echo' ;;
+	python) set -- python3 -c "$python_threads" ;;
+	date) set -- date ;;
+	esac
+	first=$("$detrun" -- "$@")
+	second=$("$detrun" -- "$@")
+	echo "$first"
+	if [ "$first" != "$second" ]; then echo "demo: $prog differs between two runs"; exit 1; fi
+done
+echo "-> each printed the same on a second run (time, randomness and thread order included)"
 echo
 echo "== record a multithreaded server while a client drives it, replay it with no network"
 dir=$(mktemp -d)
@@ -38,7 +63,7 @@ rm "$dir/data.log" "$dir/data.log.snapshot" # replay starts from the recording's
 "$detrun" log --stats "$dir/kv.dlog" | sed -n '3,6s/^/  /p'
 (cd "$dir" && unshare -n "$detrun" replay kv.dlog > replay.out)
 if cmp -s "$dir/server.out" "$dir/replay.out" && cmp -s "$dir/data.log" "$dir/recorded-data.log"; then
-	echo "replayed offline: the server's $(wc -l < "$dir/replay.out") lines of output and its data file are identical"
+	echo "-> replayed offline: the server's $(wc -l < "$dir/replay.out") lines of output and its data file are identical"
 else
 	echo "demo: the replay differs from the recording"; exit 1
 fi

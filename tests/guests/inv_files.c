@@ -2,6 +2,7 @@
  * getdents calls), inode and device numbers, and timestamps of files the run creates. */
 #include <dirent.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,10 +47,13 @@ int main(int argc, char **argv)
 		if (n <= 0)
 			break;
 		for (long off = 0; off < n;) {
-			struct dirent64 *d = (struct dirent64 *)(buf + off);
-			if (d->d_name[0] != '.')
-				printf(" %s", d->d_name);
-			off += d->d_reclen;
+			/* Entries are packed in the small buffer: read their fields in place. */
+			const char *name = buf + off + offsetof(struct dirent64, d_name);
+			unsigned short reclen;
+			memcpy(&reclen, buf + off + offsetof(struct dirent64, d_reclen), sizeof(reclen));
+			if (name[0] != '.')
+				printf(" %s", name);
+			off += reclen;
 		}
 	}
 	printf("\n");
