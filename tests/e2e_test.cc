@@ -328,12 +328,6 @@ INSTANTIATE_TEST_SUITE_P(Table, E2E, ::testing::ValuesIn(Cases()),
 // ---------------------------------------------------------------------------------------
 // make -j2 of a generated C project: natively and under detrun
 
-void WriteFile(const std::string &path, const std::string &text)
-{
-	std::ofstream f(path);
-	f << text;
-}
-
 std::string MakeProject()
 {
 	char tmpl[] = "/tmp/detrun-e2e-make-XXXXXX";

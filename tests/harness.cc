@@ -422,3 +422,29 @@ std::string Replace(std::string s, const std::string &from, const std::string &t
 		s.replace(pos, from.size(), to);
 	return s;
 }
+
+std::string ReadFile(const std::string &path)
+{
+	std::ifstream f(path, std::ios::binary);
+	return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+void WriteFile(const std::string &path, const std::string &text)
+{
+	std::ofstream(path, std::ios::binary) << text;
+}
+
+TempDir::TempDir(const std::string &prefix)
+{
+	std::string tmpl = "/tmp/detrun-" + prefix + "-XXXXXX";
+	std::vector<char> buf(tmpl.begin(), tmpl.end());
+	buf.push_back(0);
+	if (mkdtemp(buf.data()))
+		path = buf.data();
+}
+
+TempDir::~TempDir()
+{
+	if (!path.empty())
+		RunCommand({"rm", "-rf", path});
+}

@@ -103,5 +103,17 @@ std::string Head(const std::string &s, size_t lines = 20);
 // The python interpreter itself, not a wrapper script (pyenv shims run several processes).
 std::string Python();
 std::string Replace(std::string s, const std::string &from, const std::string &to);
+std::string ReadFile(const std::string &path);   // whole file; empty if unreadable
+void WriteFile(const std::string &path, const std::string &text);
+
+// A fresh directory per test (/tmp/detrun-PREFIX-XXXXXX), removed with everything in it.
+struct TempDir {
+	std::string path;
+	explicit TempDir(const std::string &prefix = "test");
+	~TempDir();
+	TempDir(const TempDir &) = delete;
+	TempDir &operator=(const TempDir &) = delete;
+	std::string operator/(const std::string &name) const { return path + "/" + name; }
+};
 
 #endif

@@ -33,29 +33,6 @@ const std::string kDetrun = DETRUN_PATH;
 const std::string kServer = std::string(EXAMPLES_DIR) + "/kvserver";
 const std::string kClient = std::string(EXAMPLES_DIR) + "/kvclient";
 
-std::string ReadFile(const std::string &path)
-{
-	std::ifstream f(path, std::ios::binary);
-	return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
-
-void WriteFile(const std::string &path, const std::string &text)
-{
-	std::ofstream(path, std::ios::binary) << text;
-}
-
-// A fresh directory per test, removed at the end.
-struct TempDir {
-	std::string path;
-	TempDir()
-	{
-		char tmpl[] = "/tmp/detrun-record-XXXXXX";
-		path = mkdtemp(tmpl);
-	}
-	~TempDir() { RunCommand({"rm", "-rf", path}); }
-	std::string operator/(const std::string &name) const { return path + "/" + name; }
-};
-
 // The number after `key` in `text` ("port 4242" -> 4242), or -1.
 long NumberAfter(const std::string &text, const std::string &key)
 {
@@ -124,7 +101,7 @@ ServerRun RunServer(const TempDir &dir, const std::vector<std::string> &prefix,
 
 TEST(RecordReplay, MultithreadedServerUnderLoadReplaysOffline)
 {
-	TempDir dir;
+	TempDir dir("record");
 	const std::vector<std::string> load{"8", "60", "1024", "--shutdown"};
 	// Natively, the interleaving of the connection threads' lines varies.
 	std::set<std::string> native;
@@ -164,7 +141,7 @@ TEST(RecordReplay, MultithreadedServerUnderLoadReplaysOffline)
 
 TEST(RecordReplay, CrashBugReproducesAtTheSameLogicalTime)
 {
-	TempDir dir;
+	TempDir dir("record");
 	ServerRun rec = RunServer(dir, {kDetrun, "record", "-o", dir / "crash.dlog", "--"},
 				  {"4", "20", "256", "--crash"});
 	ASSERT_EQ(rec.client.code, 0) << rec.client.Describe();
@@ -188,7 +165,7 @@ TEST(RecordReplay, CrashBugReproducesAtTheSameLogicalTime)
 // where the recording ends.
 TEST(RecordReplay, RecordingCutShortStaysReadable)
 {
-	TempDir dir;
+	TempDir dir("record");
 	RunOptions opt;
 	opt.cwd = dir.path;
 	Child rec({kDetrun, "record", "-o", dir / "cut.dlog", "--", kServer, "0", "data.log"}, opt);
@@ -224,7 +201,7 @@ TEST(RecordReplay, PythonHttpServerWithCurl)
 {
 	std::string py = Python();
 	ASSERT_FALSE(py.empty()) << "python3 is required";
-	TempDir dir;
+	TempDir dir("record");
 	// The server's directory holds only what it serves: Python's import machinery lists
 	// its working directory, which is part of the recorded starting state.
 	ASSERT_EQ(mkdir((dir / "srv").c_str(), 0755), 0);
@@ -276,7 +253,7 @@ TEST(RecordReplay, PythonHttpServerWithCurl)
 TEST(RecordReplay, GoHttpServerWithCurl)
 {
 	ASSERT_STRNE(GO_HTTP_SERVER, "") << "go was not found when the tests were configured";
-	TempDir dir;
+	TempDir dir("record");
 	RunOptions opt;
 	opt.cwd = dir.path;
 	Child rec({kDetrun, "record", "-o", dir / "go.dlog", "--", GO_HTTP_SERVER}, opt);
@@ -318,7 +295,7 @@ int FreePort()
 
 TEST(RecordReplay, NginxWithCurl)
 {
-	TempDir dir;
+	TempDir dir("record");
 	int port = FreePort();
 	ASSERT_GT(port, 0);
 	for (const char *sub : {"/logs", "/html", "/tmp"})
@@ -399,7 +376,7 @@ struct Pty {
 
 TEST(RecordReplay, TerminalInput)
 {
-	TempDir dir;
+	TempDir dir("record");
 	Pty pty;
 	ASSERT_GE(pty.slave, 0);
 	// Typed ahead: canonical mode hands the program one line per read.
@@ -422,7 +399,7 @@ TEST(RecordReplay, TerminalInput)
 // the group at one logged point, and replay delivers it there again.
 TEST(RecordReplay, CtrlCFromTheTerminal)
 {
-	TempDir dir;
+	TempDir dir("record");
 	Pty pty;
 	ASSERT_GE(pty.slave, 0);
 	Child rec({kDetrun, "record", "-o", dir / "intr.dlog", "--",
@@ -446,7 +423,7 @@ TEST(RecordReplay, CtrlCFromTheTerminal)
 // each replay reads what its recording read.
 TEST(RecordReplay, RealClockIsOutsideInput)
 {
-	TempDir dir;
+	TempDir dir("record");
 	const std::vector<std::string> prog{"sh", "-c", "date +%s.%N; date +%s.%N"};
 	std::vector<std::string> outs;
 	for (const std::string name : {"c1.dlog", "c2.dlog"}) {
@@ -475,7 +452,7 @@ TEST(RecordReplay, RealClockIsOutsideInput)
 // would report a hang-up if asked.
 TEST(RecordReplay, OutsideWaitEndedBySignalUnderItsOwnMask)
 {
-	TempDir dir;
+	TempDir dir("record");
 	int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	struct sockaddr_in a = {};
 	a.sin_family = AF_INET;
@@ -529,7 +506,7 @@ void ExpectCleanRefusal(const std::vector<std::string> &argv, const std::string 
 
 TEST(RecordReplay, DamagedLogsAreRefusedWithTheOffset)
 {
-	TempDir dir;
+	TempDir dir("record");
 	std::string good = RecordSmallLog(dir);
 	ASSERT_GT(good.size(), 100u);
 	RunResult ok = Replay(dir / "good.dlog");
@@ -560,7 +537,7 @@ TEST(RecordReplay, DamagedLogsAreRefusedWithTheOffset)
 
 TEST(RecordReplay, ChangedInputFileStopsTheReplayAndSaysWhich)
 {
-	TempDir dir;
+	TempDir dir("record");
 	RecordSmallLog(dir);
 	WriteFile(dir / "input.txt", "other input\n");
 	RunResult rep = Replay(dir / "good.dlog");
@@ -574,7 +551,7 @@ TEST(RecordReplay, ChangedInputFileStopsTheReplayAndSaysWhich)
 
 TEST(RecordReplay, ChangedDirectoryStopsTheReplay)
 {
-	TempDir dir;
+	TempDir dir("record");
 	ASSERT_EQ(mkdir((dir / "d").c_str(), 0755), 0);
 	WriteFile(dir / "d/one", "1");
 	RunResult rec = RunCommand({kDetrun, "record", "-o", dir / "ls.dlog", "--", "ls", dir / "d"});
@@ -593,7 +570,7 @@ TEST(RecordReplay, ChangedDirectoryStopsTheReplay)
 // Standard input from a file is replayed from that file, and only if it is unchanged.
 TEST(RecordReplay, StandardInputFromAFile)
 {
-	TempDir dir;
+	TempDir dir("record");
 	std::string lines;
 	for (int i = 0; i < 500; i++)
 		lines += std::to_string(i) + "\n";
@@ -615,7 +592,7 @@ TEST(RecordReplay, StandardInputFromAFile)
 
 TEST(RecordReplay, ChangedProgramIsRefused)
 {
-	TempDir dir;
+	TempDir dir("record");
 	ASSERT_EQ(RunCommand({"cp", std::string(GUEST_DIR) + "/exit_code", dir / "prog"}).code, 0);
 	RunOptions opt;
 	opt.cwd = dir.path;
@@ -627,7 +604,7 @@ TEST(RecordReplay, ChangedProgramIsRefused)
 
 TEST(RecordReplay, LogListingsDescribeEveryRecord)
 {
-	TempDir dir;
+	TempDir dir("record");
 	RecordSmallLog(dir);
 	RunResult text = RunCommand({kDetrun, "log", dir / "good.dlog"});
 	ASSERT_EQ(text.code, 0) << text.Describe();

@@ -33,28 +33,6 @@ const std::string kServer = EXAMPLES_DIR "/kvserver";
 const std::string kClient = EXAMPLES_DIR "/kvclient";
 const std::string kShim = SOURCE_DIR "/examples/fault_shim.py";
 
-std::string ReadFile(const std::string &path)
-{
-	std::ifstream f(path, std::ios::binary);
-	return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
-
-// A fresh directory per test, removed at the end.
-struct TempDir {
-	std::string path;
-	TempDir()
-	{
-		char tmpl[] = "/tmp/detrun-shim-XXXXXX";
-		path = mkdtemp(tmpl) ? tmpl : "";
-	}
-	~TempDir()
-	{
-		if (!path.empty())
-			RunCommand({"rm", "-rf", path});
-	}
-	std::string operator/(const std::string &name) const { return path + "/" + name; }
-};
-
 std::string Quote(const std::string &s)
 {
 	return "'" + Replace(s, "'", "'\\''") + "'";
@@ -91,7 +69,7 @@ RunResult Client(std::vector<std::string> args)
 
 // kvserver under detrun with the shim, running until it printed its port.
 struct ShimRun {
-	TempDir dir;
+	TempDir dir{"shim"};
 	std::string log = dir / "shim.log", data = dir / "data";
 	std::unique_ptr<Child> detrun;
 	int port = 0;
@@ -293,7 +271,7 @@ const std::string kGoneWhileWaiting =
 TEST_P(ShimGone, EndsTheRunWithAnErrorNamingTheShim)
 {
 	const DeadShim &d = GetParam();
-	TempDir dir;
+	TempDir dir{"shim"};
 	RunOptions opt;
 	opt.timeout_s = 10; // it takes ~50 ms
 	RunResult r = RunCommand(UnderDetrun({"--shim-mode", d.mode, "--shim", d.command},
@@ -331,7 +309,7 @@ INSTANTIATE_TEST_SUITE_P(
 // well, about once in 10000 runs.) 500 runs take ~10 s.
 TEST(Shim, ShimGoneBeforeHelloNeverKillsDetrunWithSigpipe)
 {
-	TempDir dir;
+	TempDir dir{"shim"};
 	RunOptions opt;
 	opt.timeout_s = 30;
 	for (int i = 0; i < 500; i++) {
@@ -355,7 +333,7 @@ TEST(Shim, ShimDyingWhileTheGroupWaitsEndsTheRun)
 {
 	int in[2];
 	ASSERT_EQ(pipe2(in, O_CLOEXEC), 0);
-	TempDir dir;
+	TempDir dir{"shim"};
 	RunOptions opt;
 	opt.stdin_fd = in[0];
 	opt.timeout_s = 30;
