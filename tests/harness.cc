@@ -5,6 +5,8 @@
 #include <sys/ioctl.h>
 
 #include <dirent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -447,4 +449,19 @@ TempDir::~TempDir()
 {
 	if (!path.empty())
 		RunCommand({"rm", "-rf", path});
+}
+
+int FreePort()
+{
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {};
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t len = sizeof(a);
+	int port = -1;
+	if (bind(s, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(s, (struct sockaddr *)&a, &len) == 0)
+		port = ntohs(a.sin_port);
+	close(s);
+	return port;
 }

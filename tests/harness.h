@@ -105,6 +105,8 @@ std::string Python();
 std::string Replace(std::string s, const std::string &from, const std::string &to);
 std::string ReadFile(const std::string &path);   // whole file; empty if unreadable
 void WriteFile(const std::string &path, const std::string &text);
+// A TCP port on 127.0.0.1 that was free a moment ago (the kernel picked it).
+int FreePort();
 
 // A fresh directory per test (/tmp/detrun-PREFIX-XXXXXX), removed with everything in it.
 struct TempDir {

@@ -278,21 +278,6 @@ TEST(RecordReplay, GoHttpServerWithCurl)
 // ---------------------------------------------------------------------------------------
 // nginx: a master and two workers, epoll, non-blocking sockets, sendfile
 
-int FreePort()
-{
-	int s = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {};
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	socklen_t len = sizeof(a);
-	int port = -1;
-	if (bind(s, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-	    getsockname(s, (struct sockaddr *)&a, &len) == 0)
-		port = ntohs(a.sin_port);
-	close(s);
-	return port;
-}
-
 TEST(RecordReplay, NginxWithCurl)
 {
 	TempDir dir("record");

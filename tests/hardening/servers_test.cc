@@ -1,0 +1,124 @@
+// Real servers nobody here wrote, recorded while real clients drive them and replayed
+// offline byte for byte: memcached (4 worker threads, libevent) and redis (an event loop
+// with background threads). nginx, python's http.server and a Go server are in
+// record_test.cc, PostgreSQL in postgres_test.cc.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "harness.h"
+
+namespace {
+
+const std::string kDetrun = DETRUN_PATH;
+
+// CONNS concurrent connections, each setting and reading back its own keys in the
+// memcached text protocol; exits non-zero on any wrong answer.
+const char kMemcachedClient[] = R"(
+import socket, sys, threading
+port, conns, per = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+errors = []
+def reply(f):
+    line = f.readline()
+    if not line:
+        raise EOFError("connection closed")
+    return line
+def client(c):
+    s = socket.create_connection(("127.0.0.1", port))
+    f = s.makefile("rb")
+    for i in range(per):
+        key, value = b"k%d-%d" % (c, i), b"v%d" % (c * 1000003 + i) * (1 + i % 7)
+        s.sendall(b"set %s 0 0 %d\r\n%s\r\n" % (key, len(value), value))
+        if reply(f) != b"STORED\r\n":
+            errors.append("set " + key.decode())
+        s.sendall(b"get %s\r\n" % key)
+        header, data, end = reply(f), f.read(len(value) + 2), reply(f)
+        if data != value + b"\r\n" or end != b"END\r\n":
+            errors.append("get " + key.decode())
+    s.close()
+threads = [threading.Thread(target=client, args=(c,)) for c in range(conns)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+print("errors:", len(errors), errors[:3])
+sys.exit(1 if errors else 0)
+)";
+
+RunResult ReplayOffline(const std::string &log)
+{
+	RunOptions opt;
+	opt.timeout_s = 300;
+	return RunCommand({"unshare", "-n", kDetrun, "replay", log}, opt);
+}
+
+TEST(RealServers, MemcachedWithFourThreadsReplaysOffline)
+{
+	TempDir dir("servers");
+	int port = FreePort();
+	ASSERT_GT(port, 0);
+	WriteFile(dir / "client.py", kMemcachedClient);
+	RunOptions opt;
+	opt.cwd = dir.path;
+	opt.timeout_s = 300;
+	Child rec({kDetrun, "record", "-o", dir / "mc.dlog", "--", "memcached", "-u", "root", "-t",
+		   "4", "-l", "127.0.0.1", "-p", std::to_string(port), "-U", "0", "-vv"},
+		  opt);
+	ASSERT_TRUE(rec.WaitForOutput("server listening", 60, true)) << rec.Finish().Describe();
+	RunResult client = RunCommand({DEBIAN_PYTHON, dir / "client.py", std::to_string(port), "6", "60"});
+	EXPECT_EQ(client.code, 0) << client.Describe();
+	rec.Signal(SIGTERM);
+	RunResult recorded = rec.Finish();
+	ASSERT_NE(recorded.err.find("STORED"), std::string::npos) << recorded.Describe();
+
+	RunResult rep = ReplayOffline(dir / "mc.dlog");
+	EXPECT_EQ(rep.code, recorded.code) << rep.Describe();
+	EXPECT_EQ(rep.err, recorded.err) << FirstDifference("recording", recorded.err, "replay", rep.err);
+	EXPECT_EQ(rep.out, recorded.out);
+	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
+}
+
+TEST(RealServers, RedisReplaysOffline)
+{
+	TempDir dir("servers");
+	int port = FreePort();
+	ASSERT_GT(port, 0);
+	RunOptions opt;
+	opt.cwd = dir.path;
+	opt.timeout_s = 300;
+	Child rec({kDetrun, "record", "-o", dir / "redis.dlog", "--", "redis-server", "--port",
+		   std::to_string(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		   "--daemonize", "no", "--dir", dir.path},
+		  opt);
+	ASSERT_TRUE(rec.WaitForOutput("Ready to accept connections", 60)) << rec.Finish().Describe();
+	std::string p = std::to_string(port);
+	std::string answers;
+	for (const std::vector<std::string> &cmd :
+	     std::vector<std::vector<std::string>>{{"SET", "greeting", "hello"},
+						   {"INCRBY", "counter", "41"},
+						   {"INCR", "counter"},
+						   {"RPUSH", "list", "a", "b", "c"},
+						   {"LRANGE", "list", "0", "-1"},
+						   {"GET", "greeting"},
+						   {"DBSIZE"}}) {
+		std::vector<std::string> argv{"redis-cli", "-p", p};
+		argv.insert(argv.end(), cmd.begin(), cmd.end());
+		RunResult r = RunCommand(argv);
+		ASSERT_EQ(r.code, 0) << r.Describe();
+		answers += r.out;
+	}
+	EXPECT_EQ(answers, "OK\n41\n42\n3\na\nb\nc\nhello\n3\n");
+	rec.Signal(SIGTERM);
+	RunResult recorded = rec.Finish();
+	ASSERT_EQ(recorded.code, 0) << recorded.Describe();
+	ASSERT_NE(recorded.out.find("bye bye"), std::string::npos) << recorded.Describe();
+
+	RunResult rep = ReplayOffline(dir / "redis.dlog");
+	EXPECT_EQ(rep.code, 0) << rep.Describe();
+	EXPECT_EQ(rep.out, recorded.out) << FirstDifference("recording", recorded.out, "replay", rep.out);
+	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
+}
+
+} // namespace
