@@ -121,6 +121,8 @@ struct task {
 	int spin_probes;        /* consecutive probes that found writes (backs off the budget) */
 	int64_t run_budget_ms;  /* wall-clock budget before the spin detector looks */
 	int exit_status;        /* wait status once dead */
+	int vcpu;               /* the virtual CPU it runs on: 0, or the first one of the
+				 * affinity it set (getcpu, RDPID, RDTSCP's TSC_AUX) */
 	struct task *next;      /* all tasks, in vtid order */
 };
 

@@ -6,7 +6,8 @@
 
 #include "scheduler/task.h"
 
-enum trap_kind { TRAP_CPUID, TRAP_RDRAND, TRAP_RDSEED };
+/* RDPID (F3 0F C7 /7) is listed apart: capstone 4 decodes it as RDSEED. */
+enum trap_kind { TRAP_CPUID, TRAP_RDRAND, TRAP_RDSEED, TRAP_RDPID };
 
 struct cpu_trap {
 	enum trap_kind kind;
@@ -15,8 +16,11 @@ struct cpu_trap {
 	uint8_t width;   /* its size in bytes */
 };
 
-/* Patches every CPUID/RDRAND/RDSEED in t's executable file mappings not yet patched. */
+/* Patches every CPUID/RDRAND/RDSEED/RDPID in t's private executable file mappings not
+ * yet patched; a shared mapping is never written (that would write into the file). */
 void cpu_patch_mappings(struct task *t);
+/* The same for the mappings that overlap [start, end) only (a mapping moved or grown). */
+void cpu_patch_range(struct task *t, uint64_t start, uint64_t end);
 /* The trap patched at `addr` in t's address space, or NULL. */
 const struct cpu_trap *cpu_trap_at(struct task *t, uint64_t addr);
 /* A forked address space carries its parent's patched code. */

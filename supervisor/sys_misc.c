@@ -80,12 +80,29 @@ void sys_getrandom(struct task *t)
 
 static void code_mapped(struct task *t)
 {
-	if ((int64_t)t->regs.rax >= 0 || t->syscall_nr == __NR_mprotect)
+	if ((int64_t)t->regs.rax >= 0 || t->syscall_nr == __NR_mprotect ||
+	    t->syscall_nr == __NR_pkey_mprotect)
 		cpu_patch_mappings(t);
 }
 
-/* Implements mmap(2) and mprotect(2) with PROT_EXEC: the code is patched once mapped. */
+/* Implements mmap(2), mprotect(2) and pkey_mprotect(2) with PROT_EXEC: the code is
+ * patched once mapped. */
 void sys_map_code(struct task *t)
 {
 	tracer_want_exit(t, code_mapped);
+}
+
+static void code_remapped(struct task *t)
+{
+	int64_t at = (int64_t)t->regs.rax;
+	if (at >= 0)
+		cpu_patch_range(t, (uint64_t)at, (uint64_t)at + t->exit.saved[0]);
+}
+
+/* Implements mremap(2): a moved or grown mapping may be code not scanned yet (the part
+ * that grew); only the new range is looked at. */
+void sys_remap_code(struct task *t)
+{
+	t->exit.saved[0] = syscall_arg(t, 2);
+	tracer_want_exit(t, code_remapped);
 }

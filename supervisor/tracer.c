@@ -485,6 +485,7 @@ static struct task *adopt_child(struct task *parent, pid_t tid, int event)
 	if (flags & CLONE_CHILD_CLEARTID)
 		child->clear_child_tid = parent->exit.saved[1];
 	child->is_leader = child->tid == p->tgid;
+	child->vcpu = parent->vcpu; /* affinity is inherited */
 
 	int status = -1;
 	for (int i = 0; i < n_early; i++)
