@@ -84,6 +84,11 @@ struct ScanCase {
 	int lines;
 };
 
+void PrintTo(const ScanCase &c, std::ostream *os)
+{
+	*os << c.name;
+}
+
 class ScanMisses : public ::testing::TestWithParam<ScanCase> {};
 
 TEST_P(ScanMisses, CpuidIsVirtual)
@@ -119,6 +124,90 @@ TEST(CpuPatch, RdpidAndRdtscpGiveTheVirtualCpu)
 	std::string out = StableUnderDetrun({"--cpus", "2"}, {G + "cpu_rdpid"});
 	EXPECT_EQ(out, "start: rdpid 0 rdtscp aux 0 getcpu 0\n"
 		       "on cpu 1: rdpid 1 rdtscp aux 1 getcpu 1\n");
+}
+
+// ---- point 10: clocks without the usual syscalls, and ASLR -------------------------------
+
+// Runs the command natively until two outputs differ (at most `tries` runs).
+bool VariesNatively(const std::vector<std::string> &argv, int tries = 10)
+{
+	std::string first;
+	for (int i = 0; i < tries; i++) {
+		RunResult r = RunCommand(argv);
+		if (r.code != 0)
+			return false;
+		if (i == 0)
+			first = r.out;
+		else if (r.out != first)
+			return true;
+	}
+	return false;
+}
+
+TEST(Clock, VdsoFoundThroughMapsIsGone)
+{
+	// Natively the vDSO is in /proc/self/maps and reads the real clock.
+	RunResult native = RunCommand({G + "cpu_vdso"});
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	EXPECT_NE(native.out.find("maps: vDSO realtime"), std::string::npos) << native.out;
+	EXPECT_TRUE(VariesNatively({G + "cpu_vdso"}));
+	std::string out = StableUnderDetrun({}, {G + "cpu_vdso"});
+	EXPECT_EQ(out, "vvar pages absent\nno vDSO\n");
+	// --keep-vdso keeps it, as documented.
+	RunResult kept = RunCommand(UnderDetrun({"--keep-vdso"}, {G + "cpu_vdso"}));
+	EXPECT_NE(kept.out.find("maps: vDSO realtime"), std::string::npos) << kept.Describe();
+}
+
+TEST(Clock, AdjtimexReadsTheVirtualClock)
+{
+	EXPECT_TRUE(VariesNatively({G + "cpu_adjtimex"}));
+	std::string out = StableUnderDetrun({}, {G + "cpu_adjtimex"});
+	std::vector<std::string> lines = SplitLines(out);
+	ASSERT_EQ(lines.size(), 3u) << out;
+	// The virtual wall clock starts at the default epoch (2030-01-01).
+	EXPECT_NE(lines[0].find("state 0 time 1893456000."), std::string::npos) << out;
+	EXPECT_EQ(lines[2], "clock_adjtime monotonic: Operation not supported");
+	// Setting the clock fails as for an unprivileged program (never run natively: root
+	// would really set it).
+	std::string set = StableUnderDetrun({}, {G + "cpu_adjtimex", "set"}, 1);
+	EXPECT_NE(set.find("set tick: Operation not permitted"), std::string::npos) << set;
+}
+
+TEST(Clock, SetarchDoesNotBringAslrBack)
+{
+	std::vector<std::string> argv{"setarch", "x86_64", G + "cpu_aslr"};
+	EXPECT_TRUE(VariesNatively(argv));
+	std::string out = StableUnderDetrun({}, argv);
+	EXPECT_NE(out.find("personality 0\n"), std::string::npos) << out;
+	// The program sees the personality it would have natively, not detrun's
+	// ADDR_NO_RANDOMIZE.
+	std::string plain = StableUnderDetrun({}, {G + "cpu_aslr"}, 1);
+	EXPECT_NE(plain.find("personality 0\n"), std::string::npos) << plain;
+	EXPECT_EQ(SplitLines(plain)[0], SplitLines(out)[0]);
+}
+
+// ---- point 20: trapping RDTSC and CPUID leaves the program's signal state alone ----------
+
+TEST(TrapSignals, BlockedIgnoredAndHandledStayAsSet)
+{
+	// The guest blocks SIGSEGV and SIGILL and ignores SIGSEGV, then execs itself: the
+	// loader reads the TSC and runs CPUID under that mask. Then handlers, masks and
+	// SA_RESETHAND around more traps. Natively nothing changes them.
+	RunResult native = RunCommand({G + "cpu_sigstate"});
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	ASSERT_NE(native.out.find("after exec                   SIGSEGV blocked 1 ignore"),
+		  std::string::npos) << native.out;
+	std::string out = StableUnderDetrun({}, {G + "cpu_sigstate"}, 2);
+	EXPECT_EQ(out, native.out) << FirstDifference("native", native.out, "detrun", out);
+}
+
+TEST(TrapSignals, RealFaultsStillEndTheProgram)
+{
+	// SIGSEGV/SIGILL with the default action, sent or raised by a fault, still kill.
+	for (const char *sig : {"11", "4"}) {
+		RunResult r = RunCommand(UnderDetrun({}, {G + "kill_self", sig}));
+		EXPECT_EQ(r.code, 128 + atoi(sig)) << r.Describe();
+	}
 }
 
 } // namespace
