@@ -297,8 +297,36 @@ static void decode_function(csh cs, const struct elf *e, const struct range *f,
 	cs_free(insn, 1);
 }
 
-/* Decodes [start, end) (link-time addresses) linearly, skipping a byte where decoding
- * fails; records every trapped instruction. For code no function range covers. */
+/* Instructions compiled code does not contain in user space, but data decoded as code
+ * often does: a stretch showing one is taken for data. */
+static bool implausible(const cs_insn *insn)
+{
+	const cs_x86 *x86 = &insn->detail->x86;
+	for (int i = 0; i < insn->detail->groups_count; i++)
+		if (insn->detail->groups[i] == X86_GRP_PRIVILEGE ||
+		    insn->detail->groups[i] == X86_GRP_IRET)
+			return true;
+	switch (insn->id) {
+	case X86_INS_IN: case X86_INS_INSB: case X86_INS_INSW: case X86_INS_INSD:
+	case X86_INS_OUT: case X86_INS_OUTSB: case X86_INS_OUTSW: case X86_INS_OUTSD:
+	case X86_INS_HLT: case X86_INS_ENTER: case X86_INS_LJMP: case X86_INS_LCALL:
+	case X86_INS_INT: case X86_INS_INTO: case X86_INS_INT1: case X86_INS_SALC:
+	case X86_INS_RETF: case X86_INS_RETFQ: case X86_INS_CLI: case X86_INS_STI:
+	case X86_INS_LDS: case X86_INS_LES: case X86_INS_LSS: case X86_INS_LFS: case X86_INS_LGS:
+		return true;
+	}
+	for (int i = 0; i < x86->op_count; i++)
+		if (x86->operands[i].type == X86_OP_REG &&
+		    (x86->operands[i].reg == X86_REG_CS || x86->operands[i].reg == X86_REG_DS ||
+		     x86->operands[i].reg == X86_REG_ES || x86->operands[i].reg == X86_REG_SS))
+			return true;
+	return false;
+}
+
+/* Decodes [start, end) (link-time addresses) linearly and records every trapped
+ * instruction, for code no function range covers — but only if the whole stretch decodes
+ * as plausible code: hand-written assembly does, while constant tables kept in .text
+ * (OpenSSL's) do not, and patching a constant would corrupt it. */
 static void sweep(csh cs, const struct elf *e, uint64_t start, uint64_t end, struct analysis *an)
 {
 	uint64_t off = elf_offset_of(e, start);
@@ -309,19 +337,25 @@ static void sweep(csh cs, const struct elf *e, uint64_t start, uint64_t end, str
 		any = candidate_at(e->data + off + k, end - start - k);
 	if (!any)
 		return;
+	struct analysis found = { 0 };
 	const uint8_t *code = e->data + off;
 	size_t size = end - start;
 	uint64_t addr = start;
 	cs_insn *insn = cs_malloc(cs);
-	while (size) {
-		if (!cs_disasm_iter(cs, &code, &size, &addr, insn)) {
-			code++, size--, addr++;
-			continue;
-		}
-		if (is_trapped_insn(insn->id))
-			add_site(an, elf_offset_of(e, insn->address), insn);
+	bool plausible = true;
+	while (size && plausible) {
+		plausible = cs_disasm_iter(cs, &code, &size, &addr, insn) && !implausible(insn);
+		if (plausible && is_trapped_insn(insn->id))
+			add_site(&found, elf_offset_of(e, insn->address), insn);
 	}
 	cs_free(insn, 1);
+	for (int i = 0; plausible && i < found.n_sites; i++) {
+		an->sites = realloc(an->sites, (size_t)(an->n_sites + 1) * sizeof(*an->sites));
+		if (!an->sites)
+			abort();
+		an->sites[an->n_sites++] = found.sites[i];
+	}
+	free(found.sites);
 }
 
 /* Executable stretches, from the section headers (or the PT_LOAD segments without them). */

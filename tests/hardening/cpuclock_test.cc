@@ -119,8 +119,9 @@ TEST(CpuPatch, RdpidAndRdtscpGiveTheVirtualCpu)
 	// Natively the numbers name the real CPU: they change with where the task runs.
 	RunResult on0 = RunCommand({"taskset", "-c", "0", G + "cpu_rdpid"});
 	RunResult on1 = RunCommand({"taskset", "-c", "1", G + "cpu_rdpid"});
-	if (on0.code == 0 && on1.code == 0)
+	if (on0.code == 0 && on1.code == 0) {
 		EXPECT_NE(SplitLines(on0.out)[0], SplitLines(on1.out)[0]);
+	}
 	std::string out = StableUnderDetrun({"--cpus", "2"}, {G + "cpu_rdpid"});
 	EXPECT_EQ(out, "start: rdpid 0 rdtscp aux 0 getcpu 0\n"
 		       "on cpu 1: rdpid 1 rdtscp aux 1 getcpu 1\n");
