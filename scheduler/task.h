@@ -128,6 +128,8 @@ struct task {
 	uint64_t clear_child_tid; /* kernel zeroes and futex-wakes this at thread exit */
 	long syscall_nr;        /* syscall of the current stop, -1 if not at a syscall */
 	bool spin_descheduled;  /* yielded by the spin detector, not at a syscall */
+	bool in_exec_stop;      /* at PTRACE_EVENT_EXEC: the execve has yet to return, and
+				 * an injected call only runs after it (remote.c) */
 	long external_restart;  /* 1 + the syscall whose external call was interrupted and
 				 * is restarted by the kernel; 0 for none (read is 0) */
 	int spin_probes;        /* consecutive probes that found writes (backs off the budget) */

@@ -147,7 +147,9 @@ void syscall_rewind(struct task *t)
 /* Single-step the syscall instruction of `call` so the task stops right after it returns.
  * A signal that arrives meanwhile is kept for the task's next real resume. At an exec
  * stop the first step only finishes the execve (its exit reports the step before the
- * injected instruction ran): the call's registers `call` are set again and stepped. */
+ * injected instruction ran, and writes its result over the call's number): the call's
+ * registers are set again and stepped once more. (At a seccomp stop the call replaces
+ * the pending one and has run by the first report.) */
 static long step_over_syscall(struct task *t, struct user_regs_struct *call)
 {
 	int request = PTRACE_SINGLESTEP;
@@ -155,8 +157,11 @@ static long step_over_syscall(struct task *t, struct user_regs_struct *call)
 		if (ptrace(request, t->tid, 0, 0) < 0)
 			return -errno;
 		int status;
-		if (waitpid(t->tid, &status, __WALL) < 0)
-			return -errno;
+		/* detrun's own timer (the spin budget) may interrupt the wait: the step is
+		 * still under way, and giving up here would lose its stop. */
+		while (waitpid(t->tid, &status, __WALL) < 0)
+			if (errno != EINTR)
+				return -errno;
 		if (!WIFSTOPPED(status))
 			return -ESRCH;
 		int sig = WSTOPSIG(status);
@@ -165,9 +170,9 @@ static long step_over_syscall(struct task *t, struct user_regs_struct *call)
 			struct user_regs_struct r;
 			if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
 				return -errno;
-			if (r.rip != call->rip)
+			if (!t->in_exec_stop)
 				return 0; /* the single-step trap after the syscall */
-			/* The execve's exit wrote its result over the call's number. */
+			t->in_exec_stop = false;
 			if (ptrace(PTRACE_SETREGS, t->tid, 0, call) < 0)
 				return -errno;
 			continue;

@@ -562,8 +562,10 @@ static void on_exec_event(struct task *reported)
 	t->clear_child_tid = 0;
 	t->regs_valid = false;
 	auxv_rewrite(t, !tracer_opts->keep_vdso);
+	t->in_exec_stop = true;
 	exec_setup(t, !tracer_opts->keep_vdso);
 	trap_signals_exec(t);
+	t->in_exec_stop = false;
 	cpu_patch_mappings(t);
 	files_executed(t);
 	trace_event(t, "  exec done");
