@@ -134,9 +134,9 @@ static int by_dlopen(const char *lib)
 		brand(text);
 		if (round == 1)
 			first = (void *)brand;
-		else if ((void *)brand != first)
-			fprintf(stderr, "note: loaded again at another address\n");
-		printf("dlopen round %d: %s\n", round, text);
+		printf("dlopen round %d%s: %s\n", round,
+		       round == 1 ? "" : (void *)brand == first ? " (same address)" : " (elsewhere)",
+		       text);
 		dlclose(h);
 	}
 	return 0;
