@@ -105,8 +105,9 @@ TEST_P(ScanMisses, CpuidIsVirtual)
 	EXPECT_EQ((int)lines.size(), c.lines) << out;
 	for (const auto &l : lines)
 		EXPECT_NE(l.find(": " + kVirtualBrand), std::string::npos) << "real CPUID ran: " << l;
-	if (c.lines == 2) // the case is a library loaded again where it was before
+	if (c.lines == 2) { // the case is a library loaded again where it was before
 		EXPECT_NE(out.find("round 2 (same address)"), std::string::npos) << out;
+	}
 }
 
 INSTANTIATE_TEST_SUITE_P(
