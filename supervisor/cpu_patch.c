@@ -61,6 +61,48 @@ struct patched {
 
 static struct patched *patched;
 
+/* Executable mappings of each address space as last seen in its maps. Every way to make
+ * code executable stops (exec, mmap, mprotect, pkey_mprotect with PROT_EXEC), so an
+ * mremap of a range not listed here moves no code and needs no scan. Ranges unmapped
+ * since (munmap runs freely) only cost a needless scan. */
+struct code_range {
+	int aspace;
+	uint64_t start, end;
+	struct code_range *next;
+};
+
+static struct code_range *code_ranges;
+
+static void code_range_add(int aspace, uint64_t start, uint64_t end)
+{
+	struct code_range *r = calloc(1, sizeof(*r));
+	if (!r)
+		abort();
+	*r = (struct code_range){ aspace, start, end, code_ranges };
+	code_ranges = r;
+}
+
+static void code_ranges_forget(int aspace)
+{
+	for (struct code_range **rr = &code_ranges; *rr;) {
+		struct code_range *r = *rr;
+		if (r->aspace == aspace) {
+			*rr = r->next;
+			free(r);
+		} else {
+			rr = &r->next;
+		}
+	}
+}
+
+bool cpu_patch_is_code(int aspace, uint64_t start, uint64_t end)
+{
+	for (struct code_range *r = code_ranges; r; r = r->next)
+		if (r->aspace == aspace && r->start < end && start < r->end)
+			return true;
+	return false;
+}
+
 /* ---- ELF ------------------------------------------------------------------------------ */
 
 struct elf {
@@ -531,17 +573,21 @@ static void patch_in(struct task *t, uint64_t lo, uint64_t hi, bool full)
 	FILE *maps = fopen(path, "re");
 	if (!maps)
 		return;
-	if (full)
+	if (full) {
 		for (struct patched *p = patched; p; p = p->next)
 			if (p->aspace == t->proc->aspace)
 				p->seen = false;
+		code_ranges_forget(t->proc->aspace);
+	}
 	while (fgets(line, sizeof(line), maps)) {
 		unsigned long long start, end, off;
 		char perms[8];
 		int name_at = 0;
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off,
-			   &name_at) < 4 || perms[2] != 'x' || !name_at || line[name_at] != '/' ||
-		    end <= lo || start >= hi)
+			   &name_at) < 4 || perms[2] != 'x' || end <= lo || start >= hi)
+			continue;
+		code_range_add(t->proc->aspace, start, end);
+		if (!name_at || line[name_at] != '/')
 			continue;
 		line[strcspn(line, "\n")] = 0;
 		char file[64];
@@ -587,6 +633,9 @@ const struct cpu_trap *cpu_trap_at(struct task *t, uint64_t addr)
 
 void cpu_patch_inherit(int parent_aspace, int child_aspace)
 {
+	for (struct code_range *r = code_ranges; r; r = r->next)
+		if (r->aspace == parent_aspace)
+			code_range_add(child_aspace, r->start, r->end);
 	for (struct patched *p = patched; p; p = p->next)
 		if (p->aspace == parent_aspace) {
 			struct patched *c = calloc(1, sizeof(*c));

@@ -2,6 +2,7 @@
 #ifndef DETRUN_SUPERVISOR_CPU_PATCH_H
 #define DETRUN_SUPERVISOR_CPU_PATCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "scheduler/task.h"
@@ -21,6 +22,8 @@ struct cpu_trap {
 void cpu_patch_mappings(struct task *t);
 /* The same for the mappings that overlap [start, end) only (a mapping moved or grown). */
 void cpu_patch_range(struct task *t, uint64_t start, uint64_t end);
+/* Does [start, end) overlap code mapped in address space `aspace`, as far as detrun knows? */
+bool cpu_patch_is_code(int aspace, uint64_t start, uint64_t end);
 /* The trap patched at `addr` in t's address space, or NULL. */
 const struct cpu_trap *cpu_trap_at(struct task *t, uint64_t addr);
 /* A forked address space carries its parent's patched code. */

@@ -100,10 +100,13 @@ static void code_remapped(struct task *t)
 		cpu_patch_range(t, (uint64_t)at, (uint64_t)at + t->exit.saved[0]);
 }
 
-/* Implements mremap(2): a moved or grown mapping may be code not scanned yet (the part
- * that grew); only the new range is looked at. */
+/* Implements mremap(2): a moved or grown mapping of code may show code not scanned yet
+ * (the part that grew); only the new range is looked at. Data mappings (realloc) run on. */
 void sys_remap_code(struct task *t)
 {
+	uint64_t old = syscall_arg(t, 0), old_size = syscall_arg(t, 1);
+	if (!cpu_patch_is_code(t->proc->aspace, old, old + (old_size ? old_size : 1)))
+		return;
 	t->exit.saved[0] = syscall_arg(t, 2);
 	tracer_want_exit(t, code_remapped);
 }
