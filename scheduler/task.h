@@ -67,6 +67,11 @@ enum task_state {
 	TASK_DEAD,
 };
 
+/* A signal action as rt_sigaction(2) passes it (struct kernel_sigaction on x86_64). */
+struct signal_action {
+	uint64_t handler, flags, restorer, mask;
+};
+
 /* State shared by the threads of one process (one address space, one signal table). */
 struct process {
 	int refs;
@@ -74,6 +79,7 @@ struct process {
 	pid_t ns_tgid;          /* the pid the group itself sees (its PID namespace) */
 	int aspace;             /* address-space id; vfork children share their parent's */
 	int pidfd;              /* for pidfd_getfd; -1 until first needed */
+	int stat_fd;            /* /proc/TGID/stat, kept open; -1 until first needed */
 	uint64_t sa_restart;    /* bit (sig-1) set when that signal's handler has SA_RESTART */
 	uint64_t caught;        /* bit (sig-1) set when that signal has a handler */
 	uint64_t ignored;       /* bit (sig-1) set when that signal is SIG_IGN */
@@ -82,6 +88,12 @@ struct process {
 	struct task *vfork_parent; /* parked parent while this vfork child shares its memory */
 	bool dying;             /* exit_group, a fatal signal or SIGKILL: every thread will die */
 	int64_t start_ns;       /* virtual monotonic time of its creation */
+	unsigned persona;       /* personality(2) as the program set it; the kernel's also has
+				 * ADDR_NO_RANDOMIZE, always */
+	/* SIGILL and SIGSEGV, which detrun's traps use (supervisor/trap_signals.h): the
+	 * program's actions, and the handlers the kernel has in their place. */
+	struct signal_action trap_program[2], trap_kernel[2];
+	bool trap_armed;        /* the kernel's are handlers: forcing shows a blocked signal */
 };
 
 /* Handler state carried from a syscall's entry stop to its exit stop. */
@@ -116,11 +128,15 @@ struct task {
 	uint64_t clear_child_tid; /* kernel zeroes and futex-wakes this at thread exit */
 	long syscall_nr;        /* syscall of the current stop, -1 if not at a syscall */
 	bool spin_descheduled;  /* yielded by the spin detector, not at a syscall */
+	bool in_exec_stop;      /* at PTRACE_EVENT_EXEC: the execve has yet to return, and
+				 * an injected call only runs after it (remote.c) */
 	long external_restart;  /* 1 + the syscall whose external call was interrupted and
 				 * is restarted by the kernel; 0 for none (read is 0) */
 	int spin_probes;        /* consecutive probes that found writes (backs off the budget) */
 	int64_t run_budget_ms;  /* wall-clock budget before the spin detector looks */
 	int exit_status;        /* wait status once dead */
+	int vcpu;               /* the virtual CPU it runs on: 0, or the first one of the
+				 * affinity it set (getcpu, RDPID, RDTSCP's TSC_AUX) */
 	struct task *next;      /* all tasks, in vtid order */
 };
 

@@ -12,4 +12,11 @@ struct task;
  * which detrun answers from the virtual clock. */
 void auxv_rewrite(struct task *t, bool hide_vdso);
 
+/* Call at the exec stop, after auxv_rewrite. Gives the process a syscall instruction for
+ * injected calls (proc->syscall_insn, found in the code about to run) and, with
+ * remove_vdso, unmaps the vDSO and its data pages ([vvar], [vvar_vclock]): a program that
+ * finds the vDSO without the auxiliary vector (in /proc/self/maps, by its ELF symbols)
+ * would otherwise read the real clock there without a syscall. */
+void exec_setup(struct task *t, bool remove_vdso);
+
 #endif

@@ -2,10 +2,19 @@
  *
  * These machines have no CPUID faulting, so the instructions themselves are replaced:
  * UD2 over their first two bytes, and the SIGILL that follows is emulated (sys_cpu.c).
- * A byte is only ever patched where capstone, decoding a whole function from its first
+ * RDPID (the CPU number, without a syscall) is patched the same way.
+ * A byte is patched where capstone, decoding a whole function from its first
  * instruction, found that exact instruction: function starts come from the ELF symbol
- * tables and from .eh_frame, which covers stripped libraries. A cheap byte scan first
- * picks the few functions worth decoding. Each file is analysed once per run. */
+ * tables and from .eh_frame, which covers stripped libraries. Executable code that no
+ * symbol or unwind entry covers (hand-written assembly, stripped code without .eh_frame)
+ * is decoded by a linear sweep from the start of the uncovered stretch. A cheap byte scan
+ * first picks the few stretches worth decoding. Each file is analysed once per run.
+ *
+ * Only private mappings are written: a write into a MAP_SHARED file mapping would reach
+ * the file itself, and detrun never changes a file. Such code runs natively, with a
+ * hazard. Whether a site is already patched is read from the tracee's bytes, not from
+ * memory of past patches, so code mapped again at the same address (dlclose, then
+ * dlopen) is patched again. */
 #include "supervisor/cpu_patch.h"
 
 #include <capstone/capstone.h>
@@ -44,10 +53,55 @@ struct patched {
 	int aspace;
 	uint64_t addr;
 	struct cpu_trap trap;
+	const struct analysis *file; /* the file and offset the site was patched from */
+	uint64_t offset;
+	bool seen;                   /* still mapped there, at the latest full scan */
 	struct patched *next;
 };
 
 static struct patched *patched;
+
+/* Executable mappings of each address space as last seen in its maps. Every way to make
+ * code executable stops (exec, mmap, mprotect, pkey_mprotect with PROT_EXEC), so an
+ * mremap of a range not listed here moves no code and needs no scan. Ranges unmapped
+ * since (munmap runs freely) only cost a needless scan. */
+struct code_range {
+	int aspace;
+	uint64_t start, end;
+	struct code_range *next;
+};
+
+static struct code_range *code_ranges;
+
+static void code_range_add(int aspace, uint64_t start, uint64_t end)
+{
+	struct code_range *r = calloc(1, sizeof(*r));
+	if (!r)
+		abort();
+	*r = (struct code_range){ aspace, start, end, code_ranges };
+	code_ranges = r;
+}
+
+static void code_ranges_forget(int aspace)
+{
+	for (struct code_range **rr = &code_ranges; *rr;) {
+		struct code_range *r = *rr;
+		if (r->aspace == aspace) {
+			*rr = r->next;
+			free(r);
+		} else {
+			rr = &r->next;
+		}
+	}
+}
+
+bool cpu_patch_is_code(int aspace, uint64_t start, uint64_t end)
+{
+	for (struct code_range *r = code_ranges; r; r = r->next)
+		if (r->aspace == aspace && r->start < end && start < r->end)
+			return true;
+	return false;
+}
 
 /* ---- ELF ------------------------------------------------------------------------------ */
 
@@ -238,20 +292,34 @@ static int by_start(const void *a, const void *b)
 static void add_site(struct analysis *an, uint64_t offset, const cs_insn *insn)
 {
 	struct cpu_trap trap = { .length = insn->size };
+	cs_x86 *x86 = &insn->detail->x86;
 	if (insn->id == X86_INS_CPUID) {
 		trap.kind = TRAP_CPUID;
 	} else {
 		trap.kind = insn->id == X86_INS_RDRAND ? TRAP_RDRAND : TRAP_RDSEED;
-		cs_x86 *x86 = &insn->detail->x86;
 		if (x86->op_count != 1 || x86->operands[0].type != X86_OP_REG)
 			return;
 		trap.reg = x86->operands[0].reg;
 		trap.width = x86->operands[0].size;
+		/* F3 0F C7 /7 is RDPID (RDSEED takes no F3 prefix); it writes a 64-bit
+		 * register. Capstone 4 decodes it as RDSEED of the 32-bit register and
+		 * drops the prefix from its details, so the bytes are looked at. */
+		bool f3 = false;
+		for (int i = 0; i < insn->size && insn->bytes[i] != 0x0f; i++)
+			f3 |= insn->bytes[i] == 0xf3;
+		if (insn->id == X86_INS_RDSEED && f3)
+			trap.kind = TRAP_RDPID, trap.width = 8;
 	}
 	an->sites = realloc(an->sites, (size_t)(an->n_sites + 1) * sizeof(*an->sites));
 	if (!an->sites)
 		abort();
 	an->sites[an->n_sites++] = (struct site){ offset, trap };
+}
+
+/* RDPID is among the RDSEEDs (see add_site). */
+static bool is_trapped_insn(unsigned id)
+{
+	return id == X86_INS_CPUID || id == X86_INS_RDRAND || id == X86_INS_RDSEED;
 }
 
 /* Decodes function `f` from its start; records every CPUID/RDRAND/RDSEED it contains. */
@@ -266,10 +334,106 @@ static void decode_function(csh cs, const struct elf *e, const struct range *f,
 	uint64_t addr = f->start;
 	cs_insn *insn = cs_malloc(cs);
 	while (size && cs_disasm_iter(cs, &code, &size, &addr, insn))
-		if (insn->id == X86_INS_CPUID || insn->id == X86_INS_RDRAND ||
-		    insn->id == X86_INS_RDSEED)
+		if (is_trapped_insn(insn->id))
 			add_site(an, elf_offset_of(e, insn->address), insn);
 	cs_free(insn, 1);
+}
+
+/* Instructions compiled code does not contain in user space, but data decoded as code
+ * often does: a stretch showing one is taken for data. */
+static bool implausible(const cs_insn *insn)
+{
+	const cs_x86 *x86 = &insn->detail->x86;
+	for (int i = 0; i < insn->detail->groups_count; i++)
+		if (insn->detail->groups[i] == X86_GRP_PRIVILEGE ||
+		    insn->detail->groups[i] == X86_GRP_IRET)
+			return true;
+	switch (insn->id) {
+	case X86_INS_IN: case X86_INS_INSB: case X86_INS_INSW: case X86_INS_INSD:
+	case X86_INS_OUT: case X86_INS_OUTSB: case X86_INS_OUTSW: case X86_INS_OUTSD:
+	case X86_INS_HLT: case X86_INS_ENTER: case X86_INS_LJMP: case X86_INS_LCALL:
+	case X86_INS_INT: case X86_INS_INTO: case X86_INS_INT1: case X86_INS_SALC:
+	case X86_INS_RETF: case X86_INS_RETFQ: case X86_INS_CLI: case X86_INS_STI:
+	case X86_INS_LDS: case X86_INS_LES: case X86_INS_LSS: case X86_INS_LFS: case X86_INS_LGS:
+		return true;
+	}
+	for (int i = 0; i < x86->op_count; i++)
+		if (x86->operands[i].type == X86_OP_REG &&
+		    (x86->operands[i].reg == X86_REG_CS || x86->operands[i].reg == X86_REG_DS ||
+		     x86->operands[i].reg == X86_REG_ES || x86->operands[i].reg == X86_REG_SS))
+			return true;
+	return false;
+}
+
+/* Decodes [start, end) (link-time addresses) linearly and records every trapped
+ * instruction, for code no function range covers — but only if the whole stretch decodes
+ * as plausible code: hand-written assembly does, while constant tables kept in .text
+ * (OpenSSL's) do not, and patching a constant would corrupt it. */
+static void sweep(csh cs, const struct elf *e, uint64_t start, uint64_t end, struct analysis *an)
+{
+	uint64_t off = elf_offset_of(e, start);
+	if (!off || off + (end - start) > e->size)
+		return;
+	bool any = false;
+	for (uint64_t k = 0; k + 1 < end - start && !any; k++)
+		any = candidate_at(e->data + off + k, end - start - k);
+	if (!any)
+		return;
+	struct analysis found = { 0 };
+	const uint8_t *code = e->data + off;
+	size_t size = end - start;
+	uint64_t addr = start;
+	cs_insn *insn = cs_malloc(cs);
+	bool plausible = true;
+	while (size && plausible) {
+		plausible = cs_disasm_iter(cs, &code, &size, &addr, insn) && !implausible(insn);
+		if (plausible && is_trapped_insn(insn->id))
+			add_site(&found, elf_offset_of(e, insn->address), insn);
+	}
+	cs_free(insn, 1);
+	for (int i = 0; plausible && i < found.n_sites; i++) {
+		an->sites = realloc(an->sites, (size_t)(an->n_sites + 1) * sizeof(*an->sites));
+		if (!an->sites)
+			abort();
+		an->sites[an->n_sites++] = found.sites[i];
+	}
+	free(found.sites);
+}
+
+/* Executable stretches, from the section headers (or the PT_LOAD segments without them). */
+static void code_regions(const struct elf *e, struct range **r, int *n, int *cap)
+{
+	for (int i = 0; i < e->eh->e_shnum; i++)
+		if ((e->sh[i].sh_flags & SHF_EXECINSTR) && e->sh[i].sh_type == SHT_PROGBITS)
+			add_range(r, n, cap, e->sh[i].sh_addr, e->sh[i].sh_addr + e->sh[i].sh_size);
+	if (*n)
+		return;
+	for (int i = 0; i < e->eh->e_phnum; i++)
+		if (e->ph[i].p_type == PT_LOAD && (e->ph[i].p_flags & PF_X))
+			add_range(r, n, cap, e->ph[i].p_vaddr, e->ph[i].p_vaddr + e->ph[i].p_filesz);
+}
+
+/* Sweeps the parts of the executable regions that no function range (sorted) covers. */
+static void sweep_uncovered(csh cs, const struct elf *e, const struct range *fns, int n,
+			    struct analysis *an)
+{
+	struct range *regions = NULL;
+	int n_regions = 0, cap = 0;
+	code_regions(e, &regions, &n_regions, &cap);
+	for (int r = 0; r < n_regions; r++) {
+		uint64_t at = regions[r].start;
+		for (int i = 0; i < n && at < regions[r].end; i++) {
+			if (fns[i].end <= at || fns[i].start >= regions[r].end)
+				continue;
+			if (fns[i].start > at)
+				sweep(cs, e, at, fns[i].start, an);
+			if (fns[i].end > at)
+				at = fns[i].end;
+		}
+		if (at < regions[r].end)
+			sweep(cs, e, at, regions[r].end, an);
+	}
+	free(regions);
 }
 
 static void analyse(struct analysis *an, const uint8_t *data, size_t size)
@@ -281,9 +445,8 @@ static void analyse(struct analysis *an, const uint8_t *data, size_t size)
 	int n = 0, cap = 0;
 	symbol_ranges(&e, &fns, &n, &cap);
 	eh_frame_ranges(&e, &fns, &n, &cap);
-	if (!n)
-		return;
-	qsort(fns, (size_t)n, sizeof(*fns), by_start);
+	if (n)
+		qsort(fns, (size_t)n, sizeof(*fns), by_start);
 	csh cs;
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
 		free(fns);
@@ -305,6 +468,7 @@ static void analyse(struct analysis *an, const uint8_t *data, size_t size)
 				break;
 			}
 	}
+	sweep_uncovered(cs, &e, fns, n, an);
 	cs_close(&cs);
 	free(fns);
 }
@@ -334,45 +498,98 @@ static struct analysis *analysis_of(int fd)
 
 /* ---- patching mapped code --------------------------------------------------------------------- */
 
-static bool already_patched(int aspace, uint64_t addr)
+static struct patched *patched_at(int aspace, uint64_t addr)
 {
 	for (struct patched *p = patched; p; p = p->next)
 		if (p->aspace == aspace && p->addr == addr)
-			return true;
-	return false;
+			return p;
+	return NULL;
 }
 
-static void patch_site(struct task *t, uint64_t addr, const struct cpu_trap *trap)
+static const uint8_t ud2[2] = { 0x0f, 0x0b };
+
+/* Patches the site of file `an` at `offset`, mapped at `addr`, unless the tracee's bytes
+ * there already are our UD2 (the original instruction never starts with 0F 0B). */
+static void patch_site(struct task *t, uint64_t addr, const struct analysis *an,
+		       const struct site *s)
 {
 	int aspace = t->proc->aspace;
-	if (already_patched(aspace, addr))
+	struct patched *p = patched_at(aspace, addr);
+	uint8_t now[2];
+	if (p && p->file == an && p->offset == s->offset && !remote_read(t, REMOTE(addr), now, 2) &&
+	    !memcmp(now, ud2, 2)) {
+		p->seen = true;
 		return;
-	static const uint8_t ud2[2] = { 0x0f, 0x0b };
+	}
 	if (remote_write(t, REMOTE(addr), ud2, sizeof(ud2))) {
 		task_warn(t, "cannot patch the instruction at %#llx", (unsigned long long)addr);
 		return;
 	}
-	struct patched *p = calloc(1, sizeof(*p));
-	if (!p)
-		abort();
-	*p = (struct patched){ aspace, addr, *trap, patched };
-	patched = p;
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p)
+			abort();
+		p->next = patched;
+		patched = p;
+	}
+	p->aspace = aspace, p->addr = addr, p->trap = s->trap;
+	p->file = an, p->offset = s->offset, p->seen = true;
 }
 
-void cpu_patch_mappings(struct task *t)
+/* Sites in a shared mapping run natively: writing there would write the file. Said once
+ * per mapping. */
+static void shared_mapping_hazard(struct task *t, uint64_t start, uint64_t addr,
+				  const char *file)
+{
+	static struct { int aspace; uint64_t start; } said[64];
+	static int n_said;
+	for (int i = 0; i < n_said; i++)
+		if (said[i].aspace == t->proc->aspace && said[i].start == start)
+			return;
+	if (n_said < 64)
+		said[n_said].aspace = t->proc->aspace, said[n_said++].start = start;
+	hazard(t, "CPUID/RDRAND/RDSEED/RDPID at %#llx runs natively: it is in a shared mapping "
+		  "of %s, and patching it would change the file", (unsigned long long)addr, file);
+}
+
+/* Forgets patches of t's address space whose code is no longer mapped there. */
+static void forget_unseen(int aspace)
+{
+	for (struct patched **pp = &patched; *pp;) {
+		struct patched *p = *pp;
+		if (p->aspace == aspace && !p->seen) {
+			*pp = p->next;
+			free(p);
+		} else {
+			pp = &p->next;
+		}
+	}
+}
+
+static void patch_in(struct task *t, uint64_t lo, uint64_t hi, bool full)
 {
 	char path[64], line[512];
 	snprintf(path, sizeof(path), "/proc/%d/maps", t->tid);
 	FILE *maps = fopen(path, "re");
 	if (!maps)
 		return;
+	if (full) {
+		for (struct patched *p = patched; p; p = p->next)
+			if (p->aspace == t->proc->aspace)
+				p->seen = false;
+		code_ranges_forget(t->proc->aspace);
+	}
 	while (fgets(line, sizeof(line), maps)) {
 		unsigned long long start, end, off;
 		char perms[8];
 		int name_at = 0;
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off,
-			   &name_at) < 4 || perms[2] != 'x' || !name_at || line[name_at] != '/')
+			   &name_at) < 4 || perms[2] != 'x' || end <= lo || start >= hi)
 			continue;
+		code_range_add(t->proc->aspace, start, end);
+		if (!name_at || line[name_at] != '/')
+			continue;
+		line[strcspn(line, "\n")] = 0;
 		char file[64];
 		snprintf(file, sizeof(file), "/proc/%d/map_files/%llx-%llx", t->tid, start, end);
 		int fd = open(file, O_RDONLY | O_CLOEXEC);
@@ -382,11 +599,28 @@ void cpu_patch_mappings(struct task *t)
 		close(fd);
 		for (int i = 0; an && i < an->n_sites; i++) {
 			const struct site *s = &an->sites[i];
-			if (s->offset >= off && s->offset + s->trap.length <= off + (end - start))
-				patch_site(t, start + (s->offset - off), &s->trap);
+			if (s->offset < off || s->offset + s->trap.length > off + (end - start))
+				continue;
+			uint64_t addr = start + (s->offset - off);
+			if (perms[3] != 'p')
+				shared_mapping_hazard(t, start, addr, line + name_at);
+			else
+				patch_site(t, addr, an, s);
 		}
 	}
 	fclose(maps);
+	if (full)
+		forget_unseen(t->proc->aspace);
+}
+
+void cpu_patch_mappings(struct task *t)
+{
+	patch_in(t, 0, UINT64_MAX, true);
+}
+
+void cpu_patch_range(struct task *t, uint64_t start, uint64_t end)
+{
+	patch_in(t, start, end, false);
 }
 
 const struct cpu_trap *cpu_trap_at(struct task *t, uint64_t addr)
@@ -399,6 +633,9 @@ const struct cpu_trap *cpu_trap_at(struct task *t, uint64_t addr)
 
 void cpu_patch_inherit(int parent_aspace, int child_aspace)
 {
+	for (struct code_range *r = code_ranges; r; r = r->next)
+		if (r->aspace == parent_aspace)
+			code_range_add(child_aspace, r->start, r->end);
 	for (struct patched *p = patched; p; p = p->next)
 		if (p->aspace == parent_aspace) {
 			struct patched *c = calloc(1, sizeof(*c));

@@ -2,11 +2,13 @@
 #ifndef DETRUN_SUPERVISOR_CPU_PATCH_H
 #define DETRUN_SUPERVISOR_CPU_PATCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "scheduler/task.h"
 
-enum trap_kind { TRAP_CPUID, TRAP_RDRAND, TRAP_RDSEED };
+/* RDPID (F3 0F C7 /7) is listed apart: capstone 4 decodes it as RDSEED. */
+enum trap_kind { TRAP_CPUID, TRAP_RDRAND, TRAP_RDSEED, TRAP_RDPID };
 
 struct cpu_trap {
 	enum trap_kind kind;
@@ -15,8 +17,13 @@ struct cpu_trap {
 	uint8_t width;   /* its size in bytes */
 };
 
-/* Patches every CPUID/RDRAND/RDSEED in t's executable file mappings not yet patched. */
+/* Patches every CPUID/RDRAND/RDSEED/RDPID in t's private executable file mappings not
+ * yet patched; a shared mapping is never written (that would write into the file). */
 void cpu_patch_mappings(struct task *t);
+/* The same for the mappings that overlap [start, end) only (a mapping moved or grown). */
+void cpu_patch_range(struct task *t, uint64_t start, uint64_t end);
+/* Does [start, end) overlap code mapped in address space `aspace`, as far as detrun knows? */
+bool cpu_patch_is_code(int aspace, uint64_t start, uint64_t end);
 /* The trap patched at `addr` in t's address space, or NULL. */
 const struct cpu_trap *cpu_trap_at(struct task *t, uint64_t addr);
 /* A forked address space carries its parent's patched code. */

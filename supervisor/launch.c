@@ -63,7 +63,7 @@ static __attribute__((noreturn)) void run_program(const char *path, char **argv,
 						  int err_fd, bool shim)
 {
 	/* Address-space layout is part of the group's initial state: no randomization. */
-	personality(ADDR_NO_RANDOMIZE);
+	personality((unsigned)personality(0xffffffff) | ADDR_NO_RANDOMIZE);
 	/* rdtsc and rdtscp fault, and detrun answers them from the virtual clock. The setting
 	 * is inherited by every thread and process and survives exec. */
 	prctl(PR_SET_TSC, PR_TSC_SIGSEGV);

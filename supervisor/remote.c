@@ -99,6 +99,9 @@ void remote_forget_process(struct process *p)
 	if (p->pidfd >= 0)
 		close(p->pidfd);
 	p->pidfd = -1;
+	if (p->stat_fd >= 0)
+		close(p->stat_fd);
+	p->stat_fd = -1;
 }
 
 static const int arg_offsets[6] = {
@@ -141,28 +144,45 @@ void syscall_rewind(struct task *t)
 	t->regs_dirty = true;
 }
 
-/* Single-step the syscall instruction so the task stops right after it returns. A signal
- * that arrives meanwhile is kept for the task's next real resume. */
-static long step_over_syscall(struct task *t)
+/* Single-step the syscall instruction of `call` so the task stops right after it returns.
+ * A signal that arrives meanwhile is kept for the task's next real resume. At an exec
+ * stop the first step only finishes the execve (its exit reports the step before the
+ * injected instruction ran, and writes its result over the call's number): the call's
+ * registers are set again and stepped once more. (At a seccomp stop the call replaces
+ * the pending one and has run by the first report.) */
+static long step_over_syscall(struct task *t, struct user_regs_struct *call)
 {
 	int request = PTRACE_SINGLESTEP;
-	for (;;) {
+	for (int steps = 0; steps < 64; steps++) {
 		if (ptrace(request, t->tid, 0, 0) < 0)
 			return -errno;
 		int status;
-		if (waitpid(t->tid, &status, __WALL) < 0)
-			return -errno;
+		/* detrun's own timer (the spin budget) may interrupt the wait: the step is
+		 * still under way, and giving up here would lose its stop. */
+		while (waitpid(t->tid, &status, __WALL) < 0)
+			if (errno != EINTR)
+				return -errno;
 		if (!WIFSTOPPED(status))
 			return -ESRCH;
 		int sig = WSTOPSIG(status);
 		unsigned event = (unsigned)status >> 16;
-		if (sig == SIGTRAP && event == 0)
-			return 0; /* the single-step trap after the syscall */
+		if (sig == SIGTRAP && event == 0) {
+			struct user_regs_struct r;
+			if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
+				return -errno;
+			if (!t->in_exec_stop)
+				return 0; /* the single-step trap after the syscall */
+			t->in_exec_stop = false;
+			if (ptrace(PTRACE_SETREGS, t->tid, 0, call) < 0)
+				return -errno;
+			continue;
+		}
 		if (event == PTRACE_EVENT_SECCOMP || event == PTRACE_EVENT_STOP)
 			continue; /* filter stop of the injected call, or a stale interrupt */
 		if (event == 0 && sig != SIGTRAP)
 			t->inject_signal = sig;
 	}
+	return -EIO;
 }
 
 long remote_syscall(struct task *t, long nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
@@ -180,7 +200,7 @@ long remote_syscall(struct task *t, long nr, uint64_t a0, uint64_t a1, uint64_t 
 	r.rdi = a0, r.rsi = a1, r.rdx = a2, r.r10 = a3, r.r8 = a4, r.r9 = a5;
 	if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0)
 		return -errno;
-	long result = step_over_syscall(t);
+	long result = step_over_syscall(t, &r);
 	if (result == 0) {
 		struct user_regs_struct after;
 		if (ptrace(PTRACE_GETREGS, t->tid, 0, &after) < 0)

@@ -102,6 +102,12 @@ static bool emulate_trap(struct task *t, const struct cpu_trap *trap)
 		virtual_cpuid((uint32_t)t->regs.rax, (uint32_t)t->regs.rcx, r);
 		t->regs.rax = r[0], t->regs.rbx = r[1], t->regs.rcx = r[2], t->regs.rdx = r[3];
 		trace_event(t, "cpuid");
+	} else if (trap->kind == TRAP_RDPID) {
+		uint64_t *slot = register_slot(t, trap->reg);
+		if (!slot)
+			return false;
+		*slot = (uint64_t)t->vcpu; /* TSC_AUX as Linux sets it: node 0, the CPU */
+		trace_event(t, "rdpid = %d", t->vcpu);
 	} else {
 		uint64_t *slot = register_slot(t, trap->reg), value;
 		if (!slot)
@@ -140,7 +146,7 @@ bool cpu_emulate_fault(struct task *t)
 	t->regs.rax = tsc & 0xffffffffu;
 	t->regs.rdx = tsc >> 32;
 	if (id == X86_INS_RDTSCP)
-		t->regs.rcx = 0; /* TSC_AUX: virtual CPU 0 */
+		t->regs.rcx = (uint64_t)t->vcpu; /* TSC_AUX: the virtual CPU, node 0 */
 	t->regs.rip += length;
 	t->regs_dirty = true;
 	trace_event(t, "%s = %llu", id == X86_INS_RDTSC ? "rdtsc" : "rdtscp",

@@ -99,16 +99,23 @@ void sys_sched_setaffinity(struct task *t)
 		syscall_emulate(t, -EFAULT);
 		return;
 	}
+	pid_t pid = (pid_t)syscall_arg(t, 0);
+	if ((mask & valid) && (pid == 0 || pid == t->ns_tid)) {
+		/* Natively the task now runs on one of these CPUs: say the first. */
+		if (!(mask & (1ULL << t->vcpu)))
+			t->vcpu = __builtin_ctzll(mask & valid);
+	}
 	syscall_emulate(t, (mask & valid) ? 0 : -EINVAL);
 }
 
-/* Implements getcpu(2): always virtual CPU 0, node 0. */
+/* Implements getcpu(2): the task's virtual CPU (0 unless its affinity excludes 0), node 0. */
 void sys_getcpu(struct task *t)
 {
-	unsigned zero = 0;
+	unsigned values[2] = { (unsigned)t->vcpu, 0 };
 	int64_t result = 0;
 	for (int i = 0; i < 2; i++)
-		if (syscall_arg(t, i) && result_of_write(t, syscall_arg(t, i), &zero, sizeof(zero)))
+		if (syscall_arg(t, i) &&
+		    result_of_write(t, syscall_arg(t, i), &values[i], sizeof(values[i])))
 			result = -EFAULT;
 	syscall_emulate(t, result);
 }

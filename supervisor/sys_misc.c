@@ -1,6 +1,7 @@
 /* Scheduling hints, randomness, and calls detrun refuses. */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/personality.h>
 #include <sys/syscall.h>
 
 #include "supervisor/cpu_patch.h"
@@ -80,12 +81,68 @@ void sys_getrandom(struct task *t)
 
 static void code_mapped(struct task *t)
 {
-	if ((int64_t)t->regs.rax >= 0 || t->syscall_nr == __NR_mprotect)
+	if ((int64_t)t->regs.rax >= 0 || t->syscall_nr == __NR_mprotect ||
+	    t->syscall_nr == __NR_pkey_mprotect)
 		cpu_patch_mappings(t);
 }
 
-/* Implements mmap(2) and mprotect(2) with PROT_EXEC: the code is patched once mapped. */
+/* Implements mmap(2), mprotect(2) and pkey_mprotect(2) with PROT_EXEC: the code is
+ * patched once mapped. */
 void sys_map_code(struct task *t)
 {
 	tracer_want_exit(t, code_mapped);
+}
+
+static void code_remapped(struct task *t)
+{
+	int64_t at = (int64_t)t->regs.rax;
+	if (at >= 0)
+		cpu_patch_range(t, (uint64_t)at, (uint64_t)at + t->exit.saved[0]);
+}
+
+/* Implements mremap(2): a moved or grown mapping of code may show code not scanned yet
+ * (the part that grew); only the new range is looked at. Data mappings (realloc) run on. */
+void sys_remap_code(struct task *t)
+{
+	uint64_t old = syscall_arg(t, 0), old_size = syscall_arg(t, 1);
+	if (!cpu_patch_is_code(t->proc->aspace, old, old + (old_size ? old_size : 1)))
+		return;
+	t->exit.saved[0] = syscall_arg(t, 2);
+	tracer_want_exit(t, code_remapped);
+}
+
+static void persona_set(struct task *t)
+{
+	if ((int64_t)t->regs.rax < 0)
+		return;
+	t->regs.rax = t->exit.saved[0]; /* the program's previous setting */
+	t->regs_dirty = true;
+	t->proc->persona = (unsigned)t->exit.saved[1];
+}
+
+/* Implements personality(2): the program's own setting is kept and reported, while the
+ * kernel's keeps ADDR_NO_RANDOMIZE (`setarch x86_64 PROG` would otherwise bring ASLR back
+ * for PROG). 0xffffffff only asks. */
+void sys_personality(struct task *t)
+{
+	unsigned persona = (unsigned)syscall_arg(t, 0);
+	if (persona == 0xffffffffu) {
+		syscall_emulate(t, t->proc->persona);
+		return;
+	}
+	t->exit.saved[0] = t->proc->persona;
+	t->exit.saved[1] = persona;
+	syscall_set_arg(t, 0, persona | ADDR_NO_RANDOMIZE);
+	tracer_want_exit(t, persona_set);
+}
+
+/* Implements arch_prctl(2) for ARCH_MAP_VDSO_* (the only codes that stop): refused unless
+ * --keep-vdso, since a vDSO reads the real clock without a syscall. */
+void sys_arch_prctl(struct task *t)
+{
+	if (tracer_opts->keep_vdso || (syscall_arg(t, 0) & ~0xfULL) != 0x2000)
+		return;
+	hazard(t, "arch_prctl(ARCH_MAP_VDSO) refused: the vDSO would read the real clock "
+		  "(--keep-vdso allows it)");
+	syscall_emulate(t, -EPERM);
 }

@@ -12,6 +12,7 @@
 #include "scheduler/vclock.h"
 #include "supervisor/report.h"
 #include "supervisor/sys_common.h"
+#include "supervisor/trap_signals.h"
 
 
 static pid_t process_group_of(pid_t pid)
@@ -122,6 +123,7 @@ void sys_sigaction(struct task *t)
 	int sig = (int)syscall_arg(t, 0);
 	uint64_t act = syscall_arg(t, 1);
 	struct kernel_sigaction ka;
+	trap_signals_sigaction(t);
 	if (sig < 1 || sig > 64 || sig == SIGKILL || sig == SIGSTOP || !act ||
 	    syscall_arg(t, 3) != 8 || remote_read(t, REMOTE(act), &ka, sizeof(ka)))
 		return;

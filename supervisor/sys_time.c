@@ -1,5 +1,7 @@
 /* Time: every clock reads the virtual clock, and sleeps wait on it. */
 #include <errno.h>
+#include <string.h>
+#include <sys/timex.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
@@ -124,4 +126,66 @@ void sys_nanosleep(struct task *t)
 		return;
 	}
 	sched_park(t, &w);
+}
+
+/* adjtimex(2)'s answer for the virtual clock: synchronised, no offset, no frequency
+ * correction, the kernel's default constants, and the virtual wall-clock time. */
+static void virtual_timex(struct timex *tx)
+{
+	int64_t ns;
+	vclock_read(CLOCK_REALTIME, &ns);
+	int modes = tx->modes;
+	memset(tx, 0, sizeof(*tx));
+	tx->modes = modes;
+	tx->maxerror = 0;
+	tx->esterror = 0;
+	tx->status = 0;
+	tx->constant = 2;
+	tx->precision = 1;
+	tx->tolerance = 500 << 16; /* 500 ppm, as the kernel reports it */
+	tx->tick = 10000;          /* microseconds per USER_HZ tick */
+	tx->time.tv_sec = ns / 1000000000LL;
+	tx->time.tv_usec = (ns % 1000000000LL) / 1000;
+}
+
+/* Reads are answered from the virtual clock; any change (modes other than 0, or
+ * ADJ_OFFSET_SS_READ alone, which only reads) fails with EPERM, as for an unprivileged
+ * program: the group's clock is virtual, and the host's clock is not the group's to set. */
+static void adjust_clock(struct task *t, uint64_t buf)
+{
+	struct timex tx;
+	if (remote_read(t, REMOTE(buf), &tx, sizeof(tx))) {
+		syscall_emulate(t, -EFAULT);
+		return;
+	}
+	if (tx.modes != 0 && tx.modes != ADJ_OFFSET_SS_READ) {
+		syscall_emulate(t, -EPERM);
+		return;
+	}
+	virtual_timex(&tx);
+	syscall_emulate(t, remote_write(t, REMOTE(buf), &tx, sizeof(tx)) ? -EFAULT : TIME_OK);
+}
+
+/* Implements adjtimex(2). */
+void sys_adjtimex(struct task *t)
+{
+	if (real_clock_read(t, CLOCK_REALTIME))
+		return;
+	adjust_clock(t, syscall_arg(t, 0));
+}
+
+/* Implements clock_adjtime(2): CLOCK_REALTIME as adjtimex; the other system clocks cannot
+ * be adjusted (EOPNOTSUPP, as the kernel says); a dynamic clock (a PTP device given as a
+ * descriptor) is outside the group and refused the same way. */
+void sys_clock_adjtime(struct task *t)
+{
+	clockid_t clk = (clockid_t)syscall_arg(t, 0);
+	if (clk != CLOCK_REALTIME) {
+		int64_t ns;
+		syscall_emulate(t, clk >= 0 && vclock_read(clk, &ns) ? -EINVAL : -EOPNOTSUPP);
+		return;
+	}
+	if (real_clock_read(t, CLOCK_REALTIME))
+		return;
+	adjust_clock(t, syscall_arg(t, 1));
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <linux/sched.h>
 #include <sched.h>
+#include <sys/personality.h>
 
 #include "scheduler/futex_queue.h"
 #include "scheduler/scheduler.h"
@@ -27,6 +28,7 @@
 #include "supervisor/stack.h"
 #include "supervisor/sys_cpu.h"
 #include "supervisor/cpu_patch.h"
+#include "supervisor/trap_signals.h"
 #include "supervisor/sys_common.h"
 #include "supervisor/syscall_table.h"
 
@@ -376,6 +378,7 @@ static struct process *new_process(pid_t tgid, int aspace)
 	p->tgid = tgid;
 	p->aspace = aspace;
 	p->pidfd = -1;
+	p->stat_fd = -1;
 	p->start_ns = vclock_now();
 	return p;
 }
@@ -473,6 +476,8 @@ static struct task *adopt_child(struct task *parent, pid_t tid, int event)
 		p->ignored = parent->proc->ignored;
 		p->sa_restart = parent->proc->sa_restart;
 		p->syscall_insn = parent->proc->syscall_insn;
+		p->persona = parent->proc->persona;
+		trap_signals_inherit(p, parent->proc);
 		if (!shares_vm)
 			cpu_patch_inherit(parent->proc->aspace, p->aspace);
 		if (event == PTRACE_EVENT_VFORK || (flags & CLONE_VFORK))
@@ -485,6 +490,7 @@ static struct task *adopt_child(struct task *parent, pid_t tid, int event)
 	if (flags & CLONE_CHILD_CLEARTID)
 		child->clear_child_tid = parent->exit.saved[1];
 	child->is_leader = child->tid == p->tgid;
+	child->vcpu = parent->vcpu; /* affinity is inherited */
 
 	int status = -1;
 	for (int i = 0; i < n_early; i++)
@@ -556,6 +562,10 @@ static void on_exec_event(struct task *reported)
 	t->clear_child_tid = 0;
 	t->regs_valid = false;
 	auxv_rewrite(t, !tracer_opts->keep_vdso);
+	t->in_exec_stop = true;
+	exec_setup(t, !tracer_opts->keep_vdso);
+	trap_signals_exec(t);
+	t->in_exec_stop = false;
 	cpu_patch_mappings(t);
 	files_executed(t);
 	trace_event(t, "  exec done");
@@ -638,6 +648,7 @@ static void on_signal_stop(struct task *t, int sig)
 {
 	t->state = TASK_STOPPED;
 	if ((sig == SIGSEGV || sig == SIGILL) && cpu_emulate_fault(t)) {
+		trap_signals_after_trap(t, sig);
 		t->syscall_nr = -1;
 		return;
 	}
@@ -652,8 +663,14 @@ static void on_signal_stop(struct task *t, int sig)
 	timers_fix_siginfo(t, sig);
 	timeline_event(t);
 	trace_event(t, "signal %d (%s)", sig, strsignal(sig));
+	bool caught = signal_is_caught(t, sig); /* before SA_RESETHAND applies */
+	if ((sig == SIGSEGV || sig == SIGILL) && !trap_signals_deliver(t, sig)) {
+		trace_event(t, "  dropped: the program ignores it");
+		t->inject_signal = 0;
+		return;
+	}
 	if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE)
-		if (!signal_is_caught(t, sig)) {
+		if (!caught) {
 			char why[64];
 			snprintf(why, sizeof(why), "fatal signal %d at t=%llu", sig,
 				 (unsigned long long)sched_now());
@@ -902,6 +919,7 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 		     "are the host's", strerror(errno));
 	install_supervisor_signals();
 	struct process *p = new_process(launched.pid, next_aspace++);
+	p->persona = (unsigned)personality(0xffffffff); /* what it would inherit natively */
 	struct task *t = sched_add(launched.pid, p);
 	t->ns_tid = p->ns_tgid = read_ns_tid(launched.pid);
 	t->is_leader = true;
