@@ -121,6 +121,7 @@ struct task {
 	int spin_probes;        /* consecutive probes that found writes (backs off the budget) */
 	int64_t run_budget_ms;  /* wall-clock budget before the spin detector looks */
 	int exit_status;        /* wait status once dead */
+	bool tsc_sigsegv;       /* the program asked for PR_TSC_SIGSEGV (the real TSC always traps) */
 	struct task *next;      /* all tasks, in vtid order */
 };
 

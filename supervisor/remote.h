@@ -25,6 +25,14 @@ int remote_store_regs(struct task *t); /* writes t->regs back if they were chang
 int remote_read(struct task *t, remote_ptr src, void *dst, size_t len);
 int remote_write(struct task *t, remote_ptr dst, const void *src, size_t len);
 
+/* Places `len` bytes in scratch memory of the stopped task, below the 128-byte red zone
+ * of its stack, and returns their address — or 0 when that memory is not private and
+ * writable (the stack pointer is the program's to set: a write there must reach no file
+ * and no other process) or the write fails. The bytes last until the task next uses its
+ * stack: for an argument the syscall about to run reads, in place of program memory
+ * detrun cannot or must not write. */
+uint64_t remote_scratch(struct task *t, const void *data, size_t len);
+
 /* A supervisor-side duplicate of the tracee's descriptor `fd` (pidfd_getfd); -errno on
  * failure (-EBADF when the tracee has no such descriptor). The caller closes it. */
 int remote_dup_fd(struct task *t, int fd);

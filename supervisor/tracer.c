@@ -27,6 +27,7 @@
 #include "supervisor/stack.h"
 #include "supervisor/sys_cpu.h"
 #include "supervisor/cpu_patch.h"
+#include "supervisor/filter.h"
 #include "supervisor/sys_common.h"
 #include "supervisor/syscall_table.h"
 
@@ -485,6 +486,7 @@ static struct task *adopt_child(struct task *parent, pid_t tid, int event)
 	if (flags & CLONE_CHILD_CLEARTID)
 		child->clear_child_tid = parent->exit.saved[1];
 	child->is_leader = child->tid == p->tgid;
+	child->tsc_sigsegv = parent->tsc_sigsegv; /* the kernel's TSC mode is inherited too */
 
 	int status = -1;
 	for (int i = 0; i < n_early; i++)
@@ -496,6 +498,8 @@ static struct task *adopt_child(struct task *parent, pid_t tid, int event)
 	if (status == -1 && waitpid(tid, &status, __WALL) < 0)
 		task_die(parent, "lost new task %d: %s", tid, strerror(errno));
 	child->state = TASK_STOPPED;
+	if (parent->exit.saved[3] && remote_load_regs(child) == 0) /* clone3 read a copy */
+		syscall_set_arg(child, 0, parent->exit.saved[3]);
 	trace_event(parent, "  new task %d (tid %d)%s", child->vtid, tid,
 		    p == parent->proc ? " thread" : " process");
 	return child;
@@ -578,6 +582,11 @@ static void on_syscall_entry(struct task *t)
 {
 	if (remote_load_regs(t))
 		return; /* killed meanwhile: its death report follows */
+	t->state = TASK_STOPPED;
+	if (filter_foreign_call(t)) { /* int 0x80 or x32: refused, never dispatched */
+		timeline_event(t);
+		return;
+	}
 	t->syscall_nr = (long)t->regs.orig_rax;
 	t->proc->syscall_insn = t->regs.rip - 2;
 	t->state = TASK_STOPPED;
@@ -908,6 +917,7 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 	t->state = TASK_RUNNING;
 	root_tgid = launched.pid;
 	namespace_init = launched.init_pid;
+	reach_set_namespaced(launched.namespaced);
 
 	for (;;) {
 		if (t)
