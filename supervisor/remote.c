@@ -112,6 +112,13 @@ uint64_t remote_scratch(struct task *t, const void *data, size_t len)
 	return addr;
 }
 
+int remote_write_unforced(struct task *t, remote_ptr dst, const void *src, size_t len)
+{
+	struct iovec local = { (void *)src, len }, remote = { (void *)dst.addr, len };
+	ssize_t n = process_vm_writev(t->tid, &local, 1, &remote, 1, 0);
+	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EFAULT;
+}
+
 int remote_dup_fd(struct task *t, int fd)
 {
 	struct process *p = t->proc;
@@ -162,6 +169,12 @@ void syscall_skip_and_restart(struct task *t)
 	t->regs.orig_rax = (uint64_t)-1;
 	t->regs.rax = nr;
 	t->regs.rip -= 2;
+	t->regs_dirty = true;
+}
+
+void syscall_set_result(struct task *t, int64_t result)
+{
+	t->regs.rax = (uint64_t)result;
 	t->regs_dirty = true;
 }
 

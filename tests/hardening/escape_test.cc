@@ -3,7 +3,11 @@
 // the group, foreign system call ABIs are refused by name, and prctl reports the
 // program's own settings. Guests: tests/guests/esc_*.c.
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <set>
@@ -114,41 +118,91 @@ TEST(Escape, Clone3UntracedWithoutScratchMemoryIsRefused)
 	EXPECT_EQ(SplitLines(r.err).size(), 1u) << r.err;
 }
 
-// A process of the run still alive and not about to die: no SIGKILL pending, not a zombie.
+// A process of the run still alive and not about to die: not exiting (PF_EXITING in the
+// flags of /proc/PID/stat: a SIGKILL already taken), no SIGKILL pending, not a zombie.
 bool Survives(pid_t pid)
 {
+	std::ifstream st("/proc/" + std::to_string(pid) + "/stat");
+	std::string stat((std::istreambuf_iterator<char>(st)), std::istreambuf_iterator<char>());
+	size_t close = stat.rfind(')');
+	if (close == std::string::npos)
+		return false; /* gone */
+	char state = 0;
+	unsigned long flags = 0;
+	if (sscanf(stat.c_str() + close + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+		return false;
+	const unsigned long kExiting = 0x4; // PF_EXITING
+	if (state == 'Z' || state == 'X' || (flags & kExiting))
+		return false;
 	std::ifstream f("/proc/" + std::to_string(pid) + "/status");
 	std::string line;
-	bool alive = false, dying = false;
-	while (std::getline(f, line)) {
-		alive = true;
-		if (line.rfind("State:", 0) == 0 && (Contains(line, "Z (") || Contains(line, "X (")))
-			dying = true;
+	while (std::getline(f, line))
 		if (line.rfind("SigPnd:", 0) == 0 || line.rfind("ShdPnd:", 0) == 0) {
 			unsigned long long mask = std::stoull(line.substr(7), nullptr, 16);
-			dying |= (mask >> (SIGKILL - 1)) & 1;
+			if ((mask >> (SIGKILL - 1)) & 1)
+				return false;
 		}
+	return true;
+}
+
+// Starts `argv` in its own session with stdout on a pipe and waits (60 s at most) for
+// `text` on it. The harness's Child is not used: it kills what a run leaves behind as soon
+// as its main process is reaped, and here the survivors are the point.
+pid_t StartAndAwait(const std::vector<std::string> &argv, const std::string &text, int *out)
+{
+	EnsureSubreaper();
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		setsid();
+		dup2(p[1], 1);
+		int null = open("/dev/null", O_RDONLY);
+		dup2(null, 0);
+		std::vector<char *> args;
+		for (const std::string &a : argv)
+			args.push_back(const_cast<char *>(a.c_str()));
+		args.push_back(nullptr);
+		execv(args[0], args.data());
+		_exit(127);
 	}
-	return alive && !dying;
+	close(p[1]);
+	*out = p[0];
+	std::string got;
+	double deadline = MonoNow() + 60;
+	while (got.find(text) == std::string::npos && MonoNow() < deadline) {
+		struct pollfd fd = {p[0], POLLIN, 0};
+		if (poll(&fd, 1, 1000) <= 0)
+			continue;
+		char buf[256];
+		ssize_t n = read(p[0], buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		got.append(buf, (size_t)n);
+	}
+	return got.find(text) == std::string::npos ? -pid : pid;
 }
 
 // The group's child clears its death signal and waits forever; detrun is killed with
-// SIGKILL. Every process of the run must be dead or dying by the time detrun is reaped
-// (PTRACE_O_EXITKILL sends the SIGKILLs as detrun exits).
+// SIGKILL. Every process of the run must be dead or dying by the time detrun is reaped:
+// PTRACE_O_EXITKILL (and the reaper's death signal) send the SIGKILLs as detrun exits.
 void ExpectNothingSurvivesKill9(const std::vector<std::string> &opts)
 {
-	Child run(UnderDetrun(opts, {Guest("esc_clone3"), "hold"}));
-	ASSERT_TRUE(run.WaitForOutput("ready", 60)) << run.Finish().Describe();
-	run.Signal(SIGKILL);
-	RunResult r = run.Finish();
-	EXPECT_EQ(r.code, 128 + SIGKILL) << r.Describe();
-	// Whatever outlived detrun was re-parented to this process (a child subreaper): with
-	// no session or group to match (-1), FindLeftovers lists exactly those and theirs.
+	int out = -1;
+	pid_t pid = StartAndAwait(UnderDetrun(opts, {Guest("esc_clone3"), "hold"}), "ready", &out);
+	ASSERT_NE(pid, 0);
+	pid_t detrun = pid > 0 ? pid : -pid;
+	kill(detrun, SIGKILL);
+	int status = 0;
+	WaitBounded(detrun, &status, 30);
+	EXPECT_GT(pid, 0) << "the guest never said ready";
 	std::vector<std::string> survivors;
-	for (const ProcInfo &p : FindLeftovers(-1))
+	for (const ProcInfo &p : FindLeftovers(detrun))
 		if (Survives(p.pid))
 			survivors.push_back(std::to_string(p.pid) + " " + p.cmdline);
-	KillLeftovers(-1);
+	KillLeftovers(detrun);
+	close(out);
 	EXPECT_TRUE(survivors.empty()) << survivors.size() << " survived, first: "
 				       << (survivors.empty() ? "" : survivors[0]);
 }
