@@ -274,3 +274,25 @@ TEST(Escape, ForeignSyscallAbisAreRefusedByName)
 }
 
 } // namespace
+
+namespace {
+
+// A timed-out pselect6/ppoll is finished by the kernel with a zero timeout; detrun must
+// not force that zero into memory the program cannot write (a const), which the kernel
+// never writes: the program's next wait would not wait.
+TEST(Escape, TimeoutsInReadOnlyMemoryAreNotOverwritten)
+{
+	RunResult r = RunCommand(UnderDetrun({}, {Guest("esc_timeout")}));
+	EXPECT_EQ(r.code, 0) << r.Describe();
+	std::string want;
+	for (int i = 0; i < 2; i++)
+		for (const char *what : {"pselect, const timeout", "ppoll, const timeout",
+					 "pselect, shared read-only timeout",
+					 "ppoll, shared read-only timeout"})
+			want += std::string(what) +
+				": result 0, waited about 1 s, timeout now 1.000000000\n";
+	EXPECT_EQ(r.out, want) << FirstDifference("detrun", r.out, "expected", want);
+	EXPECT_TRUE(r.err.empty()) << r.err;
+}
+
+} // namespace
