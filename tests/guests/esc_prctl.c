@@ -20,14 +20,31 @@ static void on_segv(int sig)
 	siglongjmp(faulted, 1);
 }
 
+/* The same seen through /proc/self/status. */
+static void status_seccomp(char *out, size_t size)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	int mode = -1, filters = -1;
+	while (f && fgets(line, sizeof(line), f)) {
+		sscanf(line, "Seccomp: %d", &mode);
+		sscanf(line, "Seccomp_filters: %d", &filters);
+	}
+	if (f)
+		fclose(f);
+	snprintf(out, size, "status Seccomp %d, Seccomp_filters %d", mode, filters);
+}
+
 static void show(const char *what)
 {
+	char status[128];
+	status_seccomp(status, sizeof(status));
 	int tsc = -1;
 	int pdeath = -1;
 	prctl(PR_GET_PDEATHSIG, &pdeath);
 	prctl(PR_GET_TSC, &tsc);
-	printf("%s: pdeathsig %d, seccomp %d, tsc %d\n", what, pdeath,
-	       prctl(PR_GET_SECCOMP), tsc);
+	printf("%s: pdeathsig %d, seccomp %d, tsc %d, %s\n", what, pdeath,
+	       prctl(PR_GET_SECCOMP), tsc, status);
 }
 
 static int own_filter(void)
