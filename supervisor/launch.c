@@ -254,15 +254,16 @@ static int proc_mount_points(char points[][256], int max)
  * shim program, everything else): one the program unmounts, or one mounted elsewhere,
  * would give it their /proc/PID. They are detached, not covered, before the group's own
  * /proc is mounted; a proc file system the program mounts later is of its own PID
- * namespace. Returns how many could not be detached. */
+ * namespace. (Submounts go with their parent: their own umount then fails, harmlessly.)
+ * Returns how many are still mounted: locked ones, in a user namespace's container,
+ * which the program cannot unmount either. */
 static int detach_host_proc(void)
 {
 	char points[64][256];
-	int n = proc_mount_points(points, 64), left = 0;
+	int n = proc_mount_points(points, 64);
 	for (int i = n - 1; i >= 0; i--)
-		if (umount2(points[i], MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
-			left++;
-	return left;
+		umount2(points[i], MNT_DETACH);
+	return proc_mount_points(points, 64);
 }
 
 static void enter_private_views(const struct launch_options *lo)
@@ -270,11 +271,9 @@ static void enter_private_views(const struct launch_options *lo)
 	if (unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC) < 0)
 		return;
 	mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
-	if (detach_host_proc()) {
-		fprintf(stderr, "detrun: cannot detach the host's /proc from the group's mount "
-			"namespace\n");
-		_exit(125);
-	}
+	if (detach_host_proc())
+		fprintf(stderr, "detrun: warning: the host's /proc cannot be detached from the "
+			"group's mount namespace (locked mounts); the group's /proc covers it\n");
 	/* A /proc of the new PID namespace: /proc/self and /proc/PID use the group's pids. */
 	mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 	cover_cpu_views(lo->cpus);

@@ -32,19 +32,20 @@ void reach_set_namespaced(bool yes)
 	namespaced = yes;
 }
 
-/* The member the group knows as `ns_tid` (any thread), or NULL. */
-static struct task *member_by_ns_tid(pid_t ns_tid)
+/* Is `ns_tid`, as the group sees pids, one of its threads or processes? A process counts
+ * by its pid even after its first thread is gone. */
+static bool member_by_ns_tid(pid_t ns_tid)
 {
 	for (struct task *u = sched_first(); u; u = u->next)
-		if (u->ns_tid == ns_tid && u->state != TASK_DEAD)
-			return u;
-	return NULL;
+		if ((u->ns_tid == ns_tid || u->proc->ns_tgid == ns_tid) && u->state != TASK_DEAD)
+			return true;
+	return false;
 }
 
 static bool member_by_host_tid(pid_t tid)
 {
 	for (struct task *u = sched_first(); u; u = u->next)
-		if (u->tid == tid && u->state != TASK_DEAD)
+		if ((u->tid == tid || u->proc->tgid == tid) && u->state != TASK_DEAD)
 			return true;
 	return false;
 }
