@@ -145,6 +145,8 @@ int main(int argc, char **argv)
 	try_open(pid, "mem", O_WRONLY, "open mem for writing");
 	try_open(pid, "fd/0", O_RDONLY, "open fd/0");
 	try_open(pid, "ns/mnt", O_RDONLY, "open ns/mnt (for setns)");
+	try_open(pid, "root/", O_RDONLY | O_DIRECTORY, "open root/");
+	try_open(pid, "exe", O_RDONLY, "open exe");
 	try_memory_calls(pid);
 	try_pidfd(pid);
 	try_signals(pid);

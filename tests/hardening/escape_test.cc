@@ -49,6 +49,7 @@ void ExpectEveryRouteRefused(const RunResult &r, const std::vector<std::string> 
 
 const std::vector<std::string> kProcessRoutes = {
 	"open mem for reading", "open mem for writing", "open fd/0", "open ns/mnt (for setns)",
+	"open root/", "open exe",
 	"process_vm_readv", "process_vm_writev", "pidfd_open", "kill", "tkill", "tgkill",
 	"rt_sigqueueinfo", "pidfd_send_signal(/proc/PID)", "ptrace",
 };
