@@ -274,6 +274,19 @@ TEST(Escape, ForeignSyscallAbisAreRefusedByName)
 	EXPECT_EQ(SplitLines(r.err).size(), 2u) << r.err;
 }
 
+// The program's own filter answering 32-bit calls with SECCOMP_RET_TRACE (which ties with
+// detrun's, and the newer filter's data wins) does not get one past detrun as the x86_64
+// call of the same number: the 32-bit clone with CLONE_UNTRACED is refused like the rest.
+TEST(Escape, ForeignSyscallsStayRefusedUnderTheProgramsOwnTraceFilter)
+{
+	RunResult r = RunCommand(UnderDetrun({}, {Guest("esc_abi"), "tie"}));
+	EXPECT_EQ(r.code, 0) << r.Describe();
+	EXPECT_EQ(r.out, "own filter: 0\nint 0x80 clone: ENOSYS\nint 0x80 getpid: ENOSYS\n"
+			 "x32 getpid: ENOSYS\nstill running\n")
+		<< r.Describe();
+	EXPECT_TRUE(Contains(r.err, "32-bit system call clone (int 0x80 number 120)")) << r.err;
+}
+
 } // namespace
 
 namespace {
