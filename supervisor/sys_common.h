@@ -66,6 +66,8 @@ void sys_random_seed(uint64_t seed);
 /* Calls that name another process (sys_reach.c): confined to members of the group. At a
  * signal-sending call's seccomp stop: true if the call was refused or done here. */
 bool reach_signal_refused(struct task *t);
+/* At fcntl's seccomp stop: F_SETOWN(_EX) naming a non-member is refused (true). */
+bool reach_owner_refused(struct task *t);
 void reach_set_namespaced(bool yes);
 
 /* The group boundary (sys_external.c). Objects outside are known by identity; this

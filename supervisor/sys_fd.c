@@ -719,6 +719,8 @@ void sys_flock(struct task *t)
 void sys_fcntl(struct task *t)
 {
 	uint64_t cmd = syscall_arg(t, 1);
+	if (reach_owner_refused(t))
+		return;
 	if (cmd == F_SETLKW)
 		retry_nonblocking(t, &setlk_retry, F_SETLK);
 	else if (cmd == F_OFD_SETLKW)

@@ -202,6 +202,26 @@ bool reach_signal_refused(struct task *t)
 	return false;
 }
 
+/* fcntl F_SETOWN and F_SETOWN_EX name the process that gets a descriptor's SIGIO (or the
+ * signal F_SETSIG chose, SIGKILL included), sent later by the kernel with the setter's
+ * permission: the owner must be a member too. (Process groups, negative owners and
+ * F_OWNER_PGRP, are left to the kernel.) */
+bool reach_owner_refused(struct task *t)
+{
+	uint64_t cmd = syscall_arg(t, 1);
+	if (cmd == F_SETOWN)
+		return refuse_pid_arg(t, 2, "fcntl(F_SETOWN)");
+	if (cmd != F_SETOWN_EX)
+		return false;
+	struct f_owner_ex owner;
+	if (remote_read(t, REMOTE(syscall_arg(t, 2)), &owner, sizeof(owner)))
+		return false; /* the kernel cannot read it either: EFAULT */
+	if (owner.type == F_OWNER_PGRP || owner.pid <= 0 || member_by_ns_tid(owner.pid))
+		return false;
+	refuse(t, "fcntl(F_SETOWN_EX)", owner.pid);
+	return true;
+}
+
 /* Implements process_vm_readv(2), process_vm_writev(2), pidfd_open(2): members only. */
 void sys_reach_pid(struct task *t)
 {

@@ -93,6 +93,17 @@ static void try_pidfd(pid_t pid)
 
 static void try_signals(pid_t pid)
 {
+	/* SIGIO (or any signal, F_SETSIG) sent by the kernel to a descriptor's owner */
+	int p[2];
+	if (pipe(p) == 0) {
+		long r = fcntl(p[0], F_SETOWN, pid);
+		verdict("fcntl(F_SETOWN)", r, errno);
+		struct f_owner_ex owner = { F_OWNER_PID, pid };
+		r = fcntl(p[0], F_SETOWN_EX, &owner);
+		verdict("fcntl(F_SETOWN_EX)", r, errno);
+		close(p[0]);
+		close(p[1]);
+	}
 	long r = kill(pid, SIGCONT);
 	verdict("kill", r, errno);
 	r = syscall(SYS_tkill, pid, SIGCONT);

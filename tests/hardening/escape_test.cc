@@ -51,7 +51,8 @@ const std::vector<std::string> kProcessRoutes = {
 	"open mem for reading", "open mem for writing", "open fd/0", "open ns/mnt (for setns)",
 	"open root/", "open exe",
 	"process_vm_readv", "process_vm_writev", "pidfd_open", "kill", "tkill", "tgkill",
-	"rt_sigqueueinfo", "pidfd_send_signal(/proc/PID)", "ptrace",
+	"rt_sigqueueinfo", "pidfd_send_signal(/proc/PID)", "fcntl(F_SETOWN)",
+	"fcntl(F_SETOWN_EX)", "ptrace",
 };
 
 TEST(Escape, ReaperIsOutOfReach)
