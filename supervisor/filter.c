@@ -97,12 +97,14 @@ int filter_install(bool shim_intercepts)
 		if (c && c->every_call_with_shim && shim_intercepts)
 			c = NULL;
 		if (e->cls == SC_EXTERNAL && !shim_intercepts)
-			err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)e->nr, 0);
+			err = has_values(e->nr)
+				      ? allow_unless_equal(ctx, e->nr)
+				      : seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)e->nr, 0);
 		else if (c) /* allowed unless the argument has one of the bits; else the default */
 			err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)e->nr, 1,
 					       SCMP_CMP((unsigned)c->arg, SCMP_CMP_MASKED_EQ,
 							c->mask, 0));
-		else if (has_values(e->nr))
+		else if (has_values(e->nr) && e->cls != SC_EXTERNAL) /* with a shim: every call */
 			err = allow_unless_equal(ctx, e->nr);
 		else if (e->cls == SC_ALLOW)
 			err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)e->nr, 0);

@@ -68,6 +68,8 @@ void sys_random_seed(uint64_t seed);
 bool reach_signal_refused(struct task *t);
 /* At fcntl's seccomp stop: F_SETOWN(_EX) naming a non-member is refused (true). */
 bool reach_owner_refused(struct task *t);
+/* At ioctl's stop (the filter stops FIOSETOWN and SIOCSPGRP even without a shim). */
+bool reach_ioctl_owner_refused(struct task *t);
 void reach_set_namespaced(bool yes);
 
 /* The group boundary (sys_external.c). Objects outside are known by identity; this

@@ -15,6 +15,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -219,6 +221,20 @@ bool reach_owner_refused(struct task *t)
 	if (owner.type == F_OWNER_PGRP || owner.pid <= 0 || member_by_ns_tid(owner.pid))
 		return false;
 	refuse(t, "fcntl(F_SETOWN_EX)", owner.pid);
+	return true;
+}
+
+/* ioctl FIOSETOWN and SIOCSPGRP set a socket's owner the same way (an int in memory). */
+bool reach_ioctl_owner_refused(struct task *t)
+{
+	uint64_t cmd = (uint32_t)syscall_arg(t, 1);
+	if (cmd != FIOSETOWN && cmd != SIOCSPGRP)
+		return false;
+	int32_t pid;
+	if (remote_read(t, REMOTE(syscall_arg(t, 2)), &pid, sizeof(pid)) || pid <= 0 ||
+	    member_by_ns_tid(pid))
+		return false;
+	refuse(t, cmd == FIOSETOWN ? "ioctl(FIOSETOWN)" : "ioctl(SIOCSPGRP)", pid);
 	return true;
 }
 

@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <sys/prctl.h>
 #include <stdio.h>
 #include <sys/syscall.h>

@@ -20,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -103,6 +105,15 @@ static void try_signals(pid_t pid)
 		verdict("fcntl(F_SETOWN_EX)", r, errno);
 		close(p[0]);
 		close(p[1]);
+	}
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s >= 0) {
+		int owner = pid;
+		long r = ioctl(s, FIOSETOWN, &owner);
+		verdict("ioctl(FIOSETOWN)", r, errno);
+		r = ioctl(s, SIOCSPGRP, &owner);
+		verdict("ioctl(SIOCSPGRP)", r, errno);
+		close(s);
 	}
 	long r = kill(pid, SIGCONT);
 	verdict("kill", r, errno);

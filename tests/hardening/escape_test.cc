@@ -52,7 +52,7 @@ const std::vector<std::string> kProcessRoutes = {
 	"open root/", "open exe",
 	"process_vm_readv", "process_vm_writev", "pidfd_open", "kill", "tkill", "tgkill",
 	"rt_sigqueueinfo", "pidfd_send_signal(/proc/PID)", "fcntl(F_SETOWN)",
-	"fcntl(F_SETOWN_EX)", "ptrace",
+	"fcntl(F_SETOWN_EX)", "ioctl(FIOSETOWN)", "ioctl(SIOCSPGRP)", "ptrace",
 };
 
 TEST(Escape, ReaperIsOutOfReach)
