@@ -21,8 +21,8 @@ static void strip_untraced(struct task *t, uint64_t *flags)
 	syscall_set_arg(t, 0, *flags);
 }
 
-/* clone3's argument after a failed strip, or a clone3 that was never rewritten: the
- * program's own register comes back at the exit (in the child, at its first stop). */
+/* At the exit of a clone3 that read a copy: the program's own argument register comes
+ * back (the child gets it at its first stop, tracer.c adopt_child). */
 static void clone3_restore_arg(struct task *t)
 {
 	if (!t->exit.saved[3])
