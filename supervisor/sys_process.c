@@ -21,8 +21,9 @@ static void strip_untraced(struct task *t, uint64_t *flags)
 	syscall_set_arg(t, 0, *flags);
 }
 
-/* At the exit of a clone3 that read a copy: the program's own argument register comes
- * back (the child gets it at its first stop, tracer.c adopt_child). */
+/* At the exit of a clone3 that read a copy and failed: the program's own argument
+ * register comes back. (When a child is created, the clone event does it instead, in
+ * parent and child: tracer.c.) */
 static void clone3_restore_arg(struct task *t)
 {
 	if (!t->exit.saved[3])

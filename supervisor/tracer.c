@@ -519,6 +519,11 @@ static void on_clone_event(struct task *parent, int event)
 	ptrace(PTRACE_GETEVENTMSG, parent->tid, 0, &msg);
 	struct task *child = adopt_child(parent, (pid_t)msg, event);
 	parent->exit.saved[0] = parent->exit.saved[1] = 0;
+	/* clone3 read a copy of its arguments: the program's register comes back here, as
+	 * the resume below does not stop at the call's exit. */
+	if (parent->exit.saved[3] && remote_load_regs(parent) == 0)
+		syscall_set_arg(parent, 0, parent->exit.saved[3]);
+	parent->exit.saved[3] = 0;
 	parent->state = TASK_STOPPED;
 	if (child->proc->vfork_parent == parent) {
 		/* The parent sleeps in the kernel until the child execs or exits. */

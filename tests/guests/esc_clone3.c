@@ -5,6 +5,7 @@
  *                        not change the file
  *   esc_clone3 badstack  read-only arguments and a stack pointer in read-only memory, so
  *                        no scratch memory either
+ *   esc_clone3 fail      as ro, with flags the kernel refuses (CLONE_THREAD alone)
  *   esc_clone3 hold      as ro; the child clears its death signal and waits forever, the
  *                        parent prints "ready" and waits: whoever kills detrun then must
  *                        find nothing of the group left
@@ -29,10 +30,12 @@
 
 /* The child, right after clone3: exit 0 if its calls reach a tracer, crash otherwise
  * (an untraced child cannot even exit: exit_group stops at the filter). */
-static void child(bool hold)
+static void child(bool hold, bool arg_kept)
 {
 	struct utsname u;
 	long traced = syscall(SYS_uname, &u) == 0;
+	if (traced && !arg_kept)
+		syscall(SYS_exit_group, 43);
 	if (hold) {
 		prctl(PR_SET_PDEATHSIG, 0);
 		for (;;)
@@ -42,19 +45,25 @@ static void child(bool hold)
 	*(volatile int *)0 = 0;
 }
 
+/* The register holding clone3's first argument after the call, in parent and child: the
+ * kernel preserves it, so detrun's copy of the arguments must not show there. */
+static unsigned long arg_after;
+
 static long raw_clone3(struct clone_args *args, void *stack_top)
 {
 	long ret;
-	if (!stack_top)
-		return syscall(SYS_clone3, args, sizeof(*args));
-	/* The stack pointer in read-only memory for the call itself, back at once after. */
+	unsigned long rdi;
+	/* With a stack_top, the stack pointer is in read-only memory for the call itself,
+	 * back at once after. */
 	__asm__ volatile("mov %%rsp, %%r12\n\t"
-			 "mov %[top], %%rsp\n\t"
+			 "test %[top], %[top]\n\t"
+			 "cmovnz %[top], %%rsp\n\t"
 			 "syscall\n\t"
 			 "mov %%r12, %%rsp"
-			 : "=a"(ret)
+			 : "=a"(ret), "=D"(rdi)
 			 : "a"((long)SYS_clone3), "D"(args), "S"(sizeof(*args)), [top] "r"(stack_top)
-			 : "r12", "rcx", "r11", "memory");
+			 : "r12", "rcx", "r11", "memory", "cc");
+	arg_after = rdi;
 	return ret;
 }
 
@@ -72,17 +81,22 @@ int main(int argc, char **argv)
 	if (rw == MAP_FAILED || ro == MAP_FAILED || ro_stack == MAP_FAILED)
 		return 2;
 	memset(rw, 0, sizeof(*rw));
-	rw->flags = CLONE_UNTRACED;
+	/* "fail": a combination the kernel refuses (EINVAL) after detrun made its copy */
+	rw->flags = CLONE_UNTRACED | (!strcmp(mode, "fail") ? CLONE_THREAD : 0);
 	rw->exit_signal = SIGCHLD;
 	struct clone_args *args = !strcmp(mode, "rw") ? rw : ro;
 	long pid = raw_clone3(args, !strcmp(mode, "badstack") ? ro_stack + 4096 : NULL);
+	bool arg_kept = arg_after == (unsigned long)args;
 	if (pid == 0)
-		child(hold);
+		child(hold, arg_kept);
 	if (pid < 0) {
-		printf("clone3: refused (%s)\n", strerrorname_np((int)-pid > 0 ? (int)-pid : errno));
+		printf("clone3: refused (%s), argument register %s\n",
+		       strerrorname_np((int)-pid > 0 ? (int)-pid : errno),
+		       arg_kept ? "kept" : "CHANGED");
 		return 0;
 	}
-	printf("arguments %s\n", rw->flags == CLONE_UNTRACED ? "unchanged" : "CHANGED");
+	printf("arguments %s, argument register %s\n",
+	       rw->flags & CLONE_UNTRACED ? "unchanged" : "CHANGED", arg_kept ? "kept" : "CHANGED");
 	if (hold) {
 		printf("ready\n");
 		for (;;)
@@ -95,6 +109,8 @@ int main(int argc, char **argv)
 		sched_yield();
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		printf("child: its calls were answered\n");
+	else if (WIFEXITED(status) && WEXITSTATUS(status) == 43)
+		printf("child: its argument register CHANGED\n");
 	else
 		printf("child: UNTRACED (status 0x%x)\n", status);
 	return 0;
