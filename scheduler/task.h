@@ -137,6 +137,7 @@ struct task {
 	int exit_status;        /* wait status once dead */
 	int vcpu;               /* the virtual CPU it runs on: 0, or the first one of the
 				 * affinity it set (getcpu, RDPID, RDTSCP's TSC_AUX) */
+	bool tsc_sigsegv;       /* the program asked for PR_TSC_SIGSEGV (the real TSC always traps) */
 	struct task *next;      /* all tasks, in vtid order */
 };
 

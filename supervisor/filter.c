@@ -1,10 +1,74 @@
 #include "supervisor/filter.h"
 
 #include <errno.h>
+#include <linux/audit.h>
 #include <seccomp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/ptrace.h>
 #include <unistd.h>
 
+#include "scheduler/task.h"
+#include "supervisor/remote.h"
+#include "supervisor/report.h"
 #include "supervisor/syscall_table.h"
+
+#define X32_SYSCALL_BIT 0x40000000ULL
+
+/* ALLOW rules for every 32-bit value of argument `arg` in [lo, hi], as aligned blocks
+ * (value & mask == base): a range needs at most two blocks per bit. The upper half of the
+ * register is not compared: the kernel reads the argument as an int. */
+static int allow_range(scmp_filter_ctx ctx, int nr, unsigned arg, uint64_t lo, uint64_t hi)
+{
+	int err = 0;
+	while (!err && lo <= hi) {
+		uint64_t size = 1;
+		while (size < (1ULL << 32) && lo % (size * 2) == 0 && lo + size * 2 - 1 <= hi)
+			size *= 2;
+		uint64_t mask = 0xffffffffULL & ~(size - 1);
+		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+				       SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, mask, lo));
+		lo += size;
+	}
+	return err;
+}
+
+/* STOP_WHEN_EQ rows of syscall `nr`: allowed for every value of the argument but theirs. */
+static int allow_unless_equal(scmp_filter_ctx ctx, long nr)
+{
+	uint64_t stops[32];
+	int n = 0;
+	unsigned arg = 0;
+	for (size_t j = 0; j < syscall_values_len && n < 32; j++)
+		if (syscall_values[j].nr == nr) {
+			stops[n++] = (uint32_t)syscall_values[j].value;
+			arg = (unsigned)syscall_values[j].arg;
+		}
+	for (int i = 1; i < n; i++) /* sort: the rows need not be in order */
+		for (int k = i; k > 0 && stops[k - 1] > stops[k]; k--) {
+			uint64_t s = stops[k];
+			stops[k] = stops[k - 1];
+			stops[k - 1] = s;
+		}
+	uint64_t lo = 0;
+	int err = 0;
+	for (int i = 0; !err && i < n; i++) {
+		if (stops[i] > lo)
+			err = allow_range(ctx, (int)nr, arg, lo, stops[i] - 1);
+		lo = stops[i] + 1;
+	}
+	if (!err && lo <= 0xffffffffULL)
+		err = allow_range(ctx, (int)nr, arg, lo, 0xffffffffULL);
+	return err;
+}
+
+static bool has_values(long nr)
+{
+	for (size_t j = 0; j < syscall_values_len; j++)
+		if (syscall_values[j].nr == nr)
+			return true;
+	return false;
+}
 
 int filter_install(bool shim_intercepts)
 {
@@ -14,8 +78,11 @@ int filter_install(bool shim_intercepts)
 	if (!ctx)
 		return -ENOMEM;
 	int err = 0;
+	/* 32-bit (int 0x80) and x32 calls stop too instead of killing the process without a
+	 * word: the tracer refuses them by name (filter_foreign_call). */
+	err = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_TRACE(0));
 	/* As root, no_new_privs is not needed and would break setuid programs in the group. */
-	if (geteuid() == 0)
+	if (!err && geteuid() == 0)
 		err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
 	/* A binary search over syscall numbers instead of a linear scan: allowed calls, the
 	 * common case, pay a few comparisons. */
@@ -30,11 +97,15 @@ int filter_install(bool shim_intercepts)
 		if (c && c->every_call_with_shim && shim_intercepts)
 			c = NULL;
 		if (e->cls == SC_EXTERNAL && !shim_intercepts)
-			err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)e->nr, 0);
+			err = has_values(e->nr)
+				      ? allow_unless_equal(ctx, e->nr)
+				      : seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)e->nr, 0);
 		else if (c) /* allowed unless the argument has one of the bits; else the default */
 			err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)e->nr, 1,
 					       SCMP_CMP((unsigned)c->arg, SCMP_CMP_MASKED_EQ,
 							c->mask, 0));
+		else if (has_values(e->nr) && e->cls != SC_EXTERNAL) /* with a shim: every call */
+			err = allow_unless_equal(ctx, e->nr);
 		else if (e->cls == SC_ALLOW)
 			err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)e->nr, 0);
 	}
@@ -42,4 +113,47 @@ int filter_install(bool shim_intercepts)
 		err = seccomp_load(ctx);
 	seccomp_release(ctx);
 	return err;
+}
+
+/* One warning per process and kind: a 32-bit program would otherwise print one a call. */
+static bool first_time(const struct task *t, bool x32)
+{
+	static pid_t warned[64][2];
+	static int n;
+	for (int i = 0; i < n; i++)
+		if (warned[i][0] == t->proc->tgid && warned[i][1] == x32)
+			return false;
+	if (n < 64) {
+		warned[n][0] = t->proc->tgid;
+		warned[n][1] = x32;
+		n++;
+	}
+	return true;
+}
+
+bool filter_foreign_call(struct task *t)
+{
+	uint64_t nr = t->regs.orig_rax;
+	bool x32 = (nr & X32_SYSCALL_BIT) && nr != (uint64_t)-1;
+	if (!x32) {
+		/* int 0x80 looks like a native call in the registers: only the kernel's
+		 * description of the stop tells them apart. */
+		struct __ptrace_syscall_info info;
+		if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof(info), &info) <= 0 ||
+		    info.op != PTRACE_SYSCALL_INFO_SECCOMP || info.arch == AUDIT_ARCH_X86_64)
+			return false;
+		nr = info.seccomp.nr;
+	}
+	t->syscall_nr = -1; /* its number means another call in the x86_64 table */
+	if (first_time(t, x32)) {
+		char *name = seccomp_syscall_resolve_num_arch(x32 ? SCMP_ARCH_X32 : SCMP_ARCH_X86,
+							      (int)nr);
+		task_warn(t, "%s system call %s (%s %llu) is not supported: it fails with ENOSYS",
+			  x32 ? "x32" : "32-bit", name ? name : "?",
+			  x32 ? "x32 number" : "int 0x80 number",
+			  (unsigned long long)(nr & ~X32_SYSCALL_BIT));
+		free(name);
+	}
+	syscall_emulate(t, -ENOSYS);
+	return true;
 }

@@ -8,4 +8,11 @@
  * only when a shim intercepts. Returns 0 or -errno. */
 int filter_install(bool shim_intercepts);
 
+/* At a seccomp stop: a 32-bit (int 0x80) or x32 call, which the filter lets stop instead
+ * of killing the process? It is refused with ENOSYS and a warning naming it (once per
+ * process), and true is returned: its number is not the x86_64 call of that number and
+ * must never reach the dispatcher, where it could run natively. */
+struct task;
+bool filter_foreign_call(struct task *t);
+
 #endif

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,9 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/capability.h>
 
 #include "supervisor/filter.h"
 
@@ -59,6 +62,49 @@ int resolve_program(const char *prog, char *path, size_t size)
 	return found;
 }
 
+/* ---- what the program may reach ------------------------------------------------------
+ *
+ * No process outside the group may be reachable by it: not the namespace's reaper, not
+ * detrun, not a shim program. Every kernel route into another process's memory or
+ * descriptors (/proc/PID/mem, fd/, ns/, root, cwd; process_vm_readv/writev; pidfd_getfd;
+ * ptrace; kcmp) is gated by ptrace_may_access, which refuses a caller without
+ * CAP_SYS_PTRACE a target that is non-dumpable or holds capabilities the caller lacks.
+ * detrun and the reaper are non-dumpable (and keep their capabilities), and the program
+ * runs without CAP_SYS_PTRACE: dropped from the bounding, permitted, effective,
+ * inheritable and ambient sets, so no exec gives it back, and a user namespace the program
+ * creates gives it only over that namespace, not over detrun's processes. Members stay
+ * reachable from each other as natively (same user and capabilities, dumpable). Opens do
+ * not stop at the filter, so this gate is what closes /proc/PID/... whatever path names
+ * it; the calls that name a pid are confined to members at their seccomp stop as well
+ * (sys_reach.c), which also covers signals and the processes this gate cannot protect (a
+ * shim program of the same user under --no-namespaces). The kernel still lets a program
+ * with CAP_SYS_ADMIN read a non-dumpable process's maps and environ (README, Limits).
+ * Tracing and filtering the reaper like a member was the other way: it would make pid 1
+ * a task of the schedule, its wait() an event the group could not run without, and it
+ * would still leave detrun and shim programs to guard this way. */
+
+static int drop_ptrace_capability(void)
+{
+	struct __user_cap_header_struct head = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+	/* Fails without CAP_SETPCAP (an unprivileged run): checked below by the sets. */
+	prctl(PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0);
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, CAP_SYS_PTRACE, 0, 0);
+	if (syscall(SYS_capget, &head, data) < 0)
+		return -errno;
+	uint32_t bit = 1u << CAP_SYS_PTRACE; /* CAP_SYS_PTRACE < 32: word 0 */
+	if (!((data[0].permitted | data[0].effective | data[0].inheritable) & bit))
+		return 0;
+	data[0].permitted &= ~bit;
+	data[0].effective &= ~bit;
+	data[0].inheritable &= ~bit;
+	if (syscall(SYS_capset, &head, data) < 0)
+		return -errno;
+	if (prctl(PR_CAPBSET_READ, CAP_SYS_PTRACE, 0, 0, 0) == 1)
+		return -EPERM; /* it could come back with the next exec */
+	return 0;
+}
+
 static __attribute__((noreturn)) void run_program(const char *path, char **argv, int go_fd,
 						  int err_fd, bool shim)
 {
@@ -68,10 +114,21 @@ static __attribute__((noreturn)) void run_program(const char *path, char **argv,
 	 * is inherited by every thread and process and survives exec. */
 	prctl(PR_SET_TSC, PR_TSC_SIGSEGV);
 	char go;
+	int err = drop_ptrace_capability();
+	if (err) {
+		fprintf(stderr, "detrun: cannot drop CAP_SYS_PTRACE from the program: %s\n",
+			strerror(-err));
+		_exit(125);
+	}
 	if (read(go_fd, &go, 1) < 0)
 		_exit(125);
 	close(go_fd);
-	int err = filter_install(shim);
+	/* detrun has seized this process with PTRACE_O_EXITKILL, which now kills it if detrun
+	 * dies (and in a PID namespace, the reaper's death kills the whole namespace). The
+	 * death signal set at fork only covered the moment before; cleared, so the program
+	 * finds its own setting (PR_GET_PDEATHSIG 0) as it would natively. */
+	prctl(PR_SET_PDEATHSIG, 0);
+	err = filter_install(shim);
 	if (err) {
 		fprintf(stderr, "detrun: cannot install the seccomp filter: %s\n", strerror(-err));
 		_exit(125);
@@ -160,11 +217,66 @@ static void cover_cpu_views(int cpus)
 	cover_file("/proc/uptime", "3600.00 3600.00\n");
 }
 
+/* A mount point from mountinfo, with its octal escapes (\040 for a space) undone. */
+static void unescape_mount_point(char *s)
+{
+	char *out = s;
+	for (char *in = s; *in; in++) {
+		if (in[0] == '\\' && in[1] >= '0' && in[1] <= '3' && in[2] >= '0' && in[2] <= '7' &&
+		    in[3] >= '0' && in[3] <= '7') {
+			*out++ = (char)((in[1] - '0') * 64 + (in[2] - '0') * 8 + (in[3] - '0'));
+			in += 3;
+		} else {
+			*out++ = *in;
+		}
+	}
+	*out = 0;
+}
+
+/* The mount points of every proc file system in this mount namespace, deepest last. */
+static int proc_mount_points(char points[][256], int max)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096];
+	int n = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		char point[256], *dash = strstr(line, " - ");
+		if (!dash || strncmp(dash + 3, "proc ", 5) ||
+		    sscanf(line, "%*s %*s %*s %*s %255s", point) != 1)
+			continue;
+		unescape_mount_point(point);
+		if (n < max)
+			snprintf(points[n++], 256, "%s", point);
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* Every proc file system the namespace inherited shows the host's processes (detrun, the
+ * shim program, everything else): one the program unmounts, or one mounted elsewhere,
+ * would give it their /proc/PID. They are detached, not covered, before the group's own
+ * /proc is mounted; a proc file system the program mounts later is of its own PID
+ * namespace. (Submounts go with their parent: their own umount then fails, harmlessly.)
+ * Returns how many are still mounted: locked ones, in a user namespace's container,
+ * which the program cannot unmount either. */
+static int detach_host_proc(void)
+{
+	char points[64][256];
+	int n = proc_mount_points(points, 64);
+	for (int i = n - 1; i >= 0; i--)
+		umount2(points[i], MNT_DETACH);
+	return proc_mount_points(points, 64);
+}
+
 static void enter_private_views(const struct launch_options *lo)
 {
 	if (unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC) < 0)
 		return;
 	mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
+	if (detach_host_proc())
+		fprintf(stderr, "detrun: warning: the host's /proc cannot be detached from the "
+			"group's mount namespace (locked mounts); the group's /proc covers it\n");
 	/* A /proc of the new PID namespace: /proc/self and /proc/PID use the group's pids. */
 	mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 	cover_cpu_views(lo->cpus);
@@ -213,25 +325,28 @@ static pid_t receive_pid(int sock)
 }
 
 /* pid 1 of the namespace: starts the program as pid 2, then reaps whatever is orphaned
- * until nothing is left. It is not traced: it is not part of the group. */
+ * until nothing is left. It is not traced: it is not part of the group, so the group must
+ * not reach it: it is non-dumpable (see drop_ptrace_capability) and keeps no descriptor
+ * but the standard ones, which the program has too. */
 static __attribute__((noreturn)) void namespace_init(const char *path, char **argv,
 						      const struct launch_options *lo,
 						      int go_fd, int err_fd, int sock)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	prctl(PR_SET_DUMPABLE, 0);
 	enter_private_views(lo);
 	pid_t pid = fork();
 	if (pid < 0)
 		_exit(125);
 	if (pid == 0) {
+		prctl(PR_SET_DUMPABLE, 1); /* until exec, for detrun's PTRACE_SEIZE */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		send_pid(sock);
 		close(sock);
 		run_program(path, argv, go_fd, err_fd, lo->shim_intercepts);
 	}
-	close(sock);
-	close(go_fd);
-	close(err_fd);
+	/* Everything inherited from detrun (a record log, a shim's socket) goes. */
+	syscall(SYS_close_range, 3, ~0U, 0);
 	while (wait(NULL) > 0 || errno == EINTR)
 		;
 	_exit(0);
@@ -275,6 +390,10 @@ int launch_program(const char *path, char **argv, const struct launch_options *l
 		kill(pid, SIGKILL);
 		return -e;
 	}
+	/* detrun itself is non-dumpable from here on (drop_ptrace_capability says why); its
+	 * children so far (a shim program) exec'd and are unaffected, and detrun reaches its
+	 * tracees with its own capabilities. */
+	prctl(PR_SET_DUMPABLE, 0);
 	close(go[1]); /* the program proceeds to install the filter and exec */
 	return 0;
 }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -81,6 +82,43 @@ int remote_write(struct task *t, remote_ptr dst, const void *src, size_t len)
 	return proc_mem_io(t, dst.addr, (void *)src, len, true);
 }
 
+/* Does one private, writable mapping of the task hold [start, end)? */
+static bool private_writable(struct task *t, uint64_t start, uint64_t end)
+{
+	char path[64], line[512];
+	snprintf(path, sizeof(path), "/proc/%d/maps", t->tid);
+	FILE *f = fopen(path, "re");
+	bool ok = false;
+	unsigned long long lo, hi;
+	char perms[8];
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) != 3 || start < lo || start >= hi)
+			continue;
+		ok = end <= hi && perms[0] == 'r' && perms[1] == 'w' && perms[3] == 'p';
+		break;
+	}
+	if (f)
+		fclose(f);
+	return ok;
+}
+
+uint64_t remote_scratch(struct task *t, const void *data, size_t len)
+{
+	if (remote_load_regs(t) || len > 4096 || t->regs.rsp < 128 + len + 16)
+		return 0;
+	uint64_t addr = (t->regs.rsp - 128 - len) & ~15ULL;
+	if (!private_writable(t, addr, addr + len) || remote_write(t, REMOTE(addr), data, len))
+		return 0;
+	return addr;
+}
+
+int remote_write_unforced(struct task *t, remote_ptr dst, const void *src, size_t len)
+{
+	struct iovec local = { (void *)src, len }, remote = { (void *)dst.addr, len };
+	ssize_t n = process_vm_writev(t->tid, &local, 1, &remote, 1, 0);
+	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EFAULT;
+}
+
 int remote_dup_fd(struct task *t, int fd)
 {
 	struct process *p = t->proc;
@@ -134,6 +172,12 @@ void syscall_skip_and_restart(struct task *t)
 	t->regs.orig_rax = (uint64_t)-1;
 	t->regs.rax = nr;
 	t->regs.rip -= 2;
+	t->regs_dirty = true;
+}
+
+void syscall_set_result(struct task *t, int64_t result)
+{
+	t->regs.rax = (uint64_t)result;
 	t->regs_dirty = true;
 }
 

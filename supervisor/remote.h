@@ -24,6 +24,18 @@ int remote_store_regs(struct task *t); /* writes t->regs back if they were chang
 
 int remote_read(struct task *t, remote_ptr src, void *dst, size_t len);
 int remote_write(struct task *t, remote_ptr dst, const void *src, size_t len);
+/* A write the program itself could make: never into memory it cannot write (remote_write
+ * falls back to /proc/PID/mem, which writes through read-only private mappings). For
+ * values the kernel would write back natively, where it would silently fail instead. */
+int remote_write_unforced(struct task *t, remote_ptr dst, const void *src, size_t len);
+
+/* Places `len` bytes in scratch memory of the stopped task, below the 128-byte red zone
+ * of its stack, and returns their address — or 0 when that memory is not private and
+ * writable (the stack pointer is the program's to set: a write there must reach no file
+ * and no other process) or the write fails. The bytes last until the task next uses its
+ * stack: for an argument the syscall about to run reads, in place of program memory
+ * detrun cannot or must not write. */
+uint64_t remote_scratch(struct task *t, const void *data, size_t len);
 
 /* A supervisor-side duplicate of the tracee's descriptor `fd` (pidfd_getfd); -errno on
  * failure (-EBADF when the tracee has no such descriptor). The caller closes it. */
@@ -46,6 +58,8 @@ void syscall_emulate(struct task *t, int64_t result);
 /* At a seccomp stop: skip the call now and make the task execute it again when resumed
  * (after any signal handler runs) — how a parked call is restarted. */
 void syscall_skip_and_restart(struct task *t);
+/* At a syscall-exit stop: the call returns `result` instead. */
+void syscall_set_result(struct task *t, int64_t result);
 /* At a syscall-exit stop: make the task execute the same call again when resumed. */
 void syscall_rewind(struct task *t);
 

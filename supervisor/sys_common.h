@@ -63,6 +63,15 @@ int read_sigmask(struct task *t, uint64_t addr, uint64_t size, uint64_t *mask, b
 
 void sys_random_seed(uint64_t seed);
 
+/* Calls that name another process (sys_reach.c): confined to members of the group. At a
+ * signal-sending call's seccomp stop: true if the call was refused or done here. */
+bool reach_signal_refused(struct task *t);
+/* At fcntl's seccomp stop: F_SETOWN(_EX) naming a non-member is refused (true). */
+bool reach_owner_refused(struct task *t);
+/* At ioctl's stop (the filter stops FIOSETOWN and SIOCSPGRP even without a shim). */
+bool reach_ioctl_owner_refused(struct task *t);
+void reach_set_namespaced(bool yes);
+
 /* The group boundary (sys_external.c). Objects outside are known by identity; this
  * registers an inherited one (its writes are output and run, in replay too). */
 void external_register(int supervisor_fd);

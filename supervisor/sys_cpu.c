@@ -140,6 +140,8 @@ bool cpu_emulate_fault(struct task *t)
 	unsigned length = 0, id = decode_at_ip(t, &length);
 	if (id != X86_INS_RDTSC && id != X86_INS_RDTSCP)
 		return false;
+	if (t->tsc_sigsegv) /* the program trapped the TSC itself (sys_prctl.c): its SIGSEGV */
+		return false;
 	/* A counter read is an event, so successive reads differ and the clock moves. */
 	sched_event(t);
 	uint64_t tsc = virtual_tsc();

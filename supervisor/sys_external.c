@@ -729,6 +729,8 @@ static bool descriptor_flag_ioctl(struct task *t)
  * ioctl while a shim intercepts: on an outside descriptor they go to the shim. */
 void sys_external(struct task *t)
 {
+	if (t->syscall_nr == __NR_ioctl && reach_ioctl_owner_refused(t))
+		return;
 	if (descriptor_flag_ioctl(t))
 		return;
 	external_fd_call(t, (int)syscall_arg(t, 0), 0);

@@ -453,7 +453,12 @@ static struct pollfd *dup_polled(struct task *t, const struct poll_args *a, int 
 }
 
 /* A timed-out poll runs natively with a zero timeout, so the kernel fills in the
- * results (all revents cleared) exactly as a real timeout would. */
+ * results (all revents cleared) exactly as a real timeout would. The zeros go where the
+ * kernel itself writes the time left back (select, pselect6, ppoll); a timeout the
+ * program keeps in memory it cannot write (a const in a read-only or shared mapping),
+ * which the kernel leaves alone, is replaced by zeros in scratch memory instead (the
+ * argument register then points there after the call). If neither can be written the
+ * call would wait its real timeout: said once, never silently. */
 static void zero_timeout(struct task *t, int arg, bool in_reg, bool timeval)
 {
 	remote_load_regs(t);
@@ -463,8 +468,15 @@ static void zero_timeout(struct task *t, int arg, bool in_reg, bool timeval)
 	}
 	uint64_t addr = syscall_arg(t, arg);
 	static const char zero[16];
-	remote_write(t, REMOTE(addr), zero, timeval ? sizeof(struct timeval)
-						       : sizeof(struct timespec));
+	size_t len = timeval ? sizeof(struct timeval) : sizeof(struct timespec);
+	if (!remote_write_unforced(t, REMOTE(addr), zero, len))
+		return;
+	uint64_t scratch = remote_scratch(t, zero, len);
+	if (scratch)
+		syscall_set_arg(t, arg, scratch);
+	else
+		task_warn(t, "cannot give this call a zero timeout (its timeout and stack are "
+			     "not writable): it waits its real timeout");
 }
 
 static void poll_timed_out(struct task *t)
@@ -707,6 +719,8 @@ void sys_flock(struct task *t)
 void sys_fcntl(struct task *t)
 {
 	uint64_t cmd = syscall_arg(t, 1);
+	if (reach_owner_refused(t))
+		return;
 	if (cmd == F_SETLKW)
 		retry_nonblocking(t, &setlk_retry, F_SETLK);
 	else if (cmd == F_OFD_SETLKW)

@@ -220,7 +220,8 @@ static void stat_done(struct task *t)
 	st.st_ctim = ns_to_timespec(c);
 	st.st_ino = v->vino;
 	st.st_dev = virtual_dev(st.st_dev);
-	remote_write(t, REMOTE(addr), &st, sizeof(st));
+	if (remote_write(t, REMOTE(addr), &st, sizeof(st))) /* never the real numbers */
+		syscall_set_result(t, -EFAULT);
 }
 
 /* Implements stat(2), lstat(2), fstat(2), newfstatat(2): the call runs, the result is
@@ -276,7 +277,8 @@ static void statx_done(struct task *t)
 	sx.stx_ino = v->vino;
 	uint64_t vdev = virtual_dev(dev);
 	sx.stx_dev_major = major(vdev), sx.stx_dev_minor = minor(vdev);
-	remote_write(t, REMOTE(addr), &sx, sizeof(sx));
+	if (remote_write(t, REMOTE(addr), &sx, sizeof(sx))) /* never the real numbers */
+		syscall_set_result(t, -EFAULT);
 }
 
 /* Implements statx(2). */

@@ -128,6 +128,9 @@ static void rewrite_stat(struct task *t, const char *in, struct out *o)
 static void rewrite_status(const char *in, struct out *o)
 {
 	int cpus = tracer_opts->cpus;
+	/* detrun's own seccomp filter is not the program's (as PR_GET_SECCOMP, sys_prctl.c) */
+	const char *f = strstr(in, "\nSeccomp_filters:");
+	int own_filters = f ? atoi(f + 17) - 1 : 0;
 	for (const char *line = in; *line;) {
 		const char *end = strchrnul(line, '\n');
 		size_t len = (size_t)(end - line) + (*end ? 1 : 0);
@@ -138,6 +141,11 @@ static void rewrite_status(const char *in, struct out *o)
 			snprintf(repl, sizeof(repl), "voluntary_ctxt_switches:\t0\n");
 		else if (!strncmp(line, "nonvoluntary_ctxt_switches:", 27))
 			snprintf(repl, sizeof(repl), "nonvoluntary_ctxt_switches:\t0\n");
+		else if (!strncmp(line, "Seccomp:\t2", 10) && f && own_filters <= 0)
+			snprintf(repl, sizeof(repl), "Seccomp:\t0\n");
+		else if (!strncmp(line, "Seccomp_filters:", 16) && f)
+			snprintf(repl, sizeof(repl), "Seccomp_filters:\t%d\n",
+				 own_filters > 0 ? own_filters : 0);
 		else if (!strncmp(line, "Cpus_allowed:", 13))
 			snprintf(repl, sizeof(repl), "Cpus_allowed:\t%llx\n",
 				 cpus >= 64 ? ~0ULL : (1ULL << cpus) - 1);

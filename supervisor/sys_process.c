@@ -3,6 +3,7 @@
 #include <linux/sched.h>
 #include <signal.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -10,34 +11,77 @@
 #include "supervisor/sys_common.h"
 
 /* The tracer reads these at the clone event: exit.saved[0] = flags, [1] = child tid
- * address. CLONE_UNTRACED is removed: it would let the child escape the group. */
-static void strip_untraced(struct task *t, uint64_t *flags, uint64_t args_addr)
+ * address, [3] = clone3's own argument address when the call reads a copy (below).
+ * CLONE_UNTRACED is removed: it would let the child escape the group. */
+static void strip_untraced(struct task *t, uint64_t *flags)
 {
 	if (!(*flags & CLONE_UNTRACED))
 		return;
 	*flags &= ~(uint64_t)CLONE_UNTRACED;
-	if (args_addr)
-		remote_write(t, REMOTE(args_addr), flags, sizeof(*flags));
-	else
-		syscall_set_arg(t, 0, *flags);
+	syscall_set_arg(t, 0, *flags);
+}
+
+/* At the exit of a clone3 that read a copy and failed: the program's own argument
+ * register comes back. (When a child is created, the clone event does it instead, in
+ * parent and child: tracer.c.) */
+static void clone3_restore_arg(struct task *t)
+{
+	if (!t->exit.saved[3])
+		return;
+	syscall_set_arg(t, 0, t->exit.saved[3]);
+	t->exit.saved[3] = 0;
+}
+
+/* clone3 reads its flags from the program's memory, which detrun must not write: it may
+ * be read-only or shared (where a failed write used to leave CLONE_UNTRACED in place), or
+ * a MAP_SHARED file mapping (where the write would change the file). The stripped copy
+ * goes to scratch memory and the argument points there; the serial schedule keeps every
+ * other task of the group stopped until the kernel has read it. Without scratch memory
+ * the call fails with ENOSYS, on which libc falls back to clone(2), whose flags are in a
+ * register. Returns false when the call was refused. */
+static bool strip_untraced_clone3(struct task *t, uint64_t addr, uint64_t *flags)
+{
+	uint64_t size = syscall_arg(t, 1);
+	if (!(*flags & CLONE_UNTRACED) || size < CLONE_ARGS_SIZE_VER0 || size > 4096)
+		return true; /* nothing to strip, or the kernel refuses the size itself */
+	unsigned char copy[4096];
+	uint64_t scratch = 0;
+	if (!remote_read(t, REMOTE(addr), copy, size)) {
+		uint64_t stripped = *flags & ~(uint64_t)CLONE_UNTRACED;
+		memcpy(copy, &stripped, sizeof(stripped));
+		scratch = remote_scratch(t, copy, size);
+	}
+	if (!scratch) {
+		task_warn(t, "clone3 with CLONE_UNTRACED whose arguments detrun cannot rewrite "
+			     "safely: refused with ENOSYS");
+		syscall_emulate(t, -ENOSYS);
+		return false;
+	}
+	*flags &= ~(uint64_t)CLONE_UNTRACED;
+	t->exit.saved[3] = addr;
+	syscall_set_arg(t, 0, scratch);
+	tracer_want_exit(t, clone3_restore_arg);
+	return true;
 }
 
 /* Implements clone(2), clone3(2), fork(2), vfork(2) bookkeeping; the call runs natively. */
 void sys_clone(struct task *t)
 {
 	uint64_t flags = 0, ctid = 0;
+	t->exit.saved[3] = 0;
 	if (t->syscall_nr == __NR_clone) {
 		flags = syscall_arg(t, 0);
 		ctid = syscall_arg(t, 3);
-		strip_untraced(t, &flags, 0);
+		strip_untraced(t, &flags);
 	} else if (t->syscall_nr == __NR_clone3) {
 		struct clone_args args;
 		uint64_t addr = syscall_arg(t, 0);
 		if (remote_read(t, REMOTE(addr), &args, offsetof(struct clone_args, stack)))
-			return;
+			return; /* unreadable for the kernel too: EFAULT */
 		flags = args.flags;
 		ctid = args.child_tid;
-		strip_untraced(t, &flags, addr);
+		if (!strip_untraced_clone3(t, addr, &flags))
+			return;
 	} else if (t->syscall_nr == __NR_vfork) {
 		flags = CLONE_VFORK | CLONE_VM;
 	}

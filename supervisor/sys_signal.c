@@ -105,6 +105,8 @@ static void signal_sent(struct task *t)
  * pidfd_send_signal(2). */
 void sys_signal_send(struct task *t)
 {
+	if (reach_signal_refused(t))
+		return;
 	tracer_want_exit(t, signal_sent);
 }
 

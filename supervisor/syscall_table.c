@@ -2,13 +2,18 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 
 const struct syscall_entry syscall_table[] = {
 #define SYSCALL(name, cls, handler, reason) { #name, __NR_##name, SC_##cls, handler, reason },
 #define STOP_WHEN(name, arg, mask, with_shim)
+#define STOP_WHEN_EQ(name, arg, value)
 #include "supervisor/syscalls.def"
+#undef STOP_WHEN_EQ
 #undef STOP_WHEN
 #undef SYSCALL
 };
@@ -19,13 +24,26 @@ const struct syscall_condition syscall_conditions[] = {
 #define EVERY_CALL true
 #define AS_IS false
 #define STOP_WHEN(name, arg, mask, with_shim) { __NR_##name, arg, mask, with_shim },
+#define STOP_WHEN_EQ(name, arg, value)
 #include "supervisor/syscalls.def"
+#undef STOP_WHEN_EQ
 #undef STOP_WHEN
 #undef SYSCALL
 #undef EVERY_CALL
 #undef AS_IS
 };
 const size_t syscall_conditions_len = sizeof(syscall_conditions) / sizeof(syscall_conditions[0]);
+
+const struct syscall_value syscall_values[] = {
+#define SYSCALL(name, cls, handler, reason)
+#define STOP_WHEN(name, arg, mask, with_shim)
+#define STOP_WHEN_EQ(name, arg, value) { __NR_##name, arg, value },
+#include "supervisor/syscalls.def"
+#undef STOP_WHEN_EQ
+#undef STOP_WHEN
+#undef SYSCALL
+};
+const size_t syscall_values_len = sizeof(syscall_values) / sizeof(syscall_values[0]);
 
 #define MAX_NR 1024
 static const struct syscall_entry *by_nr[MAX_NR];

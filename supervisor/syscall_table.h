@@ -34,7 +34,9 @@ struct syscall_entry {
 
 #define SYSCALL(name, cls, handler, reason) syscall_handler handler;
 #define STOP_WHEN(name, arg, mask, with_shim)
+#define STOP_WHEN_EQ(name, arg, value)
 #include "supervisor/syscalls.def"
+#undef STOP_WHEN_EQ
 #undef STOP_WHEN
 #undef SYSCALL
 
@@ -50,6 +52,15 @@ struct syscall_condition {
 };
 extern const struct syscall_condition syscall_conditions[];
 extern const size_t syscall_conditions_len;
+
+/* Rows that stop only when an int argument has one of the listed values (STOP_WHEN_EQ). */
+struct syscall_value {
+	long nr;
+	int arg;
+	int value;
+};
+extern const struct syscall_value syscall_values[];
+extern const size_t syscall_values_len;
 
 const struct syscall_entry *syscall_lookup(long nr); /* NULL for numbers not in the table */
 const char *syscall_name(long nr);                   /* "syscall_NNN" for unknown numbers */

@@ -29,6 +29,7 @@
 #include "supervisor/sys_cpu.h"
 #include "supervisor/cpu_patch.h"
 #include "supervisor/trap_signals.h"
+#include "supervisor/filter.h"
 #include "supervisor/sys_common.h"
 #include "supervisor/syscall_table.h"
 
@@ -491,6 +492,7 @@ static struct task *adopt_child(struct task *parent, pid_t tid, int event)
 		child->clear_child_tid = parent->exit.saved[1];
 	child->is_leader = child->tid == p->tgid;
 	child->vcpu = parent->vcpu; /* affinity is inherited */
+	child->tsc_sigsegv = parent->tsc_sigsegv; /* the kernel's TSC mode is inherited too */
 
 	int status = -1;
 	for (int i = 0; i < n_early; i++)
@@ -502,6 +504,8 @@ static struct task *adopt_child(struct task *parent, pid_t tid, int event)
 	if (status == -1 && waitpid(tid, &status, __WALL) < 0)
 		task_die(parent, "lost new task %d: %s", tid, strerror(errno));
 	child->state = TASK_STOPPED;
+	if (parent->exit.saved[3] && remote_load_regs(child) == 0) /* clone3 read a copy */
+		syscall_set_arg(child, 0, parent->exit.saved[3]);
 	trace_event(parent, "  new task %d (tid %d)%s", child->vtid, tid,
 		    p == parent->proc ? " thread" : " process");
 	return child;
@@ -521,6 +525,11 @@ static void on_clone_event(struct task *parent, int event)
 	ptrace(PTRACE_GETEVENTMSG, parent->tid, 0, &msg);
 	struct task *child = adopt_child(parent, (pid_t)msg, event);
 	parent->exit.saved[0] = parent->exit.saved[1] = 0;
+	/* clone3 read a copy of its arguments: the program's register comes back here, as
+	 * the resume below does not stop at the call's exit. */
+	if (parent->exit.saved[3] && remote_load_regs(parent) == 0)
+		syscall_set_arg(parent, 0, parent->exit.saved[3]);
+	parent->exit.saved[3] = 0;
 	parent->state = TASK_STOPPED;
 	if (child->proc->vfork_parent == parent) {
 		/* The parent sleeps in the kernel until the child execs or exits. */
@@ -588,6 +597,11 @@ static void on_syscall_entry(struct task *t)
 {
 	if (remote_load_regs(t))
 		return; /* killed meanwhile: its death report follows */
+	t->state = TASK_STOPPED;
+	if (filter_foreign_call(t)) { /* int 0x80 or x32: refused, never dispatched */
+		timeline_event(t);
+		return;
+	}
 	t->syscall_nr = (long)t->regs.orig_rax;
 	t->proc->syscall_insn = t->regs.rip - 2;
 	t->state = TASK_STOPPED;
@@ -926,6 +940,7 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 	t->state = TASK_RUNNING;
 	root_tgid = launched.pid;
 	namespace_init = launched.init_pid;
+	reach_set_namespaced(launched.namespaced);
 
 	for (;;) {
 		if (t)

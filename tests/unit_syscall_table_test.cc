@@ -55,3 +55,21 @@ TEST(SyscallTable, UnknownNumbersHaveAPrintableName)
 	EXPECT_STREQ(syscall_name(999), "syscall_999");
 	EXPECT_EQ(syscall_lookup(-1), nullptr);
 }
+
+TEST(SyscallTable, RowsNarrowedByValueStopForTheirValues)
+{
+	// STOP_WHEN_EQ rows: the filter allows every other value, so the row itself must stop
+	// and have a handler, and a value is listed once.
+	std::set<std::pair<long, int>> seen;
+	for (size_t i = 0; i < syscall_values_len; i++) {
+		const syscall_value &v = syscall_values[i];
+		const syscall_entry *e = syscall_lookup(v.nr);
+		ASSERT_NE(e, nullptr) << v.nr;
+		EXPECT_NE(e->cls, SC_ALLOW) << e->name;
+		EXPECT_NE(e->handler, &sys_none) << e->name;
+		EXPECT_TRUE(seen.insert({v.nr, v.value}).second) << e->name << " " << v.value;
+		for (size_t j = 0; j < syscall_conditions_len; j++)
+			EXPECT_NE(syscall_conditions[j].nr, v.nr)
+				<< e->name << ": STOP_WHEN and STOP_WHEN_EQ on one row";
+	}
+}
