@@ -141,6 +141,14 @@ void syscall_rewind(struct task *t)
 	t->regs_dirty = true;
 }
 
+pid_t waitpid_retry(pid_t pid, int *status, int flags)
+{
+	pid_t got;
+	while ((got = waitpid(pid, status, flags)) < 0 && errno == EINTR)
+		;
+	return got;
+}
+
 /* Single-step the syscall instruction so the task stops right after it returns. A signal
  * that arrives meanwhile is kept for the task's next real resume. */
 static long step_over_syscall(struct task *t)
@@ -150,7 +158,7 @@ static long step_over_syscall(struct task *t)
 		if (ptrace(request, t->tid, 0, 0) < 0)
 			return -errno;
 		int status;
-		if (waitpid(t->tid, &status, __WALL) < 0)
+		if (waitpid_retry(t->tid, &status, __WALL) < 0)
 			return -errno;
 		if (!WIFSTOPPED(status))
 			return -ESRCH;

@@ -493,7 +493,7 @@ static struct task *adopt_child(struct task *parent, pid_t tid, int event)
 			early[i] = early[--n_early];
 			break;
 		}
-	if (status == -1 && waitpid(tid, &status, __WALL) < 0)
+	if (status == -1 && waitpid_retry(tid, &status, __WALL) < 0)
 		task_die(parent, "lost new task %d: %s", tid, strerror(errno));
 	child->state = TASK_STOPPED;
 	trace_event(parent, "  new task %d (tid %d)%s", child->vtid, tid,
@@ -838,9 +838,7 @@ static void kill_group(void)
 		if (!alive)
 			break;
 		int status;
-		pid_t pid = waitpid(-1, &status, __WALL);
-		if (pid < 0 && errno == EINTR)
-			continue;
+		pid_t pid = waitpid_retry(-1, &status, __WALL);
 		if (pid < 0)
 			break;
 		struct task *t = sched_find(pid);
@@ -850,8 +848,7 @@ static void kill_group(void)
 			t->state = TASK_DEAD;
 	}
 	if (namespace_init > 0)
-		while (waitpid(namespace_init, NULL, __WALL) < 0 && errno == EINTR)
-			;
+		waitpid_retry(namespace_init, NULL, __WALL);
 }
 
 /* A shim cannot go on (replay diverged, the shim program broke): say why and where, show
@@ -921,8 +918,7 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 	/* The namespace's init exits once it has reaped everything; waiting for it also
 	 * passes the group's resource usage up to detrun's own parent. */
 	if (launched.init_pid > 0)
-		while (waitpid(launched.init_pid, NULL, __WALL) < 0 && errno == EINTR)
-			;
+		waitpid_retry(launched.init_pid, NULL, __WALL);
 	int exec_errno = launch_exec_error(&launched);
 	int code = exit_code(root_status);
 	if (exec_errno) {
