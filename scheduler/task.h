@@ -30,7 +30,11 @@ enum wait_result {
 };
 
 struct wait {
-	const char *what;    /* for --trace and deadlock reports: "futex", "read fd 3" ... */
+	/* For --trace and deadlock reports: "futex", "read fd 3" ... sched_park copies the
+	 * text into what_text and points `what` there, so a handler may describe the wait in
+	 * a buffer of its own that the next wait reuses. */
+	const char *what;
+	char what_text[48];
 	int64_t deadline_ns; /* virtual time at which on_timeout fires; -1 for none */
 	/* Called by the scheduler just before it would resume the task. */
 	enum wait_result (*ready)(struct task *t);

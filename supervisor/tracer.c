@@ -38,6 +38,7 @@ static int root_status = -1;
 static int next_aspace = 1;
 static int self_pipe[2] = { -1, -1 };
 static volatile sig_atomic_t alarm_fired;
+static bool stops_waiting; /* a SIGCHLD came while detrun waited for outside input */
 
 /* Stops reported for tasks not yet known (a new child can report before its parent's
  * clone event has been handled). */
@@ -69,7 +70,20 @@ static void on_outside_signal(int sig, siginfo_t *si, void *ctx)
 }
 
 /* A task changed state while detrun was waiting for outside input (killed from outside,
- * say): its stop is handled now rather than when the input comes. */
+ * say): its stop is handled as soon as the scheduler's pick has ended (handling it may
+ * free tasks the scheduler is looking at), rather than when the input comes. */
+static bool take_waiting_stops(void)
+{
+	bool waiting = stops_waiting;
+	stops_waiting = false;
+	return waiting;
+}
+
+static bool waiting_stops_pending(void)
+{
+	return stops_waiting;
+}
+
 static void reap_waiting_stops(void)
 {
 	int status;
@@ -125,7 +139,7 @@ static void drain_outside_signals(void)
 	static int forwarded_signals;
 	while (read(self_pipe[0], &msg, sizeof(msg)) == sizeof(msg)) {
 		if (msg.sig == SIGCHLD) {
-			reap_waiting_stops();
+			stops_waiting = true;
 			continue;
 		}
 		bool from_group = msg.pid > 0 && sched_find(msg.pid);
@@ -341,6 +355,7 @@ static const struct sched_ops ops = {
 	.fire_timers = timers_fire,
 	.between_events = pass_outside_signals,
 	.next_timer = timers_next_deadline,
+	.stops_pending = waiting_stops_pending,
 };
 
 /* ---- task lifecycle ------------------------------------------------------------------ */
@@ -911,6 +926,10 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 			run_until_event(t);
 		quiesce();
 		t = sched_pick();
+		if (!t && take_waiting_stops()) {
+			reap_waiting_stops();
+			continue;
+		}
 		if (!t)
 			break;
 		resume(t);
