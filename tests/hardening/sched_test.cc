@@ -84,6 +84,100 @@ TEST(CloneVm, ChildOutlivesItsCreator)
 	}
 }
 
+// ---- point 9: concurrent groups spread over the CPUs ----------------------------------------
+
+struct Tracee {
+	pid_t pid;
+	std::string tracer, cpus;
+};
+
+std::string StatusField(const std::string &status, const std::string &name)
+{
+	size_t at = status.find("\n" + name + ":");
+	if (at == std::string::npos)
+		return "";
+	at += name.size() + 2;
+	size_t end = status.find('\n', at);
+	std::string v = status.substr(at, end - at);
+	v.erase(0, v.find_first_not_of(" \t"));
+	return v;
+}
+
+// The processes running `comm`, with their tracer and the CPUs they may run on.
+std::vector<Tracee> FindTracees(const std::string &comm)
+{
+	std::vector<Tracee> found;
+	DIR *d = opendir("/proc");
+	if (!d)
+		return found;
+	while (struct dirent *de = readdir(d)) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0)
+			continue;
+		std::string base = std::string("/proc/") + de->d_name;
+		char buf[8192];
+		int fd = open((base + "/status").c_str(), O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		std::string status(buf, n > 0 ? (size_t)n : 0);
+		if (StatusField("\n" + status, "Name") != comm)
+			continue;
+		found.push_back({(pid_t)pid, StatusField(status, "TracerPid"),
+				 StatusField(status, "Cpus_allowed_list")});
+	}
+	closedir(d);
+	return found;
+}
+
+// Two groups started one after the other while neither ends: each is pinned to a CPU of
+// its own (read from the kernel, not inferred from timing), and what each program sees of
+// "its" CPU is the same. Before the fix both were pinned to the first CPU. The test runs
+// in a network namespace of its own so that groups other suites run meanwhile (which
+// claim CPUs the same way) do not count.
+TEST(CpuChoice, ConcurrentGroupsRunOnDifferentCpusAndSeeTheSame)
+{
+	cpu_set_t allowed;
+	ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+	if (CPU_COUNT(&allowed) < 2)
+		GTEST_SKIP() << "one CPU only";
+	ASSERT_EQ(unshare(CLONE_NEWNET), 0) << strerror(errno);
+
+	int hold[2][2];
+	std::vector<std::unique_ptr<Child>> groups;
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ(pipe2(hold[i], O_CLOEXEC), 0);
+		RunOptions o = WithTimeout(60);
+		o.stdin_fd = hold[i][0];
+		groups.emplace_back(new Child(UnderDetrun({}, {Guest("sched_cpu_hold")}), o));
+		close(hold[i][0]);
+		ASSERT_TRUE(groups.back()->WaitForOutput("Cpus_allowed_list", 30))
+			<< groups.back()->Out() << groups.back()->Err();
+	}
+	std::vector<Tracee> tracees = FindTracees("sched_cpu_hold");
+	for (int i = 0; i < 2; i++)
+		close(hold[i][1]);
+	std::vector<RunResult> results;
+	for (auto &g : groups)
+		results.push_back(g->Finish());
+
+	ASSERT_EQ(tracees.size(), 2u);
+	EXPECT_NE(tracees[0].tracer, tracees[1].tracer);
+	EXPECT_NE(tracees[0].cpus, tracees[1].cpus)
+		<< "both groups on CPU " << tracees[0].cpus;
+	for (const Tracee &t : tracees)
+		EXPECT_EQ(t.cpus.find_first_of(",-"), std::string::npos)
+			<< "pid " << t.pid << " not pinned to one CPU: " << t.cpus;
+	for (const RunResult &r : results) {
+		EXPECT_EQ(r.code, 0) << r.Describe();
+		EXPECT_TRUE(Contains(r.out, "sched_cpu_hold: done")) << r.Describe();
+	}
+	EXPECT_EQ(results[0].out, results[1].out)
+		<< FirstDifference("group 1", results[0].out, "group 2", results[1].out);
+}
+
 // ---- point 19: deadlock reports and the scheduler's pick -----------------------------------
 
 // Each reader waits on its own descriptor; the report must say which. Before the fix the
