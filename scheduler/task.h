@@ -114,6 +114,10 @@ struct task {
 	struct wait wait;
 	uint64_t signals_seen;  /* signal epoch at which the wait was last checked */
 	enum resume_mode resume;
+	bool exit_stop_wanted;  /* resumed for a handler's syscall-exit stop, not seen yet */
+	bool in_allowed_call;   /* every-call mode: past an entry stop with no seccomp stop */
+	bool seccomp_strict;    /* the program put this task in seccomp strict mode */
+	bool timer_hazard_shown; /* the hazard for a syscall-free loop was printed */
 	int inject_signal;      /* signal to deliver with the next resume (signal-delivery stop) */
 	struct pending_exit exit;
 

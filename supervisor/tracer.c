@@ -26,6 +26,7 @@
 #include "supervisor/launch.h"
 #include "supervisor/remote.h"
 #include "supervisor/report.h"
+#include "supervisor/seccomp_strict.h"
 #include "supervisor/spin.h"
 #include "supervisor/stack.h"
 #include "supervisor/sys_cpu.h"
@@ -398,10 +399,27 @@ static struct process *new_process(pid_t tgid, int aspace)
 	return p;
 }
 
+/* Virtual time moves only at events. While a timer that sends a signal is armed for the
+ * task's process, or the task is in seccomp strict mode, every syscall of the task stops
+ * (PTRACE_SYSCALL), the calls the filter allows included: each allowed call is an event
+ * at its exit stop, so a computation that waits for its timer signal and calls only
+ * allowed syscalls gets it, at the same point on every run. */
+static bool every_syscall_stops(const struct task *t)
+{
+	return t->seccomp_strict || timers_next_signal(t->proc->tgid) >= 0;
+}
+
+int tracer_resume_request(const struct task *t)
+{
+	return t->exit_stop_wanted || every_syscall_stops(t) ? PTRACE_SYSCALL : PTRACE_CONT;
+}
+
 static void resume(struct task *t)
 {
 	remote_store_regs(t);
-	int request = t->resume == RESUME_SYSCALL ? PTRACE_SYSCALL : PTRACE_CONT;
+	if (t->resume == RESUME_SYSCALL)
+		t->exit_stop_wanted = true;
+	int request = tracer_resume_request(t);
 	int sig = t->inject_signal;
 	t->inject_signal = 0;
 	t->resume = RESUME_CONT;
@@ -594,6 +612,7 @@ static void timeline_event(struct task *t)
 
 static void on_syscall_entry(struct task *t)
 {
+	t->in_allowed_call = false; /* the filter stopped it: a handled call */
 	if (remote_load_regs(t))
 		return; /* killed meanwhile: its death report follows */
 	t->syscall_nr = (long)t->regs.orig_rax;
@@ -637,6 +656,48 @@ static void on_syscall_exit(struct task *t)
 	if (t->resume == RESUME_CONT && !t->regs_dirty && fn == NULL)
 		trace_event(t, "  = %lld", (long long)t->regs.rax);
 	resume(t);
+}
+
+/* An allowed call of a task whose every call stops has returned: an event, so virtual time
+ * moves (and a timer due now fires before the task goes on). */
+static void on_allowed_call_done(struct task *t)
+{
+	if (remote_load_regs(t))
+		return;
+	t->syscall_nr = (long)t->regs.orig_rax;
+	t->state = TASK_STOPPED;
+	timeline_event(t);
+	trace_event(t, "%s = %lld (every call is an event)", syscall_name(t->syscall_nr),
+		    (long long)t->regs.rax);
+}
+
+/* A syscall stop (SIGTRAP|0x80). Handlers ask for exit stops; a task whose every call
+ * stops also has entry stops, and exit stops of calls no handler asked about. The kernel
+ * says which kind it is. An entry stop is not an event: a call the filter stops has its
+ * seccomp stop next, an allowed one becomes an event at its exit. */
+static void on_syscall_trap(struct task *t)
+{
+	struct __ptrace_syscall_info info;
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof(info), &info) <= 0)
+		info.op = PTRACE_SYSCALL_INFO_EXIT;
+	if (info.op == PTRACE_SYSCALL_INFO_ENTRY) {
+		t->in_allowed_call = true;
+		if (t->seccomp_strict && !seccomp_strict_allows(t, (long)info.entry.nr))
+			return; /* killed: it stays running until its exit stop */
+		if (ptrace(PTRACE_SYSCALL, t->tid, 0, 0) < 0 && errno != ESRCH)
+			task_warn(t, "cannot resume: %s", strerror(errno));
+		return;
+	}
+	bool allowed = t->in_allowed_call;
+	t->in_allowed_call = false;
+	if (t->exit_stop_wanted) {
+		t->exit_stop_wanted = false;
+		on_syscall_exit(t);
+	} else if (allowed) {
+		on_allowed_call_done(t);
+	} else {
+		resume(t); /* the exit of a call handled at its seccomp stop */
+	}
 }
 
 /* ---- stops ---------------------------------------------------------------------------- */
@@ -722,7 +783,7 @@ static void handle_status(pid_t tid, int status)
 		return;
 	}
 	if (sig == (SIGTRAP | 0x80)) {
-		on_syscall_exit(t);
+		on_syscall_trap(t);
 		return;
 	}
 	on_signal_stop(t, sig);
@@ -773,10 +834,18 @@ static bool still_traced(const struct task *t)
 	return false;
 }
 
+/* Has t, running since `since` without an event, outrun a timer signal of its process?
+ * Natively the signal would have come by now. */
+static bool timer_signal_overdue(const struct task *t, int64_t since)
+{
+	int64_t due = timers_next_signal(t->proc->tgid);
+	return due >= 0 && (due - vclock_now()) / 1000000 <= monotonic_ms() - since;
+}
+
 static void run_until_event(struct task *t)
 {
 	int budget = t->run_budget_ms ? (int)t->run_budget_ms : tracer_opts->spin_budget_ms;
-	int64_t started = monotonic_ms();
+	int64_t started = monotonic_ms(), since_event = started;
 	arm_alarm(budget);
 	while (still_traced(t) && t->state == TASK_RUNNING) {
 		int status;
@@ -789,6 +858,9 @@ static void run_until_event(struct task *t)
 		}
 		if (monotonic_ms() - started >= budget) {
 			enum spin_verdict v = spin_check(t, handle_status_cb);
+			if (v == SPIN_KEEP_RUNNING && timer_signal_overdue(t, since_event))
+				v = spin_preempt_for_timer(t, handle_status_cb,
+							   monotonic_ms() - since_event);
 			if (v == SPIN_DESCHEDULE)
 				break;
 			if (v == SPIN_KEEP_RUNNING)
