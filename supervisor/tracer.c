@@ -502,8 +502,9 @@ static struct task *adopt_child(struct task *parent, pid_t tid, int event)
 	if (event == PTRACE_EVENT_CLONE && (flags & CLONE_THREAD)) {
 		p = parent->proc;
 	} else {
-		bool shares_vm = event == PTRACE_EVENT_VFORK ||
-				 (event == PTRACE_EVENT_CLONE && (flags & CLONE_VM));
+		/* A clone with CLONE_VM and exit signal SIGCHLD reports PTRACE_EVENT_FORK:
+		 * the flags, not the event, say whether the memory is shared. */
+		bool shares_vm = event == PTRACE_EVENT_VFORK || (flags & CLONE_VM);
 		p = new_process(tid, shares_vm ? parent->proc->aspace : next_aspace++);
 		p->caught = parent->proc->caught;
 		p->ignored = parent->proc->ignored;

@@ -1,9 +1,11 @@
 /* hardening guest (sched, issue 9 point 8): a child created with CLONE_VM but without
- * CLONE_THREAD is a process of its own that shares its creator's memory. When the creator
- * (not the main program) exits, the child lives on: it waits until its creator is gone
- * (getppid changes when it is re-parented), then writes through memory they shared and
- * exits. The main program waits for it through a pipe and prints what it wrote.
+ * CLONE_THREAD is a process of its own that shares its creator's memory. The child first
+ * waits on a private futex the creator wakes (shared memory, so the same futex), then the
+ * creator exits and the child lives on: it waits until its creator is gone (getppid
+ * changes when it is re-parented), then writes through memory they shared and exits. The
+ * main program waits for it through a pipe and prints what it wrote.
  * Prints "sched_clone_vm: child outlived its creator" on success. */
+#include <linux/futex.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,10 +20,13 @@
 static int pipe_wr;
 static pid_t creator;
 static char *shared_word;
+static unsigned started; /* futex: the creator sets it and wakes the child */
 
 static int vm_child(void *arg)
 {
 	(void)arg;
+	while (__atomic_load_n(&started, __ATOMIC_ACQUIRE) == 0)
+		syscall(SYS_futex, &started, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
 	/* Wait until the creator has exited (it is re-parented away from it). */
 	while (syscall(SYS_getppid) == creator)
 		sched_yield();
@@ -55,6 +60,10 @@ int main(void)
 		pid_t c = clone(vm_child, stack + size, CLONE_VM | SIGCHLD, NULL);
 		if (c < 0)
 			_exit(3);
+		for (int i = 0; i < 3; i++)
+			sched_yield(); /* let the child reach its futex wait */
+		__atomic_store_n(&started, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &started, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 		exit(0); /* exit_group of the creator: the CLONE_VM child is not in its group */
 	}
 	close(p[1]);
