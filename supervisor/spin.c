@@ -253,6 +253,8 @@ static bool branch_counters_present(void)
 
 enum spin_verdict spin_preempt_for_timer(struct task *t, void (*handle)(int, int), int64_t ran_ms)
 {
+	if (blocked_in_kernel(t))
+		return SPIN_KEEP_RUNNING; /* a call the kernel runs: interrupting it would restart it */
 	if (!interrupt(t, handle))
 		return SPIN_EVENT;
 	if (!t->timer_hazard_shown) {
