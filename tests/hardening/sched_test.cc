@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -68,6 +69,23 @@ TEST(TimerLoop, SignalsComeAtTheSamePointOnEveryRun)
 			first = r.out;
 		EXPECT_EQ(r.out, first) << FirstDifference("run 1", first, "run " + std::to_string(i + 1), r.out);
 	}
+}
+
+// The events every call becomes while a timer is armed are on the recorded timeline too:
+// a replay passes through the same ones.
+TEST(TimerLoop, RecordingReplaysTheSame)
+{
+	char dir[] = "/tmp/detrun-sched-XXXXXX";
+	ASSERT_NE(mkdtemp(dir), nullptr);
+	std::string log = std::string(dir) + "/timer.dlog";
+	RunResult rec = RunCommand({DETRUN_PATH, "record", "-o", log, "--", Guest("sched_timer_loop")},
+				   WithTimeout(60));
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	RunResult rep = RunCommand({DETRUN_PATH, "replay", log}, WithTimeout(60));
+	EXPECT_EQ(rep.code, 0) << rep.Describe();
+	EXPECT_EQ(rep.out, rec.out) << rep.Describe();
+	unlink(log.c_str());
+	rmdir(dir);
 }
 
 // A loop without syscalls cannot be interrupted at a deterministic point without
