@@ -3,7 +3,9 @@
  * already has a filter, and every task of the group has detrun's. So detrun answers the
  * request itself and enforces the mode: a task in strict mode has every syscall stop
  * (tracer.c resumes it with PTRACE_SYSCALL), and a call other than read, write, _exit and
- * rt_sigreturn kills it with SIGKILL at its entry, before it runs, as the kernel does.
+ * rt_sigreturn kills it with SIGKILL at its entry, before it runs, as the kernel does
+ * (the kernel ends only the calling thread; here SIGKILL ends its whole process, which is
+ * the same for the single-threaded programs strict mode is made for).
  *
  * Entering it: seccomp(SECCOMP_SET_MODE_STRICT, 0, NULL) (the seccomp row's handler) or
  * prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT): the prctl handler calls

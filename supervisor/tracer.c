@@ -684,7 +684,7 @@ static void on_syscall_trap(struct task *t)
 	if (info.op == PTRACE_SYSCALL_INFO_ENTRY) {
 		t->in_allowed_call = true;
 		if (t->seccomp_strict && !seccomp_strict_allows(t, (long)info.entry.nr))
-			return; /* killed: it stays running until its exit stop */
+			return; /* SIGKILLed: its exit event follows */
 		if (ptrace(PTRACE_SYSCALL, t->tid, 0, 0) < 0 && errno != ESRCH)
 			task_warn(t, "cannot resume: %s", strerror(errno));
 		return;
