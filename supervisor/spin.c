@@ -259,8 +259,8 @@ enum spin_verdict spin_preempt_for_timer(struct task *t, void (*handle)(int, int
 		return SPIN_EVENT;
 	if (!t->timer_hazard_shown) {
 		t->timer_hazard_shown = true;
-		hazard(t, "a loop without syscalls kept running while a timer signal for its "
-			  "process was due; %s, so it is stopped where the wall clock found it "
+		hazard(t, "a loop without syscalls that stop kept running while a timer signal "
+			  "was due; %s, so it is stopped where the wall clock found it "
 			  "(after %lld ms) and the signal lands there: this task's output may vary "
 			  "between runs",
 		       branch_counters_present()

@@ -110,7 +110,7 @@ int64_t timers_next_signal(pid_t tgid)
 {
 	int64_t next = -1;
 	for (struct vtimer *v = timers; v; v = v->next)
-		if (v->tgid == tgid && v->signo && v->deadline >= 0 &&
+		if ((tgid <= 0 || v->tgid == tgid) && v->signo && v->deadline >= 0 &&
 		    (next < 0 || v->deadline < next))
 			next = v->deadline;
 	return next;

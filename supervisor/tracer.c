@@ -835,11 +835,12 @@ static bool still_traced(const struct task *t)
 	return false;
 }
 
-/* Has t, running since `since` without an event, outrun a timer signal of its process?
+/* Has t, running since `since` without an event, outrun a timer signal (of its own
+ * process, or of another that may act on it: a parent's alarm that kills a child)?
  * Natively the signal would have come by now. */
 static bool timer_signal_overdue(const struct task *t, int64_t since)
 {
-	int64_t due = timers_next_signal(t->proc->tgid);
+	int64_t due = timers_next_signal(0);
 	return due >= 0 && (due - vclock_now()) / 1000000 <= monotonic_ms() - since;
 }
 
