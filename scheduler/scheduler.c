@@ -1,5 +1,6 @@
 #include "scheduler/scheduler.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -123,6 +124,8 @@ void sched_park(struct task *t, const struct wait *w)
 {
 	t->parked = true;
 	t->wait = *w;
+	snprintf(t->wait.what_text, sizeof(t->wait.what_text), "%s", w->what ? w->what : "");
+	t->wait.what = t->wait.what_text;
 	t->signals_seen = 0;
 	if (t == current)
 		turn_over = true;
@@ -221,6 +224,13 @@ static void collect_outside(struct outside *o)
 	}
 }
 
+/* A task changed state while the supervisor waited (a SIGCHLD): the supervisor handles it
+ * outside the scheduler, which may free tasks, so the pick ends there. */
+static bool stops_pending(void)
+{
+	return ops->stops_pending && ops->stops_pending();
+}
+
 void sched_continue(struct task *t)
 {
 	continuing = t;
@@ -253,8 +263,17 @@ struct task *sched_pick(void)
 				vclock_advance_to(o.deadline);
 				continue;
 			}
-			if (o.nfds)
+			if (o.nfds) {
+				/* Tasks may change meanwhile (one killed from outside): no task
+				 * pointer is kept across the wait. */
 				ops->wait_outside(o.fds, o.nfds, 0);
+				if (stops_pending())
+					return NULL;
+				if ((t = scan(&spinner)))
+					return t;
+				if (!spinner)
+					continue;
+			}
 			spinner->spin_descheduled = false;
 			current = spinner;
 			turn_events = 0;
@@ -272,6 +291,8 @@ struct task *sched_pick(void)
 			 * input may arrive: a timed-out wait reaches the deadline. */
 			if (ready == 0 && o.deadline >= 0)
 				vclock_advance_to(o.deadline);
+			if (stops_pending())
+				return NULL;
 			continue;
 		}
 		if (o.deadline >= 0) {
@@ -289,5 +310,7 @@ struct task *sched_pick(void)
 		}
 		ops->wait_outside(NULL, 0, -1);
 		sched_signals_changed();
+		if (stops_pending())
+			return NULL;
 	}
 }

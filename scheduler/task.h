@@ -30,7 +30,11 @@ enum wait_result {
 };
 
 struct wait {
-	const char *what;    /* for --trace and deadlock reports: "futex", "read fd 3" ... */
+	/* For --trace and deadlock reports: "futex", "read fd 3" ... sched_park copies the
+	 * text into what_text and points `what` there, so a handler may describe the wait in
+	 * a buffer of its own that the next wait reuses. */
+	const char *what;
+	char what_text[48];
 	int64_t deadline_ns; /* virtual time at which on_timeout fires; -1 for none */
 	/* Called by the scheduler just before it would resume the task. */
 	enum wait_result (*ready)(struct task *t);
@@ -122,6 +126,10 @@ struct task {
 	struct wait wait;
 	uint64_t signals_seen;  /* signal epoch at which the wait was last checked */
 	enum resume_mode resume;
+	bool exit_stop_wanted;  /* resumed for a handler's syscall-exit stop, not seen yet */
+	bool in_allowed_call;   /* every-call mode: past an entry stop with no seccomp stop */
+	bool seccomp_strict;    /* the program put this task in seccomp strict mode */
+	bool timer_hazard_shown; /* the hazard for a syscall-free loop was printed */
 	int inject_signal;      /* signal to deliver with the next resume (signal-delivery stop) */
 	struct pending_exit exit;
 

@@ -188,6 +188,14 @@ void syscall_rewind(struct task *t)
 	t->regs_dirty = true;
 }
 
+pid_t waitpid_retry(pid_t pid, int *status, int flags)
+{
+	pid_t got;
+	while ((got = waitpid(pid, status, flags)) < 0 && errno == EINTR)
+		;
+	return got;
+}
+
 /* Single-step the syscall instruction of `call` so the task stops right after it returns.
  * A signal that arrives meanwhile is kept for the task's next real resume. At an exec
  * stop the first step only finishes the execve (its exit reports the step before the
@@ -203,9 +211,8 @@ static long step_over_syscall(struct task *t, struct user_regs_struct *call)
 		int status;
 		/* detrun's own timer (the spin budget) may interrupt the wait: the step is
 		 * still under way, and giving up here would lose its stop. */
-		while (waitpid(t->tid, &status, __WALL) < 0)
-			if (errno != EINTR)
-				return -errno;
+		if (waitpid_retry(t->tid, &status, __WALL) < 0)
+			return -errno;
 		if (!WIFSTOPPED(status))
 			return -ESRCH;
 		int sig = WSTOPSIG(status);

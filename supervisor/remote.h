@@ -65,4 +65,8 @@ void syscall_rewind(struct task *t);
 
 void remote_forget_process(struct process *p);
 
+/* waitpid(2) retried when one of detrun's own signals (the spin timer, a signal from
+ * outside) interrupts it: a stop or death is never lost to EINTR. */
+pid_t waitpid_retry(pid_t pid, int *status, int flags);
+
 #endif

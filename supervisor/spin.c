@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -65,7 +66,7 @@ static bool interrupt(struct task *t, void (*handle)(int, int))
 
 static void run_for_us(struct task *t, long us)
 {
-	ptrace(PTRACE_CONT, t->tid, 0, 0);
+	ptrace(tracer_resume_request(t), t->tid, 0, 0);
 	struct timespec ts = { 0, us * 1000 };
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
@@ -213,7 +214,7 @@ enum spin_verdict spin_check(struct task *t, void (*handle)(int, int))
 		t->run_budget_ms = (t->run_budget_ms ? t->run_budget_ms : 10) * 2;
 		if (t->run_budget_ms > MAX_BUDGET_MS)
 			t->run_budget_ms = MAX_BUDGET_MS;
-		ptrace(PTRACE_CONT, t->tid, 0, 0);
+		ptrace(tracer_resume_request(t), t->tid, 0, 0);
 		return SPIN_KEEP_RUNNING;
 	}
 	hazard(t, "a loop that writes no memory but whose registers change kept running "
@@ -229,6 +230,50 @@ deschedule:
 
 keep_running:
 	longer_budget(t);
-	ptrace(PTRACE_CONT, t->tid, 0, 0);
+	ptrace(tracer_resume_request(t), t->tid, 0, 0);
 	return SPIN_KEEP_RUNNING;
+}
+
+/* Can this machine count a task's branches (what would let detrun stop a loop at a
+ * deterministic point)? Asked once. */
+static bool branch_counters_present(void)
+{
+	static int present = -1;
+	if (present < 0) {
+		struct perf_event_attr a = { .type = PERF_TYPE_HARDWARE, .size = sizeof(a),
+					     .config = PERF_COUNT_HW_BRANCH_INSTRUCTIONS,
+					     .disabled = 1, .exclude_kernel = 1, .exclude_hv = 1 };
+		int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		present = fd >= 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	return present;
+}
+
+enum spin_verdict spin_preempt_for_timer(struct task *t, void (*handle)(int, int), int64_t ran_ms)
+{
+	if (blocked_in_kernel(t))
+		return SPIN_KEEP_RUNNING; /* a call the kernel runs: interrupting it would restart it */
+	if (!interrupt(t, handle))
+		return SPIN_EVENT;
+	if (!t->timer_hazard_shown) {
+		t->timer_hazard_shown = true;
+		hazard(t, "a loop without syscalls that stop kept running while a timer signal "
+			  "was due; %s, so it is stopped where the wall clock found it "
+			  "(after %lld ms) and the signal lands there: this task's output may vary "
+			  "between runs",
+		       branch_counters_present()
+			       ? "this machine has branch counters, which detrun does not use yet"
+			       : "without branch counters no deterministic point can be chosen",
+		       (long long)ran_ms);
+		stack_report(t, "running here");
+	} else {
+		trace_event(t, "  loop stopped by the wall clock for a timer signal");
+	}
+	t->spin_probes = 0;
+	t->spin_descheduled = true;
+	t->state = TASK_STOPPED;
+	t->syscall_nr = -1;
+	return SPIN_DESCHEDULE;
 }

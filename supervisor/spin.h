@@ -23,6 +23,8 @@
 #ifndef DETRUN_SUPERVISOR_SPIN_H
 #define DETRUN_SUPERVISOR_SPIN_H
 
+#include <stdint.h>
+
 struct task;
 
 enum spin_verdict {
@@ -33,5 +35,13 @@ enum spin_verdict {
 
 /* `t` is running past its budget. `handle` processes a stop that is not the detector's. */
 enum spin_verdict spin_check(struct task *t, void (*handle)(int tid, int status));
+
+/* `t` computes without stopping syscalls (spin_check let it run) for longer in real time
+ * (ran_ms) than virtual time has left until a timer signal (of its process, or of another
+ * that may act on it): natively the signal would have come by now. Without instruction counters no deterministic point
+ * exists: t is stopped and descheduled here, with a hazard naming it and its stack (once
+ * per task), so the scheduler moves time to the deadline instead of letting it run on. */
+enum spin_verdict spin_preempt_for_timer(struct task *t, void (*handle)(int tid, int status),
+					 int64_t ran_ms);
 
 #endif

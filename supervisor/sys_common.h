@@ -103,6 +103,8 @@ void files_executed(struct task *t);
 
 /* Virtual timers (sys_timer.c). */
 int64_t timers_next_deadline(void);   /* earliest armed deadline, -1 for none */
+/* Earliest deadline of a timer that signals process tgid (any process for tgid 0), -1. */
+int64_t timers_next_signal(pid_t tgid);
 void timers_fire(void);               /* fires every timer due at the current virtual time */
 bool timers_fix_siginfo(struct task *t, int sig); /* at a signal stop: a timer's siginfo */
 void timers_process_gone(pid_t tgid, bool exec_only);

@@ -73,7 +73,8 @@ static uint64_t *register_slot(struct task *t, unsigned reg)
 }
 
 /* CPUID as the group sees it: this CPU's answers (the group is pinned to it), with the
- * fields that name a particular CPU — APIC ids — set to virtual CPU 0 and a fixed brand. */
+ * fields that name a particular CPU — APIC, core and node ids — set to virtual CPU 0 and
+ * a fixed brand: which real CPU detrun chose must not show. */
 static void virtual_cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4])
 {
 	__cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
@@ -85,6 +86,11 @@ static void virtual_cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4])
 	case 0xb:
 	case 0x1f:
 		r[3] = 0; /* x2APIC id */
+		break;
+	case 0x8000001e: /* AMD: extended APIC id, core (compute unit) id, node id */
+		r[0] = 0;
+		r[1] &= ~0xffu;
+		r[2] &= ~0xffu;
 		break;
 	case 0x80000002:
 	case 0x80000003:

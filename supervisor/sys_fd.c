@@ -173,7 +173,7 @@ static void park_on_one(struct task *t, int fd, short events, const char *verb,
 	if (!p)
 		abort();
 	*p = (struct pollfd){ fd, events, 0 };
-	static char what[64];
+	char what[64]; /* copied by sched_park */
 	snprintf(what, sizeof(what), "%s fd %d", verb, (int)syscall_arg(t, 0));
 	park_on_fds(t, what, p, 1, -1, NULL, true);
 	if (ready)

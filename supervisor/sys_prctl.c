@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "supervisor/report.h"
+#include "supervisor/seccomp_strict.h"
 #include "supervisor/sys_common.h"
 
 /* Seccomp filters attached to the task: detrun's own is one of them. */
@@ -64,10 +65,13 @@ static void get_tsc(struct task *t)
 		syscall_emulate(t, 0);
 }
 
-/* Implements prctl(2) for PR_GET_SECCOMP, PR_GET_TSC and PR_SET_TSC; every other option
+/* Implements prctl(2) for PR_SET_SECCOMP (strict mode), PR_GET_SECCOMP, PR_GET_TSC and
+ * PR_SET_TSC; every other option
  * runs natively (and does not stop). */
 void sys_prctl(struct task *t)
 {
+	if (seccomp_strict_enter(t)) /* PR_SET_SECCOMP, SECCOMP_MODE_STRICT */
+		return;
 	switch ((int)syscall_arg(t, 0)) {
 	case PR_GET_SECCOMP:
 		get_seccomp(t);
@@ -89,6 +93,8 @@ void sys_prctl(struct task *t)
  * installed; programs that can do without one fall back. */
 void sys_seccomp(struct task *t)
 {
+	if (seccomp_strict_enter(t))
+		return;
 	if (syscall_arg(t, 0) != SECCOMP_SET_MODE_FILTER ||
 	    !(syscall_arg(t, 1) & SECCOMP_FILTER_FLAG_NEW_LISTENER))
 		return;

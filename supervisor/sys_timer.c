@@ -106,6 +106,16 @@ int64_t timers_next_deadline(void)
 	return next;
 }
 
+int64_t timers_next_signal(pid_t tgid)
+{
+	int64_t next = -1;
+	for (struct vtimer *v = timers; v; v = v->next)
+		if ((tgid <= 0 || v->tgid == tgid) && v->signo && v->deadline >= 0 &&
+		    (next < 0 || v->deadline < next))
+			next = v->deadline;
+	return next;
+}
+
 /* ---- firing ------------------------------------------------------------------------------- */
 
 static void queue_info(pid_t tgid, const siginfo_t *info)

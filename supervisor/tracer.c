@@ -6,9 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/ptrace.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +27,7 @@
 #include "supervisor/launch.h"
 #include "supervisor/remote.h"
 #include "supervisor/report.h"
+#include "supervisor/seccomp_strict.h"
 #include "supervisor/spin.h"
 #include "supervisor/stack.h"
 #include "supervisor/sys_cpu.h"
@@ -41,6 +45,7 @@ static int root_status = -1;
 static int next_aspace = 1;
 static int self_pipe[2] = { -1, -1 };
 static volatile sig_atomic_t alarm_fired;
+static bool stops_waiting; /* a SIGCHLD came while detrun waited for outside input */
 
 /* Stops reported for tasks not yet known (a new child can report before its parent's
  * clone event has been handled). */
@@ -72,7 +77,20 @@ static void on_outside_signal(int sig, siginfo_t *si, void *ctx)
 }
 
 /* A task changed state while detrun was waiting for outside input (killed from outside,
- * say): its stop is handled now rather than when the input comes. */
+ * say): its stop is handled as soon as the scheduler's pick has ended (handling it may
+ * free tasks the scheduler is looking at), rather than when the input comes. */
+static bool take_waiting_stops(void)
+{
+	bool waiting = stops_waiting;
+	stops_waiting = false;
+	return waiting;
+}
+
+static bool waiting_stops_pending(void)
+{
+	return stops_waiting;
+}
+
 static void reap_waiting_stops(void)
 {
 	int status;
@@ -128,7 +146,7 @@ static void drain_outside_signals(void)
 	static int forwarded_signals;
 	while (read(self_pipe[0], &msg, sizeof(msg)) == sizeof(msg)) {
 		if (msg.sig == SIGCHLD) {
-			reap_waiting_stops();
+			stops_waiting = true;
 			continue;
 		}
 		bool from_group = msg.pid > 0 && sched_find(msg.pid);
@@ -344,6 +362,7 @@ static const struct sched_ops ops = {
 	.fire_timers = timers_fire,
 	.between_events = pass_outside_signals,
 	.next_timer = timers_next_deadline,
+	.stops_pending = waiting_stops_pending,
 };
 
 /* ---- task lifecycle ------------------------------------------------------------------ */
@@ -384,10 +403,27 @@ static struct process *new_process(pid_t tgid, int aspace)
 	return p;
 }
 
+/* Virtual time moves only at events. While a timer that sends a signal is armed for the
+ * task's process, or the task is in seccomp strict mode, every syscall of the task stops
+ * (PTRACE_SYSCALL), the calls the filter allows included: each allowed call is an event
+ * at its exit stop, so a computation that waits for its timer signal and calls only
+ * allowed syscalls gets it, at the same point on every run. */
+static bool every_syscall_stops(const struct task *t)
+{
+	return t->seccomp_strict || timers_next_signal(t->proc->tgid) >= 0;
+}
+
+int tracer_resume_request(const struct task *t)
+{
+	return t->exit_stop_wanted || every_syscall_stops(t) ? PTRACE_SYSCALL : PTRACE_CONT;
+}
+
 static void resume(struct task *t)
 {
 	remote_store_regs(t);
-	int request = t->resume == RESUME_SYSCALL ? PTRACE_SYSCALL : PTRACE_CONT;
+	if (t->resume == RESUME_SYSCALL)
+		t->exit_stop_wanted = true;
+	int request = tracer_resume_request(t);
 	int sig = t->inject_signal;
 	t->inject_signal = 0;
 	t->resume = RESUME_CONT;
@@ -470,8 +506,9 @@ static struct task *adopt_child(struct task *parent, pid_t tid, int event)
 	if (event == PTRACE_EVENT_CLONE && (flags & CLONE_THREAD)) {
 		p = parent->proc;
 	} else {
-		bool shares_vm = event == PTRACE_EVENT_VFORK ||
-				 (event == PTRACE_EVENT_CLONE && (flags & CLONE_VM));
+		/* A clone with CLONE_VM and exit signal SIGCHLD reports PTRACE_EVENT_FORK:
+		 * the flags, not the event, say whether the memory is shared. */
+		bool shares_vm = event == PTRACE_EVENT_VFORK || (flags & CLONE_VM);
 		p = new_process(tid, shares_vm ? parent->proc->aspace : next_aspace++);
 		p->caught = parent->proc->caught;
 		p->ignored = parent->proc->ignored;
@@ -501,7 +538,7 @@ static struct task *adopt_child(struct task *parent, pid_t tid, int event)
 			early[i] = early[--n_early];
 			break;
 		}
-	if (status == -1 && waitpid(tid, &status, __WALL) < 0)
+	if (status == -1 && waitpid_retry(tid, &status, __WALL) < 0)
 		task_die(parent, "lost new task %d: %s", tid, strerror(errno));
 	child->state = TASK_STOPPED;
 	if (parent->exit.saved[3] && remote_load_regs(child) == 0) /* clone3 read a copy */
@@ -595,6 +632,7 @@ static void timeline_event(struct task *t)
 
 static void on_syscall_entry(struct task *t)
 {
+	t->in_allowed_call = false; /* the filter stopped it: a handled call */
 	if (remote_load_regs(t))
 		return; /* killed meanwhile: its death report follows */
 	t->state = TASK_STOPPED;
@@ -643,6 +681,48 @@ static void on_syscall_exit(struct task *t)
 	if (t->resume == RESUME_CONT && !t->regs_dirty && fn == NULL)
 		trace_event(t, "  = %lld", (long long)t->regs.rax);
 	resume(t);
+}
+
+/* An allowed call of a task whose every call stops has returned: an event, so virtual time
+ * moves (and a timer due now fires before the task goes on). */
+static void on_allowed_call_done(struct task *t)
+{
+	if (remote_load_regs(t))
+		return;
+	t->syscall_nr = (long)t->regs.orig_rax;
+	t->state = TASK_STOPPED;
+	timeline_event(t);
+	trace_event(t, "%s = %lld (every call is an event)", syscall_name(t->syscall_nr),
+		    (long long)t->regs.rax);
+}
+
+/* A syscall stop (SIGTRAP|0x80). Handlers ask for exit stops; a task whose every call
+ * stops also has entry stops, and exit stops of calls no handler asked about. The kernel
+ * says which kind it is. An entry stop is not an event: a call the filter stops has its
+ * seccomp stop next, an allowed one becomes an event at its exit. */
+static void on_syscall_trap(struct task *t)
+{
+	struct __ptrace_syscall_info info;
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof(info), &info) <= 0)
+		info.op = PTRACE_SYSCALL_INFO_EXIT;
+	if (info.op == PTRACE_SYSCALL_INFO_ENTRY) {
+		t->in_allowed_call = true;
+		if (t->seccomp_strict && !seccomp_strict_allows(t, (long)info.entry.nr))
+			return; /* SIGKILLed: its exit event follows */
+		if (ptrace(PTRACE_SYSCALL, t->tid, 0, 0) < 0 && errno != ESRCH)
+			task_warn(t, "cannot resume: %s", strerror(errno));
+		return;
+	}
+	bool allowed = t->in_allowed_call;
+	t->in_allowed_call = false;
+	if (t->exit_stop_wanted) {
+		t->exit_stop_wanted = false;
+		on_syscall_exit(t);
+	} else if (allowed) {
+		on_allowed_call_done(t);
+	} else {
+		resume(t); /* the exit of a call handled at its seccomp stop */
+	}
 }
 
 /* ---- stops ---------------------------------------------------------------------------- */
@@ -735,7 +815,7 @@ static void handle_status(pid_t tid, int status)
 		return;
 	}
 	if (sig == (SIGTRAP | 0x80)) {
-		on_syscall_exit(t);
+		on_syscall_trap(t);
 		return;
 	}
 	on_signal_stop(t, sig);
@@ -786,10 +866,19 @@ static bool still_traced(const struct task *t)
 	return false;
 }
 
+/* Has t, running since `since` without an event, outrun a timer signal (of its own
+ * process, or of another that may act on it: a parent's alarm that kills a child)?
+ * Natively the signal would have come by now. */
+static bool timer_signal_overdue(const struct task *t, int64_t since)
+{
+	int64_t due = timers_next_signal(0);
+	return due >= 0 && (due - vclock_now()) / 1000000 <= monotonic_ms() - since;
+}
+
 static void run_until_event(struct task *t)
 {
 	int budget = t->run_budget_ms ? (int)t->run_budget_ms : tracer_opts->spin_budget_ms;
-	int64_t started = monotonic_ms();
+	int64_t started = monotonic_ms(), since_event = started;
 	arm_alarm(budget);
 	while (still_traced(t) && t->state == TASK_RUNNING) {
 		int status;
@@ -802,6 +891,9 @@ static void run_until_event(struct task *t)
 		}
 		if (monotonic_ms() - started >= budget) {
 			enum spin_verdict v = spin_check(t, handle_status_cb);
+			if (v == SPIN_KEEP_RUNNING && timer_signal_overdue(t, since_event))
+				v = spin_preempt_for_timer(t, handle_status_cb,
+							   monotonic_ms() - since_event);
 			if (v == SPIN_DESCHEDULE)
 				break;
 			if (v == SPIN_KEEP_RUNNING)
@@ -834,20 +926,53 @@ static void quiesce(void)
 	}
 }
 
+/* Concurrent detruns spread over the allowed CPUs: each claims a (CPU, slot) pair for its
+ * lifetime by binding an abstract unix socket named after it, and takes the CPU with the
+ * fewest claims, so n runs fill n CPUs before any CPU runs two. The kernel drops a claim
+ * however detrun ends, nothing is left on disk, and the socket never listens, so nothing
+ * can connect to it. Groups in other network namespaces do not see each other's claims. */
+static bool claim_cpu_slot(int cpu, int slot)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int len = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, "detrun-cpu-%d-%d",
+			   cpu, slot);
+	socklen_t size = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len);
+	if (bind(fd, (struct sockaddr *)&addr, size) == 0)
+		return true; /* held open until detrun exits */
+	close(fd);
+	return false;
+}
+
+static int least_claimed_cpu(const cpu_set_t *allowed)
+{
+	for (int slot = 0; slot < 256; slot++)
+		for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+			if (CPU_ISSET(cpu, allowed) && claim_cpu_slot(cpu, slot))
+				return cpu;
+	return -1;
+}
+
 /* Only one task runs at a time, so the group loses no parallelism on one CPU, and every
  * hand-off between a stopped tracee and the supervisor stays on that CPU: a ptrace stop
  * costs several times less than with cross-CPU wake-ups. The tracees inherit the mask.
- * Always the first allowed CPU, so views of "the current CPU" agree between runs. */
+ * Which CPU it is must not matter to the program: every view it has of "its" CPU
+ * (getcpu, sched_getaffinity, /proc/self/stat and status, RDTSCP's TSC_AUX, CPUID's APIC
+ * and core ids) is virtual. */
 static void pin_to_one_cpu(void)
 {
 	cpu_set_t allowed, one;
-	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0)
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0 || CPU_COUNT(&allowed) == 0)
 		return;
-	int cpu = 0;
-	while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &allowed))
-		cpu++;
-	if (cpu == CPU_SETSIZE)
-		return;
+	int cpu = least_claimed_cpu(&allowed);
+	if (cpu < 0) { /* no claim possible: spread by pid */
+		int k = getpid() % CPU_COUNT(&allowed);
+		for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+			if (CPU_ISSET(cpu, &allowed) && k-- == 0)
+				break;
+	}
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
 	sched_setaffinity(0, sizeof(one), &one);
@@ -869,9 +994,7 @@ static void kill_group(void)
 		if (!alive)
 			break;
 		int status;
-		pid_t pid = waitpid(-1, &status, __WALL);
-		if (pid < 0 && errno == EINTR)
-			continue;
+		pid_t pid = waitpid_retry(-1, &status, __WALL);
 		if (pid < 0)
 			break;
 		struct task *t = sched_find(pid);
@@ -881,8 +1004,7 @@ static void kill_group(void)
 			t->state = TASK_DEAD;
 	}
 	if (namespace_init > 0)
-		while (waitpid(namespace_init, NULL, __WALL) < 0 && errno == EINTR)
-			;
+		waitpid_retry(namespace_init, NULL, __WALL);
 }
 
 /* A shim cannot go on (replay diverged, the shim program broke): say why and where, show
@@ -947,6 +1069,10 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 			run_until_event(t);
 		quiesce();
 		t = sched_pick();
+		if (!t && take_waiting_stops()) {
+			reap_waiting_stops();
+			continue;
+		}
 		if (!t)
 			break;
 		resume(t);
@@ -954,8 +1080,7 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 	/* The namespace's init exits once it has reaped everything; waiting for it also
 	 * passes the group's resource usage up to detrun's own parent. */
 	if (launched.init_pid > 0)
-		while (waitpid(launched.init_pid, NULL, __WALL) < 0 && errno == EINTR)
-			;
+		waitpid_retry(launched.init_pid, NULL, __WALL);
 	int exec_errno = launch_exec_error(&launched);
 	int code = exit_code(root_status);
 	if (exec_errno) {

@@ -35,6 +35,9 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt);
 /* Handlers use these to continue a task past a syscall-exit stop. */
 struct task;
 void tracer_want_exit(struct task *t, void (*on_exit)(struct task *t));
+/* The ptrace request that resumes t without losing a stop detrun needs: PTRACE_SYSCALL
+ * while a handler waits for its exit stop or every call of t must stop, else PTRACE_CONT. */
+int tracer_resume_request(const struct task *t);
 
 /* Signal-disposition helpers shared with handlers. */
 bool signal_is_caught(const struct task *t, int sig);
