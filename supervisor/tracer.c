@@ -329,7 +329,7 @@ static void report_deadlock(void)
 	     (unsigned long long)sched_now());
 	for (struct task *t = sched_first(); t; t = t->next)
 		if (t->state == TASK_STOPPED)
-			fprintf(stderr, "detrun:   task %d (tid %d): %s\n", t->vtid, t->tid,
+			fprintf(stderr, "detrun:   task %d (tid %d): %s\n", t->vtid, t->ns_tid,
 				t->parked ? t->wait.what : "runnable");
 	fprintf(stderr, "detrun:   waiting for a signal from outside (Ctrl-C ends the group)\n");
 }
