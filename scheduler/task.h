@@ -82,6 +82,7 @@ struct process {
 	struct task *vfork_parent; /* parked parent while this vfork child shares its memory */
 	bool dying;             /* exit_group, a fatal signal or SIGKILL: every thread will die */
 	int64_t start_ns;       /* virtual monotonic time of its creation */
+	int64_t children_maxrss_kb; /* getrusage(RUSAGE_CHILDREN)'s ru_maxrss */
 };
 
 /* Handler state carried from a syscall's entry stop to its exit stop. */

@@ -137,8 +137,8 @@ struct fd_info {
 
 static bool is_random_device(const struct fd_info *info)
 {
-	return info->type == S_IFCHR &&
-	       (info->rdev == makedev(1, 8) || info->rdev == makedev(1, 9));
+	return info->type == S_IFCHR && (info->rdev == makedev(1, 8) || info->rdev == makedev(1, 9) ||
+					 info->rdev == makedev(10, 183) /* /dev/hwrng */);
 }
 
 /* Would a blocking call on tracee descriptor `tfd` wait for `events`? If so, returns a
@@ -202,7 +202,8 @@ static bool dontwait(struct task *t)
 	return arg >= 0 && (syscall_arg(t, arg) & MSG_DONTWAIT);
 }
 
-/* /dev/random and /dev/urandom give the seeded generator's bytes, like getrandom(2). */
+/* /dev/random, /dev/urandom and /dev/hwrng give the seeded generator's bytes, like
+ * getrandom(2). */
 static void read_random_device(struct task *t)
 {
 	syscall_emulate(t, random_to_tracee(t, syscall_arg(t, 1), syscall_arg(t, 2)));

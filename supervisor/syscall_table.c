@@ -1,14 +1,25 @@
 #include "supervisor/syscall_table.h"
 
 #include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/socket.h>
 #include <sys/mman.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 
+#ifndef EXT4_IOC_GETVERSION /* fs/ext4/ext4.h: the same as FS_IOC_GETVERSION, on ext4 */
+#define EXT4_IOC_GETVERSION _IOR('f', 3, long)
+#endif
+#ifndef SO_COOKIE
+#define SO_COOKIE 57
+#endif
+
 const struct syscall_entry syscall_table[] = {
 #define SYSCALL(name, cls, handler, reason) { #name, __NR_##name, SC_##cls, handler, reason },
 #define STOP_WHEN(name, arg, mask, with_shim)
+#define STOP_ON(name, arg, value)
 #include "supervisor/syscalls.def"
+#undef STOP_ON
 #undef STOP_WHEN
 #undef SYSCALL
 };
@@ -19,13 +30,26 @@ const struct syscall_condition syscall_conditions[] = {
 #define EVERY_CALL true
 #define AS_IS false
 #define STOP_WHEN(name, arg, mask, with_shim) { __NR_##name, arg, mask, with_shim },
+#define STOP_ON(name, arg, value)
 #include "supervisor/syscalls.def"
+#undef STOP_ON
 #undef STOP_WHEN
 #undef SYSCALL
 #undef EVERY_CALL
 #undef AS_IS
 };
 const size_t syscall_conditions_len = sizeof(syscall_conditions) / sizeof(syscall_conditions[0]);
+
+const struct syscall_stop_value syscall_stop_values[] = {
+#define SYSCALL(name, cls, handler, reason)
+#define STOP_WHEN(name, arg, mask, with_shim)
+#define STOP_ON(name, arg, value) { __NR_##name, arg, (uint32_t)(value) },
+#include "supervisor/syscalls.def"
+#undef STOP_ON
+#undef STOP_WHEN
+#undef SYSCALL
+};
+const size_t syscall_stop_values_len = sizeof(syscall_stop_values) / sizeof(syscall_stop_values[0]);
 
 #define MAX_NR 1024
 static const struct syscall_entry *by_nr[MAX_NR];

@@ -34,7 +34,9 @@ struct syscall_entry {
 
 #define SYSCALL(name, cls, handler, reason) syscall_handler handler;
 #define STOP_WHEN(name, arg, mask, with_shim)
+#define STOP_ON(name, arg, value)
 #include "supervisor/syscalls.def"
+#undef STOP_ON
 #undef STOP_WHEN
 #undef SYSCALL
 
@@ -50,6 +52,15 @@ struct syscall_condition {
 };
 extern const struct syscall_condition syscall_conditions[];
 extern const size_t syscall_conditions_len;
+
+/* Rows that otherwise run freely but stop for one value of an argument (STOP_ON). */
+struct syscall_stop_value {
+	long nr;
+	int arg;
+	uint32_t value;
+};
+extern const struct syscall_stop_value syscall_stop_values[];
+extern const size_t syscall_stop_values_len;
 
 const struct syscall_entry *syscall_lookup(long nr); /* NULL for numbers not in the table */
 const char *syscall_name(long nr);                   /* "syscall_NNN" for unknown numbers */

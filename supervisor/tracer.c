@@ -452,6 +452,8 @@ static void on_exit_event(struct task *t)
 {
 	if (t->syscall_nr != __NR_exit || live_threads(t->proc) <= 1)
 		t->proc->dying = true;
+	if (live_threads(t->proc) <= 1)
+		rusage_process_exiting(t);
 	t->state = TASK_EXITING;
 	if (t->parked)
 		sched_unpark(t);

@@ -28,6 +28,9 @@ struct Case {
 	Native native;
 	bool compare_stderr = false; // detrun's own stderr must be identical too
 	int exit_code = 0;
+	std::string skip_if_native; // the machine lacks the feature: native output has this
+	std::string must_contain;   // a verdict the guest prints, natively and under detrun
+	bool differs_from_native = false; // the detrun output is virtual, not the host's
 };
 
 void PrintTo(const Case &c, std::ostream *os)
@@ -53,6 +56,11 @@ TEST_P(Views, DeterministicUnderDetrun)
 	std::vector<std::string> argv = GuestArgv(c);
 	RunResult native = RunCommand(argv);
 	ASSERT_EQ(native.code, c.exit_code) << native.Describe();
+	if (!c.skip_if_native.empty() && native.out.find(c.skip_if_native) != std::string::npos)
+		GTEST_SKIP() << "not on this machine: " << native.out;
+	if (!c.must_contain.empty()) {
+		ASSERT_NE(native.out.find(c.must_contain), std::string::npos) << native.Describe();
+	}
 	if (c.native == kMustVary) {
 		bool varied = false;
 		for (int i = 1; i < kNativeTries && !varied; i++) {
@@ -72,6 +80,12 @@ TEST_P(Views, DeterministicUnderDetrun)
 			if (c.native == kSameAsNative) {
 				ASSERT_EQ(r.out, native.out)
 					<< FirstDifference("native", native.out, "detrun", r.out);
+			}
+			if (!c.must_contain.empty()) {
+				ASSERT_NE(r.out.find(c.must_contain), std::string::npos) << r.Describe();
+			}
+			if (c.differs_from_native) {
+				ASSERT_NE(r.out, native.out) << "detrun shows the host's value";
 			}
 			continue;
 		}
@@ -95,6 +109,24 @@ std::vector<Case> Cases()
 		{"posix_timer_overrun_sigtimedwait", {"view_timers", "wait"}, kSameAsNative},
 		// point 12: the crash report names tasks by ids that do not change between runs
 		{"crash_report", {"view_crash", "segv"}, kExitOnly, true, 128 + SIGSEGV},
+		// point 12: mountinfo showed detrun's random temporary names and mount ids
+		{"mountinfo", {"view_ids", "mountinfo"}, kExitOnly},
+		// point 12: random views
+		{"random_uuid", {"view_ids", "uuid"}, kMustVary},
+		{"boot_id", {"view_ids", "boot_id"}, kExitOnly, false, 0, "", "", true},
+		{"hwrng", {"view_ids", "hwrng"}, kMustVary, false, 0, "absent"},
+		// point 12: pipe, socket and namespace inode numbers in links and fdinfo
+		{"fd_links", {"view_ids", "links"}, kMustVary},
+		{"fdinfo", {"view_ids", "fdinfo"}, kMustVary},
+		// point 12: socket cookies (getsockopt runs freely in plain runs)
+		{"so_cookie", {"view_ids", "cookie"}, kMustVary},
+		// point 12: software perf events count the real run
+		{"perf_task_clock", {"view_ids", "perf"}, kMustVary},
+		// point 21: the inode generation (ioctl runs freely in plain runs)
+		{"inode_generation", {"view_ids", "generation"}, kMustVary, false, 0,
+		 "Inappropriate ioctl"},
+		// point 23: getrusage's maxrss was 0
+		{"maxrss", {"view_ids", "maxrss"}, kExitOnly, false, 0, "", "maxrss plausible: yes"},
 	};
 }
 
@@ -116,12 +148,13 @@ TEST(ViewsReports, DeadlockWarningIsTheSameOnEveryRun)
 		RunResult r = c.Finish();
 		ASSERT_EQ(r.code, 128 + SIGINT) << r.Describe();
 		ASSERT_NE(r.err.find("deadlock"), std::string::npos) << r.Describe();
-		if (i == 0)
+		if (i == 0) {
 			first = r.err;
-		else
+		} else {
 			ASSERT_EQ(r.err, first) << FirstDifference("run 0 stderr", first,
 								   "run " + std::to_string(i) + " stderr",
 								   r.err);
+		}
 	}
 }
 
