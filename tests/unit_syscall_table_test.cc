@@ -55,3 +55,26 @@ TEST(SyscallTable, UnknownNumbersHaveAPrintableName)
 	EXPECT_STREQ(syscall_name(999), "syscall_999");
 	EXPECT_EQ(syscall_lookup(-1), nullptr);
 }
+
+TEST(SyscallTable, StopOnValuesWidenRowsThatRunFreely)
+{
+	// STOP_ON makes one request of a freely running call stop: the row must run freely
+	// otherwise (ALLOW, or EXTERNAL without a shim), have a handler for the stop, and keep
+	// its values on one argument, few enough for the filter's masked comparisons.
+	for (size_t i = 0; i < syscall_stop_values_len; i++) {
+		const syscall_stop_value &v = syscall_stop_values[i];
+		const syscall_entry *e = syscall_lookup(v.nr);
+		ASSERT_NE(e, nullptr) << v.nr;
+		EXPECT_TRUE(e->cls == SC_EXTERNAL) << e->name << ": an ALLOW row has no handler";
+		EXPECT_NE(e->handler, &sys_none) << e->name;
+		int n = 0;
+		for (size_t j = 0; j < syscall_stop_values_len; j++)
+			if (syscall_stop_values[j].nr == v.nr) {
+				EXPECT_EQ(syscall_stop_values[j].arg, v.arg) << e->name;
+				n++;
+			}
+		EXPECT_LE(n, 8) << e->name;
+		for (size_t j = 0; j < syscall_conditions_len; j++)
+			EXPECT_NE(syscall_conditions[j].nr, v.nr) << e->name << " has STOP_WHEN too";
+	}
+}
