@@ -96,7 +96,7 @@ void files_executed(struct task *t);
 int64_t timers_next_deadline(void);   /* earliest armed deadline, -1 for none */
 void timers_fire(void);               /* fires every timer due at the current virtual time */
 bool timers_fix_siginfo(struct task *t, int sig); /* at a signal stop: a timer's siginfo */
-/* After sigtimedwait took timer signal `sig`: its siginfo, written at info_addr (if any). */
+/* After sigtimedwait took signal `sig`: a timer's siginfo, written at info_addr (if any). */
 void timers_fix_waited_siginfo(struct task *t, int sig, uint64_t info_addr);
 void timers_process_gone(pid_t tgid, bool exec_only);
 /* The last thread of t's process is exiting: its peak size counts for its parent's

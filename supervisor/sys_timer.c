@@ -176,7 +176,7 @@ bool timers_fix_siginfo(struct task *t, int sig)
 
 void timers_fix_waited_siginfo(struct task *t, int sig, uint64_t info_addr)
 {
-	struct pending_info **pp = pending_of(t->proc->tgid, sig, true);
+	struct pending_info **pp = pending_of(t->proc->tgid, sig, false);
 	if (!pp)
 		return;
 	siginfo_t info = take_pending(pp);

@@ -5,6 +5,8 @@
  *                         signal is queued, its si_overrun and timer_getoverrun count the
  *                         other expirations (taken by a handler)
  *   view_timers wait      the same, taken by sigtimedwait
+ *   view_timers alarm     SIGALRM of an interval timer taken by sigtimedwait: from the
+ *                         kernel (SI_KERNEL), once though it expired twice
  *
  * Each prints lines that are the same natively and under detrun; where the exact count
  * depends on how late a native run wakes, the guest checks it against the elapsed time
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -125,6 +128,27 @@ static int overrun_case(int by_handler)
 	return 0;
 }
 
+static int alarm_case(void)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGALRM);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	struct itimerval it = { { 0, 100000 }, { 0, 100000 } };
+	setitimer(ITIMER_REAL, &it, NULL);
+	struct timespec ts = { 0, 250000000 };
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+	struct timespec zero = { 0, 0 };
+	siginfo_t si;
+	int signals = 0, code = 0;
+	while (sigtimedwait(&set, &si, &zero) == SIGALRM)
+		signals++, code = si.si_code;
+	printf("SIGALRM taken: %d, si_code %s\n", signals,
+	       code == SI_KERNEL ? "SI_KERNEL" : code == SI_USER ? "SI_USER" : "other");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
@@ -134,6 +158,8 @@ int main(int argc, char **argv)
 		return overrun_case(1);
 	if (!strcmp(what, "wait"))
 		return overrun_case(0);
-	fprintf(stderr, "usage: view_timers timerfd|handler|wait\n");
+	if (!strcmp(what, "alarm"))
+		return alarm_case();
+	fprintf(stderr, "usage: view_timers timerfd|handler|wait|alarm\n");
 	return 2;
 }
