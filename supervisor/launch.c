@@ -96,20 +96,26 @@ static void write_file(const char *path, const char *text)
 	}
 }
 
-/* The files that cover host views live on a small tmpfs, mounted over /tmp while the
- * covers are made and detached afterwards: the bind mounts keep it, and mountinfo shows
- * the same names on every run (no random temporary names). */
-#define VIEW_STAGE "/tmp"
+/* The files that cover host views live on a small tmpfs, mounted over an existing
+ * directory while the covers are made and detached afterwards: the bind mounts keep it,
+ * and mountinfo shows the same names on every run (no random temporary names). */
+static const char *view_stage;
 
 static bool stage_views(void)
 {
-	return mount("detrun-views", VIEW_STAGE, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-		     "size=1m,mode=0755") == 0;
+	static const char *const dirs[] = { "/tmp", "/dev", "/mnt", "/run" };
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (mount("detrun-views", dirs[i], "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  "size=1m,mode=0755") == 0) {
+			view_stage = dirs[i];
+			return true;
+		}
+	return false;
 }
 
 static void unstage_views(void)
 {
-	umount2(VIEW_STAGE, MNT_DETACH);
+	umount2(view_stage, MNT_DETACH);
 }
 
 /* Covers `target` with a file holding `text`, a bind mount of a file on the stage named
@@ -117,7 +123,7 @@ static void unstage_views(void)
 static void cover_file(const char *target, const char *text)
 {
 	char path[256];
-	int n = snprintf(path, sizeof(path), VIEW_STAGE "/");
+	int n = snprintf(path, sizeof(path), "%s/", view_stage);
 	for (const char *c = target + 1; *c && n < (int)sizeof(path) - 1; c++)
 		path[n++] = *c == '/' ? '-' : *c;
 	path[n] = 0;
