@@ -171,6 +171,7 @@ TEST(ViewsReports, DeadlockWarningIsTheSameOnEveryRun)
 		c.Signal(SIGINT);
 		RunResult r = c.Finish();
 		ASSERT_EQ(r.code, 128 + SIGINT) << r.Describe();
+		ASSERT_TRUE(r.leftovers.empty()) << r.Describe();
 		ASSERT_NE(r.err.find("deadlock"), std::string::npos) << r.Describe();
 		if (i == 0) {
 			first = r.err;
