@@ -105,6 +105,8 @@ void rusage_process_exiting(struct task *t);
 void files_written(struct task *t, int tfd);
 uint64_t files_virtual_ino(uint64_t dev, uint64_t ino);
 uint64_t files_virtual_dev(uint64_t dev);
+/* A mount id as mountinfo and fdinfo show it (unique: statx's 64-bit STATX_MNT_ID_UNIQUE). */
+uint64_t proc_virtual_mount_id(uint64_t id, bool unique);
 
 /* At a read(2) of supervisor descriptor `fd`: if it is a /proc view detrun rewrites
  * (/proc/PID/{stat,status,maps}), answer the read and return true. */

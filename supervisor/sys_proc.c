@@ -243,7 +243,12 @@ static uint64_t renumbered(struct renumber *r, uint64_t real)
 }
 
 static struct renumber mount_ids = { .first = 21 }, peer_groups = { .first = 1 },
-		       eventfd_ids = { .first = 0 };
+		       eventfd_ids = { .first = 0 }, unique_mount_ids = { .first = (1ULL << 31) + 1 };
+
+uint64_t proc_virtual_mount_id(uint64_t id, bool unique)
+{
+	return renumbered(unique ? &unique_mount_ids : &mount_ids, id);
+}
 
 /* A virtual device number for a kernel-encoded one (major << 20 | minor, as fdinfo and
  * mountinfo's neighbours print it). */

@@ -10,7 +10,9 @@
  *   cookie      getsockopt(SO_COOKIE) of two sockets
  *   generation  ioctl(FS_IOC_GETVERSION) of a new file in the current directory
  *   perf        perf_event_open of the software task-clock: its value, or the error
- *   maxrss      getrusage's ru_maxrss after touching 8 MiB: checked, then printed */
+ *   maxrss      getrusage's ru_maxrss after touching 8 MiB: checked, then printed
+ *   mount_ids   statx's mount ids of /proc (unique and not), and whether the plain one is
+ *               the id mountinfo gives /proc */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -26,6 +28,7 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -189,6 +192,39 @@ static int maxrss(void)
 	return 0;
 }
 
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x00004000U
+#endif
+
+/* The id mountinfo gives the mount at `point`, -1 if none. */
+static long mountinfo_id(const char *point)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	char line[1024], where[512];
+	long id = -1, found = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%ld %*d %*s %*s %511s", &id, where) == 2 && !strcmp(where, point))
+			found = id; /* the last one listed is on top */
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static int mount_ids(void)
+{
+	struct statx sx;
+	if (statx(AT_FDCWD, "/proc", 0, STATX_MNT_ID, &sx))
+		return perror("statx"), 1;
+	printf("statx mnt_id of /proc is mountinfo's: %s\n",
+	       (long)sx.stx_mnt_id == mountinfo_id("/proc") ? "yes" : "no");
+	if (statx(AT_FDCWD, "/proc", 0, STATX_MNT_ID_UNIQUE, &sx) == 0 &&
+	    (sx.stx_mask & STATX_MNT_ID_UNIQUE))
+		printf("unique mount id of /proc %llu\n", (unsigned long long)sx.stx_mnt_id);
+	else
+		printf("no unique mount ids\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
@@ -215,7 +251,9 @@ int main(int argc, char **argv)
 		return perf();
 	if (!strcmp(what, "maxrss"))
 		return maxrss();
+	if (!strcmp(what, "mount_ids"))
+		return mount_ids();
 	fprintf(stderr, "usage: view_ids mountinfo|uuid|boot_id|hwrng|links|fdinfo|cookie|"
-			"generation|perf|maxrss\n");
+			"generation|perf|maxrss|mount_ids\n");
 	return 2;
 }

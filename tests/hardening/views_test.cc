@@ -122,6 +122,8 @@ std::vector<Case> Cases()
 	crash.exit_code = 128 + SIGSEGV;
 	Case boot_id = Make("boot_id", {"view_ids", "boot_id"}, kExitOnly);
 	boot_id.differs_from_native = true;
+	Case mount_ids = Make("statx_mount_ids", {"view_ids", "mount_ids"}, kExitOnly);
+	mount_ids.must_contain = "is mountinfo's: yes";
 	Case maxrss = Make("maxrss", {"view_ids", "maxrss"}, kExitOnly);
 	maxrss.must_contain = "maxrss plausible: yes";
 	return {
@@ -135,6 +137,7 @@ std::vector<Case> Cases()
 		crash,
 		// point 12: mountinfo showed detrun's random temporary names and mount ids
 		Make("mountinfo", {"view_ids", "mountinfo"}, kExitOnly),
+		mount_ids,
 		// point 12: random views
 		Make("random_uuid", {"view_ids", "uuid"}, kMustVary),
 		boot_id,
