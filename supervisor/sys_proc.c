@@ -284,8 +284,9 @@ static void rewrite_mountinfo(const char *in, struct out *o)
 				 (unsigned long long)renumbered(&mount_ids, parent), major(dev),
 				 minor(dev));
 		put(o, head, (size_t)n);
-		/* the optional fields: peer group numbers */
+		/* the optional fields, up to the "-" separator: peer group numbers */
 		const char *p = line + rest;
+		bool optional = true;
 		while (p < end) {
 			const char *sp = memchr(p, ' ', (size_t)(end - p));
 			const char *tok_end = sp ? sp : end;
@@ -293,7 +294,9 @@ static void rewrite_mountinfo(const char *in, struct out *o)
 			unsigned long long group;
 			size_t tl = (size_t)(tok_end - p);
 			const char *colon = memchr(p, ':', tl);
-			if (colon && tl < sizeof(word) &&
+			if (tl == 1 && *p == '-')
+				optional = false;
+			if (optional && colon && tl < sizeof(word) &&
 			    (!strncmp(p, "shared:", 7) || !strncmp(p, "master:", 7) ||
 			     !strncmp(p, "propagate_from:", 15)) &&
 			    sscanf(colon + 1, "%llu", &group) == 1) {
