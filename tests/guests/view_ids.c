@@ -10,7 +10,8 @@
  *   cookie      getsockopt(SO_COOKIE) of two sockets
  *   generation  ioctl(FS_IOC_GETVERSION) of a new file in the current directory
  *   perf        perf_event_open of the software task-clock: its value, or the error
- *   maxrss      getrusage's ru_maxrss after touching 8 MiB: checked, then printed
+ *   maxrss      getrusage's ru_maxrss after touching 8 MiB, and its children's after a
+ *               child touched 16 MiB: checked, then printed
  *   mount_ids   statx's mount ids of /proc (unique and not), and whether the plain one is
  *               the id mountinfo gives /proc */
 #ifndef _GNU_SOURCE
@@ -30,6 +31,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef SO_COOKIE
@@ -189,6 +191,19 @@ static int maxrss(void)
 	       ru.ru_maxrss >= (long)(size >> 10) && ru.ru_maxrss < (1L << 20) ? "yes" : "no");
 	printf("maxrss %ld kB\n", ru.ru_maxrss);
 	free(p);
+	/* a child that touches 16 MiB: RUSAGE_CHILDREN counts it once it is waited for */
+	pid_t child = fork();
+	if (child == 0) {
+		char *q = malloc(2 * size);
+		for (size_t i = 0; q && i < 2 * size; i += 4096)
+			((volatile char *)q)[i] = 1;
+		_exit(0);
+	}
+	waitpid(child, NULL, 0);
+	getrusage(RUSAGE_CHILDREN, &ru);
+	printf("children's maxrss plausible: %s\n",
+	       ru.ru_maxrss >= (long)(2 * size >> 10) && ru.ru_maxrss < (1L << 20) ? "yes" : "no");
+	printf("children's maxrss %ld kB\n", ru.ru_maxrss);
 	return 0;
 }
 
