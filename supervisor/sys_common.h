@@ -109,7 +109,8 @@ uint64_t files_virtual_dev(uint64_t dev);
 uint64_t proc_virtual_mount_id(uint64_t id, bool unique);
 
 /* At a read(2) of supervisor descriptor `fd`: if it is a /proc view detrun rewrites
- * (/proc/PID/{stat,status,maps}), answer the read and return true. */
+ * (/proc/PID/{stat,status,maps,mountinfo,fdinfo/N}, the random uuid and boot id), answer
+ * the read and return true. */
 bool proc_view_read(struct task *t, int fd);
 /* At an ioctl or getsockopt that returns a kernel-wide id (FS_IOC_GETVERSION, SO_COOKIE):
  * the call runs and its answer is renumbered; true if it is one. */

@@ -5,11 +5,11 @@
  * real affinity mask, and the inode and device numbers in maps. A read of
  * /proc/PID/{stat,status,maps} (also under task/TID) is answered from a rewritten copy.
  *
- * Kernel-wide counters show through too: mount ids (mountinfo, fdinfo's mnt_id), inode
- * and device numbers of pipes and sockets (fdinfo, readlink of /proc/PID/fd/N), eventfd
- * ids, a fresh random uuid per read and the boot id. Each is renumbered in order of first
- * sight (inodes and devices as stat(2) shows them, so the views agree) or comes from the
- * seeded generator. */
+ * Kernel-wide counters show through too: mount ids (mountinfo, fdinfo's mnt_id, statx),
+ * inode and device numbers of pipes, sockets and namespaces (fdinfo, readlink of
+ * /proc/PID/fd/N and /proc/PID/ns), eventfd ids, socket cookies, inode generations, a fresh random
+ * uuid per read and the boot id. Each is renumbered in order of first sight (inodes and
+ * devices as stat(2) shows them, so the views agree) or comes from the seeded generator. */
 #include <errno.h>
 #include <fcntl.h>
 #include <regex.h>
@@ -73,11 +73,13 @@ static enum proc_view view_of(int fd, char *link, size_t size)
 	if (regexec(&re, link, 4, m, 0))
 		return VIEW_NONE;
 	const char *leaf = link + m[3].rm_so;
-	return !strcmp(leaf, "stat")	  ? VIEW_STAT
-	       : !strcmp(leaf, "status")    ? VIEW_STATUS
-	       : !strcmp(leaf, "maps")      ? VIEW_MAPS
-	       : !strcmp(leaf, "mountinfo") ? VIEW_MOUNTINFO
-					    : VIEW_FDINFO;
+	if (!strcmp(leaf, "stat"))
+		return VIEW_STAT;
+	if (!strcmp(leaf, "status"))
+		return VIEW_STATUS;
+	if (!strcmp(leaf, "maps"))
+		return VIEW_MAPS;
+	return !strcmp(leaf, "mountinfo") ? VIEW_MOUNTINFO : VIEW_FDINFO;
 }
 
 static char *read_all(int fd, size_t *len)
