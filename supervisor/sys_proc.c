@@ -7,9 +7,10 @@
  *
  * Kernel-wide counters show through too: mount ids (mountinfo, fdinfo's mnt_id, statx),
  * inode and device numbers of pipes, sockets and namespaces (fdinfo, readlink of
- * /proc/PID/fd/N and /proc/PID/ns), eventfd ids, socket cookies, inode generations, a fresh random
- * uuid per read and the boot id. Each is renumbered in order of first sight (inodes and
- * devices as stat(2) shows them, so the views agree) or comes from the seeded generator. */
+ * /proc/PID/fd/N and /proc/PID/ns), eventfd ids, socket cookies, inode generations, a
+ * fresh random uuid per read and the boot id. Each is renumbered in order of first sight
+ * (inodes and devices as stat(2) shows them, so the views agree) or comes from the seeded
+ * generator. */
 #include <errno.h>
 #include <fcntl.h>
 #include <regex.h>
