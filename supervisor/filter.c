@@ -24,21 +24,21 @@ static int allow_unless_values(scmp_filter_ctx ctx, long nr, int arg, const uint
 		return -E2BIG;
 	int err = 0;
 	for (int b = 0; b < 32 && !err; b++) {
-		uint32_t bit = 1U << b;
+		uint64_t bit = 1U << b;
+		struct scmp_arg_cmp differs = SCMP_CMP((unsigned)arg, SCMP_CMP_MASKED_EQ,
+						       high | bit, ~values[0] & bit);
 		if (!(differ & bit))
-			err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)nr, 1,
-					       SCMP_CMP((unsigned)arg, SCMP_CMP_MASKED_EQ, high | bit,
-							~values[0] & bit));
+			err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)nr, 1, differs);
 	}
 	/* every sub-pattern of `differ`, by the standard subset walk */
 	for (uint32_t p = differ;; p = (p - 1) & differ) {
 		bool taken = false;
 		for (int i = 0; i < n; i++)
 			taken |= (values[i] & differ) == p;
+		struct scmp_arg_cmp pattern = SCMP_CMP((unsigned)arg, SCMP_CMP_MASKED_EQ,
+						       high | differ, p);
 		if (!taken && !err)
-			err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)nr, 1,
-					       SCMP_CMP((unsigned)arg, SCMP_CMP_MASKED_EQ, high | differ,
-							p));
+			err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)nr, 1, pattern);
 		if (!p)
 			break;
 	}

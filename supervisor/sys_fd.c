@@ -137,8 +137,9 @@ struct fd_info {
 
 static bool is_random_device(const struct fd_info *info)
 {
-	return info->type == S_IFCHR && (info->rdev == makedev(1, 8) || info->rdev == makedev(1, 9) ||
-					 info->rdev == makedev(10, 183) /* /dev/hwrng */);
+	dev_t dev = info->rdev;
+	return info->type == S_IFCHR &&
+	       (dev == makedev(1, 8) || dev == makedev(1, 9) || dev == makedev(10, 183) /* hwrng */);
 }
 
 /* Would a blocking call on tracee descriptor `tfd` wait for `events`? If so, returns a
