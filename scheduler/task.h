@@ -98,6 +98,7 @@ struct process {
 	 * program's actions, and the handlers the kernel has in their place. */
 	struct signal_action trap_program[2], trap_kernel[2];
 	bool trap_armed;        /* the kernel's are handlers: forcing shows a blocked signal */
+	int64_t children_maxrss_kb; /* getrusage(RUSAGE_CHILDREN)'s ru_maxrss */
 };
 
 /* Handler state carried from a syscall's entry stop to its exit stop. */

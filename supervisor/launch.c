@@ -153,19 +153,45 @@ static void write_file(const char *path, const char *text)
 	}
 }
 
-/* Covers `target` with a file holding `text` (a bind mount of an unlinked temporary). */
+/* The files that cover host views live on a small tmpfs, mounted over an existing
+ * directory while the covers are made and detached afterwards: the bind mounts keep it,
+ * and mountinfo shows the same names on every run (no random temporary names). */
+static const char *view_stage;
+
+static bool stage_views(void)
+{
+	static const char *const dirs[] = { "/tmp", "/dev", "/mnt", "/run" };
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (mount("detrun-views", dirs[i], "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  "size=1m,mode=0755") == 0) {
+			view_stage = dirs[i];
+			return true;
+		}
+	return false;
+}
+
+static void unstage_views(void)
+{
+	umount2(view_stage, MNT_DETACH);
+}
+
+/* Covers `target` with a file holding `text`, a bind mount of a file on the stage named
+ * after the target. */
 static void cover_file(const char *target, const char *text)
 {
-	char tmp[] = "/tmp/detrun-view-XXXXXX";
-	int fd = mkstemp(tmp);
+	char path[256];
+	int n = snprintf(path, sizeof(path), "%s/", view_stage);
+	for (const char *c = target + 1; *c && n < (int)sizeof(path) - 1; c++)
+		path[n++] = *c == '/' ? '-' : *c;
+	path[n] = 0;
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
 	if (fd < 0)
 		return;
 	size_t len = strlen(text);
 	bool ok = write(fd, text, len) == (ssize_t)len;
 	close(fd);
 	if (ok)
-		mount(tmp, target, NULL, MS_BIND, NULL);
-	unlink(tmp);
+		mount(path, target, NULL, MS_BIND, NULL);
 }
 
 static void host_cpu_flags(char *flags, size_t size)
@@ -279,7 +305,10 @@ static void enter_private_views(const struct launch_options *lo)
 			"group's mount namespace (locked mounts); the group's /proc covers it\n");
 	/* A /proc of the new PID namespace: /proc/self and /proc/PID use the group's pids. */
 	mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
-	cover_cpu_views(lo->cpus);
+	if (stage_views()) {
+		cover_cpu_views(lo->cpus);
+		unstage_views();
+	}
 	sethostname(DETRUN_HOSTNAME, strlen(DETRUN_HOSTNAME));
 	setdomainname("(none)", 6);
 	write_file("/proc/sys/kernel/hostname", DETRUN_HOSTNAME);

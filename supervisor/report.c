@@ -20,8 +20,10 @@ static void vsay(const char *prefix, const struct task *t, const char *fmt, va_l
 	char where[160] = "";
 	if (t) {
 		const char *sys = t->syscall_nr >= 0 ? syscall_name(t->syscall_nr) : "user code";
-		snprintf(where, sizeof(where), "task %d (tid %d) in %s at t=%llu: ", t->vtid, t->tid,
-			 sys, (unsigned long long)sched_now());
+		/* The tid the program itself sees, not the host's: stderr is the same on every
+		 * run (--trace shows the host tid of each new task). */
+		snprintf(where, sizeof(where), "task %d (tid %d) in %s at t=%llu: ", t->vtid,
+			 t->ns_tid, sys, (unsigned long long)sched_now());
 	}
 	fprintf(stderr, "detrun: %s%s", prefix, where);
 	vfprintf(stderr, fmt, ap);

@@ -1,8 +1,9 @@
 /*
  * detrun's own messages. Two channels, never mixed: what the tracee sees is a syscall result
  * in its registers; what detrun says goes to stderr through these functions. Every message
- * about a task names it the same way — vtid, real tid, syscall, logical time — so a user can
- * line it up with --trace output.
+ * about a task names it the same way — vtid, the tid the program itself sees, syscall,
+ * logical time — so a user can line it up with --trace output. Never the host tid: stderr
+ * must be the same on every run (--trace shows the host tid of each new task).
  */
 #ifndef DETRUN_SUPERVISOR_REPORT_H
 #define DETRUN_SUPERVISOR_REPORT_H
@@ -17,7 +18,7 @@ extern FILE *report_trace_out;
 
 __attribute__((format(printf, 1, 2), noreturn)) void die(const char *fmt, ...);
 __attribute__((format(printf, 1, 2))) void warn(const char *fmt, ...);
-/* "detrun: task 3 (tid 1234) in futex at t=55: ..." */
+/* "detrun: task 3 (tid 4) in futex at t=55: ..." */
 __attribute__((format(printf, 2, 3))) void task_warn(const struct task *t, const char *fmt, ...);
 /* The same without "warning:", for what ends the run; the caller ends it. */
 __attribute__((format(printf, 2, 3))) void task_error(const struct task *t, const char *fmt, ...);

@@ -7,7 +7,7 @@
 
 void stack_report(struct task *t, const char *why)
 {
-	fprintf(stderr, "detrun:   %s: stack of task %d (tid %d):\n", why, t->vtid, t->tid);
+	fprintf(stderr, "detrun:   %s: stack of task %d (tid %d):\n", why, t->vtid, t->ns_tid);
 	unw_addr_space_t as = unw_create_addr_space(&_UPT_accessors, 0);
 	void *ctx = as ? _UPT_create(t->tid) : NULL;
 	unw_cursor_t cursor;

@@ -107,14 +107,25 @@ int64_t timers_next_deadline(void);   /* earliest armed deadline, -1 for none */
 int64_t timers_next_signal(pid_t tgid);
 void timers_fire(void);               /* fires every timer due at the current virtual time */
 bool timers_fix_siginfo(struct task *t, int sig); /* at a signal stop: a timer's siginfo */
+/* After sigtimedwait took signal `sig`: a timer's siginfo, written at info_addr (if any). */
+void timers_fix_waited_siginfo(struct task *t, int sig, uint64_t info_addr);
 void timers_process_gone(pid_t tgid, bool exec_only);
+/* The last thread of t's process is exiting: its peak size counts for its parent's
+ * getrusage(RUSAGE_CHILDREN). */
+void rusage_process_exiting(struct task *t);
 void files_written(struct task *t, int tfd);
 uint64_t files_virtual_ino(uint64_t dev, uint64_t ino);
 uint64_t files_virtual_dev(uint64_t dev);
+/* A mount id as mountinfo and fdinfo show it (unique: statx's 64-bit STATX_MNT_ID_UNIQUE). */
+uint64_t proc_virtual_mount_id(uint64_t id, bool unique);
 
 /* At a read(2) of supervisor descriptor `fd`: if it is a /proc view detrun rewrites
- * (/proc/PID/{stat,status,maps}), answer the read and return true. */
+ * (/proc/PID/{stat,status,maps,mountinfo,fdinfo/N}, the random uuid and boot id), answer
+ * the read and return true. */
 bool proc_view_read(struct task *t, int fd);
+/* At an ioctl or getsockopt that returns a kernel-wide id (FS_IOC_GETVERSION, SO_COOKIE):
+ * the call runs and its answer is renumbered; true if it is one. */
+bool kernel_id_call(struct task *t);
 void random_fill(void *buf, size_t len);
 /* Fills tracee memory with seeded random bytes: the count written, or -EFAULT. */
 int64_t random_to_tracee(struct task *t, uint64_t addr, uint64_t len);

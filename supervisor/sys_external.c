@@ -726,12 +726,13 @@ static bool descriptor_flag_ioctl(struct task *t)
 }
 
 /* Implements connect, bind, listen, shutdown, get/setsockopt, getsockname, getpeername and
- * ioctl while a shim intercepts: on an outside descriptor they go to the shim. */
+ * ioctl while a shim intercepts: on an outside descriptor they go to the shim. Requests
+ * that return kernel-wide ids stop in plain runs too (STOP_WHEN_EQ) and are renumbered. */
 void sys_external(struct task *t)
 {
 	if (t->syscall_nr == __NR_ioctl && reach_ioctl_owner_refused(t))
 		return;
-	if (descriptor_flag_ioctl(t))
+	if (descriptor_flag_ioctl(t) || kernel_id_call(t))
 		return;
 	external_fd_call(t, (int)syscall_arg(t, 0), 0);
 }

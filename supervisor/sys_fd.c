@@ -137,8 +137,9 @@ struct fd_info {
 
 static bool is_random_device(const struct fd_info *info)
 {
+	dev_t dev = info->rdev;
 	return info->type == S_IFCHR &&
-	       (info->rdev == makedev(1, 8) || info->rdev == makedev(1, 9));
+	       (dev == makedev(1, 8) || dev == makedev(1, 9) || dev == makedev(10, 183) /* hwrng */);
 }
 
 /* Would a blocking call on tracee descriptor `tfd` wait for `events`? If so, returns a
@@ -202,7 +203,8 @@ static bool dontwait(struct task *t)
 	return arg >= 0 && (syscall_arg(t, arg) & MSG_DONTWAIT);
 }
 
-/* /dev/random and /dev/urandom give the seeded generator's bytes, like getrandom(2). */
+/* /dev/random, /dev/urandom and /dev/hwrng give the seeded generator's bytes, like
+ * getrandom(2). */
 static void read_random_device(struct task *t)
 {
 	syscall_emulate(t, random_to_tracee(t, syscall_arg(t, 1), syscall_arg(t, 2)));

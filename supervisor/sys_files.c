@@ -26,6 +26,10 @@
 #include <stdio.h>
 #include <sys/vfs.h>
 
+#ifndef STATX_MNT_ID_UNIQUE /* Linux 6.8 */
+#define STATX_MNT_ID_UNIQUE 0x00004000U
+#endif
+
 #include "recorder/fingerprint.h"
 #include "scheduler/vclock.h"
 #include "shim/shim.h"
@@ -277,6 +281,9 @@ static void statx_done(struct task *t)
 	sx.stx_ino = v->vino;
 	uint64_t vdev = virtual_dev(dev);
 	sx.stx_dev_major = major(vdev), sx.stx_dev_minor = minor(vdev);
+	if (sx.stx_mask & (STATX_MNT_ID | STATX_MNT_ID_UNIQUE))
+		sx.stx_mnt_id = proc_virtual_mount_id(sx.stx_mnt_id,
+						      sx.stx_mask & STATX_MNT_ID_UNIQUE);
 	if (remote_write(t, REMOTE(addr), &sx, sizeof(sx))) /* never the real numbers */
 		syscall_set_result(t, -EFAULT);
 }

@@ -2,11 +2,15 @@
  * answer is fixed or derived from the virtual clock, so it is the same on every run and
  * every machine. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/sysinfo.h>
 #include <sys/times.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "scheduler/vclock.h"
 #include "supervisor/launch.h"
@@ -49,7 +53,42 @@ void sys_sysinfo(struct task *t)
 	syscall_emulate(t, result_of_write(t, syscall_arg(t, 0), &si, sizeof(si)));
 }
 
-/* Implements getrusage(2): CPU time is the virtual time since the start. */
+/* A field of /proc/TID/status in kB ("VmPeak:"), 0 if unreadable. */
+static int64_t status_kb(pid_t tid, const char *field)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	const char *p = strstr(buf, field);
+	return p ? strtoll(p + strlen(field), NULL, 10) : 0;
+}
+
+/* ru_maxrss: the resident set depends on the page cache (fault-around maps whatever pages
+ * happen to be cached) and on transparent huge pages, so detrun gives the peak virtual
+ * size of the process (VmPeak) instead: deterministic, and never below the real figure. */
+static int64_t maxrss_kb(struct task *t)
+{
+	return status_kb(t->tid, "\nVmPeak:");
+}
+
+void rusage_process_exiting(struct task *t)
+{
+	int64_t peak = maxrss_kb(t);
+	if (t->proc->children_maxrss_kb > peak)
+		peak = t->proc->children_maxrss_kb;
+	pid_t parent = (pid_t)status_kb(t->tid, "\nPPid:");
+	for (struct task *u = sched_first(); u; u = u->next)
+		if (u->proc->tgid == parent && u->proc->children_maxrss_kb < peak)
+			u->proc->children_maxrss_kb = peak;
+}
+
+/* Implements getrusage(2): CPU time is the virtual time since the start; ru_maxrss as
+ * maxrss_kb says. */
 void sys_getrusage(struct task *t)
 {
 	int who = (int)syscall_arg(t, 0);
@@ -63,6 +102,9 @@ void sys_getrusage(struct task *t)
 		int64_t ns = elapsed_ns();
 		ru.ru_utime.tv_sec = ns / 1000000000LL;
 		ru.ru_utime.tv_usec = (ns % 1000000000LL) / 1000;
+		ru.ru_maxrss = maxrss_kb(t);
+	} else {
+		ru.ru_maxrss = t->proc->children_maxrss_kb;
 	}
 	syscall_emulate(t, result_of_write(t, syscall_arg(t, 1), &ru, sizeof(ru)));
 }

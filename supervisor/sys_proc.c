@@ -3,46 +3,84 @@
  * The PID namespace already makes pids right. What remains is what the kernel measures
  * in real time: CPU times, start times, context switches, the CPU a task last ran on, the
  * real affinity mask, and the inode and device numbers in maps. A read of
- * /proc/PID/{stat,status,maps} (also under task/TID) is answered from a rewritten copy. */
+ * /proc/PID/{stat,status,maps} (also under task/TID) is answered from a rewritten copy.
+ *
+ * Kernel-wide counters show through too: mount ids (mountinfo, fdinfo's mnt_id, statx),
+ * inode and device numbers of pipes, sockets and namespaces (fdinfo, readlink of
+ * /proc/PID/fd/N and /proc/PID/ns), eventfd ids, socket cookies, inode generations, a
+ * fresh random uuid per read and the boot id. Each is renumbered in order of first sight
+ * (inodes and devices as stat(2) shows them, so the views agree) or comes from the seeded
+ * generator. */
 #include <errno.h>
 #include <fcntl.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include <linux/fs.h>
 #include <linux/magic.h>
+
+#ifndef EXT4_IOC_GETVERSION /* fs/ext4/ext4.h */
+#define EXT4_IOC_GETVERSION _IOR('f', 3, long)
+#endif
+#ifndef SO_COOKIE
+#define SO_COOKIE 57
+#endif
 
 #include "scheduler/vclock.h"
 #include "supervisor/report.h"
 #include "supervisor/sys_common.h"
 
-enum proc_view { VIEW_NONE, VIEW_STAT, VIEW_STATUS, VIEW_MAPS };
+enum proc_view {
+	VIEW_NONE,
+	VIEW_STAT,
+	VIEW_STATUS,
+	VIEW_MAPS,
+	VIEW_MOUNTINFO,
+	VIEW_FDINFO,
+	VIEW_UUID,
+	VIEW_BOOT_ID,
+};
 
-static enum proc_view view_of(int fd)
+/* Which view supervisor descriptor fd is; its path (in the group's /proc) in link. */
+static enum proc_view view_of(int fd, char *link, size_t size)
 {
 	struct statfs fs;
 	if (fstatfs(fd, &fs) < 0 || fs.f_type != PROC_SUPER_MAGIC)
 		return VIEW_NONE;
-	char path[64], link[256];
+	char path[64];
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	ssize_t n = readlink(path, link, sizeof(link) - 1);
+	ssize_t n = readlink(path, link, size - 1);
 	if (n <= 0)
 		return VIEW_NONE;
 	link[n] = 0;
+	if (!strcmp(link, "/proc/sys/kernel/random/uuid"))
+		return VIEW_UUID;
+	if (!strcmp(link, "/proc/sys/kernel/random/boot_id"))
+		return VIEW_BOOT_ID;
 	static regex_t re;
 	static bool compiled;
 	if (!compiled) {
-		regcomp(&re, "(^|/)[0-9]+(/task/[0-9]+)?/(stat|status|maps)$", REG_EXTENDED);
+		regcomp(&re, "(^|/)[0-9]+(/task/[0-9]+)?/(stat|status|maps|mountinfo|fdinfo/[0-9]+)$",
+			REG_EXTENDED);
 		compiled = true;
 	}
 	regmatch_t m[4];
 	if (regexec(&re, link, 4, m, 0))
 		return VIEW_NONE;
 	const char *leaf = link + m[3].rm_so;
-	return !strcmp(leaf, "stat") ? VIEW_STAT : !strcmp(leaf, "status") ? VIEW_STATUS : VIEW_MAPS;
+	if (!strcmp(leaf, "stat"))
+		return VIEW_STAT;
+	if (!strcmp(leaf, "status"))
+		return VIEW_STATUS;
+	if (!strcmp(leaf, "maps"))
+		return VIEW_MAPS;
+	return !strcmp(leaf, "mountinfo") ? VIEW_MOUNTINFO : VIEW_FDINFO;
 }
 
 static char *read_all(int fd, size_t *len)
@@ -191,13 +229,196 @@ static void rewrite_maps(const char *in, struct out *o)
 	}
 }
 
+/* ---- kernel-wide ids --------------------------------------------------------------------- */
+
+/* Renumbering in order of first sight: real -> virtual, a bijection per kind. */
+struct renumber {
+	uint64_t *real;
+	size_t n, cap;
+	uint64_t first; /* the first virtual number */
+};
+
+static uint64_t renumbered(struct renumber *r, uint64_t real)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->real[i] == real)
+			return r->first + i;
+	if (r->n == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 64;
+		r->real = realloc(r->real, r->cap * sizeof(*r->real));
+		if (!r->real)
+			abort();
+	}
+	r->real[r->n] = real;
+	return r->first + r->n++;
+}
+
+static struct renumber mount_ids = { .first = 21 }, peer_groups = { .first = 1 },
+		       eventfd_ids = { .first = 0 }, unique_mount_ids = { .first = (1ULL << 31) + 1 };
+
+uint64_t proc_virtual_mount_id(uint64_t id, bool unique)
+{
+	return renumbered(unique ? &unique_mount_ids : &mount_ids, id);
+}
+
+/* A virtual device number for a kernel-encoded one (major << 20 | minor, as fdinfo and
+ * mountinfo's neighbours print it). */
+static uint64_t virtual_kdev(uint64_t kdev)
+{
+	uint64_t dev = files_virtual_dev(makedev((unsigned)(kdev >> 20), (unsigned)(kdev & 0xfffff)));
+	return (uint64_t)major(dev) << 20 | minor(dev);
+}
+
+/* mountinfo: "ID PARENT MAJ:MIN ROOT POINT OPTIONS [shared:N master:N ...] - TYPE SRC OPTS".
+ * The ids of this namespace's mounts are numbered in list order before their parents that
+ * lie outside it, so the first listing reads naturally. */
+static void rewrite_mountinfo(const char *in, struct out *o)
+{
+	unsigned long long id, parent;
+	for (const char *line = in; *line; line = strchrnul(line, '\n') + (*strchrnul(line, '\n') != 0))
+		if (sscanf(line, "%llu", &id) == 1)
+			renumbered(&mount_ids, id);
+	for (const char *line = in; *line;) {
+		const char *end = strchrnul(line, '\n');
+		size_t len = (size_t)(end - line) + (*end ? 1 : 0);
+		unsigned maj, min;
+		int rest = 0;
+		if (sscanf(line, "%llu %llu %u:%u %n", &id, &parent, &maj, &min, &rest) < 4 || !rest) {
+			put(o, line, len);
+			line += len;
+			continue;
+		}
+		uint64_t dev = files_virtual_dev(makedev(maj, min));
+		char head[96];
+		int n = snprintf(head, sizeof(head), "%llu %llu %u:%u ",
+				 (unsigned long long)renumbered(&mount_ids, id),
+				 (unsigned long long)renumbered(&mount_ids, parent), major(dev),
+				 minor(dev));
+		put(o, head, (size_t)n);
+		/* the optional fields, up to the "-" separator: peer group numbers */
+		const char *p = line + rest;
+		bool optional = true;
+		while (p < end) {
+			const char *sp = memchr(p, ' ', (size_t)(end - p));
+			const char *tok_end = sp ? sp : end;
+			char word[32];
+			unsigned long long group;
+			size_t tl = (size_t)(tok_end - p);
+			const char *colon = memchr(p, ':', tl);
+			if (tl == 1 && *p == '-')
+				optional = false;
+			if (optional && colon && tl < sizeof(word) &&
+			    (!strncmp(p, "shared:", 7) || !strncmp(p, "master:", 7) ||
+			     !strncmp(p, "propagate_from:", 15)) &&
+			    sscanf(colon + 1, "%llu", &group) == 1) {
+				n = snprintf(word, sizeof(word), "%.*s%llu", (int)(colon + 1 - p), p,
+					     (unsigned long long)renumbered(&peer_groups, group));
+				put(o, word, (size_t)n);
+			} else {
+				put(o, p, tl);
+			}
+			if (sp)
+				put(o, " ", 1);
+			p = sp ? sp + 1 : end;
+		}
+		put(o, "\n", *end ? 1 : 0);
+		line += len;
+	}
+}
+
+/* The file a /proc/PID/fdinfo/N describes, stat'ed in the task's view of the group's /proc. */
+static int described_file(struct task *t, const char *link, struct stat *st)
+{
+	const char *fdinfo = strstr(link, "/fdinfo/");
+	if (!fdinfo)
+		return -1;
+	char path[512];
+	snprintf(path, sizeof(path), "/proc/%d/root%.*s/fd/%s", t->tid, (int)(fdinfo - link), link,
+		 fdinfo + 8);
+	return stat(path, st);
+}
+
+/* Rewrites "name:<spaces>N" (decimal) or, with hex, "name:N" in hex, at the start of
+ * each whitespace-separated token. */
+static void rewrite_fdinfo(struct task *t, const char *link, const char *in, struct out *o)
+{
+	struct stat st;
+	bool have_file = described_file(t, link, &st) == 0;
+	for (const char *line = in; *line;) {
+		const char *end = strchrnul(line, '\n');
+		size_t len = (size_t)(end - line) + (*end ? 1 : 0);
+		unsigned long long v;
+		char repl[160] = "";
+		if (sscanf(line, "mnt_id: %llu", &v) == 1)
+			snprintf(repl, sizeof(repl), "mnt_id:\t%llu\n",
+				 (unsigned long long)renumbered(&mount_ids, v));
+		else if (sscanf(line, "ino: %llu", &v) == 1 && have_file)
+			snprintf(repl, sizeof(repl), "ino:\t%llu\n",
+				 (unsigned long long)files_virtual_ino(st.st_dev, v));
+		else if (sscanf(line, "eventfd-id: %llu", &v) == 1)
+			snprintf(repl, sizeof(repl), "eventfd-id: %llu\n",
+				 (unsigned long long)renumbered(&eventfd_ids, v));
+		if (*repl) {
+			put(o, repl, strlen(repl));
+			line += len;
+			continue;
+		}
+		/* epoll targets and inotify watches: "... ino:HEX sdev:HEX ..." */
+		const char *ino = strstr(line, " ino:"), *sdev = strstr(line, " sdev:");
+		unsigned long long i, d;
+		if (ino && sdev && ino < end && sdev < end && sscanf(ino, " ino:%llx", &i) == 1 &&
+		    sscanf(sdev, " sdev:%llx", &d) == 1) {
+			uint64_t real_dev = makedev((unsigned)(d >> 20), (unsigned)(d & 0xfffff));
+			put(o, line, (size_t)(ino - line));
+			int n = snprintf(repl, sizeof(repl), " ino:%llx",
+					 (unsigned long long)files_virtual_ino(real_dev, i));
+			put(o, repl, (size_t)n);
+			const char *after_ino = ino + 5 + strspn(ino + 5, "0123456789abcdef");
+			put(o, after_ino, (size_t)(sdev - after_ino));
+			n = snprintf(repl, sizeof(repl), " sdev:%llx",
+				     (unsigned long long)virtual_kdev(d));
+			put(o, repl, (size_t)n);
+			const char *after_dev = sdev + 6 + strspn(sdev + 6, "0123456789abcdef");
+			put(o, after_dev, (size_t)(end - after_dev) + (*end ? 1 : 0));
+		} else {
+			put(o, line, len);
+		}
+		line += len;
+	}
+}
+
+/* A random uuid: a fresh one from the seeded generator per read, as the kernel makes
+ * one per read; the boot id is fixed by the seed. */
+static void put_uuid(struct out *o, bool boot_id)
+{
+	unsigned char b[16];
+	if (boot_id) {
+		uint64_t x = tracer_opts->seed ^ 0xb007b007b007b007ULL;
+		for (int i = 0; i < 16; i++) {
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			b[i] = (unsigned char)(x >> 56);
+		}
+	} else {
+		random_fill(b, sizeof(b));
+	}
+	b[6] = (b[6] & 0x0f) | 0x40; /* version 4 */
+	b[8] = (b[8] & 0x3f) | 0x80; /* RFC 4122 variant */
+	char text[40];
+	int n = snprintf(text, sizeof(text),
+			 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x\n",
+			 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
+			 b[12], b[13], b[14], b[15]);
+	put(o, text, (size_t)n);
+}
+
 bool proc_view_read(struct task *t, int fd)
 {
-	enum proc_view view = view_of(fd);
+	char link[256];
+	enum proc_view view = view_of(fd, link, sizeof(link));
 	if (view == VIEW_NONE)
 		return false;
 	size_t len;
-	char *real = read_all(fd, &len);
+	char *real = view == VIEW_UUID || view == VIEW_BOOT_ID ? strdup("") : read_all(fd, &len);
 	if (!real)
 		return false;
 	struct out o = { 0 };
@@ -206,8 +427,14 @@ bool proc_view_read(struct task *t, int fd)
 		rewrite_stat(t, real, &o);
 	else if (view == VIEW_STATUS)
 		rewrite_status(real, &o);
-	else
+	else if (view == VIEW_MAPS)
 		rewrite_maps(real, &o);
+	else if (view == VIEW_MOUNTINFO)
+		rewrite_mountinfo(real, &o);
+	else if (view == VIEW_FDINFO)
+		rewrite_fdinfo(t, link, real, &o);
+	else
+		put_uuid(&o, view == VIEW_BOOT_ID);
 	free(real);
 	off_t pos = lseek(fd, 0, SEEK_CUR);
 	uint64_t count = syscall_arg(t, 2);
@@ -222,4 +449,130 @@ bool proc_view_read(struct task *t, int fd)
 	free(o.buf);
 	syscall_emulate(t, result);
 	return true;
+}
+
+/* ---- links to anonymous objects ---------------------------------------------------------- */
+
+/* The device of the kernel's internal filesystem behind a link "TYPE:[N]": pipes,
+ * sockets, namespaces. 0 for a type detrun does not know. */
+static uint64_t anon_fs_dev(const char *type, size_t len)
+{
+	static uint64_t pipe_dev, socket_dev, ns_dev;
+	struct stat st;
+	if (len == 4 && !strncmp(type, "pipe", 4)) {
+		int p[2];
+		if (!pipe_dev && pipe2(p, O_CLOEXEC) == 0) {
+			if (fstat(p[0], &st) == 0)
+				pipe_dev = st.st_dev;
+			close(p[0]);
+			close(p[1]);
+		}
+		return pipe_dev;
+	}
+	if (len == 6 && !strncmp(type, "socket", 6)) {
+		int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (!socket_dev && s >= 0 && fstat(s, &st) == 0)
+			socket_dev = st.st_dev;
+		if (s >= 0)
+			close(s);
+		return socket_dev;
+	}
+	static const char *const ns[] = { "cgroup", "ipc", "mnt", "net", "pid", "pid_for_children",
+					  "time", "time_for_children", "user", "uts" };
+	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++)
+		if (strlen(ns[i]) == len && !strncmp(type, ns[i], len)) {
+			if (!ns_dev && stat("/proc/self/ns/mnt", &st) == 0)
+				ns_dev = st.st_dev;
+			return ns_dev;
+		}
+	return 0;
+}
+
+static void link_read(struct task *t)
+{
+	int64_t len = (int64_t)t->regs.rax;
+	bool at = t->syscall_nr == __NR_readlinkat;
+	uint64_t buf = syscall_arg(t, at ? 2 : 1), size = syscall_arg(t, at ? 3 : 2);
+	char link[64];
+	if (len <= 0 || len >= (int64_t)sizeof(link) ||
+	    remote_read(t, REMOTE(buf), link, (size_t)len))
+		return;
+	link[len] = 0;
+	const char *open = strstr(link, ":[");
+	unsigned long long ino;
+	char close;
+	if (!open || sscanf(open + 2, "%llu%c", &ino, &close) != 2 || close != ']' ||
+	    link[len - 1] != ']')
+		return;
+	uint64_t dev = anon_fs_dev(link, (size_t)(open - link));
+	if (!dev)
+		return;
+	char out[64];
+	int n = snprintf(out, sizeof(out), "%.*s:[%llu]", (int)(open - link), link,
+			 (unsigned long long)files_virtual_ino(dev, ino));
+	if ((uint64_t)n > size)
+		n = (int)size; /* readlink truncates silently */
+	if (remote_write(t, REMOTE(buf), out, (size_t)n))
+		return;
+	t->regs.rax = (uint64_t)n;
+	t->regs_dirty = true;
+}
+
+/* Implements readlink(2), readlinkat(2): "pipe:[N]", "socket:[N]", "mnt:[N]" ... name
+ * kernel-wide inode numbers, renumbered as fstat shows those objects. */
+void sys_readlink(struct task *t)
+{
+	tracer_want_exit(t, link_read);
+}
+
+/* ---- ioctl and getsockopt requests that return kernel-wide ids ----------------------------- */
+
+/* The renumbered inode number of the object behind tracee descriptor tfd, or 0. */
+static uint64_t virtual_ino_of_fd(struct task *t, int tfd)
+{
+	int fd = remote_dup_fd(t, tfd);
+	struct stat st;
+	uint64_t vino = fd >= 0 && fstat(fd, &st) == 0 ? files_virtual_ino(st.st_dev, st.st_ino) : 0;
+	if (fd >= 0)
+		close(fd);
+	return vino;
+}
+
+/* The inode generation (a random number per inode on ext4): the renumbered inode number,
+ * as an int like the kernel's. */
+static void generation_read(struct task *t)
+{
+	if (t->regs.rax != 0)
+		return;
+	uint32_t gen = (uint32_t)virtual_ino_of_fd(t, (int)syscall_arg(t, 0));
+	if (remote_write(t, REMOTE(syscall_arg(t, 2)), &gen, sizeof(gen)))
+		task_warn(t, "cannot write the inode generation");
+}
+
+/* A socket's cookie (a kernel-wide counter): the renumbered inode number of the socket, so
+ * every descriptor of one socket gives the same cookie and no two sockets share one. */
+static void cookie_read(struct task *t)
+{
+	if (t->regs.rax != 0)
+		return;
+	uint64_t cookie = virtual_ino_of_fd(t, (int)syscall_arg(t, 0));
+	if (remote_write(t, REMOTE(syscall_arg(t, 3)), &cookie, sizeof(cookie)))
+		task_warn(t, "cannot write the socket cookie");
+}
+
+bool kernel_id_call(struct task *t)
+{
+	if (t->syscall_nr == __NR_ioctl) {
+		uint32_t req = (uint32_t)syscall_arg(t, 1);
+		if (req != (uint32_t)FS_IOC_GETVERSION && req != (uint32_t)EXT4_IOC_GETVERSION)
+			return false;
+		tracer_want_exit(t, generation_read);
+		return true;
+	}
+	if (t->syscall_nr == __NR_getsockopt && (int)syscall_arg(t, 1) == SOL_SOCKET &&
+	    (int)syscall_arg(t, 2) == SO_COOKIE) {
+		tracer_want_exit(t, cookie_read);
+		return true;
+	}
+	return false;
 }

@@ -174,6 +174,15 @@ static void sigtimedwait_timed_out(struct task *t)
 	syscall_emulate(t, -EAGAIN);
 }
 
+/* A timer signal taken here never passes a signal stop: its siginfo (SI_TIMER, the
+ * overrun) is written where the program asked for it. */
+static void sigtimedwait_done(struct task *t)
+{
+	int64_t sig = (int64_t)t->regs.rax;
+	if (t->regs.orig_rax == __NR_rt_sigtimedwait && sig > 0 && sig <= 64)
+		timers_fix_waited_siginfo(t, (int)sig, syscall_arg(t, 1));
+}
+
 /* Implements rt_sigtimedwait(2). */
 void sys_sigtimedwait(struct task *t)
 {
@@ -181,6 +190,7 @@ void sys_sigtimedwait(struct task *t)
 	bool present = false;
 	if (read_sigmask(t, syscall_arg(t, 0), syscall_arg(t, 3), &set, &present) || !present)
 		return;
+	tracer_want_exit(t, sigtimedwait_done);
 	struct wait w = { .what = "sigtimedwait", .deadline_ns = -1,
 			  .ready = waited_signal_pending, .on_timeout = sigtimedwait_timed_out,
 			  .interruptible = true };

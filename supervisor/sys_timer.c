@@ -9,6 +9,8 @@
  * poll and epoll on it behave natively. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +43,9 @@ struct vtimer {
 	int signo;           /* 0: no signal (SIGEV_NONE, timerfd) */
 	pid_t target_tid;    /* SIGEV_THREAD_ID target (host tid), 0 for the process */
 	uint64_t value;      /* sigev_value */
-	int overrun;
+	int overrun;         /* expirations since the queued signal was sent, less one */
+	int overrun_last;    /* the overrun the last taken signal carried (timer_getoverrun) */
+	bool queued;         /* a POSIX timer's signal is queued and not yet taken */
 	int fd;              /* timerfd: supervisor duplicate */
 	struct vtimer *next;
 };
@@ -69,7 +73,8 @@ static struct vtimer *add_timer(pid_t tgid, enum timer_kind kind, int id)
 	struct vtimer *v = calloc(1, sizeof(*v));
 	if (!v)
 		abort();
-	*v = (struct vtimer){ kind, tgid, id, CLOCK_MONOTONIC, -1, 0, 0, 0, 0, 0, -1, timers };
+	*v = (struct vtimer){ .kind = kind, .tgid = tgid, .id = id, .clock = CLOCK_MONOTONIC,
+			      .deadline = -1, .fd = -1, .next = timers };
 	timers = v;
 	return v;
 }
@@ -131,17 +136,100 @@ static void queue_info(pid_t tgid, const siginfo_t *info)
 	*pp = p;
 }
 
+/* The pending siginfo of a timer signal `sig` of process tgid, or NULL. */
+static struct pending_info **pending_of(pid_t tgid, int sig, bool timer_only)
+{
+	for (struct pending_info **pp = &pending; *pp; pp = &(*pp)->next)
+		if ((*pp)->tgid == tgid && (*pp)->info.si_signo == sig &&
+		    (!timer_only || (*pp)->info.si_code == SI_TIMER))
+			return pp;
+	return NULL;
+}
+
+/* A POSIX timer's signal is taken: it carries the expirations counted while it was
+ * queued (the kernel queues a timer's signal once and counts further expirations as
+ * overruns), and the timer may queue it again. */
+static void timer_signal_taken(siginfo_t *info)
+{
+	if (info->si_code != SI_TIMER)
+		return;
+	for (struct vtimer *v = timers; v; v = v->next)
+		if (v->kind == POSIX_TIMER && v->queued && v->id == info->si_timerid &&
+		    v->signo == info->si_signo) {
+			info->si_overrun = v->overrun;
+			v->overrun_last = v->overrun;
+			v->overrun = 0;
+			v->queued = false;
+			return;
+		}
+}
+
+static siginfo_t take_pending(struct pending_info **pp)
+{
+	struct pending_info *p = *pp;
+	siginfo_t info = p->info;
+	*pp = p->next;
+	free(p);
+	return info;
+}
+
 bool timers_fix_siginfo(struct task *t, int sig)
 {
-	for (struct pending_info **pp = &pending; *pp; pp = &(*pp)->next) {
-		struct pending_info *p = *pp;
-		if (p->tgid != t->proc->tgid || p->info.si_signo != sig)
-			continue;
-		ptrace(PTRACE_SETSIGINFO, t->tid, 0, &p->info);
-		*pp = p->next;
-		free(p);
-		return true;
+	struct pending_info **pp = pending_of(t->proc->tgid, sig, false);
+	if (!pp)
+		return false;
+	siginfo_t info = take_pending(pp);
+	timer_signal_taken(&info);
+	ptrace(PTRACE_SETSIGINFO, t->tid, 0, &info);
+	return true;
+}
+
+void timers_fix_waited_siginfo(struct task *t, int sig, uint64_t info_addr)
+{
+	struct pending_info **pp = pending_of(t->proc->tgid, sig, false);
+	if (!pp)
+		return;
+	siginfo_t info = take_pending(pp);
+	timer_signal_taken(&info);
+	if (info_addr && remote_write(t, REMOTE(info_addr), &info, sizeof(info)))
+		task_warn(t, "cannot write the siginfo of timer signal %d", sig);
+}
+
+/* Is signal `sig` still pending for `pid` (a thread, or a process's shared set)? */
+static bool kernel_pending(pid_t pid, int sig)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	uint64_t set = 0;
+	const char *names[] = { "\nSigPnd:", "\nShdPnd:" };
+	for (int i = 0; i < 2; i++) {
+		const char *p = strstr(buf, names[i]);
+		if (p)
+			set |= strtoull(p + strlen(names[i]), NULL, 16);
 	}
+	return set & (1ULL << (sig - 1));
+}
+
+/* Still queued, or taken without a signal stop detrun sees (a signalfd read)? Then its
+ * stale siginfo is dropped. */
+static bool still_queued(struct vtimer *v)
+{
+	if (!v->queued)
+		return false;
+	if (kernel_pending(v->target_tid ? v->target_tid : v->tgid, v->signo))
+		return true;
+	struct pending_info **pp = pending_of(v->tgid, v->signo, true);
+	if (pp) {
+		siginfo_t info = take_pending(pp);
+		timer_signal_taken(&info);
+	}
+	v->queued = false;
 	return false;
 }
 
@@ -155,13 +243,17 @@ static void send_timer_signal(struct vtimer *v)
 	} else {
 		info.si_code = SI_TIMER;
 		info.si_timerid = v->id;
-		info.si_overrun = v->overrun;
 		info.si_value.sival_ptr = (void *)(uintptr_t)v->value;
 	}
+	/* A standard signal already pending merges with this one: its siginfo is there. */
+	if (v->signo < 32 && pending_of(v->tgid, v->signo, false) &&
+	    kernel_pending(v->target_tid ? v->target_tid : v->tgid, v->signo))
+		return;
 	int err = v->target_tid ? (int)syscall(SYS_tgkill, v->tgid, v->target_tid, v->signo)
 				: kill(v->tgid, v->signo);
 	if (err == 0) {
 		queue_info(v->tgid, &info);
+		v->queued = v->kind == POSIX_TIMER;
 		sched_signals_changed();
 	}
 }
@@ -200,11 +292,15 @@ void timers_fire(void)
 		} else {
 			v->deadline = -1;
 		}
-		v->overrun = (int)(expirations - 1);
-		if (v->kind == TIMERFD)
+		if (v->kind == TIMERFD) {
 			add_timerfd_ticks(v, expirations);
-		else if (v->signo)
+		} else if (v->signo && v->kind == POSIX_TIMER && still_queued(v)) {
+			uint64_t total = (uint64_t)v->overrun + expirations;
+			v->overrun = total > INT_MAX ? INT_MAX : (int)total; /* DELAYTIMER_MAX */
+		} else if (v->signo) {
+			v->overrun = expirations - 1 > INT_MAX ? INT_MAX : (int)(expirations - 1);
 			send_timer_signal(v);
+		}
 	}
 }
 
@@ -221,14 +317,16 @@ static int read_spec(struct task *t, uint64_t addr, struct itimerspec *spec)
 	return 0;
 }
 
+/* A disarmed timer shows its interval as the kernel keeps it (see arm). */
 static struct itimerspec current_spec(const struct vtimer *v)
 {
 	struct itimerspec spec = { { 0, 0 }, { 0, 0 } };
 	if (v && v->deadline >= 0) {
 		int64_t left = v->deadline - vclock_now();
 		spec.it_value = ns_to_timespec(left > 0 ? left : 1);
-		spec.it_interval = ns_to_timespec(v->interval);
 	}
+	if (v)
+		spec.it_interval = ns_to_timespec(v->interval);
 	return spec;
 }
 
@@ -237,6 +335,10 @@ static int arm(struct vtimer *v, const struct itimerspec *spec, bool absolute)
 	int64_t value = timespec_to_ns(spec->it_value);
 	v->interval = timespec_to_ns(spec->it_interval);
 	if (!value) {
+		/* Disarming: a timerfd keeps the interval it was given (timerfd_gettime
+		 * shows it); interval timers and POSIX timers forget theirs. */
+		if (v->kind != TIMERFD)
+			v->interval = 0;
 		v->deadline = -1;
 		return 0;
 	}
@@ -400,6 +502,8 @@ void sys_timer_op(struct task *t)
 		result = read_spec(t, syscall_arg(t, 2), &spec);
 		if (!result)
 			result = arm(v, &spec, syscall_arg(t, 1) & TIMER_ABSTIME);
+		if (!result)
+			v->overrun_last = 0;
 		if (!result && syscall_arg(t, 3) &&
 		    remote_write(t, REMOTE(syscall_arg(t, 3)), &old, sizeof(old)))
 			result = -EFAULT;
@@ -409,7 +513,7 @@ void sys_timer_op(struct task *t)
 			result = -EFAULT;
 		break;
 	case __NR_timer_getoverrun:
-		result = v->overrun;
+		result = v->overrun_last;
 		break;
 	case __NR_timer_delete:
 		remove_timer(v);

@@ -1,12 +1,21 @@
 #include "supervisor/syscall_table.h"
 
 #include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/socket.h>
 #include <sys/mman.h>
 #include <sys/ioctl.h>
 #include <linux/sockios.h>
 #include <sys/prctl.h>
 #include <stdio.h>
 #include <sys/syscall.h>
+
+#ifndef EXT4_IOC_GETVERSION /* fs/ext4/ext4.h: the same as FS_IOC_GETVERSION, on ext4 */
+#define EXT4_IOC_GETVERSION _IOR('f', 3, long)
+#endif
+#ifndef SO_COOKIE
+#define SO_COOKIE 57
+#endif
 
 const struct syscall_entry syscall_table[] = {
 #define SYSCALL(name, cls, handler, reason) { #name, __NR_##name, SC_##cls, handler, reason },
@@ -37,7 +46,7 @@ const size_t syscall_conditions_len = sizeof(syscall_conditions) / sizeof(syscal
 const struct syscall_value syscall_values[] = {
 #define SYSCALL(name, cls, handler, reason)
 #define STOP_WHEN(name, arg, mask, with_shim)
-#define STOP_WHEN_EQ(name, arg, value) { __NR_##name, arg, value },
+#define STOP_WHEN_EQ(name, arg, value) { __NR_##name, arg, (uint32_t)(value) },
 #include "supervisor/syscalls.def"
 #undef STOP_WHEN_EQ
 #undef STOP_WHEN

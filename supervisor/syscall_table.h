@@ -57,7 +57,7 @@ extern const size_t syscall_conditions_len;
 struct syscall_value {
 	long nr;
 	int arg;
-	int value;
+	uint32_t value; /* an int to the kernel; ioctl requests go past INT_MAX */
 };
 extern const struct syscall_value syscall_values[];
 extern const size_t syscall_values_len;

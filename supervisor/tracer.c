@@ -350,7 +350,7 @@ static void report_deadlock(void)
 	     (unsigned long long)sched_now());
 	for (struct task *t = sched_first(); t; t = t->next)
 		if (t->state == TASK_STOPPED)
-			fprintf(stderr, "detrun:   task %d (tid %d): %s\n", t->vtid, t->tid,
+			fprintf(stderr, "detrun:   task %d (tid %d): %s\n", t->vtid, t->ns_tid,
 				t->parked ? t->wait.what : "runnable");
 	fprintf(stderr, "detrun:   waiting for a signal from outside (Ctrl-C ends the group)\n");
 }
@@ -492,6 +492,8 @@ static void on_exit_event(struct task *t)
 {
 	if (t->syscall_nr != __NR_exit || live_threads(t->proc) <= 1)
 		t->proc->dying = true;
+	if (live_threads(t->proc) <= 1)
+		rusage_process_exiting(t);
 	t->state = TASK_EXITING;
 	if (t->parked)
 		sched_unpark(t);

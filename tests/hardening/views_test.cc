@@ -1,0 +1,187 @@
+// Determinism gaps in what the group sees of the machine (issue 9, points 12, 21 and 23 in
+// part): /proc views, kernel ids, timer semantics, detrun's own reports.
+//
+// Each case is a guest (tests/guests/view_*.c) run natively and under detrun. Two-sided:
+// where the value is nondeterministic natively, native runs must be shown to differ and
+// detrun runs must all be identical; where the kernel's semantics are the point (timers),
+// the detrun output must equal the native one.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <string>
+#include <vector>
+
+#include "harness.h"
+
+namespace {
+
+enum Native {
+	kMustVary,     // native runs produce at least two different outputs
+	kSameAsNative, // the detrun output equals the native one
+	kExitOnly,     // only the native exit code is checked (detrun's own output is the point)
+};
+
+struct Case {
+	std::string name;
+	std::vector<std::string> argv; // argv[0] is a guest name
+	Native native = kExitOnly;
+	bool compare_stderr = false; // detrun's own stderr must be identical too
+	int exit_code = 0;
+	std::string skip_if_native; // the machine lacks the feature: native output has this
+	std::vector<std::string> must_contain; // verdicts the guest prints, natively and under detrun
+	bool differs_from_native = false; // the detrun output is virtual, not the host's
+};
+
+void PrintTo(const Case &c, std::ostream *os)
+{
+	*os << c.name;
+}
+
+std::vector<std::string> GuestArgv(const Case &c)
+{
+	std::vector<std::string> v = c.argv;
+	v[0] = std::string(GUEST_DIR) + "/" + v[0];
+	return v;
+}
+
+const int kDetrunRuns = 4;
+const int kNativeTries = 10;
+
+class Views : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Views, DeterministicUnderDetrun)
+{
+	const Case &c = GetParam();
+	std::vector<std::string> argv = GuestArgv(c);
+	RunResult native = RunCommand(argv);
+	ASSERT_EQ(native.code, c.exit_code) << native.Describe();
+	if (!c.skip_if_native.empty() && native.out.find(c.skip_if_native) != std::string::npos)
+		GTEST_SKIP() << "not on this machine: " << native.out;
+	for (const auto &verdict : c.must_contain)
+		ASSERT_NE(native.out.find(verdict), std::string::npos) << native.Describe();
+	if (c.native == kMustVary) {
+		bool varied = false;
+		for (int i = 1; i < kNativeTries && !varied; i++) {
+			RunResult again = RunCommand(argv);
+			ASSERT_EQ(again.code, c.exit_code) << again.Describe();
+			varied = again.out != native.out;
+		}
+		ASSERT_TRUE(varied) << "the guest never varied natively; output:\n" << Head(native.out);
+	}
+	std::string out, err;
+	for (int i = 0; i < kDetrunRuns; i++) {
+		RunResult r = RunCommand(UnderDetrun({}, argv));
+		ASSERT_EQ(r.code, c.exit_code) << r.Describe();
+		ASSERT_TRUE(r.leftovers.empty()) << r.Describe();
+		if (i == 0) {
+			out = r.out, err = r.err;
+			if (c.native == kSameAsNative) {
+				ASSERT_EQ(r.out, native.out)
+					<< FirstDifference("native", native.out, "detrun", r.out);
+			}
+			for (const auto &verdict : c.must_contain)
+				ASSERT_NE(r.out.find(verdict), std::string::npos) << r.Describe();
+			if (c.differs_from_native) {
+				ASSERT_NE(r.out, native.out) << "detrun shows the host's value";
+			}
+			continue;
+		}
+		ASSERT_EQ(r.out, out) << FirstDifference("detrun run 0", out,
+							 "detrun run " + std::to_string(i), r.out);
+		if (c.compare_stderr) {
+			ASSERT_EQ(r.err, err) << FirstDifference("detrun run 0 stderr", err,
+								 "detrun run " + std::to_string(i) + " stderr",
+								 r.err);
+		}
+	}
+}
+
+Case Make(const std::string &name, const std::vector<std::string> &argv, Native native)
+{
+	Case c;
+	c.name = name;
+	c.argv = argv;
+	c.native = native;
+	return c;
+}
+
+// The machine may lack the feature: a native output containing `absent` skips the case.
+Case Unless(Case c, const std::string &absent)
+{
+	c.skip_if_native = absent;
+	return c;
+}
+
+std::vector<Case> Cases()
+{
+	Case crash = Make("crash_report", {"view_crash", "segv"}, kExitOnly);
+	crash.compare_stderr = true;
+	crash.exit_code = 128 + SIGSEGV;
+	Case boot_id = Make("boot_id", {"view_ids", "boot_id"}, kExitOnly);
+	boot_id.differs_from_native = true;
+	Case mount_ids = Make("statx_mount_ids", {"view_ids", "mount_ids"}, kExitOnly);
+	mount_ids.must_contain = {"is mountinfo's: yes"};
+	Case maxrss = Make("maxrss", {"view_ids", "maxrss"}, kExitOnly);
+	maxrss.must_contain = {"maxrss plausible: yes\nmaxrss ", "children's maxrss plausible: yes"};
+	return {
+		// point 12: timerfd_gettime on a disarmed timer keeps the interval
+		Make("timerfd_disarmed_keeps_interval", {"view_timers", "timerfd"}, kSameAsNative),
+		// point 12: a POSIX timer's signal is queued once; the rest are overruns
+		Make("posix_timer_overrun_handler", {"view_timers", "handler"}, kSameAsNative),
+		Make("posix_timer_overrun_sigtimedwait", {"view_timers", "wait"}, kSameAsNative),
+		Make("itimer_signal_sigtimedwait", {"view_timers", "alarm"}, kSameAsNative),
+		// point 12: the crash report names tasks by ids that do not change between runs
+		crash,
+		// point 12: mountinfo showed detrun's random temporary names and mount ids
+		Make("mountinfo", {"view_ids", "mountinfo"}, kExitOnly),
+		mount_ids,
+		// point 12: random views
+		Make("random_uuid", {"view_ids", "uuid"}, kMustVary),
+		boot_id,
+		Unless(Make("hwrng", {"view_ids", "hwrng"}, kMustVary), "absent"),
+		// point 12: pipe, socket and namespace inode numbers in links and fdinfo
+		Make("fd_links", {"view_ids", "links"}, kMustVary),
+		Make("fdinfo", {"view_ids", "fdinfo"}, kMustVary),
+		// point 12: socket cookies (getsockopt runs freely in plain runs)
+		Make("so_cookie", {"view_ids", "cookie"}, kMustVary),
+		// point 12: software perf events count the real run
+		Make("perf_task_clock", {"view_ids", "perf"}, kMustVary),
+		// point 21: the inode generation (ioctl runs freely in plain runs)
+		Unless(Make("inode_generation", {"view_ids", "generation"}, kMustVary),
+		       "Inappropriate ioctl"),
+		// point 23: getrusage's maxrss was 0
+		maxrss,
+	};
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, Views, ::testing::ValuesIn(Cases()),
+			 [](const ::testing::TestParamInfo<Case> &i) { return i.param.name; });
+
+// point 12: a deadlock warning names the parked tasks by ids that do not change between
+// runs. The group waits for a signal from outside after the warning: SIGINT ends it.
+TEST(ViewsReports, DeadlockWarningIsTheSameOnEveryRun)
+{
+	std::vector<std::string> argv = UnderDetrun({}, {std::string(GUEST_DIR) + "/view_crash",
+							 "deadlock"});
+	std::string first;
+	for (int i = 0; i < 3; i++) {
+		Child c(argv);
+		ASSERT_TRUE(c.WaitForOutput("waiting for a signal from outside", 60, true))
+			<< "no deadlock warning; stderr:\n" << c.Err();
+		c.Signal(SIGINT);
+		RunResult r = c.Finish();
+		ASSERT_EQ(r.code, 128 + SIGINT) << r.Describe();
+		ASSERT_TRUE(r.leftovers.empty()) << r.Describe();
+		ASSERT_NE(r.err.find("deadlock"), std::string::npos) << r.Describe();
+		if (i == 0) {
+			first = r.err;
+		} else {
+			ASSERT_EQ(r.err, first) << FirstDifference("run 0 stderr", first,
+								   "run " + std::to_string(i) + " stderr",
+								   r.err);
+		}
+	}
+}
+
+} // namespace
