@@ -41,6 +41,9 @@ bool internal_file(int supervisor_fd);
 void park_on_fds(struct task *t, const char *what, struct pollfd *fds, int nfds,
 		 int64_t deadline, void (*on_timeout)(struct task *), bool restartable);
 bool fds_ready_now(struct pollfd *fds, int nfds);
+/* The same as task t would find them: a signalfd by t's pending signals, an epoll set
+ * holding one item by item (sys_fd.c). */
+bool fds_ready_for(struct task *t, struct pollfd *fds, int nfds);
 
 /* For calls that have a non-blocking form: run it non-blocking (arg `arg` replaced by
  * `nonblocking`); if it would have blocked, restore the argument, rewind and park until

@@ -97,6 +97,205 @@ void internal_files_add(struct task *t, int tracee_fd)
 	close(fd);
 }
 
+/* ---- readiness that depends on the reader --------------------------------------------------
+ *
+ * poll(2) on detrun's duplicate of a descriptor answers for detrun, and for most kinds the
+ * answer is the program's too (a pipe's contents, an eventfd's count, a pidfd's process: a
+ * pidfd is ready once its process died, and a member's death is reaped before the next
+ * pick). A signalfd is the exception: the kernel's signalfd_poll looks at the pending
+ * signals of `current`, so detrun's duplicate reports detrun's signals. Its readiness is
+ * computed from the asking task's pending signals (its own and its process's, as a read by
+ * that task would dequeue them) against the signalfd's mask.
+ *
+ * An epoll set holding a signalfd (or an epoll set holding such a set) must not be polled
+ * by detrun at all: the kernel re-polls the items on the set's ready list with `current`
+ * being detrun, finds the signalfd not ready and drops it from the list, so the program's
+ * own epoll_wait would never see it either. Such a set is judged item by item from its
+ * interest list (/proc fdinfo), each item with its registered events. */
+
+enum fd_kind { FD_OTHER, FD_SIGNALFD, FD_EPOLL };
+
+static enum fd_kind fd_kind(int fd)
+{
+	char path[64], link[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return FD_OTHER;
+	link[n] = 0;
+	if (strcmp(link, "anon_inode:[signalfd]") == 0)
+		return FD_SIGNALFD;
+	if (strcmp(link, "anon_inode:[eventpoll]") == 0)
+		return FD_EPOLL;
+	return FD_OTHER;
+}
+
+static FILE *open_fdinfo(int fd)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	return fopen(path, "re");
+}
+
+static uint64_t signalfd_mask(int fd)
+{
+	FILE *f = open_fdinfo(fd);
+	char line[256];
+	unsigned long long mask = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "sigmask: %llx", &mask) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return mask;
+}
+
+static short signalfd_revents(struct task *t, int fd, short events)
+{
+	uint64_t pending = 0, blocked = 0;
+	if (!(events & POLLIN) || read_signal_state(t, &pending, &blocked))
+		return 0;
+	return (pending & signalfd_mask(fd)) ? (POLLIN & events) | (POLLRDNORM & events) : 0;
+}
+
+#define EPOLL_DEPTH 5 /* the kernel's own limit on nested epoll sets */
+
+/* One item of an epoll interest list, duplicated from the task's descriptor table. */
+struct epoll_item {
+	int fd;
+	uint32_t events;
+};
+
+/* The items of supervisor epoll descriptor `epfd`; the count, or -1 (none readable). */
+static int epoll_items(struct task *t, int epfd, struct epoll_item **items)
+{
+	FILE *f = open_fdinfo(epfd);
+	if (!f)
+		return -1;
+	int n = 0, cap = 0;
+	*items = NULL;
+	char line[256];
+	int tfd;
+	unsigned events;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "tfd: %d events: %x", &tfd, &events) != 2)
+			continue;
+		int fd = remote_dup_fd(t, tfd);
+		if (fd < 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 8;
+			*items = realloc(*items, (size_t)cap * sizeof(**items));
+			if (!*items)
+				abort();
+		}
+		(*items)[n++] = (struct epoll_item){ fd, events };
+	}
+	fclose(f);
+	return n;
+}
+
+static void free_items(struct epoll_item *items, int n)
+{
+	for (int i = 0; i < n; i++)
+		close(items[i].fd);
+	free(items);
+}
+
+static bool reader_dependent_at(struct task *t, int fd, int depth)
+{
+	enum fd_kind kind = fd_kind(fd);
+	if (kind == FD_SIGNALFD)
+		return true;
+	if (kind != FD_EPOLL || depth >= EPOLL_DEPTH)
+		return false;
+	struct epoll_item *items;
+	int n = epoll_items(t, fd, &items);
+	bool dependent = false;
+	for (int i = 0; i < n && !dependent; i++)
+		dependent = reader_dependent_at(t, items[i].fd, depth + 1);
+	if (n >= 0)
+		free_items(items, n);
+	return dependent;
+}
+
+/* Is supervisor descriptor fd's readiness the asking task's own (a signalfd, or an epoll
+ * set that holds one)? Then detrun must never poll it. */
+static bool reader_dependent(struct task *t, int fd)
+{
+	return reader_dependent_at(t, fd, 0);
+}
+
+static short revents_at(struct task *t, int fd, short events, int depth);
+
+/* An epoll set is readable when one of its items has one of its registered events (the
+ * kernel always registers EPOLLERR and EPOLLHUP; a disarmed EPOLLONESHOT item has none). */
+static short epoll_revents(struct task *t, int epfd, short events, int depth)
+{
+	if (!(events & POLLIN) || depth >= EPOLL_DEPTH)
+		return 0;
+	struct epoll_item *items;
+	int n = epoll_items(t, epfd, &items);
+	bool ready = false;
+	for (int i = 0; i < n && !ready; i++) {
+		short want = (short)(items[i].events & 0xffff);
+		ready = want && (revents_at(t, items[i].fd, want, depth + 1) & want);
+	}
+	if (n >= 0)
+		free_items(items, n);
+	return ready ? POLLIN : 0;
+}
+
+static short revents_at(struct task *t, int fd, short events, int depth)
+{
+	enum fd_kind kind = fd_kind(fd);
+	if (kind == FD_SIGNALFD)
+		return signalfd_revents(t, fd, events);
+	if (kind == FD_EPOLL && reader_dependent_at(t, fd, depth))
+		return epoll_revents(t, fd, events, depth);
+	struct pollfd p = { fd, events, 0 };
+	return poll(&p, 1, 0) > 0 ? p.revents : 0;
+}
+
+/* The descriptors an epoll set (and the sets inside it) finally watches, each with its
+ * registered events: what detrun may poll in its place, signalfds judged by fds_ready_for. */
+static void collect_leaves(struct task *t, int epfd, int depth, struct pollfd **out, int *n,
+			   int *cap)
+{
+	struct epoll_item *items;
+	int count = epoll_items(t, epfd, &items);
+	for (int i = 0; i < count; i++) {
+		if (fd_kind(items[i].fd) == FD_EPOLL) {
+			if (depth + 1 < EPOLL_DEPTH)
+				collect_leaves(t, items[i].fd, depth + 1, out, n, cap);
+			close(items[i].fd);
+			continue;
+		}
+		if (*n == *cap) {
+			*cap = *cap ? *cap * 2 : 8;
+			*out = realloc(*out, (size_t)*cap * sizeof(**out));
+			if (!*out)
+				abort();
+		}
+		(*out)[(*n)++] = (struct pollfd){ items[i].fd, (short)(items[i].events & 0xffff), 0 };
+	}
+	free(items);
+}
+
+static struct pollfd *epoll_leaves(struct task *t, int epfd, int *n)
+{
+	struct pollfd *out = NULL;
+	int cap = 0;
+	*n = 0;
+	collect_leaves(t, epfd, 0, &out, n, &cap);
+	if (!out) {
+		out = calloc(1, sizeof(*out));
+		if (!out)
+			abort();
+	}
+	return out;
+}
+
 /* ---- parking on descriptors -------------------------------------------------------------- */
 
 bool fds_ready_now(struct pollfd *fds, int nfds)
@@ -106,9 +305,19 @@ bool fds_ready_now(struct pollfd *fds, int nfds)
 	return poll(fds, (nfds_t)nfds, 0) > 0;
 }
 
+bool fds_ready_for(struct task *t, struct pollfd *fds, int nfds)
+{
+	bool any = false;
+	for (int i = 0; i < nfds; i++) {
+		fds[i].revents = fds[i].fd < 0 ? 0 : revents_at(t, fds[i].fd, fds[i].events, 0);
+		any |= fds[i].revents != 0;
+	}
+	return any;
+}
+
 static enum wait_result fds_ready(struct task *t)
 {
-	return fds_ready_now(t->wait.fds, t->wait.nfds) ? WAIT_READY : WAIT_NOT_READY;
+	return fds_ready_for(t, t->wait.fds, t->wait.nfds) ? WAIT_READY : WAIT_NOT_READY;
 }
 
 void park_on_fds(struct task *t, const char *what, struct pollfd *fds, int nfds,
@@ -159,7 +368,7 @@ static int must_wait(struct task *t, int tfd, short events, struct fd_info *info
 	info->nonblock = fl < 0 || (fl & O_NONBLOCK);
 	struct pollfd p = { fd, events, 0 };
 	if (info->type == S_IFREG || info->type == S_IFBLK || is_random_device(info) ||
-	    info->type == S_IFDIR || info->nonblock || fds_ready_now(&p, 1)) {
+	    info->type == S_IFDIR || info->nonblock || fds_ready_for(t, &p, 1)) {
 		close(fd);
 		return -1;
 	}
@@ -307,7 +516,7 @@ static void fit_write(struct task *t, int fd, mode_t type)
  * the program's own arguments untouched. */
 static enum wait_result write_ready(struct task *t)
 {
-	if (!fds_ready_now(t->wait.fds, t->wait.nfds))
+	if (!fds_ready_for(t, t->wait.fds, t->wait.nfds))
 		return WAIT_NOT_READY;
 	remote_load_regs(t);
 	fit_write(t, t->wait.fds[0].fd, (mode_t)t->wait.arg[0]);
@@ -535,7 +744,7 @@ void sys_poll(struct task *t)
 			t->wait.sigmask_arg = false;
 		return;
 	}
-	if (zero_timeout || fds_ready_now(fds, n)) {
+	if (zero_timeout || fds_ready_for(t, fds, n)) {
 		for (int i = 0; i < n; i++)
 			close(fds[i].fd);
 		free(fds);
@@ -594,7 +803,8 @@ static void epoll_sigmask(struct task *t)
 
 static void epoll_timed_out(struct task *t);
 
-/* While a shim intercepts, an epoll set watching something outside is outside input. */
+/* While a shim intercepts, an epoll set watching something outside is outside input. A
+ * set detrun must not poll is waited on through the descriptors it watches. */
 static bool epoll_outside(struct task *t, int64_t deadline)
 {
 	if (!shim_intercepts())
@@ -606,11 +816,18 @@ static bool epoll_outside(struct task *t, int64_t deadline)
 		close(fd);
 		return false;
 	}
-	struct pollfd *p = malloc(sizeof(*p));
-	if (!p)
-		abort();
-	*p = (struct pollfd){ fd, POLLIN, 0 };
-	external_wait_set(t, p, 1, deadline, epoll_timed_out);
+	int n = 1;
+	struct pollfd *p;
+	if (reader_dependent(t, fd)) {
+		p = epoll_leaves(t, fd, &n);
+		close(fd);
+	} else {
+		p = malloc(sizeof(*p));
+		if (!p)
+			abort();
+		*p = (struct pollfd){ fd, POLLIN, 0 };
+	}
+	external_wait_set(t, p, n, deadline, epoll_timed_out);
 	if (t->parked)
 		epoll_sigmask(t);
 	return true;
@@ -620,6 +837,37 @@ static void epoll_timed_out(struct task *t)
 {
 	bool in_reg = t->syscall_nr != __NR_epoll_pwait2;
 	zero_timeout(t, 3, in_reg, false);
+}
+
+/* A parked epoll_wait on a set detrun must not poll: the set is judged item by item, and
+ * the wait holds the descriptors it watches (listed afresh at each look, as other threads
+ * may change the set meanwhile), so an outside wait polls those instead of the set. */
+static enum wait_result epoll_items_ready(struct task *t)
+{
+	remote_load_regs(t);
+	int fd = remote_dup_fd(t, (int)syscall_arg(t, 0));
+	if (fd < 0)
+		return WAIT_READY; /* the call fails at once */
+	int n;
+	struct pollfd *leaves = epoll_leaves(t, fd, &n);
+	for (int i = 0; i < t->wait.nfds; i++)
+		close(t->wait.fds[i].fd);
+	free(t->wait.fds);
+	t->wait.fds = leaves;
+	t->wait.nfds = n;
+	bool ready = revents_at(t, fd, POLLIN, 0) != 0;
+	close(fd);
+	return ready ? WAIT_READY : WAIT_NOT_READY;
+}
+
+static void park_on_epoll_items(struct task *t, int epfd, int64_t deadline)
+{
+	int n;
+	struct pollfd *leaves = epoll_leaves(t, epfd, &n);
+	close(epfd);
+	park_on_fds(t, "epoll_wait", leaves, n, deadline, epoll_timed_out, false);
+	t->wait.ready = epoll_items_ready;
+	epoll_sigmask(t);
 }
 
 /* Implements epoll_wait(2), epoll_pwait(2), epoll_pwait2(2). */
@@ -641,6 +889,10 @@ void sys_epoll_wait(struct task *t)
 	int fd = must_wait(t, (int)syscall_arg(t, 0), POLLIN, &info);
 	if (fd < 0)
 		return;
+	if (reader_dependent(t, fd)) {
+		park_on_epoll_items(t, fd, deadline);
+		return;
+	}
 	struct pollfd *p = malloc(sizeof(*p));
 	if (!p)
 		abort();
