@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "scheduler/vclock.h"
@@ -512,6 +513,178 @@ static void fit_write(struct task *t, int fd, mode_t type)
 	tracer_want_exit(t, chunk_done);
 }
 
+/* ---- vector writes in chunks ----------------------------------------------------------------
+ *
+ * writev, pwritev2 (at the file position) and sendmsg of more than a blocking pipe or stream
+ * socket holds would sleep in the kernel after the first part. Such a call is run as a
+ * series of plain writes (sendto for sendmsg, keeping its flags), one piece of one iovec
+ * each, every piece its own event that first waits for room; the program's registers are
+ * put back at the end and it sees one call that moved everything. Natively the writer
+ * sleeps between the parts too, so a reader in between sees the same kind of stream. */
+
+#define MAX_VECTOR 1024 /* UIO_MAXIOV */
+
+struct vector_write {
+	int n;
+	struct iovec iov[]; /* tracee addresses */
+};
+
+static bool vector_call(long nr)
+{
+	return nr == __NR_writev || nr == __NR_pwritev2 || nr == __NR_sendmsg;
+}
+
+/* The iovec of t's writev, pwritev2 or sendmsg; NULL when there is nothing to cut (no or
+ * too many iovecs, unreadable memory, ancillary data that must go with the first byte). */
+static struct vector_write *read_vector(struct task *t)
+{
+	uint64_t addr = syscall_arg(t, 1), count = syscall_arg(t, 2);
+	if (t->syscall_nr == __NR_sendmsg) {
+		struct msghdr m;
+		if (remote_read(t, REMOTE(addr), &m, sizeof(m)) || m.msg_controllen || m.msg_name)
+			return NULL;
+		addr = (uint64_t)(uintptr_t)m.msg_iov, count = m.msg_iovlen;
+	}
+	if (count == 0 || count > MAX_VECTOR)
+		return NULL;
+	struct vector_write *v = malloc(sizeof(*v) + count * sizeof(struct iovec));
+	if (!v)
+		abort();
+	v->n = (int)count;
+	if (remote_read(t, REMOTE(addr), v->iov, count * sizeof(struct iovec))) {
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
+/* Total bytes, 0 when a length is absurd (the kernel rejects the call: let it). */
+static uint64_t vector_total(const struct vector_write *v)
+{
+	uint64_t total = 0;
+	for (int i = 0; i < v->n; i++) {
+		if (v->iov[i].iov_len > (uint64_t)SSIZE_MAX - total)
+			return 0;
+		total += v->iov[i].iov_len;
+	}
+	return total;
+}
+
+/* The piece that starts `done` bytes into the vector: address and length. */
+static void vector_piece(const struct vector_write *v, uint64_t done, uint64_t *addr,
+			 uint64_t *len)
+{
+	for (int i = 0; i < v->n; i++) {
+		if (done < v->iov[i].iov_len) {
+			*addr = (uint64_t)(uintptr_t)v->iov[i].iov_base + done;
+			*len = v->iov[i].iov_len - done;
+			return;
+		}
+		done -= v->iov[i].iov_len;
+	}
+	*addr = 0, *len = 0;
+}
+
+static bool continues_vector_write(struct task *t)
+{
+	return t->exit.want && !t->exit.buf && vector_call((long)t->exit.saved[0]) &&
+	       t->exit.ctx && t->exit.rip == t->regs.rip - 2;
+}
+
+static void vector_done(struct task *t);
+
+/* Sets t's call to the next piece (at most `room` bytes) and wants its exit. */
+static void vector_next_piece(struct task *t, uint64_t room)
+{
+	uint64_t addr, len;
+	vector_piece(t->exit.ctx, t->exit.progress, &addr, &len);
+	bool socket = t->exit.saved[0] == __NR_sendmsg;
+	t->regs.orig_rax = socket ? __NR_sendto : __NR_write;
+	t->regs_dirty = true;
+	syscall_set_arg(t, 1, addr);
+	syscall_set_arg(t, 2, len < room ? len : room);
+	if (socket) {
+		syscall_set_arg(t, 3, t->exit.saved[3]); /* sendmsg's flags were argument 2 */
+		syscall_set_arg(t, 4, 0);
+		syscall_set_arg(t, 5, 0);
+	}
+	tracer_want_exit(t, vector_done);
+}
+
+static void vector_finish(struct task *t, int64_t last)
+{
+	t->regs.rax = t->exit.progress > 0 ? t->exit.progress : (uint64_t)last;
+	for (int i = 1; i < 6; i++)
+		syscall_set_arg(t, i, t->exit.saved[i]);
+	free((void *)t->exit.ctx);
+	t->exit.ctx = NULL;
+	t->exit.want = 0;
+	t->exit.progress = 0;
+}
+
+/* At a piece's exit: on to the next piece (its own event, after a wait for room), or done. */
+static void vector_done(struct task *t)
+{
+	int64_t n = (int64_t)t->regs.rax;
+	if (n > 0)
+		t->exit.progress += (uint64_t)n;
+	if (n <= 0 || t->exit.progress >= t->exit.want) {
+		vector_finish(t, n);
+		return;
+	}
+	uint64_t addr, len;
+	vector_piece(t->exit.ctx, t->exit.progress, &addr, &len);
+	syscall_set_arg(t, 1, addr);
+	syscall_set_arg(t, 2, len);
+	syscall_rewind(t);
+	t->exit.rip = t->regs.rip;
+}
+
+/* A fresh vector call larger than the room: cut into pieces. */
+static void start_vector_write(struct task *t, int fd, mode_t type)
+{
+	int stype = 0;
+	socklen_t len = sizeof(stype);
+	if (type == S_IFSOCK && (getsockopt(fd, SOL_SOCKET, SO_TYPE, &stype, &len) ||
+				 stype != SOCK_STREAM))
+		return; /* a datagram goes whole or not at all */
+	if (t->syscall_nr == __NR_pwritev2 &&
+	    ((int64_t)syscall_arg(t, 3) != -1 || (syscall_arg(t, 5) & RWF_NOWAIT)))
+		return; /* at an offset (ESPIPE on a pipe) or not waiting */
+	struct vector_write *v = read_vector(t);
+	if (!v)
+		return;
+	uint64_t total = vector_total(v), room = room_for_write(fd, type);
+	if (total <= room) {
+		free(v);
+		return;
+	}
+	t->exit.saved[0] = (uint64_t)t->syscall_nr;
+	for (int i = 1; i < 6; i++)
+		t->exit.saved[i] = syscall_arg(t, i);
+	if (t->syscall_nr == __NR_sendmsg)
+		t->exit.saved[3] = syscall_arg(t, 2);
+	t->exit.ctx = v;
+	t->exit.want = total;
+	t->exit.buf = 0;
+	t->exit.progress = 0;
+	t->exit.rip = t->regs.rip;
+	vector_next_piece(t, room);
+}
+
+/* Whatever must be cut to fit the room of pipe or stream socket `fd`. */
+static void fit_to_room(struct task *t, int fd, mode_t type)
+{
+	if (type != S_IFIFO && type != S_IFSOCK)
+		return;
+	if (continues_vector_write(t))
+		vector_next_piece(t, room_for_write(fd, type));
+	else if (vector_call(t->syscall_nr))
+		start_vector_write(t, fd, type);
+	else
+		fit_write(t, fd, type);
+}
+
 /* Fitting happens only once the write can go, so a signal that ends the wait first finds
  * the program's own arguments untouched. */
 static enum wait_result write_ready(struct task *t)
@@ -519,15 +692,22 @@ static enum wait_result write_ready(struct task *t)
 	if (!fds_ready_for(t, t->wait.fds, t->wait.nfds))
 		return WAIT_NOT_READY;
 	remote_load_regs(t);
-	fit_write(t, t->wait.fds[0].fd, (mode_t)t->wait.arg[0]);
+	fit_to_room(t, t->wait.fds[0].fd, (mode_t)t->wait.arg[0]);
 	return WAIT_READY;
 }
+
+static void write_when_room(struct task *t);
 
 /* Implements write(2), writev(2), sendto(2), sendmsg(2), sendmmsg(2). */
 void sys_fd_write(struct task *t)
 {
 	if (external_fd_call(t, (int)syscall_arg(t, 0), 0))
 		return;
+	write_when_room(t);
+}
+
+static void write_when_room(struct task *t)
+{
 	if (dontwait(t))
 		return;
 	struct fd_info info;
@@ -544,9 +724,167 @@ void sys_fd_write(struct task *t)
 		return;
 	fd = remote_dup_fd(t, tfd);
 	if (fd >= 0) {
-		fit_write(t, fd, info.type);
+		fit_to_room(t, fd, info.type);
 		close(fd);
 	}
+}
+
+/* Implements pwritev2(2): at the file position (offset -1) on a pipe or socket it is a
+ * writev; at an offset it writes a file, which is stamped. */
+void sys_pwritev2(struct task *t)
+{
+	if ((int64_t)syscall_arg(t, 3) == -1)
+		write_when_room(t);
+	else
+		files_written(t, (int)syscall_arg(t, 0));
+}
+
+/* ---- splice, tee, vmsplice, sendfile ----------------------------------------------------------
+ *
+ * Calls that move data between descriptors sleep in the kernel while their input is empty
+ * or their output full, like read and write. Each waits until all of its pipe, socket or
+ * character-device ends are ready (with SPLICE_F_NONBLOCK the pipe ends never wait); then
+ * it cannot sleep on a pipe (the kernel moves what fits and returns). Into a stream socket
+ * it could still sleep midway, so the length is cut to the socket's room, as for write. */
+
+struct move_end {
+	int tfd;
+	short events;
+};
+
+/* A supervisor duplicate of tfd when a call moving data through it could sleep there. */
+static int sleeping_end(struct task *t, int tfd, bool pipes_nonblock, mode_t *type)
+{
+	int fd = remote_dup_fd(t, tfd);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	int fl = fcntl(fd, F_GETFL);
+	struct fd_info info = { 0 };
+	if (fl >= 0 && fstat(fd, &st) == 0)
+		info = (struct fd_info){ st.st_mode & S_IFMT, (fl & O_NONBLOCK) != 0, st.st_rdev };
+	*type = info.type;
+	if (!info.type || info.type == S_IFREG || info.type == S_IFBLK || info.type == S_IFDIR ||
+	    is_random_device(&info) || info.nonblock || (pipes_nonblock && info.type == S_IFIFO)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void move_length_restored(struct task *t)
+{
+	syscall_set_arg(t, (int)t->exit.saved[1], t->exit.saved[0]);
+}
+
+/* Into a stream socket: at most its room. wait.arg[0] is the length's argument (-1 none),
+ * arg[1] the index of the output end in the wait's descriptors (-1 none). */
+static void cut_to_room(struct task *t, const struct pollfd *fds)
+{
+	int len_arg = (int)t->wait.arg[0], out = (int)t->wait.arg[1];
+	struct stat st;
+	if (len_arg < 0 || out < 0 || fstat(fds[out].fd, &st) || !S_ISSOCK(st.st_mode))
+		return;
+	uint64_t room = room_for_write(fds[out].fd, S_IFSOCK);
+	if (syscall_arg(t, len_arg) <= room)
+		return;
+	t->exit.saved[0] = syscall_arg(t, len_arg);
+	t->exit.saved[1] = (uint64_t)len_arg;
+	syscall_set_arg(t, len_arg, room);
+	tracer_want_exit(t, move_length_restored);
+}
+
+static enum wait_result ends_ready(struct task *t)
+{
+	fds_ready_for(t, t->wait.fds, t->wait.nfds);
+	for (int i = 0; i < t->wait.nfds; i++)
+		if (!t->wait.fds[i].revents)
+			return WAIT_NOT_READY;
+	remote_load_regs(t);
+	cut_to_room(t, t->wait.fds);
+	return WAIT_READY;
+}
+
+/* Runs t's call once every end that could sleep is ready; parks it until then. */
+static void move_when_ready(struct task *t, const struct move_end *ends, int n, int len_arg,
+			    bool pipes_nonblock)
+{
+	struct pollfd *fds = calloc((size_t)n, sizeof(*fds));
+	if (!fds)
+		abort();
+	int count = 0, out = -1;
+	for (int i = 0; i < n; i++) {
+		mode_t type;
+		int fd = sleeping_end(t, ends[i].tfd, pipes_nonblock, &type);
+		if (fd < 0)
+			continue;
+		if (ends[i].events & POLLOUT)
+			out = count;
+		fds[count++] = (struct pollfd){ fd, ends[i].events, 0 };
+	}
+	struct wait probe = { .arg = { (uint64_t)len_arg, (uint64_t)out } };
+	struct wait saved = t->wait;
+	t->wait = probe;
+	t->wait.fds = fds, t->wait.nfds = count;
+	bool ready = ends_ready(t) == WAIT_READY;
+	t->wait = saved;
+	if (ready) {
+		for (int i = 0; i < count; i++)
+			close(fds[i].fd);
+		free(fds);
+		return;
+	}
+	static char what[64];
+	snprintf(what, sizeof(what), "%s fd %d", syscall_name(t->syscall_nr), (int)syscall_arg(t, 0));
+	park_on_fds(t, what, fds, count, -1, NULL, true);
+	t->wait.ready = ends_ready;
+	t->wait.arg[0] = (uint64_t)len_arg;
+	t->wait.arg[1] = (uint64_t)out;
+}
+
+/* Implements splice(2). */
+void sys_splice(struct task *t)
+{
+	struct move_end ends[2] = { { (int)syscall_arg(t, 0), POLLIN },
+				    { (int)syscall_arg(t, 2), POLLOUT } };
+	move_when_ready(t, ends, 2, 4, syscall_arg(t, 5) & SPLICE_F_NONBLOCK);
+}
+
+/* Implements tee(2). */
+void sys_tee(struct task *t)
+{
+	struct move_end ends[2] = { { (int)syscall_arg(t, 0), POLLIN },
+				    { (int)syscall_arg(t, 1), POLLOUT } };
+	move_when_ready(t, ends, 2, -1, syscall_arg(t, 3) & SPLICE_F_NONBLOCK);
+}
+
+/* Implements vmsplice(2): into a pipe's write end, or out of its read end. */
+void sys_vmsplice(struct task *t)
+{
+	int tfd = (int)syscall_arg(t, 0), fd = remote_dup_fd(t, tfd);
+	if (fd < 0)
+		return;
+	int fl = fcntl(fd, F_GETFL);
+	close(fd);
+	struct move_end end = { tfd, (fl & O_ACCMODE) == O_WRONLY ? POLLOUT : POLLIN };
+	move_when_ready(t, &end, 1, -1, syscall_arg(t, 3) & SPLICE_F_NONBLOCK);
+}
+
+/* Implements sendfile(2): the output file is stamped; pipe and socket ends wait. */
+void sys_sendfile(struct task *t)
+{
+	if (external_fd_call(t, (int)syscall_arg(t, 0), 0))
+		return;
+	files_written(t, (int)syscall_arg(t, 0));
+	struct move_end ends[2] = { { (int)syscall_arg(t, 0), POLLOUT },
+				    { (int)syscall_arg(t, 1), POLLIN } };
+	int in = remote_dup_fd(t, ends[1].tfd);
+	struct stat st;
+	bool pipe_in = in >= 0 && fstat(in, &st) == 0 && S_ISFIFO(st.st_mode);
+	if (in >= 0)
+		close(in);
+	/* the kernel refuses a pipe as sendfile's input at once: only the output waits */
+	move_when_ready(t, ends, pipe_in ? 1 : 2, 3, false);
 }
 
 /* Implements accept(2), accept4(2). */
