@@ -89,6 +89,13 @@ void external_wait_interrupted(struct task *t);
  * shim answers it, or it runs and the shim sees the result. */
 void external_perform(struct task *t);
 
+/* stat(2) of a path argument as task t sees it (relative to dirfd, its cwd or root); with
+ * `parent`, of the directory holding it. 0 or -errno. */
+int stat_path(struct task *t, int dirfd, uint64_t addr, bool parent, bool follow,
+	      struct stat *st);
+/* sys_files.c's handling of opens (stamping, fingerprints); sys_open_fifo comes first. */
+void sys_open(struct task *t);
+
 /* Files: call files_init() before the program starts; files_written() stamps a regular
  * file the group wrote through descriptor `tfd`. */
 void files_init(void);

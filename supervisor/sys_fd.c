@@ -444,6 +444,18 @@ void sys_fd_read(struct task *t)
 		read_proc_view(t);
 }
 
+/* Implements preadv2(2): at the file position (offset -1) it is a readv, and on a pipe or
+ * socket parks like one; at an offset it cannot sleep on another task. */
+void sys_preadv2(struct task *t)
+{
+	if ((int64_t)syscall_arg(t, 3) != -1 || (syscall_arg(t, 5) & RWF_NOWAIT))
+		return;
+	struct fd_info info;
+	int fd = must_wait(t, (int)syscall_arg(t, 0), POLLIN, &info);
+	if (fd >= 0)
+		park_on_one(t, fd, POLLIN, syscall_name(t->syscall_nr), NULL);
+}
+
 /* Bytes a write to this pipe or stream socket takes now without sleeping, a lower bound.
  * A pipe's queued bytes may span one page more than they fill; a socket's send buffer is
  * counted half, as the kernel does for its writability test. */

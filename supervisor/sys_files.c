@@ -157,8 +157,8 @@ static int path_base(struct task *t, int dirfd, const char *path)
 }
 
 /* stat(2) of a tracee path, or of its parent directory. */
-static int stat_path(struct task *t, int dirfd, uint64_t addr, bool parent, bool follow,
-		     struct stat *st)
+int stat_path(struct task *t, int dirfd, uint64_t addr, bool parent, bool follow,
+	      struct stat *st)
 {
 	char path[PATH_MAX];
 	if (read_path(t, addr, path, sizeof(path)))

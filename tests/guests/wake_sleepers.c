@@ -113,6 +113,20 @@ static pid_t child_draining(int fd, int close_fd)
 	return pid;
 }
 
+/* preadv2 at the file position (offset -1) reads a pipe like readv. */
+static void preadv2_case(void)
+{
+	int p[2];
+	if (pipe(p))
+		die("pipe");
+	pid_t pid = child_writing(p[1], "hello through preadv2", -1);
+	char buf[64] = { 0 };
+	struct iovec iov = { buf, sizeof(buf) - 1 };
+	if (preadv2(p[0], &iov, 1, -1, 0) <= 0)
+		die("preadv2");
+	printf("preadv2: %s, child %d\n", buf, reap(pid));
+}
+
 static void splice_case(bool tee_instead)
 {
 	int a[2], b[2];
@@ -347,12 +361,42 @@ static void fifo_case(const char *dir, bool reader_first)
 	unlink(path);
 }
 
+/* Waits nobody ends: the timeouts run out (on the virtual clock under detrun). */
+static void timeouts_case(void)
+{
+	int s = semget(IPC_PRIVATE, 1, IPC_CREAT | 0600);
+	struct sembuf down = { 0, -1, 0 };
+	struct timespec rel = { 0, 50 * 1000 * 1000 };
+	int r = semtimedop(s, &down, 1, &rel);
+	int sem_errno = errno;
+	semctl(s, 0, IPC_RMID);
+	char name[64];
+	snprintf(name, sizeof(name), "/wake_mq_t%d", (int)getpid());
+	struct mq_attr attr = { .mq_maxmsg = 1, .mq_msgsize = 32 };
+	mqd_t q = mq_open(name, O_RDWR | O_CREAT | O_EXCL, 0600, &attr);
+	if (q < 0)
+		die("mq_open");
+	mq_unlink(name);
+	struct timespec abs;
+	clock_gettime(CLOCK_REALTIME, &abs);
+	abs.tv_nsec += 50 * 1000 * 1000;
+	if (abs.tv_nsec >= 1000000000)
+		abs.tv_sec++, abs.tv_nsec -= 1000000000;
+	char buf[32];
+	ssize_t n = mq_timedreceive(q, buf, sizeof(buf), NULL, &abs);
+	int mq_errno = errno;
+	printf("timeouts: semtimedop %d %s, mq_timedreceive %zd %s\n", r, strerror(sem_errno),
+	       n, strerror(mq_errno));
+}
+
 /* An AIO poll of an empty pipe, completed when the child writes. */
 static void aio_poll_case(void)
 {
 	aio_context_t ctx = 0;
-	if (syscall(SYS_io_setup, 4, &ctx))
-		die("io_setup");
+	if (syscall(SYS_io_setup, 4, &ctx)) {
+		printf("aio poll: io_setup: %s\n", strerror(errno)); /* refused by detrun */
+		return;
+	}
 	int p[2];
 	if (pipe(p))
 		die("pipe");
@@ -389,6 +433,10 @@ int main(int argc, char **argv)
 		mq_case(mode[3] == 's');
 	else if (strcmp(mode, "fifo_read") == 0 || strcmp(mode, "fifo_write") == 0)
 		fifo_case(dir, mode[5] == 'r');
+	else if (strcmp(mode, "preadv2") == 0)
+		preadv2_case();
+	else if (strcmp(mode, "timeouts") == 0)
+		timeouts_case();
 	else if (strcmp(mode, "aio_poll") == 0)
 		aio_poll_case();
 	else {
