@@ -427,6 +427,73 @@ static void read_proc_view(struct task *t)
 	}
 }
 
+/* ---- receives that wait for all ------------------------------------------------------------
+ *
+ * recv with MSG_WAITALL on a stream socket sleeps in the kernel until the whole length has
+ * come. It runs without the flag, in pieces, each its own event that first waits for data,
+ * until the length, an end of file or an error; then the program's arguments are put back
+ * and it sees one call. (MSG_PEEK with MSG_WAITALL is left alone: pieces would re-read.) */
+
+static bool continues_waitall(struct task *t)
+{
+	return t->exit.want && t->syscall_nr == __NR_recvfrom && t->exit.rip == t->regs.rip - 2 &&
+	       syscall_arg(t, 1) == t->exit.buf + t->exit.progress;
+}
+
+static void waitall_done(struct task *t)
+{
+	int64_t n = (int64_t)t->regs.rax;
+	if (n > 0)
+		t->exit.progress += (uint64_t)n;
+	if (n > 0 && t->exit.progress < t->exit.want) {
+		syscall_set_arg(t, 1, t->exit.buf + t->exit.progress);
+		syscall_set_arg(t, 2, t->exit.want - t->exit.progress);
+		syscall_rewind(t);
+		t->exit.rip = t->regs.rip;
+		return;
+	}
+	if (t->exit.progress > 0)
+		t->regs.rax = t->exit.progress;
+	syscall_set_arg(t, 1, t->exit.buf);
+	syscall_set_arg(t, 2, t->exit.want);
+	syscall_set_arg(t, 3, t->exit.saved[5]);
+	t->exit.want = 0;
+	t->exit.progress = 0;
+}
+
+/* At the point a recvfrom may run: a MSG_WAITALL receive goes in pieces. */
+static void fit_receive(struct task *t, int fd)
+{
+	if (t->syscall_nr != __NR_recvfrom)
+		return;
+	if (continues_waitall(t)) {
+		tracer_want_exit(t, waitall_done);
+		return;
+	}
+	uint64_t flags = syscall_arg(t, 3);
+	int type = 0;
+	socklen_t len = sizeof(type);
+	if (!(flags & MSG_WAITALL) || (flags & MSG_PEEK) || syscall_arg(t, 2) == 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) || type != SOCK_STREAM)
+		return;
+	t->exit.want = syscall_arg(t, 2);
+	t->exit.buf = syscall_arg(t, 1);
+	t->exit.progress = 0;
+	t->exit.rip = t->regs.rip - 2;
+	t->exit.saved[5] = flags;
+	syscall_set_arg(t, 3, flags & ~(uint64_t)MSG_WAITALL);
+	tracer_want_exit(t, waitall_done);
+}
+
+static enum wait_result receive_ready(struct task *t)
+{
+	if (!fds_ready_for(t, t->wait.fds, t->wait.nfds))
+		return WAIT_NOT_READY;
+	remote_load_regs(t);
+	fit_receive(t, t->wait.fds[0].fd);
+	return WAIT_READY;
+}
+
 /* Implements read(2), readv(2), recvfrom(2), recvmsg(2), recvmmsg(2). */
 void sys_fd_read(struct task *t)
 {
@@ -436,9 +503,15 @@ void sys_fd_read(struct task *t)
 		return;
 	struct fd_info info;
 	int fd = must_wait(t, (int)syscall_arg(t, 0), POLLIN, &info);
-	if (fd >= 0)
-		park_on_one(t, fd, POLLIN, syscall_name(t->syscall_nr), NULL);
-	else if (is_random_device(&info) && t->syscall_nr == __NR_read)
+	if (fd >= 0) {
+		park_on_one(t, fd, POLLIN, syscall_name(t->syscall_nr), receive_ready);
+	} else if (t->syscall_nr == __NR_recvfrom && !info.nonblock && info.type == S_IFSOCK) {
+		fd = remote_dup_fd(t, (int)syscall_arg(t, 0));
+		if (fd >= 0) {
+			fit_receive(t, fd);
+			close(fd);
+		}
+	} else if (is_random_device(&info) && t->syscall_nr == __NR_read)
 		read_random_device(t);
 	else if (info.type == S_IFREG && t->syscall_nr == __NR_read)
 		read_proc_view(t);
@@ -1189,15 +1262,31 @@ static void epoll_timed_out(struct task *t)
 	zero_timeout(t, 3, in_reg, false);
 }
 
-/* A parked epoll_wait on a set detrun must not poll: the set is judged item by item, and
- * the wait holds the descriptors it watches (listed afresh at each look, as other threads
- * may change the set meanwhile), so an outside wait polls those instead of the set. */
-static enum wait_result epoll_items_ready(struct task *t)
+/* ---- epoll sets detrun must not poll ---------------------------------------------------------
+ *
+ * Such a set is judged item by item, which can only approximate the kernel's ready list (an
+ * edge-triggered item already reported still looks ready). So when the items say ready the
+ * call runs with a zero timeout, and if it finds nothing it is rewound and parks again until
+ * other tasks have run and the items say ready once more. The parked wait holds the
+ * descriptors the set watches (listed afresh at each look, as other threads may change the
+ * set), so an outside wait polls those instead of the set. t->exit.saved: [0] the call,
+ * [1] its timeout argument, [4] the virtual deadline + 1 (0: none); exit.rip marks it. */
+
+static const char epoll_retry_tag;
+
+static bool epoll_retrying(const struct task *t)
+{
+	return t->exit.ctx == &epoll_retry_tag && t->exit.rip == t->regs.rip - 2 &&
+	       t->exit.saved[0] == (uint64_t)t->syscall_nr;
+}
+
+/* Are the items of t's epoll set ready? Refreshes the wait's descriptors. */
+static bool epoll_items_say_ready(struct task *t)
 {
 	remote_load_regs(t);
 	int fd = remote_dup_fd(t, (int)syscall_arg(t, 0));
 	if (fd < 0)
-		return WAIT_READY; /* the call fails at once */
+		return true; /* the call fails at once */
 	int n;
 	struct pollfd *leaves = epoll_leaves(t, fd, &n);
 	for (int i = 0; i < t->wait.nfds; i++)
@@ -1207,11 +1296,85 @@ static enum wait_result epoll_items_ready(struct task *t)
 	t->wait.nfds = n;
 	bool ready = revents_at(t, fd, POLLIN, 0) != 0;
 	close(fd);
-	return ready ? WAIT_READY : WAIT_NOT_READY;
+	return ready;
 }
 
-static void park_on_epoll_items(struct task *t, int epfd, int64_t deadline)
+static void epoll_retry_exit(struct task *t);
+
+/* Runs t's epoll_wait with a zero timeout (epoll_pwait2 as epoll_pwait: same arguments but
+ * the timeout, which is then in milliseconds). */
+static void epoll_run_nonblocking(struct task *t, int64_t deadline)
 {
+	t->exit.ctx = &epoll_retry_tag;
+	t->exit.saved[0] = (uint64_t)t->syscall_nr;
+	t->exit.saved[1] = syscall_arg(t, 3);
+	t->exit.saved[4] = (uint64_t)(deadline + 1);
+	t->exit.rip = t->regs.rip - 2;
+	syscall_set_arg(t, 3, 0);
+	if (t->syscall_nr == __NR_epoll_pwait2) {
+		t->regs.orig_rax = __NR_epoll_pwait;
+		t->regs_dirty = true;
+	}
+	tracer_want_exit(t, epoll_retry_exit);
+}
+
+static enum wait_result epoll_items_ready(struct task *t)
+{
+	if (!epoll_items_say_ready(t))
+		return WAIT_NOT_READY;
+	epoll_run_nonblocking(t, t->wait.deadline_ns);
+	return WAIT_READY;
+}
+
+/* Parked at the exit of a try that found nothing: look again once other tasks ran. */
+static enum wait_result epoll_retry_ready(struct task *t)
+{
+	if (sched_now() == t->wait.arg[0] || !epoll_items_say_ready(t))
+		return WAIT_NOT_READY;
+	return WAIT_READY; /* the rewound call runs again: sys_epoll_wait tries once more */
+}
+
+static void epoll_retry_timed_out(struct task *t)
+{
+	remote_load_regs(t);
+	t->regs.rax = 0; /* the rewound call returns as a timeout */
+	t->regs.rip += 2;
+	t->regs_dirty = true;
+	t->exit.ctx = NULL;
+}
+
+static void epoll_retry_exit(struct task *t)
+{
+	t->regs.orig_rax = t->exit.saved[0];
+	syscall_set_arg(t, 3, t->exit.saved[1]);
+	int64_t deadline = (int64_t)t->exit.saved[4] - 1;
+	if (t->regs.rax != 0 || (deadline >= 0 && deadline <= vclock_now())) {
+		t->exit.ctx = NULL;
+		return;
+	}
+	syscall_rewind(t);
+	t->exit.rip = t->regs.rip;
+	int n;
+	int epfd = remote_dup_fd(t, (int)syscall_arg(t, 0));
+	struct pollfd *leaves = epfd >= 0 ? epoll_leaves(t, epfd, &n) : calloc(1, sizeof(*leaves));
+	if (epfd < 0)
+		n = 0;
+	else
+		close(epfd);
+	park_on_fds(t, "epoll_wait", leaves, n, deadline, epoll_retry_timed_out, false);
+	t->wait.ready = epoll_retry_ready;
+	t->wait.arg[0] = sched_now();
+}
+
+/* epoll_wait on a set holding a signalfd: run it non-blocking when its items are ready,
+ * else park on them. Takes epfd. */
+static void epoll_items_wait(struct task *t, int epfd, int64_t deadline)
+{
+	if (revents_at(t, epfd, POLLIN, 0)) {
+		close(epfd);
+		epoll_run_nonblocking(t, deadline);
+		return;
+	}
 	int n;
 	struct pollfd *leaves = epoll_leaves(t, epfd, &n);
 	close(epfd);
@@ -1224,7 +1387,9 @@ static void park_on_epoll_items(struct task *t, int epfd, int64_t deadline)
 void sys_epoll_wait(struct task *t)
 {
 	int64_t deadline = -1;
-	if (t->syscall_nr == __NR_epoll_pwait2) {
+	if (epoll_retrying(t)) {
+		deadline = (int64_t)t->exit.saved[4] - 1;
+	} else if (t->syscall_nr == __NR_epoll_pwait2) {
 		uint64_t tsp = syscall_arg(t, 3);
 		if (tsp && deadline_from_timespec(t, tsp, false, CLOCK_MONOTONIC, &deadline))
 			return;
@@ -1235,14 +1400,17 @@ void sys_epoll_wait(struct task *t)
 		return;
 	if (deadline >= 0 && deadline <= vclock_now())
 		return;
+	int epfd = remote_dup_fd(t, (int)syscall_arg(t, 0));
+	if (epfd >= 0 && reader_dependent(t, epfd)) {
+		epoll_items_wait(t, epfd, deadline);
+		return;
+	}
+	if (epfd >= 0)
+		close(epfd);
 	struct fd_info info;
 	int fd = must_wait(t, (int)syscall_arg(t, 0), POLLIN, &info);
 	if (fd < 0)
 		return;
-	if (reader_dependent(t, fd)) {
-		park_on_epoll_items(t, fd, deadline);
-		return;
-	}
 	struct pollfd *p = malloc(sizeof(*p));
 	if (!p)
 		abort();

@@ -18,6 +18,7 @@
 #include <sys/inotify.h>
 #include <sys/select.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -133,6 +134,25 @@ static void signalfd_case(const char *mode)
 			die("nested epoll event");
 	}
 	printf("%s: signo %d, child %d\n", mode, read_signo(sfd), reap(pid));
+}
+
+/* An edge-triggered socket already reported, with its data still unread, beside a
+ * signalfd: the second epoll_wait must wait for the signal, not report the socket again. */
+static void signalfd_epoll_et(void)
+{
+	int sfd = blocked_signalfd(SIGUSR1);
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) || write(sv[1], "x", 1) != 1)
+		die("socketpair");
+	int ep = epoll_with(sfd);
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.u32 = 7 };
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, sv[0], &ev))
+		die("epoll_ctl");
+	uint32_t first = epoll_one(ep);
+	pid_t pid = child_sending(SIGUSR1);
+	uint32_t second = epoll_one(ep);
+	printf("signalfd_epoll_et: first %u, then %u, signo %d, child %d\n", first, second,
+	       read_signo(sfd), reap(pid));
 }
 
 static int thread_sfd;
@@ -261,8 +281,10 @@ int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "signalfd_read";
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (strncmp(mode, "signalfd_", 9) == 0 && strcmp(mode, "signalfd_thread") &&
-	    strcmp(mode, "signalfd_sigchld"))
+	if (strcmp(mode, "signalfd_epoll_et") == 0)
+		signalfd_epoll_et();
+	else if (strncmp(mode, "signalfd_", 9) == 0 && strcmp(mode, "signalfd_thread") &&
+		 strcmp(mode, "signalfd_sigchld"))
 		signalfd_case(mode);
 	else if (strcmp(mode, "signalfd_thread") == 0)
 		signalfd_thread();

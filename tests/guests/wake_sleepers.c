@@ -231,6 +231,30 @@ static void sendmsg_case(void)
 	free(buf);
 }
 
+/* recv with MSG_WAITALL of more than one write brings: the child sends in parts. */
+static void recv_waitall_case(void)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		die("socketpair");
+	char *buf = pattern(BIG);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(sv[0]);
+		settle();
+		for (size_t off = 0; off < BIG; off += 10000)
+			write_all(sv[1], buf + off, BIG - off < 10000 ? BIG - off : 10000);
+		_exit(7);
+	}
+	close(sv[1]);
+	char *got = calloc(1, BIG);
+	ssize_t n = recv(sv[0], got, BIG, MSG_WAITALL);
+	printf("recv MSG_WAITALL: %zd bytes, %s, child %d\n", n,
+	       n == BIG && memcmp(buf, got, BIG) == 0 ? "intact" : "CORRUPT", reap(pid));
+	free(buf);
+	free(got);
+}
+
 struct text_msg {
 	long type;
 	char text[64];
@@ -433,6 +457,8 @@ int main(int argc, char **argv)
 		mq_case(mode[3] == 's');
 	else if (strcmp(mode, "fifo_read") == 0 || strcmp(mode, "fifo_write") == 0)
 		fifo_case(dir, mode[5] == 'r');
+	else if (strcmp(mode, "recv_waitall") == 0)
+		recv_waitall_case();
 	else if (strcmp(mode, "preadv2") == 0)
 		preadv2_case();
 	else if (strcmp(mode, "timeouts") == 0)
