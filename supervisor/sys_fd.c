@@ -919,9 +919,7 @@ static void move_when_ready(struct task *t, const struct move_end *ends, int n, 
 		free(fds);
 		return;
 	}
-	static char what[64];
-	snprintf(what, sizeof(what), "%s fd %d", syscall_name(t->syscall_nr), (int)syscall_arg(t, 0));
-	park_on_fds(t, what, fds, count, -1, NULL, true);
+	park_on_fds(t, syscall_name(t->syscall_nr), fds, count, -1, NULL, true);
 	t->wait.ready = ends_ready;
 	t->wait.arg[0] = (uint64_t)len_arg;
 	t->wait.arg[1] = (uint64_t)out;

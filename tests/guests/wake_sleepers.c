@@ -158,19 +158,25 @@ static void fill_pipe(int fd)
 /* The pipe holds 64 KiB of pattern; the rest of BIG follows by `how`. */
 static void into_full_pipe(const char *how, const char *dir)
 {
+	size_t rest = BIG - 65536;
+	char *cont = malloc(rest); /* the pattern goes on from byte 65536 */
+	for (size_t i = 0; i < rest; i++)
+		cont[i] = (char)((65536 + i) % 251);
+	int f = -1;
+	char path[4096];
+	if (strcmp(how, "sendfile") == 0) { /* its source is ready before the pipe fills */
+		snprintf(path, sizeof(path), "%s/wake_sendfile_src", dir);
+		f = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (f < 0)
+			die("open");
+		write_all(f, cont, rest);
+	}
 	int p[2];
 	if (pipe(p))
 		die("pipe");
 	fill_pipe(p[1]);
 	pid_t pid = child_draining(p[0], p[1]);
 	close(p[0]);
-	char *buf = pattern(BIG);
-	size_t rest = BIG - 65536;
-	char *from = buf + 65536; /* 65536 % 251 != 0: the pattern continues by offset */
-	char *cont = malloc(rest);
-	for (size_t i = 0; i < rest; i++)
-		cont[i] = (char)((65536 + i) % 251);
-	(void)from;
 	ssize_t n = -1;
 	struct iovec iov[2] = { { cont, rest / 3 }, { cont + rest / 3, rest - rest / 3 } };
 	if (strcmp(how, "writev") == 0) {
@@ -187,12 +193,6 @@ static void into_full_pipe(const char *how, const char *dir)
 			n += k;
 		}
 	} else if (strcmp(how, "sendfile") == 0) {
-		char path[4096];
-		snprintf(path, sizeof(path), "%s/wake_sendfile_src", dir);
-		int f = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (f < 0)
-			die("open");
-		write_all(f, cont, rest);
 		off_t off = 0;
 		n = 0;
 		while ((size_t)n < rest) {
@@ -208,7 +208,6 @@ static void into_full_pipe(const char *how, const char *dir)
 		die(how);
 	close(p[1]);
 	printf("%s into a full pipe: %zd bytes, child %d\n", how, n, reap(pid));
-	free(buf);
 	free(cont);
 }
 
