@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <linux/kcmp.h>
 #include <linux/sockios.h>
 #include <sys/select.h>
 #include <sys/socket.h>
@@ -167,8 +169,35 @@ struct epoll_item {
 	uint32_t events;
 };
 
-/* The items of supervisor epoll descriptor `epfd`; the count, or -1 (none readable). */
-static int epoll_items(struct task *t, int epfd, struct epoll_item **items)
+/* The inode all plain anonymous files share (signalfd, epoll, eventfd, timerfd ...): an
+ * epoll item with another inode is never a signalfd or an epoll set. */
+static unsigned long anon_inode_number(void)
+{
+	static unsigned long ino;
+	if (!ino) {
+		int fd = epoll_create1(EPOLL_CLOEXEC);
+		struct stat st;
+		if (fd >= 0 && fstat(fd, &st) == 0)
+			ino = st.st_ino;
+		if (fd >= 0)
+			close(fd);
+	}
+	return ino;
+}
+
+/* Is supervisor descriptor fd the file epoll set epfd registered as target tfd? (The number
+ * was the registering task's; the program may have closed or reused it since.) */
+static bool same_target(int fd, int epfd, int tfd)
+{
+	struct kcmp_epoll_slot slot = { (uint32_t)epfd, (uint32_t)tfd, 0 };
+	pid_t self = getpid();
+	long r = syscall(SYS_kcmp, self, self, KCMP_EPOLL_TFD, fd, &slot);
+	return r == 0 || (r < 0 && (errno == ENOSYS || errno == EPERM)); /* no kcmp: trust it */
+}
+
+/* The items of supervisor epoll descriptor `epfd` (with `anon_only`, only those on the
+ * anonymous inode), duplicated from t's descriptor table; the count, or -1. */
+static int epoll_items(struct task *t, int epfd, struct epoll_item **items, bool anon_only)
 {
 	FILE *f = open_fdinfo(epfd);
 	if (!f)
@@ -178,12 +207,20 @@ static int epoll_items(struct task *t, int epfd, struct epoll_item **items)
 	char line[256];
 	int tfd;
 	unsigned events;
+	unsigned long ino;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "tfd: %d events: %x", &tfd, &events) != 2)
+		if (sscanf(line, "tfd: %d events: %x data: %*x pos: %*d ino: %lx", &tfd, &events,
+			   &ino) != 3)
+			continue;
+		if (anon_only && ino != anon_inode_number())
 			continue;
 		int fd = remote_dup_fd(t, tfd);
 		if (fd < 0)
 			continue;
+		if (!same_target(fd, epfd, tfd)) {
+			close(fd);
+			continue;
+		}
 		if (n == cap) {
 			cap = cap ? cap * 2 : 8;
 			*items = realloc(*items, (size_t)cap * sizeof(**items));
@@ -211,7 +248,7 @@ static bool reader_dependent_at(struct task *t, int fd, int depth)
 	if (kind != FD_EPOLL || depth >= EPOLL_DEPTH)
 		return false;
 	struct epoll_item *items;
-	int n = epoll_items(t, fd, &items);
+	int n = epoll_items(t, fd, &items, true);
 	bool dependent = false;
 	for (int i = 0; i < n && !dependent; i++)
 		dependent = reader_dependent_at(t, items[i].fd, depth + 1);
@@ -236,7 +273,7 @@ static short epoll_revents(struct task *t, int epfd, short events, int depth)
 	if (!(events & POLLIN) || depth >= EPOLL_DEPTH)
 		return 0;
 	struct epoll_item *items;
-	int n = epoll_items(t, epfd, &items);
+	int n = epoll_items(t, epfd, &items, false);
 	bool ready = false;
 	for (int i = 0; i < n && !ready; i++) {
 		short want = (short)(items[i].events & 0xffff);
@@ -264,7 +301,7 @@ static void collect_leaves(struct task *t, int epfd, int depth, struct pollfd **
 			   int *cap)
 {
 	struct epoll_item *items;
-	int count = epoll_items(t, epfd, &items);
+	int count = epoll_items(t, epfd, &items, false);
 	for (int i = 0; i < count; i++) {
 		if (fd_kind(items[i].fd) == FD_EPOLL) {
 			if (depth + 1 < EPOLL_DEPTH)
