@@ -1181,6 +1181,32 @@ static int poll_sigmask(struct task *t, const struct poll_args *a, struct wait *
 	return read_sigmask(t, addr, size, &w->sigmask, &w->sigmask_arg);
 }
 
+/* A polled epoll set that detrun must not poll is replaced by the descriptors it watches
+ * (any of them ready: the set is ready), so neither a readiness check nor a wait for the
+ * outside ever polls it. Takes fds. */
+static struct pollfd *without_reader_dependent_sets(struct task *t, struct pollfd *fds, int *n)
+{
+	for (int i = 0; i < *n; i++) {
+		if (fd_kind(fds[i].fd) != FD_EPOLL || !reader_dependent(t, fds[i].fd))
+			continue;
+		int m;
+		struct pollfd *leaves = epoll_leaves(t, fds[i].fd, &m);
+		struct pollfd *all = calloc((size_t)(*n + m) + 1, sizeof(*all));
+		if (!all)
+			abort();
+		memcpy(all, fds, (size_t)i * sizeof(*all));
+		memcpy(all + i, leaves, (size_t)m * sizeof(*all));
+		memcpy(all + i + m, fds + i + 1, (size_t)(*n - i - 1) * sizeof(*all));
+		close(fds[i].fd);
+		free(fds);
+		free(leaves);
+		fds = all;
+		*n += m - 1;
+		i += m - 1;
+	}
+	return fds;
+}
+
 /* Implements poll(2), ppoll(2), select(2), pselect6(2). */
 void sys_poll(struct task *t)
 {
@@ -1196,6 +1222,7 @@ void sys_poll(struct task *t)
 	struct pollfd *fds = dup_polled(t, &a, &n);
 	if (!fds)
 		return;
+	fds = without_reader_dependent_sets(t, fds, &n);
 	if (external_any(fds, n)) {
 		external_wait_set(t, fds, n, deadline, poll_timed_out);
 		if (t->parked && poll_sigmask(t, &a, &t->wait))

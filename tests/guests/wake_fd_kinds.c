@@ -126,6 +126,12 @@ static void signalfd_case(const char *mode)
 		int ep = epoll_with_idle_pipe(sfd, pfd);
 		if (epoll_one(ep) != 42)
 			die("epoll event");
+	} else if (strcmp(mode, "signalfd_poll_epoll") == 0) {
+		int pfd[2];
+		int ep = epoll_with_idle_pipe(sfd, pfd);
+		struct pollfd p = { ep, POLLIN, 0 };
+		if (poll(&p, 1, -1) != 1 || epoll_one(ep) != 42)
+			die("poll on epoll");
 	} else if (strcmp(mode, "signalfd_epoll_nested") == 0) {
 		int inner = epoll_with(sfd);
 		int pfd[2];

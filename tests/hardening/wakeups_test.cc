@@ -39,6 +39,8 @@ std::vector<Case> Cases()
 		{"signalfd_epoll", {fd, "signalfd_epoll"}, "signalfd_epoll: signo 10, child 7\n"},
 		{"signalfd_epoll_nested", {fd, "signalfd_epoll_nested"},
 		 "signalfd_epoll_nested: signo 10, child 7\n"},
+		{"signalfd_poll_epoll", {fd, "signalfd_poll_epoll"},
+		 "signalfd_poll_epoll: signo 10, child 7\n"},
 		{"signalfd_epoll_et", {fd, "signalfd_epoll_et"},
 		 "signalfd_epoll_et: first 7, then 42, signo 10, child 7\n"},
 		{"signalfd_thread", {fd, "signalfd_thread"}, "signalfd_thread: signo 12\n"},
