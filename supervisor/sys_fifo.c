@@ -156,8 +156,6 @@ static bool fifo_open(struct task *t)
 	long nr = t->syscall_nr;
 	int arg = flags_arg(nr);
 	uint64_t flags = nr == __NR_creat ? (O_CREAT | O_WRONLY | O_TRUNC) : syscall_arg(t, arg);
-	if (arg < 0 && nr != __NR_creat)
-		return false; /* openat2: its flags live in memory */
 	int mode = (int)(flags & O_ACCMODE);
 	if ((flags & (O_NONBLOCK | O_PATH | O_DIRECTORY)) || (mode != O_RDONLY && mode != O_WRONLY))
 		return false;
@@ -181,8 +179,9 @@ static bool fifo_open(struct task *t)
 	return true;
 }
 
-/* Implements open(2), openat(2), openat2(2), creat(2): FIFOs wait for their other end;
- * everything else is sys_open's (stamping, fingerprints). */
+/* Implements open(2), openat(2), creat(2): FIFOs wait for their other end; everything else
+ * is sys_open's (stamping, fingerprints). openat2 is left to sys_open: its flags live in
+ * memory, where the reader's O_NONBLOCK could not be added without writing the program's. */
 void sys_open_fifo(struct task *t)
 {
 	if (!fifo_open(t))

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,12 @@ std::vector<Case> Cases()
 		{"aio_poll", {sl, "aio_poll"}, "aio poll: events 0x41, child 7\n",
 		 "aio poll: io_setup: Function not implemented\n", "io_setup is not supported"},
 	};
+}
+
+// ctest lists a case by its name, not by its bytes.
+void PrintTo(const Case &c, std::ostream *os)
+{
+	*os << c.name;
 }
 
 class Wakeups : public ::testing::TestWithParam<Case> {};
