@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -499,10 +500,22 @@ static void waitall_done(struct task *t)
 }
 
 /* At the point a recvfrom may run: a MSG_WAITALL receive goes in pieces. */
+static bool continues_vector_receive(struct task *t);
+static void vector_received(struct task *t);
+static void start_vector_receive(struct task *t, int fd);
+
 static void fit_receive(struct task *t, int fd)
 {
+	if (t->syscall_nr == __NR_recvmsg) {
+		start_vector_receive(t, fd);
+		return;
+	}
 	if (t->syscall_nr != __NR_recvfrom)
 		return;
+	if (continues_vector_receive(t)) {
+		tracer_want_exit(t, vector_received);
+		return;
+	}
 	if (continues_waitall(t)) {
 		tracer_want_exit(t, waitall_done);
 		return;
@@ -542,7 +555,8 @@ void sys_fd_read(struct task *t)
 	int fd = must_wait(t, (int)syscall_arg(t, 0), POLLIN, &info);
 	if (fd >= 0) {
 		park_on_one(t, fd, POLLIN, syscall_name(t->syscall_nr), receive_ready);
-	} else if (t->syscall_nr == __NR_recvfrom && !info.nonblock && info.type == S_IFSOCK) {
+	} else if ((t->syscall_nr == __NR_recvfrom || t->syscall_nr == __NR_recvmsg) &&
+		   !info.nonblock && info.type == S_IFSOCK) {
 		fd = remote_dup_fd(t, (int)syscall_arg(t, 0));
 		if (fd >= 0) {
 			fit_receive(t, fd);
@@ -661,7 +675,7 @@ static bool vector_call(long nr)
 static struct vector_write *read_vector(struct task *t)
 {
 	uint64_t addr = syscall_arg(t, 1), count = syscall_arg(t, 2);
-	if (t->syscall_nr == __NR_sendmsg) {
+	if (t->syscall_nr == __NR_sendmsg || t->syscall_nr == __NR_recvmsg) {
 		struct msghdr m;
 		if (remote_read(t, REMOTE(addr), &m, sizeof(m)) || m.msg_controllen || m.msg_name)
 			return NULL;
@@ -726,7 +740,7 @@ static void vector_next_piece(struct task *t, uint64_t room)
 	syscall_set_arg(t, 1, addr);
 	syscall_set_arg(t, 2, len < room ? len : room);
 	if (socket) {
-		syscall_set_arg(t, 3, t->exit.saved[3]); /* sendmsg's flags were argument 2 */
+		syscall_set_arg(t, 3, t->exit.saved[2]); /* sendmsg's flags were argument 2 */
 		syscall_set_arg(t, 4, 0);
 		syscall_set_arg(t, 5, 0);
 	}
@@ -784,8 +798,6 @@ static void start_vector_write(struct task *t, int fd, mode_t type)
 	t->exit.saved[0] = (uint64_t)t->syscall_nr;
 	for (int i = 1; i < 6; i++)
 		t->exit.saved[i] = syscall_arg(t, i);
-	if (t->syscall_nr == __NR_sendmsg)
-		t->exit.saved[3] = syscall_arg(t, 2);
 	t->exit.ctx = v;
 	t->exit.want = total;
 	t->exit.buf = 0;
@@ -805,6 +817,69 @@ static void fit_to_room(struct task *t, int fd, mode_t type)
 		start_vector_write(t, fd, type);
 	else
 		fit_write(t, fd, type);
+}
+
+/* recvmsg with MSG_WAITALL on a stream socket: the same pieces, as recvfrom without the
+ * flag, each waiting for data; at the end msg_flags is cleared as the kernel would. */
+static bool continues_vector_receive(struct task *t)
+{
+	return t->exit.want && !t->exit.buf && t->exit.saved[0] == __NR_recvmsg && t->exit.ctx &&
+	       t->syscall_nr == __NR_recvfrom && t->exit.rip == t->regs.rip - 2;
+}
+
+static void vector_received(struct task *t)
+{
+	int64_t n = (int64_t)t->regs.rax;
+	if (n > 0)
+		t->exit.progress += (uint64_t)n;
+	if (n > 0 && t->exit.progress < t->exit.want) {
+		uint64_t addr, len;
+		vector_piece(t->exit.ctx, t->exit.progress, &addr, &len);
+		syscall_set_arg(t, 1, addr);
+		syscall_set_arg(t, 2, len);
+		syscall_rewind(t);
+		t->exit.rip = t->regs.rip;
+		return;
+	}
+	if (n >= 0 || t->exit.progress > 0) {
+		static const int no_flags;
+		remote_write(t, REMOTE(t->exit.saved[1] + offsetof(struct msghdr, msg_flags)),
+			     &no_flags, sizeof(no_flags)); /* its own msghdr, just read */
+	}
+	vector_finish(t, n);
+}
+
+static void start_vector_receive(struct task *t, int fd)
+{
+	uint64_t flags = syscall_arg(t, 2);
+	int type = 0;
+	socklen_t len = sizeof(type);
+	if (!(flags & MSG_WAITALL) || (flags & MSG_PEEK) ||
+	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) || type != SOCK_STREAM)
+		return;
+	struct vector_write *v = read_vector(t);
+	uint64_t total = v ? vector_total(v) : 0;
+	if (!total) {
+		free(v);
+		return;
+	}
+	t->exit.saved[0] = (uint64_t)t->syscall_nr;
+	for (int i = 1; i < 6; i++)
+		t->exit.saved[i] = syscall_arg(t, i);
+	t->exit.ctx = v;
+	t->exit.want = total;
+	t->exit.buf = 0;
+	t->exit.progress = 0;
+	uint64_t addr, piece;
+	vector_piece(v, 0, &addr, &piece);
+	t->regs.orig_rax = __NR_recvfrom;
+	t->regs_dirty = true;
+	syscall_set_arg(t, 1, addr);
+	syscall_set_arg(t, 2, piece);
+	syscall_set_arg(t, 3, flags & ~(uint64_t)MSG_WAITALL);
+	syscall_set_arg(t, 4, 0);
+	syscall_set_arg(t, 5, 0);
+	tracer_want_exit(t, vector_received);
 }
 
 /* Fitting happens only once the write can go, so a signal that ends the wait first finds

@@ -231,7 +231,7 @@ static void sendmsg_case(void)
 }
 
 /* recv with MSG_WAITALL of more than one write brings: the child sends in parts. */
-static void recv_waitall_case(void)
+static void recv_waitall_case(bool use_recvmsg)
 {
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
@@ -247,8 +247,17 @@ static void recv_waitall_case(void)
 	}
 	close(sv[1]);
 	char *got = calloc(1, BIG);
-	ssize_t n = recv(sv[0], got, BIG, MSG_WAITALL);
-	printf("recv MSG_WAITALL: %zd bytes, %s, child %d\n", n,
+	ssize_t n;
+	if (use_recvmsg) {
+		struct iovec iov[2] = { { got, BIG / 3 }, { got + BIG / 3, BIG - BIG / 3 } };
+		struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2, .msg_flags = -1 };
+		n = recvmsg(sv[0], &m, MSG_WAITALL);
+		if (m.msg_flags != 0)
+			die("msg_flags");
+	} else {
+		n = recv(sv[0], got, BIG, MSG_WAITALL);
+	}
+	printf("%s MSG_WAITALL: %zd bytes, %s, child %d\n", use_recvmsg ? "recvmsg" : "recv", n,
 	       n == BIG && memcmp(buf, got, BIG) == 0 ? "intact" : "CORRUPT", reap(pid));
 	free(buf);
 	free(got);
@@ -456,8 +465,8 @@ int main(int argc, char **argv)
 		mq_case(mode[3] == 's');
 	else if (strcmp(mode, "fifo_read") == 0 || strcmp(mode, "fifo_write") == 0)
 		fifo_case(dir, mode[5] == 'r');
-	else if (strcmp(mode, "recv_waitall") == 0)
-		recv_waitall_case();
+	else if (strcmp(mode, "recv_waitall") == 0 || strcmp(mode, "recvmsg_waitall") == 0)
+		recv_waitall_case(mode[4] == 'm');
 	else if (strcmp(mode, "preadv2") == 0)
 		preadv2_case();
 	else if (strcmp(mode, "timeouts") == 0)

@@ -65,6 +65,8 @@ std::vector<Case> Cases()
 		{"sendmsg", {sl, "sendmsg"}, "sendmsg on a socketpair: 262144 bytes, child 7\n"},
 		{"recv_waitall", {sl, "recv_waitall"},
 		 "recv MSG_WAITALL: 262144 bytes, intact, child 7\n"},
+		{"recvmsg_waitall", {sl, "recvmsg_waitall"},
+		 "recvmsg MSG_WAITALL: 262144 bytes, intact, child 7\n"},
 		{"msgrcv", {sl, "msgrcv"}, "msgrcv: a message, child 7\n"},
 		{"msgsnd", {sl, "msgsnd"}, "msgsnd into a full queue: sent, child 7\n"},
 		{"semop", {sl, "semop"}, "semop: got it, value 0, child 7\n"},
