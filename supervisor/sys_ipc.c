@@ -113,8 +113,8 @@ void sys_msg(struct task *t)
 	bool send = t->syscall_nr == __NR_msgsnd;
 	int arg = send ? 3 : 4;
 	uint64_t flags = syscall_arg(t, arg);
-	if (flags & IPC_NOWAIT)
-		tracer_want_exit(t, count_success);
+	if ((flags & IPC_NOWAIT) || (!send && (flags & MSG_COPY)))
+		tracer_want_exit(t, count_success); /* MSG_COPY without IPC_NOWAIT: EINVAL */
 	else
 		run_nonblocking(t, arg, flags | IPC_NOWAIT, send ? EAGAIN : ENOMSG, -1);
 }
