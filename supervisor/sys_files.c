@@ -587,8 +587,8 @@ static void read_open_done(struct task *t)
 	fingerprint_opened(t, (int)(int64_t)t->regs.rax);
 }
 
-/* Implements open(2), openat(2), openat2(2), creat(2) stamping; the filter stops plain opens
- * only when they may create or truncate, or when a shim fingerprints what the run reads. */
+/* Implements open(2), openat(2), openat2(2), creat(2) stamping; every open stops (after
+ * sys_open_fifo looked for a FIFO), and only creating or truncating ones are stamped. */
 void sys_open(struct task *t)
 {
 	uint64_t flags = open_flags(t);
