@@ -9,6 +9,7 @@
 #include <linux/aio_abi.h>
 #include <mqueue.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -421,6 +423,38 @@ static void timeouts_case(void)
 	       n, strerror(mq_errno));
 }
 
+/* Three blocking connects to a listener with backlog 0, which a child accepts later: the
+ * second finds the backlog full and sleeps until the child accepts. */
+static void connect_backlog_case(const char *dir)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s/wake_sock", dir);
+	int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 0))
+		die("listen");
+	pid_t pid = fork();
+	if (pid == 0) {
+		for (int i = 0; i < 20; i++) /* under detrun: the parent's turns come first */
+			sched_yield();
+		int got = 0;
+		for (int i = 0; i < 3; i++) {
+			int c = accept(l, NULL, NULL);
+			char byte;
+			if (c >= 0 && read(c, &byte, 1) == 1)
+				got++;
+		}
+		_exit(got == 3 ? 7 : 1);
+	}
+	close(l);
+	for (int i = 0; i < 3; i++) {
+		int c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (c < 0 || connect(c, (struct sockaddr *)&a, sizeof(a)) || write(c, "x", 1) != 1)
+			die("connect");
+	}
+	printf("connect to a full backlog: 3 connections, child %d\n", reap(pid));
+	unlink(a.sun_path);
+}
+
 /* An AIO poll of an empty pipe, completed when the child writes. */
 static void aio_poll_case(void)
 {
@@ -469,6 +503,8 @@ int main(int argc, char **argv)
 		recv_waitall_case(mode[4] == 'm');
 	else if (strcmp(mode, "preadv2") == 0)
 		preadv2_case();
+	else if (strcmp(mode, "connect_backlog") == 0)
+		connect_backlog_case(dir);
 	else if (strcmp(mode, "timeouts") == 0)
 		timeouts_case();
 	else if (strcmp(mode, "aio_poll") == 0)

@@ -76,6 +76,8 @@ std::vector<Case> Cases()
 		{"timeouts", {sl, "timeouts"},
 		 "timeouts: semtimedop -1 Resource temporarily unavailable, mq_timedreceive -1 "
 		 "Connection timed out\n"},
+		{"connect_backlog", {sl, "connect_backlog", "{dir}"},
+		 "connect to a full backlog: 3 connections, child 7\n"},
 		{"fifo_read", {sl, "fifo_read", "{dir}"},
 		 "fifo opened for reading first: through a fifo, child 7\n"},
 		{"fifo_write", {sl, "fifo_write", "{dir}"},
