@@ -41,6 +41,9 @@ bool internal_file(int supervisor_fd);
 void park_on_fds(struct task *t, const char *what, struct pollfd *fds, int nfds,
 		 int64_t deadline, void (*on_timeout)(struct task *), bool restartable);
 bool fds_ready_now(struct pollfd *fds, int nfds);
+/* The same as task t would find them: a signalfd by t's pending signals, an epoll set
+ * holding one item by item (sys_fd.c). */
+bool fds_ready_for(struct task *t, struct pollfd *fds, int nfds);
 
 /* For calls that have a non-blocking form: run it non-blocking (arg `arg` replaced by
  * `nonblocking`); if it would have blocked, restore the argument, rewind and park until
@@ -94,6 +97,13 @@ void external_wait_interrupted(struct task *t);
 /* A call whose result comes from outside whatever its arguments (a real-clock read): the
  * shim answers it, or it runs and the shim sees the result. */
 void external_perform(struct task *t);
+
+/* stat(2) of a path argument as task t sees it (relative to dirfd, its cwd or root); with
+ * `parent`, of the directory holding it. 0 or -errno. */
+int stat_path(struct task *t, int dirfd, uint64_t addr, bool parent, bool follow,
+	      struct stat *st);
+/* sys_files.c's handling of opens (stamping, fingerprints); sys_open_fifo comes first. */
+void sys_open(struct task *t);
 
 /* Files: call files_init() before the program starts; files_written() stamps a regular
  * file the group wrote through descriptor `tfd`. */

@@ -572,7 +572,7 @@ static enum wait_result outside_ready(struct task *t)
 	const struct shim_ops *shim = shim_get();
 	bool native = false;
 	if (!shim->decides_readiness)
-		native = fds_ready_now(t->wait.fds, t->wait.nfds);
+		native = fds_ready_for(t, t->wait.fds, t->wait.nfds);
 	if (shim->ready ? !shim->ready(t, sched_now(), native) : !native)
 		return WAIT_NOT_READY;
 	external_perform(t);

@@ -161,8 +161,8 @@ static int path_base(struct task *t, int dirfd, const char *path)
 }
 
 /* stat(2) of a tracee path, or of its parent directory. */
-static int stat_path(struct task *t, int dirfd, uint64_t addr, bool parent, bool follow,
-		     struct stat *st)
+int stat_path(struct task *t, int dirfd, uint64_t addr, bool parent, bool follow,
+	      struct stat *st)
 {
 	char path[PATH_MAX];
 	if (read_path(t, addr, path, sizeof(path)))
@@ -596,8 +596,8 @@ static void read_open_done(struct task *t)
 	fingerprint_opened(t, (int)(int64_t)t->regs.rax);
 }
 
-/* Implements open(2), openat(2), openat2(2), creat(2) stamping; the filter stops plain opens
- * only when they may create or truncate, or when a shim fingerprints what the run reads. */
+/* Implements open(2), openat(2), openat2(2), creat(2) stamping; every open stops (after
+ * sys_open_fifo looked for a FIFO), and only creating or truncating ones are stamped. */
 void sys_open(struct task *t)
 {
 	uint64_t flags = open_flags(t);

@@ -27,6 +27,32 @@ void sys_enosys(struct task *t)
 	syscall_emulate(t, -ENOSYS);
 }
 
+/* UNSUPPORTED rows: ENOSYS, and the first time each call is refused a hazard that names it
+ * and gives the table's reason. */
+void sys_unsupported(struct task *t)
+{
+	static uint64_t warned[8];
+	long nr = t->syscall_nr;
+	if (nr >= 0 && nr < 512 && !(warned[nr / 64] & (1ULL << (nr % 64)))) {
+		warned[nr / 64] |= 1ULL << (nr % 64);
+		const struct syscall_entry *e = syscall_lookup(nr);
+		hazard(t, "%s is not supported (%s): returning ENOSYS", syscall_name(nr),
+		       e ? e->reason : "unknown call");
+	}
+	syscall_emulate(t, -ENOSYS);
+}
+
+/* Implements syslog(2): SYSLOG_ACTION_READ sleeps until the kernel logs something, which
+ * no task of the group can cause; it is refused (EPERM, as for an unprivileged caller). */
+void sys_syslog(struct task *t)
+{
+	if (syscall_arg(t, 0) != 2 /* SYSLOG_ACTION_READ */)
+		return;
+	hazard(t, "syslog(SYSLOG_ACTION_READ) waits for kernel messages outside the group: "
+		  "returning EPERM");
+	syscall_emulate(t, -EPERM);
+}
+
 void sys_eperm(struct task *t)
 {
 	syscall_emulate(t, -EPERM);

@@ -1,0 +1,205 @@
+/* System V messages and semaphores, POSIX message queues: calls that sleep in the kernel
+ * until another task sends, receives or changes a semaphore.
+ *
+ * A POSIX message queue descriptor can be polled (POLLIN: a message; POLLOUT: room), so
+ * mq_timedsend and mq_timedreceive park like read and write, with their timeout on the
+ * virtual clock. System V objects have no descriptor: the call runs in its non-blocking
+ * form (IPC_NOWAIT; for semop a zero timeout), and if it would have slept it is rewound
+ * and parked until some System V operation of the group has succeeded since, then tried
+ * again. With namespaces (the default as root) the group has its own IPC namespace, so
+ * only members change them. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "scheduler/vclock.h"
+#include "supervisor/sys_common.h"
+#include "supervisor/syscall_table.h"
+
+/* System V operations that succeeded: a parked call retries when this moved. */
+static uint64_t ipc_changes;
+
+static void count_success(struct task *t)
+{
+	if ((int64_t)t->regs.rax >= 0)
+		ipc_changes++;
+}
+
+static enum wait_result ipc_changed(struct task *t)
+{
+	return ipc_changes != t->wait.arg[0] ? WAIT_READY : WAIT_NOT_READY;
+}
+
+/* Implements semctl(2), msgctl(2): a change of value, limits or removal may end a wait. */
+void sys_ipc_ctl(struct task *t)
+{
+	tracer_want_exit(t, count_success);
+}
+
+/* ---- retrying in the non-blocking form --------------------------------------------------------
+ *
+ * t->exit.saved: [0] the call's number, [1] the argument changed, [2] its value, [3] the
+ * errno that means "would have slept", [4] the virtual deadline + 1 (0: none). exit.rip
+ * marks the call, so its re-execution after a retry is known and keeps its deadline. */
+
+static const char retry_tag;
+
+static bool retrying(const struct task *t)
+{
+	return t->exit.ctx == &retry_tag && t->exit.rip == t->regs.rip - 2 &&
+	       t->exit.saved[0] == (uint64_t)t->syscall_nr;
+}
+
+static void retry_timed_out(struct task *t)
+{
+	remote_load_regs(t);
+	t->regs.rax = (uint64_t)-EAGAIN; /* the rewound call returns as the kernel's timeout */
+	t->regs.rip += 2;
+	t->regs_dirty = true;
+	t->exit.ctx = NULL;
+}
+
+static void retry_exit(struct task *t)
+{
+	t->regs.orig_rax = t->exit.saved[0]; /* semop ran as semtimedop */
+	syscall_set_arg(t, (int)t->exit.saved[1], t->exit.saved[2]);
+	if ((int64_t)t->regs.rax != -(int64_t)t->exit.saved[3]) {
+		t->exit.ctx = NULL;
+		count_success(t);
+		return;
+	}
+	syscall_rewind(t);
+	t->exit.rip = t->regs.rip; /* the syscall instruction */
+	struct wait w = {
+		.what = syscall_name(t->syscall_nr),
+		.deadline_ns = (int64_t)t->exit.saved[4] - 1,
+		.ready = ipc_changed,
+		.on_timeout = retry_timed_out,
+		.interruptible = true,
+		.restartable = false, /* System V IPC calls end with EINTR even after SA_RESTART */
+	};
+	w.arg[0] = ipc_changes;
+	sched_park(t, &w);
+}
+
+/* Runs t's call with argument `arg` set to `value` (its non-blocking form); on
+ * `would_block` it parks and retries. */
+static void run_nonblocking(struct task *t, int arg, uint64_t value, int would_block,
+			    int64_t deadline)
+{
+	if (retrying(t))
+		deadline = (int64_t)t->exit.saved[4] - 1;
+	t->exit.ctx = &retry_tag;
+	t->exit.saved[0] = (uint64_t)t->syscall_nr;
+	t->exit.saved[1] = (uint64_t)arg;
+	t->exit.saved[2] = syscall_arg(t, arg);
+	t->exit.saved[3] = (uint64_t)would_block;
+	t->exit.saved[4] = (uint64_t)(deadline + 1);
+	t->exit.rip = t->regs.rip - 2;
+	syscall_set_arg(t, arg, value);
+	tracer_want_exit(t, retry_exit);
+}
+
+/* Implements msgsnd(2) and msgrcv(2). */
+void sys_msg(struct task *t)
+{
+	bool send = t->syscall_nr == __NR_msgsnd;
+	int arg = send ? 3 : 4;
+	uint64_t flags = syscall_arg(t, arg);
+	if ((flags & IPC_NOWAIT) || (!send && (flags & MSG_COPY)))
+		tracer_want_exit(t, count_success); /* MSG_COPY without IPC_NOWAIT: EINVAL */
+	else
+		run_nonblocking(t, arg, flags | IPC_NOWAIT, send ? EAGAIN : ENOMSG, -1);
+}
+
+#define MAX_SOPS 1024
+
+/* Does any operation of the set carry IPC_NOWAIT? Then it runs as the program asked: the
+ * kernel's EAGAIN could not be told from "would sleep". */
+static bool some_nowait(struct task *t, int *err)
+{
+	uint64_t n = syscall_arg(t, 2);
+	*err = 0;
+	if (n == 0 || n > MAX_SOPS)
+		return *err = -1, false;
+	struct sembuf *ops = malloc(n * sizeof(*ops));
+	if (!ops)
+		abort();
+	bool nowait = false;
+	if (remote_read(t, REMOTE(syscall_arg(t, 1)), ops, n * sizeof(*ops)))
+		*err = -1;
+	for (uint64_t i = 0; !*err && i < n && !nowait; i++)
+		nowait = ops[i].sem_flg & IPC_NOWAIT;
+	free(ops);
+	return nowait;
+}
+
+/* A zero timespec just below the task's red zone, where a signal frame would go. */
+static uint64_t zero_timeout_on_stack(struct task *t)
+{
+	static const struct timespec zero;
+	uint64_t addr = ((t->regs.rsp - 128 - sizeof(zero)) & ~(uint64_t)15);
+	return remote_write(t, REMOTE(addr), &zero, sizeof(zero)) ? 0 : addr;
+}
+
+/* Implements semop(2) and semtimedop(2). */
+void sys_semop(struct task *t)
+{
+	int err;
+	if (some_nowait(t, &err) || err) {
+		tracer_want_exit(t, count_success);
+		return;
+	}
+	int64_t deadline = -1;
+	uint64_t timeout = t->syscall_nr == __NR_semtimedop ? syscall_arg(t, 3) : 0;
+	if (timeout && !retrying(t) &&
+	    deadline_from_timespec(t, timeout, false, CLOCK_MONOTONIC, &deadline)) {
+		tracer_want_exit(t, count_success); /* the kernel reports the bad timeout */
+		return;
+	}
+	uint64_t zero = zero_timeout_on_stack(t);
+	if (!zero) {
+		tracer_want_exit(t, count_success);
+		return;
+	}
+	run_nonblocking(t, 3, zero, EAGAIN, deadline);
+	t->regs.orig_rax = __NR_semtimedop;
+	t->regs_dirty = true;
+}
+
+/* ---- POSIX message queues ----------------------------------------------------------------- */
+
+static void mq_timed_out(struct task *t)
+{
+	syscall_emulate(t, -ETIMEDOUT);
+}
+
+/* Implements mq_timedsend(2) and mq_timedreceive(2). */
+void sys_mq_timed(struct task *t)
+{
+	int fd = remote_dup_fd(t, (int)syscall_arg(t, 0));
+	if (fd < 0)
+		return;
+	short events = t->syscall_nr == __NR_mq_timedsend ? POLLOUT : POLLIN;
+	int fl = fcntl(fd, F_GETFL);
+	struct pollfd p = { fd, events, 0 };
+	int64_t deadline = -1;
+	uint64_t timeout = syscall_arg(t, 4);
+	if (fl < 0 || (fl & O_NONBLOCK) || fds_ready_for(t, &p, 1) ||
+	    (timeout && deadline_from_timespec(t, timeout, true, CLOCK_REALTIME, &deadline))) {
+		close(fd);
+		return;
+	}
+	struct pollfd *fds = malloc(sizeof(*fds));
+	if (!fds)
+		abort();
+	*fds = p;
+	park_on_fds(t, syscall_name(t->syscall_nr), fds, 1, deadline, mq_timed_out, true);
+}
