@@ -20,6 +20,7 @@
 #include "scheduler/vclock.h"
 #include "shim/shim.h"
 #include "supervisor/auxv.h"
+#include "supervisor/foreground.h"
 #include "supervisor/launch.h"
 #include "supervisor/remote.h"
 #include "supervisor/report.h"
@@ -61,7 +62,7 @@ static void on_alarm(int sig)
 static void on_outside_signal(int sig, siginfo_t *si, void *ctx)
 {
 	int saved = errno;
-	struct { int sig; int code; pid_t pid; } msg = { sig, si->si_code, si->si_pid };
+	struct outside_signal_msg msg = { sig, si->si_code, si->si_pid };
 	if (write(self_pipe[1], &msg, sizeof(msg)) < 0) {
 		/* the pipe is full: the signal is already known to be pending */
 	}
@@ -90,6 +91,8 @@ static void deliver_to_group(int sig)
 	for (struct task *t = sched_first(); t; t = t->next) {
 		if (t->tid != t->proc->tgid || t->state == TASK_DEAD)
 			continue;
+		if (sig == SIGKILL)
+			t->proc->dying = true; /* reaped before anything else runs */
 		uint64_t pending, blocked;
 		bool copy_pending = terminal && read_signal_state(t, &pending, &blocked) == 0 &&
 				    (pending & SIGBIT(sig));
@@ -115,13 +118,56 @@ static void queue_outside_signal(int sig)
 		outside_signals[n_outside_signals++] = sig;
 }
 
-/* Signals sent to detrun itself. Ctrl-C reaches the whole foreground process group, the
- * traced tasks included, so detrun only notes it; a signal aimed at detrun alone (kill
- * from another shell, a timeout wrapper) is passed on to every process of the group, as
- * if it had been sent to the group's process group. */
+static int exit_code(int status);
+
+/* Asked again from outside to end (the program did not end at the first request): the
+ * group is killed by a SIGKILL from outside, passed on between events like any outside
+ * signal, so a recording logs it where a replay can deliver it and closes with its end
+ * record. Asked a third time (a task that never reaches an event), detrun does not wait
+ * for the next event: the kill is logged where the timeline stands and the log closed. */
+static void end_group_from_outside(int asked, int times)
+{
+	if (times == 2) {
+		fprintf(stderr, "detrun: %s again: killing the group\n", strsignal(asked));
+		queue_outside_signal(SIGKILL);
+		return;
+	}
+	fprintf(stderr, "detrun: %s a third time: killing the group now\n", strsignal(asked));
+	int sig = SIGKILL;
+	const struct shim_ops *shim = shim_get();
+	if (shim->signals)
+		shim->signals(sched_now(), &sig, 1, deliver_to_group);
+	kill_group();
+	foreground_restore();
+	int code = exit_code(root_status >= 0 ? root_status : SIGKILL);
+	exit(shim->finish ? shim->finish(sched_now(), code) : code);
+}
+
+/* The same signal again within a second: one request sent twice (GNU timeout signals its
+ * child and then its whole process group), merged as the kernel merges a standard signal
+ * still pending. */
+static bool repeated_copy(int sig)
+{
+	static int last_sig;
+	static struct timespec last;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	int64_t ms = (now.tv_sec - last.tv_sec) * 1000LL + (now.tv_nsec - last.tv_nsec) / 1000000;
+	bool repeated = sig == last_sig && ms < 1000;
+	last_sig = sig;
+	last = now;
+	return repeated;
+}
+
+#define ENDING_SIGNALS (SIGBIT(SIGINT) | SIGBIT(SIGTERM) | SIGBIT(SIGHUP) | SIGBIT(SIGQUIT))
+
+/* Signals sent to detrun itself. The terminal's own signals reach the group's process
+ * group (the sentinel reports them, supervisor/foreground.h), so detrun only notes them; a
+ * signal aimed at detrun (kill from another shell, a timeout wrapper) is passed on to every
+ * process of the group, as if it had been sent to the group's process group. */
 static void drain_outside_signals(void)
 {
-	struct { int sig; int code; pid_t pid; } msg;
+	struct outside_signal_msg msg;
 	static int forwarded_signals;
 	while (read(self_pipe[0], &msg, sizeof(msg)) == sizeof(msg)) {
 		if (msg.sig == SIGCHLD) {
@@ -131,10 +177,13 @@ static void drain_outside_signals(void)
 		bool from_group = msg.pid > 0 && sched_find(msg.pid);
 		bool to_detrun_only = (msg.code == SI_USER || msg.code == SI_QUEUE) && !from_group;
 		/* Asked twice from outside: the program did not stop, so detrun stops it. */
-		if (!from_group && ++forwarded_signals >= 2 && msg.sig != SIGUSR1 && msg.sig != SIGUSR2) {
-			fprintf(stderr, "detrun: %s again: killing the group\n", strsignal(msg.sig));
-			kill_group();
-			exit(128 + msg.sig);
+		if (!from_group && (ENDING_SIGNALS & SIGBIT(msg.sig))) {
+			if (repeated_copy(msg.sig))
+				continue;
+			if (++forwarded_signals >= 2) {
+				end_group_from_outside(msg.sig, forwarded_signals);
+				continue;
+			}
 		}
 		bool from_terminal = msg.code == SI_KERNEL && (TERMINAL_SIGNALS & SIGBIT(msg.sig));
 		if (shim_intercepts() && (to_detrun_only || from_terminal)) {
@@ -154,6 +203,8 @@ static void drain_outside_signals(void)
  * task's code. */
 static void pass_outside_signals(void)
 {
+	/* One may have come while detrun was not waiting (a task's events keep it busy). */
+	drain_outside_signals();
 	const struct shim_ops *shim = shim_get();
 	int n = n_outside_signals;
 	n_outside_signals = 0;
@@ -887,6 +938,7 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 	files_init();
 	report_set_cleanup(kill_group);
 	pin_to_one_cpu();
+	foreground_prepare();
 
 	/* Forked before detrun changes its own signal dispositions: ignored signals survive
 	 * exec, and the program must start with the dispositions it was given. */
@@ -901,6 +953,7 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 		warn("cannot create namespaces (%s): pids, the hostname and the CPU count files "
 		     "are the host's", strerror(errno));
 	install_supervisor_signals();
+	foreground_give(launched.init_pid > 0 ? launched.init_pid : launched.pid, self_pipe[1]);
 	struct process *p = new_process(launched.pid, next_aspace++);
 	struct task *t = sched_add(launched.pid, p);
 	t->ns_tid = p->ns_tgid = read_ns_tid(launched.pid);
@@ -923,6 +976,7 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 	if (launched.init_pid > 0)
 		while (waitpid(launched.init_pid, NULL, __WALL) < 0 && errno == EINTR)
 			;
+	foreground_restore();
 	int exec_errno = launch_exec_error(&launched);
 	int code = exit_code(root_status);
 	if (exec_errno) {

@@ -1,0 +1,166 @@
+// Signals at the group's boundary, job control, and the end of a run (issue 9, points 17,
+// 22 and 23): the group is a process group of its own, signals from outside reach it only
+// through detrun at a logged logical time, a run always ends with its log closed, and stops
+// and continues behave as the kernel makes them for a shell.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "harness.h"
+
+namespace {
+
+const std::string kDetrun = DETRUN_PATH;
+
+std::string Guest(const std::string &name)
+{
+	return std::string(GUEST_DIR) + "/" + name;
+}
+
+struct TempDir {
+	std::string path;
+	TempDir()
+	{
+		char tmpl[] = "/tmp/detrun-signals-XXXXXX";
+		path = mkdtemp(tmpl);
+	}
+	~TempDir() { RunCommand({"rm", "-rf", path}); }
+	std::string operator/(const std::string &name) const { return path + "/" + name; }
+};
+
+// A pseudo-terminal whose slave becomes the run's controlling terminal and stdin.
+struct Pty {
+	int master = -1, slave = -1;
+	Pty()
+	{
+		master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+		if (master >= 0 && grantpt(master) == 0 && unlockpt(master) == 0)
+			slave = open(ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+	}
+	~Pty()
+	{
+		close(slave);
+		close(master);
+	}
+	RunOptions options(int timeout_s = 60) const
+	{
+		RunOptions opt;
+		opt.stdin_fd = slave;
+		opt.controlling_tty = true;
+		opt.timeout_s = timeout_s;
+		return opt;
+	}
+};
+
+RunOptions Limited(int timeout_s = 60)
+{
+	RunOptions opt;
+	opt.timeout_s = timeout_s;
+	return opt;
+}
+
+RunResult Replay(const std::string &log)
+{
+	return RunCommand({"unshare", "-n", kDetrun, "replay", log}, Limited());
+}
+
+// ---- point 17: the group's own process group ------------------------------------------
+
+// kill(0, sig) reaches the program's process group. Natively the program handles all eight
+// signals; under detrun they used to reach detrun too, which died of the first (SIGABRT).
+TEST(Signals, KillZeroReachesTheGroupOnly)
+{
+	RunResult native = RunCommand({Guest("sig_kill0")}, Limited());
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	ASSERT_EQ(native.out, "sig_kill0: 8 handled\n");
+	for (int i = 0; i < 3; i++) {
+		RunResult r = RunCommand(UnderDetrun({}, {Guest("sig_kill0")}), Limited());
+		EXPECT_EQ(r.code, 0) << r.Describe();
+		EXPECT_EQ(r.out, native.out) << r.Describe();
+	}
+}
+
+// GNU timeout signals detrun and then its whole process group. The program must get the
+// signal once, through detrun, at a logged time: the replay prints the same count. It used
+// to get its own copy straight from outside (unlogged), and detrun took the second copy for
+// "asked again" and killed the group with no end record.
+TEST(Signals, ProcessGroupSignalFromOutsideIsLogged)
+{
+	TempDir dir;
+	RunResult rec = RunCommand({"timeout", "-s", "TERM", "1", kDetrun, "record", "-o",
+				    dir / "term.dlog", "--", Guest("sig_pgrp_term")},
+				   Limited());
+	ASSERT_EQ(rec.code, 124) << rec.Describe(); // timeout's own code: it sent the signal
+	ASSERT_NE(rec.out.find("ready\ncount "), std::string::npos) << rec.Describe();
+	RunResult listed = RunCommand({kDetrun, "log", dir / "term.dlog"});
+	EXPECT_NE(listed.out.find(" 15 (Terminated)"), std::string::npos) << listed.out;
+	EXPECT_NE(listed.out.find("end      exit code 0"), std::string::npos) << listed.out;
+	RunResult rep = Replay(dir / "term.dlog");
+	EXPECT_EQ(rep.code, 0) << rep.Describe();
+	EXPECT_EQ(rep.out, rec.out) << FirstDifference("recording", rec.out, "replay", rep.out);
+}
+
+// Asked twice to end (SIGTERM, which the program handles and ignores, then SIGINT), detrun
+// kills the group; the kill is an outside signal like any other, so the recording closes
+// with its end record and replays to the same end. The second signal used to exit detrun
+// on the spot, leaving a log cut short.
+TEST(Signals, SecondSignalClosesTheRecording)
+{
+	TempDir dir;
+	Child rec({kDetrun, "record", "-o", dir / "again.dlog", "--", Guest("sig_pgrp_term"), "keep"},
+		  Limited());
+	ASSERT_TRUE(rec.WaitForOutput("ready\n", 30)) << rec.Finish().Describe();
+	rec.Signal(SIGTERM);
+	ASSERT_TRUE(rec.WaitForOutput("got SIGTERM, going on\n", 30)) << rec.Finish().Describe();
+	rec.Signal(SIGINT);
+	RunResult recorded = rec.Finish();
+	ASSERT_EQ(recorded.code, 128 + SIGKILL) << recorded.Describe();
+	EXPECT_NE(recorded.err.find("detrun: Interrupt again: killing the group"), std::string::npos)
+		<< recorded.Describe();
+	RunResult listed = RunCommand({kDetrun, "log", dir / "again.dlog"});
+	EXPECT_NE(listed.out.find(" 9 (Killed)"), std::string::npos) << listed.out;
+	EXPECT_NE(listed.out.find("end      exit code 137"), std::string::npos) << listed.out;
+	RunResult rep = Replay(dir / "again.dlog");
+	EXPECT_EQ(rep.code, 128 + SIGKILL) << rep.Describe();
+	EXPECT_EQ(rep.out, recorded.out) << FirstDifference("recording", recorded.out, "replay", rep.out);
+}
+
+// SIGTERM to detrun while one thread loops on sched_yield and the main thread waits to join
+// it: the signal waited in detrun's signal pipe, unread, as long as events kept detrun busy
+// (it read the pipe only when a wait was interrupted). Five runs: it hung in most.
+TEST(Signals, TermEndsARunThatYieldsBesideAParkedTask)
+{
+	for (int i = 0; i < 5; i++) {
+		Child run(UnderDetrun({}, {Guest("sig_yield_term")}), Limited(30));
+		ASSERT_TRUE(run.WaitForOutput("ready\n", 20)) << run.Finish().Describe();
+		run.Signal(SIGTERM);
+		RunResult r = run.Finish();
+		ASSERT_FALSE(r.timed_out) << r.Describe();
+		ASSERT_EQ(r.code, 128 + SIGTERM) << r.Describe();
+	}
+}
+
+// From the terminal's foreground, the program is in the foreground (its own process group
+// holds the terminal), and when detrun ends the shell's process group has it back: the
+// program run natively afterwards by the same shell is in the foreground too.
+TEST(Signals, TerminalForegroundGoesToTheGroupAndBack)
+{
+	Pty pty;
+	ASSERT_GE(pty.slave, 0);
+	std::string script = "'" + kDetrun + "' -- '" + Guest("sig_tty_fg") + "'; '" +
+			     Guest("sig_tty_fg") + "'";
+	RunResult r = RunCommand({"sh", "-c", script}, pty.options());
+	EXPECT_EQ(r.code, 0) << r.Describe();
+	EXPECT_EQ(r.out, "foreground: yes\nforeground: yes\n") << r.Describe();
+}
+
+} // namespace
