@@ -82,6 +82,7 @@ struct process {
 	struct task *vfork_parent; /* parked parent while this vfork child shares its memory */
 	bool dying;             /* exit_group, a fatal signal or SIGKILL: every thread will die */
 	int64_t start_ns;       /* virtual monotonic time of its creation */
+	int stopped_by;         /* the signal of a group stop in force, 0 for none (jobctl.c) */
 };
 
 /* Handler state carried from a syscall's entry stop to its exit stop. */

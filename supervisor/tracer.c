@@ -21,7 +21,9 @@
 #include "shim/shim.h"
 #include "supervisor/auxv.h"
 #include "supervisor/foreground.h"
+#include "supervisor/jobctl.h"
 #include "supervisor/launch.h"
+#include "supervisor/nested_init.h"
 #include "supervisor/remote.h"
 #include "supervisor/report.h"
 #include "supervisor/spin.h"
@@ -87,6 +89,7 @@ static void reap_waiting_stops(void)
 static void deliver_to_group(int sig)
 {
 	sched_signals_changed();
+	jobctl_signal_sent(sig);
 	bool terminal = shim_intercepts() && (TERMINAL_SIGNALS & SIGBIT(sig));
 	for (struct task *t = sched_first(); t; t = t->next) {
 		if (t->tid != t->proc->tgid || t->state == TASK_DEAD)
@@ -340,10 +343,10 @@ static int interrupt_wait(struct task *t)
 	if (shim_intercepts()) /* a terminal's own copy is not a delivery (from_terminal) */
 		pending &= ~(TERMINAL_SIGNALS & ~t->proc->terminal_due);
 	uint64_t mask = t->wait.sigmask_arg ? t->wait.sigmask : blocked;
-	uint64_t candidates = pending & ~mask & ~(SIGBIT(SIGKILL) | SIGBIT(SIGSTOP));
-	int sig = 0;
+	uint64_t candidates = pending & ~mask & ~SIGBIT(SIGKILL);
+	int sig = jobctl_stop_due(t);
 	for (int s = 1; s <= 64 && !sig; s++)
-		if ((candidates & SIGBIT(s)) && !signal_ignored(t, s))
+		if ((candidates & SIGBIT(s)) && (!signal_ignored(t, s) || jobctl_stops(t, s)))
 			sig = s;
 	if (pending & SIGBIT(SIGKILL))
 		sig = SIGKILL;
@@ -374,8 +377,32 @@ static int interrupt_wait(struct task *t)
 	return 1;
 }
 
+/* The program (the first process) has exited and the tasks it left behind wait for each
+ * other for ever: natively the shell would have its prompt back, so detrun ends the run
+ * with the program's exit status, killing them (a deterministic point: nothing can wake
+ * them). Orphans that still run, sleep or wait for the outside keep the run going. */
+static bool end_orphans(void)
+{
+	if (root_status == -1)
+		return false;
+	warn("the program exited; at t=%llu the tasks it left behind wait for ever: ending them",
+	     (unsigned long long)sched_now());
+	for (struct task *t = sched_first(); t; t = t->next) {
+		if (t->state == TASK_DEAD)
+			continue;
+		if (t->state == TASK_STOPPED)
+			fprintf(stderr, "detrun:   task %d: %s\n", t->vtid,
+				t->parked ? t->wait.what : "runnable");
+		t->proc->dying = true;
+		kill(t->tid, SIGKILL);
+	}
+	return true;
+}
+
 static void report_deadlock(void)
 {
+	if (end_orphans())
+		return;
 	warn("deadlock at t=%llu: no task can run and nothing outside the group can wake one",
 	     (unsigned long long)sched_now());
 	for (struct task *t = sched_first(); t; t = t->next)
@@ -459,6 +486,17 @@ static int live_threads(const struct process *p)
 	return n;
 }
 
+/* Does a live task besides t use t's memory (a thread, or a CLONE_VM process)? The kernel
+ * clears and wakes the tid word only then. */
+static bool memory_shared(const struct task *t)
+{
+	for (struct task *u = sched_first(); u; u = u->next)
+		if (u != t && u->proc->aspace == t->proc->aspace && u->state != TASK_DEAD &&
+		    u->state != TASK_EXITING)
+			return true;
+	return false;
+}
+
 static void wake_joiner(struct task *t)
 {
 	struct futex_key key = { (uint64_t)t->proc->aspace, 0, t->clear_child_tid };
@@ -470,7 +508,7 @@ static void task_died(struct task *t, int status)
 	t->state = TASK_DEAD;
 	t->exit_status = status;
 	futex_dequeue(t);
-	if (t->clear_child_tid && live_threads(t->proc) > 0)
+	if (t->clear_child_tid && memory_shared(t))
 		wake_joiner(t);
 	if (t->proc->vfork_parent && t->tid == t->proc->tgid)
 		t->proc->vfork_parent = NULL;
@@ -517,8 +555,8 @@ static struct task *adopt_child(struct task *parent, pid_t tid, int event)
 	if (event == PTRACE_EVENT_CLONE && (flags & CLONE_THREAD)) {
 		p = parent->proc;
 	} else {
-		bool shares_vm = event == PTRACE_EVENT_VFORK ||
-				 (event == PTRACE_EVENT_CLONE && (flags & CLONE_VM));
+		/* clone(CLONE_VM) with SIGCHLD as exit signal is reported as a fork */
+		bool shares_vm = event == PTRACE_EVENT_VFORK || (flags & CLONE_VM);
 		p = new_process(tid, shares_vm ? parent->proc->aspace : next_aspace++);
 		p->caught = parent->proc->caught;
 		p->ignored = parent->proc->ignored;
@@ -710,6 +748,8 @@ static void on_signal_stop(struct task *t, int sig)
 				 (unsigned long long)sched_now());
 			stack_report(t, why);
 		}
+	if (nested_init_fault(t, sig, handle_status, task_died))
+		t = NULL; /* gone: task_died freed it */
 }
 
 static void handle_status(pid_t tid, int status)
@@ -748,9 +788,9 @@ static void handle_status(pid_t tid, int status)
 		resume(t);
 		return;
 	case PTRACE_EVENT_STOP:
-		/* A stale interrupt, or a group stop: job control is not virtualized; the task
-		 * keeps running. */
-		if (t->state == TASK_RUNNING)
+		/* A group stop keeps the task stopped (jobctl.h); a stale interrupt, or the
+		 * trap that ends a group stop, lets it go on. */
+		if (t->state == TASK_RUNNING && !jobctl_group_stop(t, sig))
 			resume(t);
 		return;
 	}

@@ -8,6 +8,8 @@
 static void *yielder(void *arg)
 {
 	(void)arg;
+	for (int i = 0; i < 1000; i++) /* well into the loop when the test sees "ready" */
+		sched_yield();
 	printf("ready\n");
 	fflush(stdout);
 	for (;;)
