@@ -23,6 +23,7 @@ static bool given;          /* the group's process group holds the terminal */
 static pid_t sentinel;      /* reports the terminal's signals; 0 for none */
 static int sentinel_go = -1; /* a byte here: the sentinel is in place, detrun listens */
 static pid_t own_pgid;
+static pid_t group_pgid;
 static int report_fd = -1;
 
 static void sentinel_report(int sig, siginfo_t *si, void *ctx)
@@ -126,8 +127,22 @@ void foreground_give(pid_t pgid, int fd)
 		return;
 	}
 	given = true;
+	group_pgid = pgid;
 	if (write(sentinel_go, "g", 1) != 1)
 		warn("the terminal sentinel is gone: terminal signals reach the program late");
+}
+
+void foreground_stop_with_group(void)
+{
+	if (given && tcgetpgrp(tty_fd) == group_pgid && tcsetpgrp(tty_fd, own_pgid) < 0) {
+		/* the terminal is gone: nothing to give back */
+	}
+	kill(getpid(), SIGSTOP);
+	/* Continued: in the foreground (fg), the group has the terminal again; in the
+	 * background (bg), the shell keeps it. */
+	if (given && tcgetpgrp(tty_fd) == own_pgid && tcsetpgrp(tty_fd, group_pgid) < 0) {
+		/* the terminal is gone */
+	}
 }
 
 void foreground_restore(void)

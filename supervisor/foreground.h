@@ -34,6 +34,11 @@ void foreground_prepare(void);
 /* Puts `pgid` (already the group's process group) in the terminal's foreground, with the
  * sentinel in it, reporting terminal signals to `report_fd`. Nothing if not prepared. */
 void foreground_give(pid_t pgid, int report_fd);
+/* Every task of the group is stopped (Ctrl-Z, SIGSTOP): detrun stops too, so the shell
+ * that runs it sees its job stopped, with the terminal back in detrun's process group.
+ * Returns once detrun is continued (the SIGCONT is passed on to the group as any signal
+ * sent to detrun); the group gets the terminal again if detrun is in the foreground. */
+void foreground_stop_with_group(void);
 /* detrun's own process group is the foreground one again; the sentinel is gone. Safe to
  * call more than once (it also runs at exit). */
 void foreground_restore(void);

@@ -68,6 +68,19 @@ bool jobctl_stops(const struct task *t, int sig)
 	return !signal_is_caught(t, sig) && !(t->proc->ignored & SIGBIT(sig));
 }
 
+bool jobctl_all_stopped(void)
+{
+	bool any = false;
+	for (struct task *t = sched_first(); t; t = t->next) {
+		if (t->state == TASK_DEAD || t->state == TASK_EXITING)
+			continue;
+		if (!in_group_stop(t))
+			return false;
+		any = true;
+	}
+	return any;
+}
+
 void jobctl_signal_sent(int sig)
 {
 	if (sig == SIGCONT)

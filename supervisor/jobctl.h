@@ -30,6 +30,8 @@ bool jobctl_group_stop(struct task *t, int sig);
 bool jobctl_stops(const struct task *t, int sig);
 /* The stop signal a sibling's group stop makes t take part in, or 0. */
 int jobctl_stop_due(const struct task *t);
+/* Is every live task of the group stopped by a group stop? */
+bool jobctl_all_stopped(void);
 /* A member sent `sig` to other processes: a SIGCONT changes what waitpid(WCONTINUED) sees. */
 void jobctl_signal_sent(int sig);
 

@@ -226,7 +226,7 @@ static void install_supervisor_signals(void)
 	sa.sa_sigaction = on_outside_signal;
 	sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: waitpid must return to notice */
 	sigemptyset(&sa.sa_mask);
-	int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD };
+	int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD, SIGCONT };
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 		sigaction(forwarded[i], &sa, NULL);
 	struct sigaction al = { 0 };
@@ -403,6 +403,10 @@ static void report_deadlock(void)
 {
 	if (end_orphans())
 		return;
+	if (jobctl_all_stopped()) {
+		foreground_stop_with_group();
+		return;
+	}
 	warn("deadlock at t=%llu: no task can run and nothing outside the group can wake one",
 	     (unsigned long long)sched_now());
 	for (struct task *t = sched_first(); t; t = t->next)

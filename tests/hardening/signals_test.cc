@@ -198,6 +198,25 @@ TEST(Signals, ShellJobStaysStopped)
 	}
 }
 
+// When every task of the group stops, detrun stops too, so the shell running it sees its
+// job stopped; continued, detrun passes the SIGCONT on and the program goes on. detrun
+// used to report a deadlock and wait, never stopped: the shell's `wait` hung.
+TEST(Signals, DetrunStopsWithItsGroup)
+{
+	const std::string script = "set -m; PROG sh -c 'kill -STOP $$; echo continued' & wait %1; "
+				   "echo \"stopped: $?\"; kill -CONT %1; wait %1; echo \"end: $?\"";
+	const std::string expected = "stopped: 147\ncontinued\nend: 0\n";
+	RunResult native = RunCommand({"bash", "-c", Replace(script, "PROG ", "")}, Limited());
+	ASSERT_EQ(native.out, expected) << native.Describe();
+	for (int i = 0; i < 2; i++) {
+		RunResult r = RunCommand({"bash", "-c", Replace(script, "PROG", "'" + kDetrun + "' --")},
+					 Limited(30));
+		ASSERT_FALSE(r.timed_out) << r.Describe();
+		EXPECT_EQ(r.code, 0) << r.Describe();
+		EXPECT_EQ(r.out, expected) << r.Describe();
+	}
+}
+
 // ---- point 22: stops and deaths the kernel decides -------------------------------------------
 
 // A background job writing to its terminal with TOSTOP stops on SIGTTOU and stays stopped;
