@@ -181,6 +181,20 @@ TEST(Signals, JobControlStopAndContinue)
 	}
 }
 
+// The same with a process of three threads, parked in reads and a join: each takes part
+// in the stop (its call interrupted, restarted after SIGCONT), so the parent sees the stop.
+TEST(Signals, JobControlStopsEveryThread)
+{
+	RunResult native = RunCommand({Guest("sig_jobctl_threads")}, Limited());
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	for (int i = 0; i < 3; i++) {
+		RunResult r = RunCommand(UnderDetrun({}, {Guest("sig_jobctl_threads")}), Limited(30));
+		ASSERT_FALSE(r.timed_out) << r.Describe();
+		EXPECT_EQ(r.code, 0) << r.Describe();
+		EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+	}
+}
+
 // bash with job control: a stopped job stays stopped while the shell sleeps, `jobs` says
 // so, and after SIGCONT it finishes its own sleep. The stopped job used to run on and be
 // gone by the time the shell looked ("no such job").
