@@ -138,6 +138,8 @@ void foreground_stop_with_group(void)
 		/* the terminal is gone: nothing to give back */
 	}
 	kill(getpid(), SIGSTOP);
+	if (sentinel > 0)
+		kill(sentinel, SIGCONT); /* a program's kill(0, SIGSTOP) stopped it too */
 	/* Continued: in the foreground (fg), the group has the terminal again; in the
 	 * background (bg), the shell keeps it. */
 	if (given && tcgetpgrp(tty_fd) == own_pgid && tcsetpgrp(tty_fd, group_pgid) < 0) {
