@@ -752,8 +752,8 @@ static void on_signal_stop(struct task *t, int sig)
 				 (unsigned long long)sched_now());
 			stack_report(t, why);
 		}
-	if (nested_init_fault(t, sig, handle_status, task_died))
-		t = NULL; /* gone: task_died freed it */
+	/* Last: when it applies, t is gone (task_died freed it). */
+	nested_init_fault(t, sig, handle_status, task_died);
 }
 
 static void handle_status(pid_t tid, int status)
