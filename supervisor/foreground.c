@@ -68,6 +68,8 @@ static __attribute__((noreturn)) void run_sentinel(int go_fd, pid_t parent)
 		pause();
 }
 
+/* With a controlling terminal, the sentinel is started even for a background job, which
+ * the shell may bring to the foreground later. */
 void foreground_prepare(void)
 {
 	own_pgid = getpgrp();
@@ -75,8 +77,8 @@ void foreground_prepare(void)
 	if (fd < 0)
 		return; /* no controlling terminal */
 	int go[2];
-	if (tcgetpgrp(fd) != own_pgid || pipe2(go, O_CLOEXEC) < 0) {
-		close(fd); /* a background job: the group stays in the background too */
+	if (pipe2(go, O_CLOEXEC) < 0) {
+		close(fd);
 		return;
 	}
 	pid_t parent = getpid();
@@ -121,13 +123,19 @@ void foreground_give(pid_t pgid, int fd)
 	sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: waitpid must return to notice */
 	sigemptyset(&sa.sa_mask);
 	sigaction(SENTINEL_SIGNAL, &sa, NULL);
-	if (setpgid(sentinel, pgid) < 0 || tcsetpgrp(tty_fd, pgid) < 0) {
-		warn("cannot give the terminal to the program: %s", strerror(errno));
+	group_pgid = pgid;
+	if (setpgid(sentinel, pgid) < 0) {
+		warn("cannot start the terminal sentinel: %s", strerror(errno));
 		foreground_restore();
 		return;
 	}
-	given = true;
-	group_pgid = pgid;
+	/* A background job: the group stays in the background too (until `fg`). */
+	if (tcgetpgrp(tty_fd) == own_pgid) {
+		if (tcsetpgrp(tty_fd, pgid) < 0)
+			warn("cannot give the terminal to the program: %s", strerror(errno));
+		else
+			given = true;
+	}
 	if (write(sentinel_go, "g", 1) != 1)
 		warn("the terminal sentinel is gone: terminal signals reach the program late");
 }
@@ -138,13 +146,15 @@ void foreground_stop_with_group(void)
 		/* the terminal is gone: nothing to give back */
 	}
 	kill(getpid(), SIGSTOP);
-	if (sentinel > 0)
-		kill(sentinel, SIGCONT); /* a program's kill(0, SIGSTOP) stopped it too */
-	/* Continued: in the foreground (fg), the group has the terminal again; in the
-	 * background (bg), the shell keeps it. */
-	if (given && tcgetpgrp(tty_fd) == own_pgid && tcsetpgrp(tty_fd, group_pgid) < 0) {
-		/* the terminal is gone */
-	}
+	if (sentinel <= 0)
+		return;
+	kill(sentinel, SIGCONT); /* a program's kill(0, SIGSTOP) stopped it too */
+	/* Continued: in the foreground (fg), the group has the terminal (again, or for the
+	 * first time for a job started in the background); in the background (bg), the
+	 * shell keeps it. */
+	given = false;
+	if (tcgetpgrp(tty_fd) == own_pgid && tcsetpgrp(tty_fd, group_pgid) == 0)
+		given = true;
 }
 
 void foreground_restore(void)

@@ -29,10 +29,11 @@ struct outside_signal_msg {
 };
 
 /* Before the program starts (and before detrun enters a PID namespace, which the sentinel
- * must stay out of): if detrun is in its terminal's foreground, starts the sentinel. */
+ * must stay out of): if detrun has a controlling terminal, starts the sentinel. */
 void foreground_prepare(void);
-/* Puts `pgid` (already the group's process group) in the terminal's foreground, with the
- * sentinel in it, reporting terminal signals to `report_fd`. Nothing if not prepared. */
+/* Moves the sentinel into `pgid` (already the group's process group), reporting terminal
+ * signals to `report_fd`, and gives that group the terminal if detrun is in its
+ * foreground. Nothing if not prepared. */
 void foreground_give(pid_t pgid, int report_fd);
 /* Every task of the group is stopped (Ctrl-Z, SIGSTOP): detrun stops too, so the shell
  * that runs it sees its job stopped, with the terminal back in detrun's process group.

@@ -231,6 +231,28 @@ TEST(Signals, DetrunStopsWithItsGroup)
 	}
 }
 
+// A job started in the background that reads its terminal stops on SIGTTIN (detrun with
+// it); `fg` gives it the terminal and it reads the line typed ahead. (Sharing detrun's
+// process group, the group used to get this right by accident; in a process group of its
+// own it must be given the terminal when detrun is brought to the foreground.)
+TEST(Signals, BackgroundJobBroughtToTheForeground)
+{
+	// bash gives its terminal away through the terminal on its standard error
+	const std::string script = "exec 2>/dev/tty; set -m; PROG & wait %1; fg %1 >/dev/null; "
+				   "echo \"fg: $?\"";
+	const std::string expected = "read 'hello' in the foreground\nfg: 0\n";
+	for (const std::string &prog : {Guest("sig_tty_read"), "'" + kDetrun + "' -- " + Guest("sig_tty_read"),
+					"'" + kDetrun + "' -- " + Guest("sig_tty_read")}) {
+		Pty pty;
+		ASSERT_GE(pty.slave, 0);
+		ASSERT_EQ(write(pty.master, "hello\n", 6), 6);
+		RunResult r = RunCommand({"bash", "-c", Replace(script, "PROG", prog)}, pty.options(30));
+		ASSERT_FALSE(r.timed_out) << r.Describe();
+		EXPECT_EQ(r.code, 0) << r.Describe();
+		EXPECT_EQ(r.out, expected) << r.Describe();
+	}
+}
+
 // ---- point 22: stops and deaths the kernel decides -------------------------------------------
 
 // A background job writing to its terminal with TOSTOP stops on SIGTTOU and stays stopped;
