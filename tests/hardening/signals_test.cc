@@ -253,6 +253,34 @@ TEST(Signals, BackgroundJobBroughtToTheForeground)
 	}
 }
 
+// Ctrl-Z at the terminal while a recorded program waits for a line: the group stops (the
+// sentinel reports the terminal's SIGTSTP, logged), detrun stops with it, the shell sees
+// the job stopped; `fg` continues it (the SIGCONT logged) and it reads the line typed
+// then. The replay prints the same.
+TEST(Signals, CtrlZStopsARecordedJobAndFgContinuesIt)
+{
+	TempDir dir;
+	Pty pty;
+	ASSERT_GE(pty.slave, 0);
+	const std::string script = "exec 2>/dev/tty; set -m; SIG_TTY_READ_SAY=1 '" + kDetrun +
+				   "' record -o '" + (dir / "z.dlog") + "' -- " + Guest("sig_tty_read") +
+				   "; [ $? -gt 128 ] && echo stopped; fg >/dev/null; echo \"fg: $?\"";
+	Child rec({"bash", "-c", script}, pty.options(60));
+	ASSERT_TRUE(rec.WaitForOutput("reading\n", 30)) << rec.Finish().Describe();
+	ASSERT_EQ(write(pty.master, "\x1a", 1), 1); // the terminal's suspend character
+	ASSERT_TRUE(rec.WaitForOutput("stopped\n", 30)) << rec.Finish().Describe();
+	ASSERT_EQ(write(pty.master, "hello\n", 6), 6);
+	RunResult recorded = rec.Finish();
+	ASSERT_EQ(recorded.out, "reading\nstopped\nread 'hello' in the foreground\nfg: 0\n")
+		<< recorded.Describe();
+	RunResult listed = RunCommand({kDetrun, "log", dir / "z.dlog"});
+	EXPECT_NE(listed.out.find(" 20 (Stopped)"), std::string::npos) << listed.out;
+	EXPECT_NE(listed.out.find(" 18 (Continued)"), std::string::npos) << listed.out;
+	RunResult rep = Replay(dir / "z.dlog");
+	EXPECT_EQ(rep.code, 0) << rep.Describe();
+	EXPECT_EQ(rep.out, "reading\nread 'hello' in the foreground\n") << rep.Describe();
+}
+
 // ---- point 22: stops and deaths the kernel decides -------------------------------------------
 
 // A background job writing to its terminal with TOSTOP stops on SIGTTOU and stays stopped;
