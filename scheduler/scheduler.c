@@ -155,6 +155,11 @@ void sched_children_changed(void)
 	children_epoch++;
 }
 
+uint64_t sched_signals_epoch(void)
+{
+	return signal_epoch;
+}
+
 uint64_t sched_children_epoch(void)
 {
 	return children_epoch;

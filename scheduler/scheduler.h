@@ -51,6 +51,7 @@ void sched_signals_changed(void);
 /* Bumped when a child changes state (exit, stop, exec), for retried wait4/waitid. */
 void sched_children_changed(void);
 uint64_t sched_children_epoch(void);
+uint64_t sched_signals_epoch(void);
 
 /* Supervisor services the scheduler calls while picking. */
 struct sched_ops {

@@ -99,6 +99,7 @@ struct process {
 	struct signal_action trap_program[2], trap_kernel[2];
 	bool trap_armed;        /* the kernel's are handlers: forcing shows a blocked signal */
 	int64_t children_maxrss_kb; /* getrusage(RUSAGE_CHILDREN)'s ru_maxrss */
+	int stopped_by;         /* the signal of a group stop in force, 0 for none (jobctl.c) */
 };
 
 /* Handler state carried from a syscall's entry stop to its exit stop. */

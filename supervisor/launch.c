@@ -395,6 +395,9 @@ int launch_program(const char *path, char **argv, const struct launch_options *l
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
+		/* The group's own process group (supervisor/foreground.h); the namespace's
+		 * init leads it and the program inherits it. */
+		setpgid(0, 0);
 		close(go[1]);
 		close(err[0]);
 		close(sock[0]);
@@ -405,6 +408,7 @@ int launch_program(const char *path, char **argv, const struct launch_options *l
 			_exit(125);
 		run_program(path, argv, go[0], err[1], lo->shim_intercepts);
 	}
+	setpgid(pid, pid); /* as the child does: whichever runs first, it is done */
 	close(go[0]);
 	close(err[1]);
 	close(sock[1]);

@@ -66,6 +66,12 @@ static const char usage[] =
 	"  -h, --help             show this help\n"
 	"  -V, --version          show the version\n"
 	"\n"
+	"The run ends when every process of the group has. When PROGRAM itself has exited and\n"
+	"what it left behind can never run again (blocked for ever), detrun ends those tasks,\n"
+	"names them on stderr and exits with PROGRAM's status. PROGRAM runs in a process group\n"
+	"of its own (in the terminal's foreground when detrun is); signals sent to detrun are\n"
+	"passed on to it, and a second request to end (SIGINT, SIGTERM, ...) kills the group.\n"
+	"\n"
 	"Exit status: PROGRAM's exit status, 128+N if it was killed by signal N, 127 if it\n"
 	"cannot be found, 126 if it cannot be executed, 125 for detrun's own errors (a bad\n"
 	"option, an unreadable or corrupt log, a replay that diverged).\n";

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "scheduler/vclock.h"
+#include "supervisor/jobctl.h"
 #include "supervisor/report.h"
 #include "supervisor/sys_common.h"
 #include "supervisor/trap_signals.h"
@@ -78,6 +79,7 @@ static void signal_sent(struct task *t)
 	long nr = t->syscall_nr;
 	int sig_arg = nr == __NR_tgkill || nr == __NR_rt_tgsigqueueinfo ? 2 : 1;
 	int sig = (int)syscall_arg(t, sig_arg);
+	jobctl_signal_sent(sig);
 	if (sig != SIGKILL && !(sig > 0 && sig <= 64 && (TERMINAL_SIGNALS & SIGBIT(sig))))
 		return;
 	pid_t pid = (pid_t)syscall_arg(t, 0), target;

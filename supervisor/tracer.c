@@ -24,7 +24,10 @@
 #include "scheduler/vclock.h"
 #include "shim/shim.h"
 #include "supervisor/auxv.h"
+#include "supervisor/foreground.h"
+#include "supervisor/jobctl.h"
 #include "supervisor/launch.h"
+#include "supervisor/nested_init.h"
 #include "supervisor/remote.h"
 #include "supervisor/report.h"
 #include "supervisor/seccomp_strict.h"
@@ -69,7 +72,7 @@ static void on_alarm(int sig)
 static void on_outside_signal(int sig, siginfo_t *si, void *ctx)
 {
 	int saved = errno;
-	struct { int sig; int code; pid_t pid; } msg = { sig, si->si_code, si->si_pid };
+	struct outside_signal_msg msg = { sig, si->si_code, si->si_pid };
 	if (write(self_pipe[1], &msg, sizeof(msg)) < 0) {
 		/* the pipe is full: the signal is already known to be pending */
 	}
@@ -107,10 +110,13 @@ static void reap_waiting_stops(void)
 static void deliver_to_group(int sig)
 {
 	sched_signals_changed();
+	jobctl_signal_sent(sig);
 	bool terminal = shim_intercepts() && (TERMINAL_SIGNALS & SIGBIT(sig));
 	for (struct task *t = sched_first(); t; t = t->next) {
 		if (t->tid != t->proc->tgid || t->state == TASK_DEAD)
 			continue;
+		if (sig == SIGKILL)
+			t->proc->dying = true; /* reaped before anything else runs */
 		uint64_t pending, blocked;
 		bool copy_pending = terminal && read_signal_state(t, &pending, &blocked) == 0 &&
 				    (pending & SIGBIT(sig));
@@ -136,13 +142,56 @@ static void queue_outside_signal(int sig)
 		outside_signals[n_outside_signals++] = sig;
 }
 
-/* Signals sent to detrun itself. Ctrl-C reaches the whole foreground process group, the
- * traced tasks included, so detrun only notes it; a signal aimed at detrun alone (kill
- * from another shell, a timeout wrapper) is passed on to every process of the group, as
- * if it had been sent to the group's process group. */
+static int exit_code(int status);
+
+/* Asked again from outside to end (the program did not end at the first request): the
+ * group is killed by a SIGKILL from outside, passed on between events like any outside
+ * signal, so a recording logs it where a replay can deliver it and closes with its end
+ * record. Asked a third time (a task that never reaches an event), detrun does not wait
+ * for the next event: the kill is logged where the timeline stands and the log closed. */
+static void end_group_from_outside(int asked, int times)
+{
+	if (times == 2) {
+		fprintf(stderr, "detrun: %s again: killing the group\n", strsignal(asked));
+		queue_outside_signal(SIGKILL);
+		return;
+	}
+	fprintf(stderr, "detrun: %s a third time: killing the group now\n", strsignal(asked));
+	int sig = SIGKILL;
+	const struct shim_ops *shim = shim_get();
+	if (shim->signals)
+		shim->signals(sched_now(), &sig, 1, deliver_to_group);
+	kill_group();
+	foreground_restore();
+	int code = exit_code(root_status >= 0 ? root_status : SIGKILL);
+	exit(shim->finish ? shim->finish(sched_now(), code) : code);
+}
+
+/* The same signal again within a second: one request sent twice (GNU timeout signals its
+ * child and then its whole process group), merged as the kernel merges a standard signal
+ * still pending. */
+static bool repeated_copy(int sig)
+{
+	static int last_sig;
+	static struct timespec last;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	int64_t ms = (now.tv_sec - last.tv_sec) * 1000LL + (now.tv_nsec - last.tv_nsec) / 1000000;
+	bool repeated = sig == last_sig && ms < 1000;
+	last_sig = sig;
+	last = now;
+	return repeated;
+}
+
+#define ENDING_SIGNALS (SIGBIT(SIGINT) | SIGBIT(SIGTERM) | SIGBIT(SIGHUP) | SIGBIT(SIGQUIT))
+
+/* Signals sent to detrun itself. The terminal's own signals reach the group's process
+ * group (the sentinel reports them, supervisor/foreground.h), so detrun only notes them; a
+ * signal aimed at detrun (kill from another shell, a timeout wrapper) is passed on to every
+ * process of the group, as if it had been sent to the group's process group. */
 static void drain_outside_signals(void)
 {
-	struct { int sig; int code; pid_t pid; } msg;
+	struct outside_signal_msg msg;
 	static int forwarded_signals;
 	while (read(self_pipe[0], &msg, sizeof(msg)) == sizeof(msg)) {
 		if (msg.sig == SIGCHLD) {
@@ -152,10 +201,13 @@ static void drain_outside_signals(void)
 		bool from_group = msg.pid > 0 && sched_find(msg.pid);
 		bool to_detrun_only = (msg.code == SI_USER || msg.code == SI_QUEUE) && !from_group;
 		/* Asked twice from outside: the program did not stop, so detrun stops it. */
-		if (!from_group && ++forwarded_signals >= 2 && msg.sig != SIGUSR1 && msg.sig != SIGUSR2) {
-			fprintf(stderr, "detrun: %s again: killing the group\n", strsignal(msg.sig));
-			kill_group();
-			exit(128 + msg.sig);
+		if (!from_group && (ENDING_SIGNALS & SIGBIT(msg.sig))) {
+			if (repeated_copy(msg.sig))
+				continue;
+			if (++forwarded_signals >= 2) {
+				end_group_from_outside(msg.sig, forwarded_signals);
+				continue;
+			}
 		}
 		bool from_terminal = msg.code == SI_KERNEL && (TERMINAL_SIGNALS & SIGBIT(msg.sig));
 		if (shim_intercepts() && (to_detrun_only || from_terminal)) {
@@ -175,6 +227,8 @@ static void drain_outside_signals(void)
  * task's code. */
 static void pass_outside_signals(void)
 {
+	/* One may have come while detrun was not waiting (a task's events keep it busy). */
+	drain_outside_signals();
 	const struct shim_ops *shim = shim_get();
 	int n = n_outside_signals;
 	n_outside_signals = 0;
@@ -193,7 +247,7 @@ static void install_supervisor_signals(void)
 	sa.sa_sigaction = on_outside_signal;
 	sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: waitpid must return to notice */
 	sigemptyset(&sa.sa_mask);
-	int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD };
+	int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD, SIGCONT };
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 		sigaction(forwarded[i], &sa, NULL);
 	struct sigaction al = { 0 };
@@ -310,10 +364,10 @@ static int interrupt_wait(struct task *t)
 	if (shim_intercepts()) /* a terminal's own copy is not a delivery (from_terminal) */
 		pending &= ~(TERMINAL_SIGNALS & ~t->proc->terminal_due);
 	uint64_t mask = t->wait.sigmask_arg ? t->wait.sigmask : blocked;
-	uint64_t candidates = pending & ~mask & ~(SIGBIT(SIGKILL) | SIGBIT(SIGSTOP));
-	int sig = 0;
+	uint64_t candidates = pending & ~mask & ~SIGBIT(SIGKILL);
+	int sig = jobctl_stop_due(t);
 	for (int s = 1; s <= 64 && !sig; s++)
-		if ((candidates & SIGBIT(s)) && !signal_ignored(t, s))
+		if ((candidates & SIGBIT(s)) && (!signal_ignored(t, s) || jobctl_stops(t, s)))
 			sig = s;
 	if (pending & SIGBIT(SIGKILL))
 		sig = SIGKILL;
@@ -344,8 +398,36 @@ static int interrupt_wait(struct task *t)
 	return 1;
 }
 
+/* The program (the first process) has exited and the tasks it left behind wait for each
+ * other for ever: natively the shell would have its prompt back, so detrun ends the run
+ * with the program's exit status, killing them (a deterministic point: nothing can wake
+ * them). Orphans that still run, sleep or wait for the outside keep the run going. */
+static bool end_orphans(void)
+{
+	if (root_status == -1)
+		return false;
+	warn("the program exited; at t=%llu the tasks it left behind wait for ever: ending them",
+	     (unsigned long long)sched_now());
+	for (struct task *t = sched_first(); t; t = t->next) {
+		if (t->state == TASK_DEAD)
+			continue;
+		if (t->state == TASK_STOPPED)
+			fprintf(stderr, "detrun:   task %d: %s\n", t->vtid,
+				t->parked ? t->wait.what : "runnable");
+		t->proc->dying = true;
+		kill(t->tid, SIGKILL);
+	}
+	return true;
+}
+
 static void report_deadlock(void)
 {
+	if (end_orphans())
+		return;
+	if (jobctl_all_stopped()) {
+		foreground_stop_with_group();
+		return;
+	}
 	warn("deadlock at t=%llu: no task can run and nothing outside the group can wake one",
 	     (unsigned long long)sched_now());
 	for (struct task *t = sched_first(); t; t = t->next)
@@ -448,6 +530,17 @@ static int live_threads(const struct process *p)
 	return n;
 }
 
+/* Does a live task besides t use t's memory (a thread, or a CLONE_VM process)? The kernel
+ * clears and wakes the tid word only then. */
+static bool memory_shared(const struct task *t)
+{
+	for (struct task *u = sched_first(); u; u = u->next)
+		if (u != t && u->proc->aspace == t->proc->aspace && u->state != TASK_DEAD &&
+		    u->state != TASK_EXITING)
+			return true;
+	return false;
+}
+
 static void wake_joiner(struct task *t)
 {
 	struct futex_key key = { (uint64_t)t->proc->aspace, 0, t->clear_child_tid };
@@ -459,7 +552,7 @@ static void task_died(struct task *t, int status)
 	t->state = TASK_DEAD;
 	t->exit_status = status;
 	futex_dequeue(t);
-	if (t->clear_child_tid && live_threads(t->proc) > 0)
+	if (t->clear_child_tid && memory_shared(t))
 		wake_joiner(t);
 	if (t->proc->vfork_parent && t->tid == t->proc->tgid)
 		t->proc->vfork_parent = NULL;
@@ -772,6 +865,8 @@ static void on_signal_stop(struct task *t, int sig)
 				 (unsigned long long)sched_now());
 			stack_report(t, why);
 		}
+	/* Last: when it applies, t is gone (task_died freed it). */
+	nested_init_fault(t, sig, handle_status, task_died);
 }
 
 static void handle_status(pid_t tid, int status)
@@ -810,9 +905,9 @@ static void handle_status(pid_t tid, int status)
 		resume(t);
 		return;
 	case PTRACE_EVENT_STOP:
-		/* A stale interrupt, or a group stop: job control is not virtualized; the task
-		 * keeps running. */
-		if (t->state == TASK_RUNNING)
+		/* A group stop keeps the task stopped (jobctl.h); a stale interrupt, or the
+		 * trap that ends a group stop, lets it go on. */
+		if (t->state == TASK_RUNNING && !jobctl_group_stop(t, sig))
 			resume(t);
 		return;
 	}
@@ -1042,6 +1137,7 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 	files_init();
 	report_set_cleanup(kill_group);
 	pin_to_one_cpu();
+	foreground_prepare();
 
 	/* Forked before detrun changes its own signal dispositions: ignored signals survive
 	 * exec, and the program must start with the dispositions it was given. */
@@ -1056,6 +1152,7 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 		warn("cannot create namespaces (%s): pids, the hostname and the CPU count files "
 		     "are the host's", strerror(errno));
 	install_supervisor_signals();
+	foreground_give(launched.init_pid > 0 ? launched.init_pid : launched.pid, self_pipe[1]);
 	struct process *p = new_process(launched.pid, next_aspace++);
 	p->persona = (unsigned)personality(0xffffffff); /* what it would inherit natively */
 	struct task *t = sched_add(launched.pid, p);
@@ -1083,6 +1180,7 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 	 * passes the group's resource usage up to detrun's own parent. */
 	if (launched.init_pid > 0)
 		waitpid_retry(launched.init_pid, NULL, __WALL);
+	foreground_restore();
 	int exec_errno = launch_exec_error(&launched);
 	int code = exit_code(root_status);
 	if (exec_errno) {

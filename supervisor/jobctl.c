@@ -1,0 +1,88 @@
+#include "supervisor/jobctl.h"
+
+#include <signal.h>
+#include <string.h>
+
+#include "scheduler/scheduler.h"
+#include "supervisor/report.h"
+#include "supervisor/sys_common.h"
+#include "supervisor/tracer.h"
+
+#define STOP_SIGNALS (SIGBIT(SIGSTOP) | SIGBIT(SIGTSTP) | SIGBIT(SIGTTIN) | SIGBIT(SIGTTOU))
+
+static bool in_group_stop(const struct task *t);
+
+/* The stopped thread may go on: its process got a SIGCONT (pending until a thread takes
+ * it), a sibling saw that already, or it is being killed. */
+static enum wait_result continued(struct task *t)
+{
+	struct process *p = t->proc;
+	if (p->dying || !p->stopped_by)
+		return WAIT_READY;
+	if (t->wait.arg[0] == sched_signals_epoch())
+		return WAIT_NOT_READY; /* no signal was sent since the last look */
+	t->wait.arg[0] = sched_signals_epoch();
+	uint64_t pending, blocked;
+	if (read_signal_state(t, &pending, &blocked) == 0 && !(pending & SIGBIT(SIGCONT)))
+		return WAIT_NOT_READY;
+	trace_event(t, "  continued");
+	p->stopped_by = 0;
+	return WAIT_READY;
+}
+
+static bool in_group_stop(const struct task *t)
+{
+	return t->parked && t->wait.ready == continued;
+}
+
+bool jobctl_group_stop(struct task *t, int sig)
+{
+	if (sig <= 0 || sig > 64 || !(STOP_SIGNALS & SIGBIT(sig)))
+		return false;
+	t->state = TASK_STOPPED;
+	t->syscall_nr = -1;
+	if (!t->proc->stopped_by)
+		trace_event(t, "stopped by signal %d (%s)", sig, strsignal(sig));
+	t->proc->stopped_by = sig;
+	struct wait w = { .what = "stopped (job control)", .deadline_ns = -1, .ready = continued };
+	w.arg[0] = sched_signals_epoch();
+	sched_park(t, &w);
+	/* The real parent's waitpid(WUNTRACED) and its SIGCHLD; siblings parked in calls
+	 * are to join the stop (jobctl_stop_due, through the scheduler's signal check). */
+	sched_children_changed();
+	sched_signals_changed();
+	return true;
+}
+
+int jobctl_stop_due(const struct task *t)
+{
+	return t->proc->stopped_by && !in_group_stop(t) ? t->proc->stopped_by : 0;
+}
+
+bool jobctl_stops(const struct task *t, int sig)
+{
+	if (sig == SIGSTOP)
+		return true;
+	if (!(STOP_SIGNALS & SIGBIT(sig)))
+		return false;
+	return !signal_is_caught(t, sig) && !(t->proc->ignored & SIGBIT(sig));
+}
+
+bool jobctl_all_stopped(void)
+{
+	bool any = false;
+	for (struct task *t = sched_first(); t; t = t->next) {
+		if (t->state == TASK_DEAD || t->state == TASK_EXITING)
+			continue;
+		if (!in_group_stop(t))
+			return false;
+		any = true;
+	}
+	return any;
+}
+
+void jobctl_signal_sent(int sig)
+{
+	if (sig == SIGCONT)
+		sched_children_changed();
+}
