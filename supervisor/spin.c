@@ -22,7 +22,9 @@
 
 enum {
 	SAMPLES = 6,             /* register samples per probe */
-	SAMPLE_GAP_US = 1500,    /* run time between samples */
+	SAMPLE_GAP_US = 1500,    /* wall time before the first look at a sample's run */
+	SAMPLE_CPU_NS = 1000000, /* CPU time the task must use between two samples */
+	SAMPLE_WAIT_US = 500000, /* longest wall-clock wait for that CPU time */
 	MAX_BUDGET_MS = 4000,    /* a computing task is looked at no less often than this */
 	READONLY_PATIENCE = 8,   /* probes a changing read-only loop gets before a hazard */
 	MAX_DIGEST_BYTES = 256 << 20, /* writable memory compared per probe, in all */
@@ -39,7 +41,95 @@ struct probe {
 	bool untrackable; /* writable memory too large to compare */
 };
 
+/* ---- the task's own CPU time ------------------------------------------------------------ */
+
+/* Nanoseconds t has run, in the kernel too (/proc/TID/schedstat); -1 when it is gone. On a
+ * busy machine wall time says nothing about how far a task got; its CPU time does. */
+static int64_t task_cpu_ns(const struct task *t)
+{
+	char path[64], buf[128];
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", t->tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return strtoll(buf, NULL, 10);
+}
+
+void spin_start(struct task *t)
+{
+	t->run_cpu_ns = task_cpu_ns(t);
+}
+
+int spin_remaining_ms(struct task *t, int budget_ms)
+{
+	int64_t now = task_cpu_ns(t);
+	if (now < 0 || t->run_cpu_ns < 0)
+		return 0; /* cannot tell: look, the probe finds out what became of it */
+	int64_t left = budget_ms * 1000000LL - (now - t->run_cpu_ns);
+	return left <= 0 ? 0 : (int)((left + 999999) / 1000000);
+}
+
+/* ---- native calls a probe cuts short ------------------------------------------------------- */
+
+/* The kernel's restart codes: the call did not happen and is restarted through its syscall
+ * instruction, so through the filter again (ERESTART_RESTARTBLOCK restarts through
+ * restart_syscall, which the filter allows). */
+static bool restarted_by_kernel(const struct user_regs_struct *r)
+{
+	int64_t ax = (int64_t)r->rax;
+	return (int64_t)r->orig_rax >= 0 && ax <= -512 && ax >= -514;
+}
+
+static uint64_t args_digest(const struct user_regs_struct *r)
+{
+	uint64_t a[6] = { r->rdi, r->rsi, r->rdx, r->r10, r->r8, r->r9 }, h = 1469598103934665603ULL;
+	for (int i = 0; i < 6; i++)
+		h = (h ^ a[i]) * 1099511628211ULL;
+	return h;
+}
+
+/* A probe's interrupt found t inside a native call that the kernel will restart. Without
+ * the probe the call would have run once: its restart must not be a second event (nor run
+ * its handler twice). Same call = same number, same place, same arguments — a new call
+ * with the same arguments as an allowed one would not stop at all. */
+static void mark_restart(struct task *t, int request)
+{
+	t->probe_restart_nr = (long)t->regs.orig_rax;
+	t->probe_restart_rip = t->regs.rip;
+	t->probe_restart_args = args_digest(&t->regs);
+	t->probe_restart_request = request;
+}
+
+bool spin_restarted(struct task *t, bool seccomp)
+{
+	long nr = t->probe_restart_nr;
+	t->probe_restart_nr = -1;
+	if (nr < 0 || !seccomp || remote_load_regs(t))
+		return false;
+	if ((long)t->regs.orig_rax != nr || t->regs.rip != t->probe_restart_rip ||
+	    args_digest(&t->regs) != t->probe_restart_args)
+		return false;
+	t->resume = t->probe_restart_request == PTRACE_SYSCALL ? RESUME_SYSCALL : RESUME_CONT;
+	return true;
+}
+
 /* ---- stopping and starting the task ---------------------------------------------------- */
+
+static int wait_for(const struct task *t, int *status)
+{
+	for (;;) {
+		pid_t got = waitpid(t->tid, status, __WALL);
+		if (got == t->tid)
+			return 0;
+		if (got < 0 && errno != EINTR)
+			return -1;
+	}
+}
 
 /* Interrupts t and waits for the interrupt stop. A different stop (t reached an event
  * first) is handed to `handle` and reported as false. */
@@ -49,26 +139,54 @@ static bool interrupt(struct task *t, void (*handle)(int, int))
 		return false;
 	int status;
 	for (;;) {
-		pid_t got = waitpid(t->tid, &status, __WALL);
-		if (got == t->tid)
-			break;
-		if (got < 0 && errno != EINTR)
+		if (wait_for(t, &status))
 			return false;
-	}
-	if (WIFSTOPPED(status) && ((unsigned)status >> 16) == PTRACE_EVENT_STOP) {
+		if (WIFSTOPPED(status) && ((unsigned)status >> 16) == PTRACE_EVENT_STOP) {
+			t->regs_valid = false;
+			return true;
+		}
+		/* A syscall-exit stop with a restart code: the interrupt cut short a native call
+		 * t was resumed into with PTRACE_SYSCALL. Its exit is the restarted call's, later;
+		 * on to the interrupt stop. */
 		t->regs_valid = false;
-		return true;
+		if (WIFSTOPPED(status) && WSTOPSIG(status) == (SIGTRAP | 0x80) &&
+		    remote_load_regs(t) == 0 && restarted_by_kernel(&t->regs)) {
+			mark_restart(t, PTRACE_SYSCALL);
+			t->regs_valid = false;
+			ptrace(PTRACE_CONT, t->tid, 0, 0);
+			continue;
+		}
+		handle(t->tid, status);
+		return false;
 	}
-	handle(t->tid, status);
-	return false;
 }
 
-static void run_for_us(struct task *t, long us)
+static void sleep_us(long us)
 {
-	ptrace(PTRACE_CONT, t->tid, 0, 0);
-	struct timespec ts = { 0, us * 1000 };
+	struct timespec ts = { us / 1000000, us % 1000000 * 1000 };
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+}
+
+static bool blocked_in_kernel(const struct task *t);
+
+/* Lets t run until it has used SAMPLE_CPU_NS more CPU time, however long it waits for a
+ * CPU. False when it did not get that within SAMPLE_WAIT_US, or sleeps in the kernel: the
+ * samples would then show a task that did not run, not one that spins. */
+static bool run_some(struct task *t)
+{
+	int64_t from = task_cpu_ns(t);
+	ptrace(PTRACE_CONT, t->tid, 0, 0);
+	sleep_us(SAMPLE_GAP_US);
+	for (long waited = SAMPLE_GAP_US; waited < SAMPLE_WAIT_US; waited += 250) {
+		int64_t now = task_cpu_ns(t);
+		if (from < 0 || now < 0 || now - from >= SAMPLE_CPU_NS)
+			return true;
+		if (blocked_in_kernel(t))
+			return false;
+		sleep_us(250);
+	}
+	return false;
 }
 
 /* ---- memory watch ------------------------------------------------------------------------ */
@@ -177,34 +295,47 @@ enum spin_verdict spin_check(struct task *t, void (*handle)(int, int))
 		longer_budget(t);
 		return SPIN_KEEP_RUNNING;
 	}
+	t->probe_restart_nr = -1;
 	if (!interrupt(t, handle))
 		return SPIN_EVENT;
 	struct user_regs_struct samples[SAMPLES + 1];
-	if (remote_load_regs(t) || in_syscall(&t->regs) || !t->proc->syscall_insn)
+	if (remote_load_regs(t))
+		goto keep_running;
+	if (in_syscall(&t->regs)) {
+		if (restarted_by_kernel(&t->regs))
+			mark_restart(t, PTRACE_CONT);
+		goto keep_running;
+	}
+	if (!t->proc->syscall_insn)
 		goto keep_running;
 	samples[0] = t->regs;
 
 	struct probe probe;
 	watch_memory(&probe, t);
 	int taken = 1;
-	bool wrote = false;
-	for (; taken <= SAMPLES && !wrote; taken++) {
-		run_for_us(t, SAMPLE_GAP_US);
+	for (; taken <= SAMPLES; taken++) {
+		bool ran = run_some(t);
 		if (!interrupt(t, handle)) {
 			unwatch_memory(&probe, t);
 			return SPIN_EVENT;
 		}
+		if (!ran) {
+			/* Inconclusive, not a verdict: look again later. */
+			unwatch_memory(&probe, t);
+			goto keep_running;
+		}
 		remote_load_regs(t);
 		samples[taken] = t->regs;
 	}
-	wrote |= unwatch_memory(&probe, t);
-	if (wrote) {
+	taken--; /* samples[0..taken] */
+	if (unwatch_memory(&probe, t)) {
 		t->spin_probes = 0;
 		goto keep_running;
 	}
-	/* Registers identical at the final stop and an earlier sample: a pure spin. */
-	for (int i = 0; i < taken - 1; i++)
-		if (same_state(&samples[i], &samples[taken - 1])) {
+	/* Registers identical at the final stop and an earlier sample, with at least
+	 * SAMPLE_CPU_NS of the task's own running between them: a pure spin. */
+	for (int i = 0; i < taken; i++)
+		if (same_state(&samples[i], &samples[taken])) {
 			trace_event(t, "  spin: no writes, state repeats at 0x%llx; descheduled",
 				    (unsigned long long)t->regs.rip);
 			goto deschedule;
