@@ -41,6 +41,10 @@ enum spin_verdict {
 /* `t` is running past its budget. `handle` processes a stop that is not the detector's. */
 enum spin_verdict spin_check(struct task *t, void (*handle)(int tid, int status));
 
+/* The running task reached an event (or was descheduled): undo what probes of this run
+ * set up in its address space, before anything else can look at it. */
+void spin_end(void);
+
 /* The budget starts now (t was just resumed, or looked at). */
 void spin_start(struct task *t);
 /* Milliseconds of CPU time t has left of `budget_ms`; 0 when the detector should look. */

@@ -794,12 +794,14 @@ static void run_until_event(struct task *t)
 				break;
 			if (v == SPIN_KEEP_RUNNING)
 				budget = (int)t->run_budget_ms;
-			spin_start(t);
+			if (v == SPIN_KEEP_RUNNING || still_traced(t)) /* an event may have ended t */
+				spin_start(t);
 			left = budget;
 		}
 		arm_alarm(left);
 	}
 	arm_alarm(0);
+	spin_end();
 	if (still_traced(t) && t->state == TASK_STOPPED && !t->spin_descheduled) {
 		t->run_budget_ms = 0; /* an event: the spin budget starts over */
 		t->spin_probes = 0;

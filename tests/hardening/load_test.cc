@@ -76,4 +76,55 @@ TEST(Load, SpinBarrierBesideAHog)
 	SameUnderLoad({G + "spin_barrier", "3", "5"}, 6, "checksum");
 }
 
+// ---- what the spin check costs (point 24) ---------------------------------------------
+
+// The probe learns which pages were written from the kernel (userfaultfd write-protect in
+// async mode + PAGEMAP_SCAN) instead of digesting all writable memory, which it gave up on
+// beyond 256 MiB: a spinner in a process with a large untouched mapping was taken for a
+// computation and the group hung. The spinner here writes its lock on every iteration
+// without changing it: written must not count as changed.
+TEST(SpinCost, SpinnerBesideALargeMappingIsDescheduled)
+{
+	RunOptions opt;
+	opt.timeout_s = 60;
+	RunResult r = RunCommand(UnderDetrun({}, {G + "load_tas_spin", "1024"}), opt);
+	ASSERT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_EQ(r.code, 0) << r.Describe();
+	EXPECT_EQ(r.out, "load_tas_spin ok: got 1\n") << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+}
+
+// The verdict decides the schedule: every spinner descheduled with the page tracking must
+// be descheduled at the same logical time and in the same task as with the full digest
+// (DETRUN_SPIN_WATCH=digest), and the outputs must agree.
+std::vector<std::string> SpinVerdicts(const std::string &err)
+{
+	std::vector<std::string> v;
+	for (const auto &line : SplitLines(err)) {
+		size_t spin = line.find("] spin:"), close = line.find(']');
+		if (line.find("spin:") != std::string::npos || line.find("hazard") != std::string::npos)
+			v.push_back(line.substr(0, close == std::string::npos ? 0 : close + 1) +
+				    (spin == std::string::npos ? " other" : " spin"));
+	}
+	return v;
+}
+
+TEST(SpinCost, VerdictsAsWithTheFullDigest)
+{
+	const std::vector<std::vector<std::string>> guests = {
+		{G + "spin_barrier", "3", "5"}, {G + "atomic_flag_wait"}, {G + "racy_counter", "2", "500000"},
+		{G + "load_tas_spin", "0"}};
+	for (const auto &argv : guests) {
+		RunResult pages = RunCommand(UnderDetrun({"--trace"}, argv));
+		std::vector<std::string> digest_cmd = {"env", "DETRUN_SPIN_WATCH=digest"};
+		for (const auto &a : UnderDetrun({"--trace"}, argv))
+			digest_cmd.push_back(a);
+		RunResult digest = RunCommand(digest_cmd);
+		ASSERT_EQ(pages.code, 0) << pages.Describe();
+		ASSERT_EQ(digest.code, 0) << digest.Describe();
+		EXPECT_EQ(pages.out, digest.out) << argv[0];
+		EXPECT_EQ(SpinVerdicts(pages.err), SpinVerdicts(digest.err)) << argv[0];
+	}
+}
+
 } // namespace
