@@ -633,7 +633,7 @@ enum spin_verdict spin_check(struct task *t, void (*handle)(int, int))
 		return SPIN_KEEP_RUNNING;
 	}
 	hazard(t, "a loop that writes no memory but whose registers change kept running "
-		  "without an event; descheduled at a point chosen by the wall clock, so this "
+		  "without an event; descheduled at a point chosen by timing, so this "
 		  "task's later behaviour may vary between runs");
 	stack_report(t, "spinning here");
 deschedule:
