@@ -81,6 +81,7 @@ struct process {
 	uint64_t syscall_insn;  /* address of a syscall instruction, for injected calls */
 	struct task *vfork_parent; /* parked parent while this vfork child shares its memory */
 	bool dying;             /* exit_group, a fatal signal or SIGKILL: every thread will die */
+	bool own_userfaultfd;   /* made a userfaultfd: the spin probe must not register its memory */
 	int64_t start_ns;       /* virtual monotonic time of its creation */
 };
 

@@ -19,6 +19,7 @@
 #include "supervisor/remote.h"
 #include "supervisor/report.h"
 #include "supervisor/stack.h"
+#include "supervisor/syscall_table.h"
 #include "supervisor/tracer.h"
 
 
@@ -318,7 +319,7 @@ static struct space *space_of(struct task *t)
 		const char *m = getenv("DETRUN_SPIN_WATCH");
 		watch_mode = !(m && !strcmp(m, "digest"));
 	}
-	if (!watch_mode)
+	if (!watch_mode || t->proc->own_userfaultfd)
 		return NULL;
 	for (int i = 0; i < n_spaces; i++)
 		if (spaces[i].aspace == t->proc->aspace)
@@ -337,6 +338,14 @@ static struct space *space_of(struct task *t)
 		s->uffd = -1;
 	}
 	return s->uffd >= 0 ? s : NULL;
+}
+
+/* Implements the stop of userfaultfd(2), which then runs natively: a program that has a
+ * userfaultfd may register its own memory at any moment, and would find it taken
+ * (EBUSY) if a probe had registered it; its probes digest instead. */
+void sys_userfaultfd(struct task *t)
+{
+	t->proc->own_userfaultfd = true;
 }
 
 struct region {

@@ -127,4 +127,16 @@ TEST(SpinCost, VerdictsAsWithTheFullDigest)
 	}
 }
 
+// A process that has a userfaultfd of its own registers its memory with it when it likes,
+// here after a computation long enough to be probed and with no event in between: the
+// probe's registration must never make that fail (EBUSY).
+TEST(SpinCost, ProgramsOwnUserfaultfdFindsItsMemoryFree)
+{
+	RunResult native = RunCommand({G + "load_own_uffd"});
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	RunResult r = RunCommand(UnderDetrun({"--spin-budget", "1"}, {G + "load_own_uffd"}));
+	EXPECT_EQ(r.code, 0) << r.Describe();
+	EXPECT_EQ(r.out, native.out) << r.Describe();
+}
+
 } // namespace
