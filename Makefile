@@ -5,8 +5,8 @@ PACKAGES  := build-essential cmake ninja-build pkg-config libseccomp-dev libunwi
              libcapstone-dev protobuf-c-compiler libprotobuf-c-dev googletest libgtest-dev \
              python3 make gcc strace golang-go zlib1g-dev \
              protobuf-compiler python3-protobuf clang libclang-rt-14-dev curl nginx \
-             postgresql redis-server redis-tools memcached
-.PHONY: all deps configure build test demo bench fuzz clean format-check
+             postgresql redis-server redis-tools memcached stress-ng
+.PHONY: all deps configure build test demo bench fuzz stress clean format-check
 
 all: build
 
@@ -46,6 +46,17 @@ demo: configure
 # `make bench QUICK=1`: fewer repetitions, smaller inputs, shorter server runs (< 2 min).
 bench: build
 	@python3 bench/bench.py --build $(BUILD) $(if $(filter-out 0,$(QUICK)),--quick)
+
+# `make stress`: the determinism suites (the e2e table and tests/hardening/load_test.cc) beside
+# a CPU hog on every CPU. A difference between runs or a hang fails it. The hog ends by itself
+# after STRESS_SECONDS, and is stopped as soon as the tests are done.
+STRESS_SECONDS ?= 900
+stress: build
+	@hog_cpus=$$(nproc); echo "stress: stress-ng --cpu $$hog_cpus for at most $(STRESS_SECONDS) s beside the determinism suites"; \
+	stress-ng --cpu $$hog_cpus --timeout $(STRESS_SECONDS)s --quiet & hog=$$!; \
+	(cd $(BUILD) && ctest --output-on-failure --timeout 900 -R 'E2E\.DeterministicUnderDetrun|^Load\.'); rc=$$?; \
+	kill $$hog 2>/dev/null; wait $$hog 2>/dev/null; \
+	if [ $$rc -eq 0 ]; then echo "stress: every run identical under load"; else echo "stress: FAILED under load"; fi; exit $$rc
 
 # `make fuzz FUZZ_SECONDS=600`: libFuzzer + ASan/UBSan on the log reader (clang); new
 # coverage is merged into tests/fuzz/corpus, reproducers go to tests/fuzz/crashes.

@@ -423,6 +423,11 @@ class Bench:
             ("detrun", lambda tag: [self.detrun, "--"], None, "top"),
             ("strace", lambda tag: ["strace", "-f", "-o", "/dev/null"], self.probe_strace, "tracee"),
             ("record", rec, self.probe_record, "top"),
+            # The spin detector's probe as it was before it learned which pages were written
+            # (a digest of all writable memory per look): compute workloads only, to show
+            # what the page tracking saves, side by side with "detrun".
+            ("digest", lambda tag: ["env", "DETRUN_SPIN_WATCH=digest", self.detrun, "--"],
+             None, "top"),
         ]
 
     def probe_strace(self):
@@ -535,6 +540,12 @@ class Bench:
             return size
         return None
 
+    COMPUTE_ONLY = ("digest",)  # modes run on the "compute threads" workloads alone
+
+    def modes_for(self, w):
+        return [(m, p) for m, p in self.modes
+                if m not in self.COMPUTE_ONLY or w.group == "compute threads"]
+
     def run_batch(self, w):
         if w.setup:
             w.setup()
@@ -545,10 +556,11 @@ class Bench:
         if "error" in warm:
             return {"error": "native warm-up run failed: " + warm["error"]}
         timeout = min(self.cap, max(30.0, 50 * warm["wall"]))
-        runs = {m: [] for m, _ in self.modes}
+        modes = self.modes_for(w)
+        runs = {m: [] for m, _ in modes}
         dead = {}
         for rep in range(reps):
-            for mode, prefix in self.modes:
+            for mode, prefix in modes:
                 if mode in dead:
                     runs[mode].append(None)
                     continue
@@ -606,11 +618,12 @@ class Bench:
     def run_micro(self, w):
         reps = self.reps["micro"]
         micro = os.path.join(self.bin, "syscall_micro")
-        runs = {(m, n): [] for m, _ in self.modes for n in (w.iters, 0)}
+        modes = self.modes_for(w)
+        runs = {(m, n): [] for m, _ in modes for n in (w.iters, 0)}
         timeout = 30 if self.quick else 120
         dead = {}
         for rep in range(reps):
-            for mode, prefix in self.modes:
+            for mode, prefix in modes:
                 for n in (w.iters, 0):
                     if mode in dead:
                         runs[(mode, n)].append(None)
@@ -634,7 +647,7 @@ class Bench:
                     for r in runs[(mode, w.iters)]]
 
         native = per_call("native")
-        for mode, _ in self.modes:
+        for mode, _ in modes:
             pc = per_call(mode)
             s = summarize(pc, native)
             s["us_per_call"] = s.pop("median")
@@ -669,11 +682,12 @@ class Bench:
         if self.docroot is None:
             self.docroot = self.make_docroot()
         reps = self.reps["server"]
-        runs = {(m, p): [] for m, _ in self.modes for p in w.paths}
-        procs = {m: [] for m, _ in self.modes}
+        modes = self.modes_for(w)
+        runs = {(m, p): [] for m, _ in modes for p in w.paths}
+        procs = {m: [] for m, _ in modes}
         start_timeout = 15 if self.quick else 60
         for rep in range(reps):
-            for mode, prefix in self.modes:
+            for mode, prefix in modes:
                 tag = f"{w.name}-{mode}-{rep}"
                 res = self.serve_once(w, mode, prefix(tag), tag, start_timeout)
                 if mode == "record":
@@ -693,7 +707,7 @@ class Bench:
             native_rps = [r.get("rps") if "error" not in r else None for r in runs[("native", p)]]
             native_lat = [r.get("lat_avg_us") if "error" not in r else None for r in runs[("native", p)]]
             per_mode = {}
-            for mode, _ in self.modes:
+            for mode, _ in modes:
                 rs = runs[(mode, p)]
                 rps = [r.get("rps") if "error" not in r else None for r in rs]
                 lat = [r.get("lat_avg_us") if "error" not in r else None for r in rs]
@@ -714,7 +728,7 @@ class Bench:
                         s["status"] = "warn"
                 per_mode[mode] = s
             out["paths"][p] = per_mode
-        for mode, _ in self.modes:
+        for mode, _ in modes:
             rs = procs[mode]
             out["server"][mode] = {
                 "peak_rss_kb": max([r.get("peak_rss_kb") or 0 for r in rs] or [0]) or None,

@@ -40,6 +40,7 @@ struct task *sched_add(pid_t tid, struct process *proc)
 	t->state = TASK_NEW;
 	t->syscall_nr = -1;
 	t->run_budget_ms = 0;
+	t->probe_restart_nr = -1;
 	if (tasks_tail)
 		tasks_tail->next = t;
 	else

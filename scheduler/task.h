@@ -142,8 +142,15 @@ struct task {
 				 * an injected call only runs after it (remote.c) */
 	long external_restart;  /* 1 + the syscall whose external call was interrupted and
 				 * is restarted by the kernel; 0 for none (read is 0) */
-	int spin_probes;        /* consecutive probes that found writes (backs off the budget) */
-	int64_t run_budget_ms;  /* wall-clock budget before the spin detector looks */
+	int spin_probes;        /* probes since the last event that found a read-only loop */
+	int64_t run_budget_ms;  /* CPU-time budget before the spin detector looks */
+	int64_t run_cpu_ns;     /* the task's CPU time when that budget started */
+	/* A probe cut short the native call `probe_restart_nr` at `probe_restart_rip`: its
+	 * restart by the kernel is the same call going on, resumed with this request. */
+	long probe_restart_nr;  /* -1 for none */
+	uint64_t probe_restart_rip;
+	uint64_t probe_restart_args; /* digest of its six argument registers */
+	int probe_restart_request;
 	int exit_status;        /* wait status once dead */
 	int vcpu;               /* the virtual CPU it runs on: 0, or the first one of the
 				 * affinity it set (getcpu, RDPID, RDTSCP's TSC_AUX) */

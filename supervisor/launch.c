@@ -307,6 +307,9 @@ static void enter_private_views(const struct launch_options *lo)
 	mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 	if (stage_views()) {
 		cover_cpu_views(lo->cpus);
+		/* userfaultfd is refused (syscalls.def): its device must not hand one out. */
+		if (access("/dev/userfaultfd", F_OK) == 0)
+			cover_file("/dev/userfaultfd", "");
 		unstage_views();
 	}
 	sethostname(DETRUN_HOSTNAME, strlen(DETRUN_HOSTNAME));

@@ -1,9 +1,9 @@
 /*
  * The spin detector: progress without instruction counters.
  *
- * A task that runs past its wall-clock budget without an event may be waiting for another
+ * A task that uses up its CPU-time budget without an event may be waiting for another
  * task by spinning on memory — which, with one task running at a time, would never end.
- * Where it is stopped is decided by the wall clock, so descheduling it is only safe if that
+ * Where it is stopped is decided by timing, so descheduling it is only safe if that
  * point cannot matter:
  *
  *   1. Interrupt it, take a digest of all its writable memory, and sample its registers a
@@ -19,11 +19,17 @@
  *   4. Memory unchanged but its registers change (an iteration counter, a read-only
  *      scan): its own future may depend on where it stopped. Give it a much longer budget
  *      first (it may finish); then deschedule it and report a hazard with its stack.
+ *
+ * Nothing here may depend on how busy the machine is: the budget and the gaps between
+ * samples are measured in the task's own CPU time (a task waiting for a CPU is not looked
+ * at, and two samples with no run between them prove nothing), and a native call a probe
+ * cuts short is restarted by the kernel without becoming a second event (spin_restarted).
  */
 #ifndef DETRUN_SUPERVISOR_SPIN_H
 #define DETRUN_SUPERVISOR_SPIN_H
 
 #include <stdint.h>
+#include <stdbool.h>
 
 struct task;
 
@@ -43,5 +49,18 @@ enum spin_verdict spin_check(struct task *t, void (*handle)(int tid, int status)
  * per task), so the scheduler moves time to the deadline instead of letting it run on. */
 enum spin_verdict spin_preempt_for_timer(struct task *t, void (*handle)(int tid, int status),
 					 int64_t ran_ms);
+/* The running task reached an event (or was descheduled): undo what probes of this run
+ * set up in its address space, before anything else can look at it. */
+void spin_end(void);
+
+/* The budget starts now (t was just resumed, or looked at). */
+void spin_start(struct task *t);
+/* Milliseconds of CPU time t has left of `budget_ms`; 0 when the detector should look. */
+int spin_remaining_ms(struct task *t, int budget_ms);
+
+/* At t's seccomp stop: is it the kernel restarting a native call that a probe's interrupt
+ * cut short? Then it is not an event: t's resume request is set to go on as before. Any
+ * stop clears the mark (pass `seccomp` false for other stops). */
+bool spin_restarted(struct task *t, bool seccomp);
 
 #endif

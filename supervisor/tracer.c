@@ -257,10 +257,13 @@ static void install_supervisor_signals(void)
 	signal(SIGTTOU, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
 	/* Every ptrace stop raises SIGCHLD; it matters only while waiting for outside input
-	 * (wait_outside lets it through), not while waitpid is already listening. */
+	 * (wait_outside lets it through), not while waitpid is already listening. The spin
+	 * detector's SIGALRM is for wait_any alone: elsewhere it would interrupt detrun's
+	 * other waits at moments the wall clock picks. */
 	sigset_t chld;
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
+	sigaddset(&chld, SIGALRM);
 	sigprocmask(SIG_BLOCK, &chld, NULL);
 }
 
@@ -738,6 +741,11 @@ static void on_syscall_entry(struct task *t)
 	t->syscall_nr = (long)t->regs.orig_rax;
 	t->proc->syscall_insn = t->regs.rip - 2;
 	t->state = TASK_STOPPED;
+	if (spin_restarted(t, true)) {
+		trace_event(t, "  %s restarted after a spin probe", syscall_name(t->syscall_nr));
+		resume(t);
+		return;
+	}
 	bool restarted = t->external_restart == t->syscall_nr + 1;
 	t->external_restart = 0;
 	if (restarted) {
@@ -886,6 +894,8 @@ static void handle_status(pid_t tid, int status)
 	t->regs_valid = false;
 	int sig = WSTOPSIG(status);
 	int event = (unsigned)status >> 16;
+	if (event != PTRACE_EVENT_SECCOMP)
+		spin_restarted(t, false);
 	switch (event) {
 	case PTRACE_EVENT_SECCOMP:
 		on_syscall_entry(t);
@@ -925,30 +935,36 @@ static void handle_status_cb(int tid, int status)
 
 static pid_t wait_any(int *status)
 {
+	sigset_t alrm;
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
 	for (;;) {
-		pid_t tid = waitpid(-1, status, __WALL);
+		/* A SIGALRM pending from before is taken as the mask opens; one that lands
+		 * after the check is followed by the next (arm_alarm is periodic). */
+		sigprocmask(SIG_UNBLOCK, &alrm, NULL);
+		pid_t tid = alarm_fired ? -1 : waitpid(-1, status, __WALL);
+		int err = alarm_fired ? EINTR : errno;
+		sigprocmask(SIG_BLOCK, &alrm, NULL);
 		if (tid >= 0)
 			return tid;
-		if (errno == ECHILD)
+		if (err == ECHILD)
 			return -1;
-		if (errno == EINTR) {
+		if (err == EINTR) {
 			drain_outside_signals();
-			if (alarm_fired)
+			if (alarm_fired) {
+				alarm_fired = 0;
 				return 0;
+			}
 		}
 	}
 }
 
-static int64_t monotonic_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
+/* Periodic: a SIGALRM that lands between arming and waitpid (a busy machine can delay
+ * detrun that long) is followed by another, instead of leaving waitpid asleep for good
+ * beside a task that spins. */
 static void arm_alarm(int ms)
 {
-	struct itimerval it = { { 0, 0 }, { ms / 1000, (ms % 1000) * 1000 } };
+	struct itimerval it = { { ms / 1000, (ms % 1000) * 1000 }, { ms / 1000, (ms % 1000) * 1000 } };
 	alarm_fired = 0;
 	setitimer(ITIMER_REAL, &it, NULL);
 }
@@ -963,6 +979,13 @@ static bool still_traced(const struct task *t)
 	return false;
 }
 
+static int64_t monotonic_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
 /* Has t, running since `since` without an event, outrun a timer signal (of its own
  * process, or of another that may act on it: a parent's alarm that kills a child)?
  * Natively the signal would have come by now. */
@@ -975,7 +998,8 @@ static bool timer_signal_overdue(const struct task *t, int64_t since)
 static void run_until_event(struct task *t)
 {
 	int budget = t->run_budget_ms ? (int)t->run_budget_ms : tracer_opts->spin_budget_ms;
-	int64_t started = monotonic_ms(), since_event = started;
+	int64_t since_event = monotonic_ms();
+	spin_start(t);
 	arm_alarm(budget);
 	while (still_traced(t) && t->state == TASK_RUNNING) {
 		int status;
@@ -986,7 +1010,10 @@ static void run_until_event(struct task *t)
 			handle_status(got, status);
 			continue;
 		}
-		if (monotonic_ms() - started >= budget) {
+		/* The budget is the task's CPU time: a task waiting for a CPU is not looked at. */
+		int left = spin_remaining_ms(t, budget);
+		if (left == 0) {
+			arm_alarm(0);
 			enum spin_verdict v = spin_check(t, handle_status_cb);
 			if (v == SPIN_KEEP_RUNNING && timer_signal_overdue(t, since_event))
 				v = spin_preempt_for_timer(t, handle_status_cb,
@@ -995,13 +1022,18 @@ static void run_until_event(struct task *t)
 				break;
 			if (v == SPIN_KEEP_RUNNING)
 				budget = (int)t->run_budget_ms;
-			started = monotonic_ms();
+			if (v == SPIN_KEEP_RUNNING || still_traced(t)) /* an event may have ended t */
+				spin_start(t);
+			left = budget;
 		}
-		arm_alarm(budget);
+		arm_alarm(left);
 	}
 	arm_alarm(0);
-	if (still_traced(t) && t->state == TASK_STOPPED && !t->spin_descheduled)
+	spin_end();
+	if (still_traced(t) && t->state == TASK_STOPPED && !t->spin_descheduled) {
 		t->run_budget_ms = 0; /* an event: the spin budget starts over */
+		t->spin_probes = 0;
+	}
 }
 
 /* Reaps every task that is on its way out, so deaths happen at one logical time. */

@@ -1,0 +1,146 @@
+// Determinism under load (issue 9, point 18): what a run does must not depend on how busy
+// the machine is. Each test runs guests several times under detrun beside a bounded CPU hog
+// (tests/guests/load_hog, which ends by itself) with a 1 ms spin budget, so the spin
+// detector looks often and at points the machine's load decides, and asserts that every
+// output is identical to the one of a run without the hog. Nothing here measures time.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <string>
+#include <vector>
+
+#include "harness.h"
+
+namespace {
+
+const std::string G = std::string(GUEST_DIR) + "/";
+
+// Two spinning threads for at most 90 s, killed when the test is done.
+class Hog {
+ public:
+	Hog() : child_({G + "load_hog", "2", "90"})
+	{
+		started_ = child_.WaitForOutput("hogging", 30);
+	}
+	~Hog()
+	{
+		child_.Signal(SIGKILL);
+		child_.Finish();
+	}
+	bool Started() const { return started_; }
+
+ private:
+	Child child_;
+	bool started_ = false;
+};
+
+// The output of `argv` under detrun (1 ms spin budget) on a quiet machine, then `runs`
+// times beside the hog: all must be identical and succeed.
+void SameUnderLoad(const std::vector<std::string> &argv, int runs, const std::string &last_line)
+{
+	std::vector<std::string> cmd = UnderDetrun({"--spin-budget", "1"}, argv);
+	RunResult quiet = RunCommand(cmd);
+	ASSERT_EQ(quiet.code, 0) << quiet.Describe();
+	ASSERT_NE(quiet.out.find(last_line), std::string::npos) << quiet.Describe();
+	ASSERT_TRUE(quiet.leftovers.empty()) << quiet.Describe();
+	Hog hog;
+	ASSERT_TRUE(hog.Started());
+	for (int i = 0; i < runs; i++) {
+		RunResult r = RunCommand(cmd);
+		ASSERT_EQ(r.code, 0) << "run " << i << " beside the hog\n" << r.Describe();
+		ASSERT_TRUE(r.leftovers.empty()) << r.Describe();
+		ASSERT_EQ(r.out, quiet.out) << "run " << i << " beside the hog: "
+					    << FirstDifference("quiet", quiet.out, "loaded", r.out);
+	}
+}
+
+// A probe that cut a native fork short made the kernel's restart of it a second event, so
+// every later clock reading moved by one step (the `sleeps` case differed by 1000 ns).
+// load_forks spends milliseconds in each fork; its clock readings must not move.
+TEST(Load, ProbeInsideANativeCallAddsNoEvent)
+{
+	SameUnderLoad({G + "load_forks", "96", "12"}, 8, "load_forks done");
+}
+
+// Sleeping threads: virtual wake-up times, the case that differed by one event.
+TEST(Load, SleepsBesideAHog)
+{
+	SameUnderLoad({G + "sleeps"}, 10, "monotonic elapsed");
+}
+
+// Spinning threads: a computing thread that did not get a CPU between two samples looked
+// like a pure spin and was descheduled mid-computation, changing the arrival order.
+TEST(Load, SpinBarrierBesideAHog)
+{
+	SameUnderLoad({G + "spin_barrier", "3", "5"}, 6, "checksum");
+}
+
+// ---- what the spin check costs (point 24) ---------------------------------------------
+
+// The probe learns which pages were written from the kernel (userfaultfd write-protect in
+// async mode + PAGEMAP_SCAN) instead of digesting all writable memory, which it gave up on
+// beyond 256 MiB: a spinner in a process with a large untouched mapping was taken for a
+// computation and the group hung. The spinner here writes its lock on every iteration
+// without changing it: written must not count as changed.
+TEST(SpinCost, SpinnerBesideALargeMappingIsDescheduled)
+{
+	RunOptions opt;
+	opt.timeout_s = 60;
+	RunResult r = RunCommand(UnderDetrun({}, {G + "load_tas_spin", "1024"}), opt);
+	ASSERT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_EQ(r.code, 0) << r.Describe();
+	EXPECT_EQ(r.out, "load_tas_spin ok: got 1\n") << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+}
+
+// The verdict decides the schedule: every spinner descheduled with the page tracking must
+// be descheduled at the same logical time and in the same task as with the full digest
+// (DETRUN_SPIN_WATCH=digest), and the outputs must agree.
+std::vector<std::string> SpinVerdicts(const std::string &err)
+{
+	std::vector<std::string> v;
+	for (const auto &line : SplitLines(err)) {
+		size_t spin = line.find("] spin:"), close = line.find(']');
+		if (line.find("spin:") != std::string::npos || line.find("hazard") != std::string::npos)
+			v.push_back(line.substr(0, close == std::string::npos ? 0 : close + 1) +
+				    (spin == std::string::npos ? " other" : " spin"));
+	}
+	return v;
+}
+
+TEST(SpinCost, VerdictsAsWithTheFullDigest)
+{
+	const std::vector<std::vector<std::string>> guests = {
+		{G + "spin_barrier", "3", "5"}, {G + "atomic_flag_wait"}, {G + "racy_counter", "2", "500000"},
+		{G + "load_tas_spin", "0"}};
+	for (const auto &argv : guests) {
+		RunResult pages = RunCommand(UnderDetrun({"--trace"}, argv));
+		std::vector<std::string> digest_cmd = {"env", "DETRUN_SPIN_WATCH=digest"};
+		for (const auto &a : UnderDetrun({"--trace"}, argv))
+			digest_cmd.push_back(a);
+		RunResult digest = RunCommand(digest_cmd);
+		ASSERT_EQ(pages.code, 0) << pages.Describe();
+		ASSERT_EQ(digest.code, 0) << digest.Describe();
+		EXPECT_EQ(pages.out, digest.out) << argv[0];
+		EXPECT_EQ(SpinVerdicts(pages.err), SpinVerdicts(digest.err)) << argv[0];
+	}
+}
+
+// A program gets no userfaultfd of its own, by the syscall or by /dev/userfaultfd: a fault
+// it handles would sleep in the kernel unseen, and the spin probe registers the same
+// memory (EBUSY). It computes the same sum under a probe all the same.
+TEST(SpinCost, ProgramsGetNoUserfaultfdAndComputeAsNative)
+{
+	RunResult native = RunCommand({G + "load_own_uffd"});
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	RunResult r = RunCommand(UnderDetrun({"--spin-budget", "1"}, {G + "load_own_uffd"}));
+	EXPECT_EQ(r.code, 0) << r.Describe();
+	std::string sum = native.out.substr(native.out.find("(sum"));
+	EXPECT_EQ(r.out, "no userfaultfd: syscall Function not implemented, device Inappropriate "
+			 "ioctl for device " + sum)
+		<< r.Describe();
+	EXPECT_NE(r.err.find("userfaultfd is not supported"), std::string::npos) << r.Describe();
+}
+
+} // namespace
