@@ -1,0 +1,127 @@
+// Record/replay hardening (issue 9, points 13-16): what a replay sees must not depend on
+// when it runs (file timestamps) or on how the recorded events happened to interleave (a
+// busy threaded server), the program must start and find its files as it did when it was
+// recorded (ignored signals, unix socket files), and every byte sent outside is digested
+// (sendmmsg). Replays run under `unshare -n`: no network.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+
+extern "C" {
+#include "supervisor/external_facts.h"
+#include "supervisor/syscall_table.h"
+}
+
+namespace {
+
+const std::string kDetrun = DETRUN_PATH;
+const std::string kGuests = GUEST_DIR;
+
+void WriteFile(const std::string &path, const std::string &text)
+{
+	std::ofstream(path, std::ios::binary) << text;
+}
+
+struct TempDir {
+	std::string path;
+	TempDir()
+	{
+		char tmpl[] = "/tmp/detrun-replay-XXXXXX";
+		path = mkdtemp(tmpl);
+	}
+	~TempDir() { RunCommand({"rm", "-rf", path}); }
+	std::string operator/(const std::string &name) const { return path + "/" + name; }
+};
+
+RunResult Replay(const std::string &log)
+{
+	return RunCommand({"unshare", "-n", kDetrun, "replay", log});
+}
+
+long NumberAfter(const std::string &text, const std::string &key)
+{
+	size_t at = text.find(key);
+	return at == std::string::npos ? -1 : strtol(text.c_str() + at + key.size(), nullptr, 10);
+}
+
+// ---------------------------------------------------------------------------------------
+// 16. Every call that sends bytes outside is digested, whatever list it is in.
+
+// sendmmsg hands its messages to the kernel like sendmsg: a replay that sends other bytes
+// must stop there. The guest sends the size of a file it only stats (no fingerprint).
+TEST(ReplayHardening, SendmmsgOfOtherBytesIsADivergence)
+{
+	TempDir dir;
+	WriteFile(dir / "input", "abc");
+	RunResult rec = RunCommand({kDetrun, "record", "-o", dir / "mm.dlog", "--",
+				    kGuests + "/rep_sendmmsg", dir / "input"});
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	ASSERT_EQ(rec.out, "sent 2 messages: size=3 (6 and 5 bytes)\n") << rec.Describe();
+
+	RunResult same = Replay(dir / "mm.dlog");
+	EXPECT_EQ(same.code, 0) << same.Describe();
+	EXPECT_EQ(same.out, rec.out) << same.Describe();
+
+	WriteFile(dir / "input", "abcdefghijkl"); // size=12: other bytes in the first message
+	RunResult other = Replay(dir / "mm.dlog");
+	EXPECT_EQ(other.code, 125) << other.Describe();
+	EXPECT_NE(other.err.find("sendmmsg(fd 3) sends other bytes than the recording did"),
+		  std::string::npos)
+		<< other.Describe();
+	EXPECT_EQ(other.out, "") << "must stop at the send\n" << other.Describe();
+}
+
+// The facts about calls that send (sys_external.c) agree with the syscall table: every
+// row whose handler is the write handler sends bytes from the caller's memory and is
+// digested; every call listed as sending is such a row (or sendfile); message calls name
+// their flags argument.
+TEST(ReplayHardening, SendFactsAgreeWithTheSyscallTable)
+{
+	std::set<long> writers, readers;
+	for (size_t i = 0; i < syscall_table_len; i++) {
+		if (syscall_table[i].handler == &sys_fd_write)
+			writers.insert(syscall_table[i].nr);
+		if (syscall_table[i].handler == &sys_fd_read)
+			readers.insert(syscall_table[i].nr);
+	}
+	ASSERT_FALSE(writers.empty());
+	for (long nr : writers) {
+		const external_facts *f = external_call_facts(nr);
+		ASSERT_NE(f, nullptr) << syscall_name(nr) << " writes but has no send facts";
+		EXPECT_NE(f->sends, SEND_NONE) << syscall_name(nr) << " sends but is not digested";
+		EXPECT_NE(f->sends, SEND_FILE) << syscall_name(nr);
+		EXPECT_TRUE(f->sigpipe) << syscall_name(nr);
+	}
+	for (size_t i = 0; i < external_facts_len; i++) {
+		const external_facts &f = external_facts_table[i];
+		const char *name = syscall_name(f.nr);
+		if (f.sends == SEND_FILE)
+			EXPECT_EQ(f.nr, __NR_sendfile) << name;
+		else if (f.sends != SEND_NONE)
+			EXPECT_TRUE(writers.count(f.nr)) << name << " sends but is not a write row";
+		else
+			EXPECT_TRUE(readers.count(f.nr)) << name << " listed but neither sends nor reads";
+		EXPECT_EQ(external_call_facts(f.nr), &f) << name << " listed twice";
+	}
+	// Socket calls with MSG_* flags say where they are (MSG_DONTWAIT, MSG_NOSIGNAL).
+	for (long nr : {__NR_sendto, __NR_sendmsg, __NR_sendmmsg, __NR_recvfrom, __NR_recvmsg,
+			__NR_recvmmsg}) {
+		const external_facts *f = external_call_facts(nr);
+		ASSERT_NE(f, nullptr) << syscall_name(nr);
+		EXPECT_EQ(f->flags_arg, nr == __NR_sendmsg || nr == __NR_recvmsg ? 2 : 3)
+			<< syscall_name(nr);
+	}
+}
+
+} // namespace
