@@ -32,6 +32,7 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -583,6 +584,26 @@ static bool raises_sigpipe(const struct shim_call *c)
 	return f && f->sigpipe && (f->flags_arg < 0 || !(c->args[f->flags_arg] & MSG_NOSIGNAL));
 }
 
+/* A unix socket bound to a path made a file, which the program may chmod, stat or unlink
+ * (PostgreSQL does): a replayed bind binds the program's own socket (a real, never
+ * connected one) to the same path, so the file is there in replay too. */
+static void bind_unix_path(struct task *t, const struct shim_call *c)
+{
+	struct sockaddr_un a;
+	uint64_t len = c->args[2] < sizeof(a) ? c->args[2] : sizeof(a);
+	if (len <= offsetof(struct sockaddr_un, sun_path) ||
+	    remote_read(t, REMOTE(c->args[1]), &a, len) || a.sun_family != AF_UNIX ||
+	    !a.sun_path[0])
+		return; /* not a path: abstract, unnamed, or another family */
+	long r = remote_syscall(t, __NR_bind, c->args[0], c->args[1], c->args[2], 0, 0, 0);
+	if (r < 0)
+		shim_abort(t, "replay diverged at t=%llu: bind to %.*s succeeded in the recording, "
+			   "now fails: %s (remove the files the recorded run created)",
+			   (unsigned long long)c->time,
+			   (int)(len - offsetof(struct sockaddr_un, sun_path)), a.sun_path,
+			   strerror((int)-r));
+}
+
 /* Effects a controlled call must have besides its result and outputs. */
 static void controlled_side_effects(struct task *t, const struct shim_call *c)
 {
@@ -592,6 +613,8 @@ static void controlled_side_effects(struct task *t, const struct shim_call *c)
 		return;
 	if (c->nr == __NR_accept || c->nr == __NR_accept4)
 		make_placeholder(t, c->ret);
+	if (c->nr == __NR_bind)
+		bind_unix_path(t, c);
 	if (c->nr == __NR_sendfile && !c->args[2]) /* the input file's offset moves */
 		remote_syscall(t, __NR_lseek, c->args[1], (uint64_t)c->ret, SEEK_CUR, 0, 0, 0);
 }

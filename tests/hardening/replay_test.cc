@@ -109,6 +109,70 @@ TEST(ReplayHardening, FileTheRunWritesShowsVirtualTime)
 }
 
 // ---------------------------------------------------------------------------------------
+// 15. The replayed program starts and finds its files as the recorded one did.
+
+// A unix socket bound to a path is a file the program may chmod, stat and unlink.
+TEST(ReplayHardening, UnixSocketFileExistsInReplay)
+{
+	TempDir dir;
+	std::vector<std::string> argv{kGuests + "/rep_unix_bind", dir.path};
+	RunResult native = RunCommand(argv);
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	ASSERT_NE(native.out.find("chmod: ok\nstat: ok\nsocket file: yes, mode 777\nunlink: ok"),
+		  std::string::npos)
+		<< native.Describe();
+	RunResult rec = RunCommand({kDetrun, "record", "-o", dir / "u.dlog", "--", argv[0], argv[1]});
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	EXPECT_EQ(rec.out, native.out) << rec.Describe();
+	RunResult rep = Replay(dir / "u.dlog");
+	EXPECT_EQ(rep.code, 0) << rep.Describe();
+	EXPECT_EQ(rep.out, rec.out) << rep.Describe();
+	struct stat st;
+	EXPECT_NE(stat((dir / "sock").c_str(), &st), 0) << "the program unlinked it";
+}
+
+// A socket file the recording left behind makes the replayed bind fail: said, not ignored.
+TEST(ReplayHardening, LeftoverSocketFileStopsTheReplay)
+{
+	TempDir dir;
+	std::string sh = "\"$0\" \"$1\" && touch \"$1\"/sock";
+	RunResult rec = RunCommand({kDetrun, "record", "-o", dir / "u.dlog", "--", "sh", "-c", sh,
+				    kGuests + "/rep_unix_bind", dir.path});
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	RunResult rep = Replay(dir / "u.dlog");
+	EXPECT_EQ(rep.code, 125) << rep.Describe();
+	EXPECT_NE(rep.err.find("bind to " + dir.path + "/sock succeeded in the recording, now "
+			       "fails: Address already in use"),
+		  std::string::npos)
+		<< rep.Describe();
+}
+
+// A program recorded as a background job (SIGINT and SIGQUIT ignored) or under nohup
+// (SIGHUP) starts the same way in a replay from a foreground shell, and the other way
+// round.
+TEST(ReplayHardening, SignalsIgnoredAtStartAreReplayed)
+{
+	TempDir dir;
+	std::string guest = kGuests + "/rep_sigign";
+	RunResult rec = RunCommand({"sh", "-c", "trap '' INT QUIT HUP; exec \"$0\" record -o \"$1\" -- \"$2\"",
+				    kDetrun, dir / "bg.dlog", guest});
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	ASSERT_EQ(rec.out, "SIGHUP ignored\nSIGINT ignored\nSIGQUIT ignored\nSIGPIPE default\n"
+			   "SIGTERM default\nSIGUSR1 default\n")
+		<< rec.Describe();
+	RunResult rep = Replay(dir / "bg.dlog");
+	EXPECT_EQ(rep.code, 0) << rep.Describe();
+	EXPECT_EQ(rep.out, rec.out) << rep.Describe();
+
+	RunResult fg = RunCommand({kDetrun, "record", "-o", dir / "fg.dlog", "--", guest});
+	ASSERT_EQ(fg.code, 0) << fg.Describe();
+	RunResult rep_bg = RunCommand({"sh", "-c", "trap '' INT QUIT TERM; exec unshare -n \"$0\" replay \"$1\"",
+				       kDetrun, dir / "fg.dlog"});
+	EXPECT_EQ(rep_bg.code, 0) << rep_bg.Describe();
+	EXPECT_EQ(rep_bg.out, fg.out) << rep_bg.Describe();
+}
+
+// ---------------------------------------------------------------------------------------
 // 16. Every call that sends bytes outside is digested, whatever list it is in.
 
 // sendmmsg hands its messages to the kernel like sendmsg: a replay that sends other bytes
