@@ -118,6 +118,9 @@ struct task {
 	bool spin_descheduled;  /* yielded by the spin detector, not at a syscall */
 	long external_restart;  /* 1 + the syscall whose external call was interrupted and
 				 * is restarted by the kernel; 0 for none (read is 0) */
+	long probe_restart;     /* 1 + the syscall the spin detector's interrupt cut short
+				 * (a clone3 in progress): its restart is the same event */
+	uint64_t probe_restart_rip;
 	int spin_probes;        /* consecutive probes that found writes (backs off the budget) */
 	int64_t run_budget_ms;  /* wall-clock budget before the spin detector looks */
 	int exit_status;        /* wait status once dead */

@@ -149,6 +149,17 @@ static bool in_syscall(const struct user_regs_struct *r)
 	return (int64_t)r->orig_rax >= 0 && ax <= -512 && ax >= -516;
 }
 
+/* The interrupt came while t was inside a syscall the kernel will restart (clone and
+ * fork restart whenever a stop is pending): the restart is not a new event, or the
+ * timeline would depend on when the wall-clock budget ran out (and a replay diverge). */
+void spin_note_interrupted_call(struct task *t)
+{
+	if (!in_syscall(&t->regs))
+		return;
+	t->probe_restart = (long)t->regs.orig_rax + 1;
+	t->probe_restart_rip = t->regs.rip;
+}
+
 static void longer_budget(struct task *t)
 {
 	t->run_budget_ms = (t->run_budget_ms ? t->run_budget_ms : 10) * 2;
@@ -171,6 +182,31 @@ static bool blocked_in_kernel(const struct task *t)
 	return n > 0 && strncmp(state, "running", 7) != 0;
 }
 
+/* CPU time t has run, in ns (/proc/TID/schedstat); -1 if unknown. */
+static int64_t cpu_ns(const struct task *t)
+{
+	char path[64], buf[128];
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", t->tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return strtoll(buf, NULL, 10);
+}
+
+/* Did t get the CPU for most of its sample runs? On a busy machine it may have waited
+ * for a CPU all along: then its repeating registers say nothing, and descheduling it at
+ * this wall-clock moment would make the timeline depend on the machine's load. */
+static bool ran_enough(const struct task *t, int64_t before, int samples)
+{
+	int64_t after = cpu_ns(t);
+	return before < 0 || after < 0 || after - before >= samples * SAMPLE_GAP_US * 1000LL / 2;
+}
+
 enum spin_verdict spin_check(struct task *t, void (*handle)(int, int))
 {
 	if (blocked_in_kernel(t)) {
@@ -180,7 +216,10 @@ enum spin_verdict spin_check(struct task *t, void (*handle)(int, int))
 	if (!interrupt(t, handle))
 		return SPIN_EVENT;
 	struct user_regs_struct samples[SAMPLES + 1];
-	if (remote_load_regs(t) || in_syscall(&t->regs) || !t->proc->syscall_insn)
+	if (remote_load_regs(t))
+		goto keep_running;
+	spin_note_interrupted_call(t);
+	if (in_syscall(&t->regs) || !t->proc->syscall_insn)
 		goto keep_running;
 	samples[0] = t->regs;
 
@@ -188,6 +227,7 @@ enum spin_verdict spin_check(struct task *t, void (*handle)(int, int))
 	watch_memory(&probe, t);
 	int taken = 1;
 	bool wrote = false;
+	int64_t cpu_before = cpu_ns(t);
 	for (; taken <= SAMPLES && !wrote; taken++) {
 		run_for_us(t, SAMPLE_GAP_US);
 		if (!interrupt(t, handle)) {
@@ -195,12 +235,18 @@ enum spin_verdict spin_check(struct task *t, void (*handle)(int, int))
 			return SPIN_EVENT;
 		}
 		remote_load_regs(t);
+		spin_note_interrupted_call(t);
 		samples[taken] = t->regs;
 	}
 	wrote |= unwatch_memory(&probe, t);
 	if (wrote) {
 		t->spin_probes = 0;
 		goto keep_running;
+	}
+	if (!ran_enough(t, cpu_before, taken - 1)) {
+		trace_event(t, "  spin probe: the task hardly ran (a busy machine); it runs on");
+		ptrace(PTRACE_CONT, t->tid, 0, 0);
+		return SPIN_KEEP_RUNNING;
 	}
 	/* Registers identical at the final stop and an earlier sample: a pure spin. */
 	for (int i = 0; i < taken - 1; i++)

@@ -493,8 +493,13 @@ static struct task *adopt_child(struct task *parent, pid_t tid, int event)
 			early[i] = early[--n_early];
 			break;
 		}
-	if (status == -1 && waitpid(tid, &status, __WALL) < 0)
-		task_die(parent, "lost new task %d: %s", tid, strerror(errno));
+	if (status == -1) {
+		pid_t got;
+		while ((got = waitpid(tid, &status, __WALL)) < 0 && errno == EINTR)
+			; /* detrun's own timer signal */
+		if (got < 0)
+			task_die(parent, "lost new task %d: %s", tid, strerror(errno));
+	}
 	child->state = TASK_STOPPED;
 	trace_event(parent, "  new task %d (tid %d)%s", child->vtid, tid,
 		    p == parent->proc ? " thread" : " process");
@@ -590,7 +595,12 @@ static void on_syscall_entry(struct task *t)
 		external_perform(t);
 		return;
 	}
-	timeline_event(t);
+	bool probed = t->probe_restart == t->syscall_nr + 1 && t->probe_restart_rip == t->regs.rip;
+	t->probe_restart = 0;
+	if (probed) /* the same call going on after the spin detector's interrupt */
+		trace_event(t, "  %s restarted after a spin probe", syscall_name(t->syscall_nr));
+	else
+		timeline_event(t);
 	const struct syscall_entry *e = syscall_lookup(t->syscall_nr);
 	if (report_trace)
 		trace_event(t, "%s(%#llx, %#llx, %#llx, %#llx)", syscall_name(t->syscall_nr),
@@ -600,6 +610,8 @@ static void on_syscall_entry(struct task *t)
 		e->handler(t);
 	if (t->parked)
 		trace_event(t, "  parked: %s", t->wait.what);
+	else if (probed)
+		sched_continue(t); /* nor is it a new turn: the scheduler picks as it did */
 }
 
 static void on_syscall_exit(struct task *t)
@@ -647,6 +659,7 @@ static void on_signal_stop(struct task *t, int sig)
 		return;
 	}
 	t->proc->terminal_due &= ~SIGBIT(sig);
+	t->probe_restart = 0; /* a signal came between: the call's restart is an event again */
 	t->syscall_nr = -1;
 	t->inject_signal = sig;
 	timers_fix_siginfo(t, sig);
@@ -699,8 +712,11 @@ static void handle_status(pid_t tid, int status)
 	case PTRACE_EVENT_STOP:
 		/* A stale interrupt, or a group stop: job control is not virtualized; the task
 		 * keeps running. */
-		if (t->state == TASK_RUNNING)
+		if (t->state == TASK_RUNNING) {
+			if (remote_load_regs(t) == 0)
+				spin_note_interrupted_call(t);
 			resume(t);
+		}
 		return;
 	}
 	if (sig == (SIGTRAP | 0x80)) {
