@@ -26,6 +26,7 @@ enum {
 	MAX_BUDGET_MS = 4000,    /* a computing task is looked at no less often than this */
 	READONLY_PATIENCE = 8,   /* probes a changing read-only loop gets before a hazard */
 	MAX_DIGEST_BYTES = 256 << 20, /* writable memory compared per probe, in all */
+	MIN_SAMPLED_CPU_US = 200, /* CPU time the samples must span to show a spin */
 };
 
 struct region {
@@ -198,13 +199,15 @@ static int64_t cpu_ns(const struct task *t)
 	return strtoll(buf, NULL, 10);
 }
 
-/* Did t get the CPU for most of its sample runs? On a busy machine it may have waited
- * for a CPU all along: then its repeating registers say nothing, and descheduling it at
- * this wall-clock moment would make the timeline depend on the machine's load. */
-static bool ran_enough(const struct task *t, int64_t before, int samples)
+/* Did t run at all during its sample runs? On a busy machine it may have waited for a CPU
+ * all along: then its repeating registers say nothing, and descheduling it at this
+ * wall-clock moment would make the timeline depend on the machine's load. (A spin loop
+ * goes round thousands of times in MIN_SAMPLED_CPU_US; a computation that ran that long
+ * does not come back to the same registers.) */
+static bool ran_enough(const struct task *t, int64_t before)
 {
 	int64_t after = cpu_ns(t);
-	return before < 0 || after < 0 || after - before >= samples * SAMPLE_GAP_US * 1000LL / 2;
+	return before < 0 || after < 0 || after - before >= MIN_SAMPLED_CPU_US * 1000LL;
 }
 
 enum spin_verdict spin_check(struct task *t, void (*handle)(int, int))
@@ -243,10 +246,9 @@ enum spin_verdict spin_check(struct task *t, void (*handle)(int, int))
 		t->spin_probes = 0;
 		goto keep_running;
 	}
-	if (!ran_enough(t, cpu_before, taken - 1)) {
+	if (!ran_enough(t, cpu_before)) {
 		trace_event(t, "  spin probe: the task hardly ran (a busy machine); it runs on");
-		ptrace(PTRACE_CONT, t->tid, 0, 0);
-		return SPIN_KEEP_RUNNING;
+		goto keep_running;
 	}
 	/* Registers identical at the final stop and an earlier sample: a pure spin. */
 	for (int i = 0; i < taken - 1; i++)
