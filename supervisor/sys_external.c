@@ -523,7 +523,14 @@ static void monitored_exit(struct task *t)
 	/* The kernel's ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND (not in user headers):
 	 * interrupted by a signal from outside that detrun dropped, so the kernel restarts
 	 * the call. Not a result: the restart is performed again, without an event. */
-	if (ret <= -512 && ret >= -514) {
+	if ((ret <= -512 && ret >= -514) || ret == -516) {
+		/* ERESTART_RESTARTBLOCK (a poll with a timeout, cut short by the spin
+		 * detector's interrupt) would go on as restart_syscall, which never stops:
+		 * the call restarts as itself instead, and comes back here. */
+		if (ret == -516) {
+			t->regs.rax = (uint64_t)-513; /* ERESTARTNOINTR */
+			t->regs_dirty = true;
+		}
 		t->external_restart = t->syscall_nr + 1;
 		free(o);
 		return;

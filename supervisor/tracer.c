@@ -588,6 +588,8 @@ static void on_syscall_entry(struct task *t)
 	t->state = TASK_STOPPED;
 	bool restarted = t->external_restart == t->syscall_nr + 1;
 	t->external_restart = 0;
+	bool probed = t->probe_restart == t->syscall_nr + 1 && t->probe_restart_rip == t->regs.rip;
+	t->probe_restart = 0;
 	if (restarted) {
 		/* The kernel restarts an external call a signal from outside interrupted: the
 		 * same call, going on, not an event (a replay never saw it interrupted). */
@@ -595,8 +597,6 @@ static void on_syscall_entry(struct task *t)
 		external_perform(t);
 		return;
 	}
-	bool probed = t->probe_restart == t->syscall_nr + 1 && t->probe_restart_rip == t->regs.rip;
-	t->probe_restart = 0;
 	if (probed) /* the same call going on after the spin detector's interrupt */
 		trace_event(t, "  %s restarted after a spin probe", syscall_name(t->syscall_nr));
 	else
