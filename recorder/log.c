@@ -291,9 +291,11 @@ int log_parse(const uint8_t *buf, size_t len, struct log *log, char *err, size_t
 	if (log->n == 0)
 		return reject(log, err, errlen, "truncated at offset %zu: no header", off);
 	log->header = log->records[0]->header;
-	if (log->header->format_version != LOG_FORMAT_VERSION)
-		return reject(log, err, errlen, "log format version %u, this detrun reads version %d",
-			    log->header->format_version, LOG_FORMAT_VERSION);
+	if (log->header->format_version < LOG_FORMAT_OLDEST ||
+	    log->header->format_version > LOG_FORMAT_VERSION)
+		return reject(log, err, errlen, "log format version %u, this detrun reads versions "
+			      "%d to %d", log->header->format_version, LOG_FORMAT_OLDEST,
+			      LOG_FORMAT_VERSION);
 	log->complete = ended;
 	return 0;
 }

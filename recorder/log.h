@@ -19,7 +19,8 @@
 
 #define LOG_MAGIC "DETRUNLG"
 #define LOG_MAGIC_LEN 8
-#define LOG_FORMAT_VERSION 1
+#define LOG_FORMAT_VERSION 2 /* 2: Header.ignored_signals */
+#define LOG_FORMAT_OLDEST 1  /* a version-1 log does not say which signals were ignored */
 #define LOG_BLOCK_MAX (1u << 20)   /* records are gathered into blocks up to this size */
 #define LOG_RECORD_MAX (64u << 20) /* one larger record (a big read) gets a block alone */
 

@@ -53,6 +53,13 @@ static void print_header_text(const struct log *log)
 	for (size_t i = 0; i < h->n_outside_fds; i++)
 		printf(" %d", h->outside_fds[i]);
 	printf("%s\n", h->n_outside_fds ? "" : " none");
+	if (h->ignored_signals) {
+		printf("signals ignored at start:");
+		for (int sig = 1; sig <= 64; sig++)
+			if (h->ignored_signals & (1ULL << (sig - 1)))
+				printf(" %d", sig);
+		printf("\n");
+	}
 }
 
 static void print_record_text(const LogRecord *r, uint64_t time)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -163,6 +164,19 @@ static void flush_at_exit(void)
 		log_flush(writer);
 }
 
+/* Signals detrun itself was started with ignored: the program inherits them (detrun
+ * changes its own dispositions only after the program is started). */
+static uint64_t ignored_at_start(void)
+{
+	uint64_t mask = 0;
+	for (int sig = 1; sig <= 64; sig++) {
+		struct sigaction sa;
+		if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+			mask |= 1ULL << (sig - 1);
+	}
+	return mask;
+}
+
 int record_shim_start(const char *path, char **argv, const char *program,
 		      const struct tracer_options *opt, const int *outside_fds, int n_outside)
 {
@@ -208,6 +222,7 @@ int record_shim_start(const char *path, char **argv, const char *program,
 		h.stdin_file = stdin_file;
 		h.stdin_offset = lseek(0, 0, SEEK_CUR);
 	}
+	h.ignored_signals = ignored_at_start();
 	h.n_outside_fds = (size_t)n_outside;
 	h.outside_fds = (int32_t *)outside_fds;
 	log_path = path;

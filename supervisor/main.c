@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -425,6 +426,31 @@ static void replay_standard_fds(const Detrun__Log__Header *h)
 			close(fd);
 }
 
+/* The program starts with the signals ignored that were ignored when it was recorded (a
+ * background job ignores SIGINT and SIGQUIT, nohup SIGHUP), and no others: it looks at
+ * them (a Python program installs no SIGINT handler when SIGINT is ignored). */
+static void replay_ignored_signals(const Detrun__Log__Header *h)
+{
+	if (h->format_version < 2) {
+		fprintf(stderr, "detrun: warning: a log of format %u does not say which signals "
+			"were ignored at start; the program starts with this shell's\n",
+			h->format_version);
+		return;
+	}
+	for (int sig = 1; sig <= 64; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		struct sigaction sa;
+		if (sigaction(sig, NULL, &sa) < 0)
+			continue; /* the C library's own signals */
+		bool want = h->ignored_signals & (1ULL << (sig - 1));
+		if (want && sa.sa_handler != SIG_IGN)
+			signal(sig, SIG_IGN);
+		else if (!want && sa.sa_handler == SIG_IGN)
+			signal(sig, SIG_DFL);
+	}
+}
+
 static int cmd_replay(int argc, char **argv, struct command_line *cl)
 {
 	int first = parse_options(argc, argv, false, true, cl);
@@ -473,6 +499,7 @@ static int cmd_replay(int argc, char **argv, struct command_line *cl)
 	opt->real_clock = h->real_clock;
 	warn_std_kinds(h);
 	replay_standard_fds(h);
+	replay_ignored_signals(h);
 	replay_shim_start(&log);
 	char **argv_copy = calloc(h->n_argv + 1, sizeof(char *));
 	if (!argv_copy)

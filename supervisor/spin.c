@@ -555,6 +555,12 @@ static bool in_syscall(const struct user_regs_struct *r)
 	return (int64_t)r->orig_rax >= 0 && ax <= -512 && ax >= -516;
 }
 
+void spin_note_interrupted_call(struct task *t)
+{
+	if (restarted_by_kernel(&t->regs))
+		mark_restart(t, PTRACE_CONT);
+}
+
 static void longer_budget(struct task *t)
 {
 	t->run_budget_ms = (t->run_budget_ms ? t->run_budget_ms : 10) * 2;

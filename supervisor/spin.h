@@ -41,6 +41,9 @@ enum spin_verdict {
 
 /* `t` is running past its budget. `handle` processes a stop that is not the detector's. */
 enum spin_verdict spin_check(struct task *t, void (*handle)(int tid, int status));
+/* t stopped for an interrupt of the spin detector (a late one, maybe, that came after the
+ * probe gave up): if the interrupt cut a syscall short, its restart is no new event. */
+void spin_note_interrupted_call(struct task *t);
 
 /* `t` computes without stopping syscalls (spin_check let it run) for longer in real time
  * (ran_ms) than virtual time has left until a timer signal (of its process, or of another

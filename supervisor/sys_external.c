@@ -32,12 +32,14 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include "recorder/fingerprint.h"
 #include "scheduler/vclock.h"
 #include "shim/shim.h"
+#include "supervisor/external_facts.h"
 #include "supervisor/report.h"
 #include "supervisor/sys_common.h"
 #include "supervisor/syscall_table.h"
@@ -351,34 +353,128 @@ static void free_regions(struct shim_region *out, size_t n)
 
 /* ---- what a call sends --------------------------------------------------------------------- */
 
-static bool sends_data(long nr)
+const struct external_facts external_facts_table[] = {
+	{ __NR_write, SEND_BUFFER, -1, true },
+	{ __NR_writev, SEND_IOVEC, -1, true },
+	{ __NR_sendto, SEND_BUFFER, 3, true },
+	{ __NR_sendmsg, SEND_MSGHDR, 2, true },
+	{ __NR_sendmmsg, SEND_MMSG, 3, true },
+	{ __NR_sendfile, SEND_FILE, -1, true },
+	{ __NR_recvfrom, SEND_NONE, 3, false },
+	{ __NR_recvmsg, SEND_NONE, 2, false },
+	{ __NR_recvmmsg, SEND_NONE, 3, false },
+};
+const size_t external_facts_len = sizeof(external_facts_table) / sizeof(external_facts_table[0]);
+
+const struct external_facts *external_call_facts(long nr)
 {
-	return nr == __NR_write || nr == __NR_writev || nr == __NR_sendto || nr == __NR_sendmsg;
+	for (size_t i = 0; i < external_facts_len; i++)
+		if (external_facts_table[i].nr == nr)
+			return &external_facts_table[i];
+	return NULL;
 }
 
-/* The first `limit` bytes the call hands to the kernel (its buffer or iovecs). */
-static uint8_t *sent_bytes(struct task *t, uint64_t limit, size_t *len)
+/* Does the call hand bytes from the caller's memory to the kernel? */
+static bool sends_data(long nr)
+{
+	const struct external_facts *f = external_call_facts(nr);
+	return f && f->sends != SEND_NONE && f->sends != SEND_FILE;
+}
+
+static bool sends_anything(long nr)
+{
+	const struct external_facts *f = external_call_facts(nr);
+	return f && f->sends != SEND_NONE;
+}
+
+static bool msg_dontwait(struct task *t)
+{
+	const struct external_facts *f = external_call_facts(t->syscall_nr);
+	return f && f->flags_arg >= 0 && (syscall_arg(t, f->flags_arg) & MSG_DONTWAIT);
+}
+
+#define MAX_SENT_SPANS 64
+
+/* The buffers a send hands over, in order: at most MAX_SENT_SPANS of them (MAX_IOVECS per
+ * message, the first messages of a sendmmsg). */
+struct spans {
+	struct iovec v[MAX_SENT_SPANS];
+	int n;
+};
+
+static int add_msg_spans(struct task *t, struct spans *s, uint64_t iov_addr, uint64_t count)
+{
+	struct iovec iov[MAX_IOVECS];
+	if (count > MAX_IOVECS)
+		count = MAX_IOVECS;
+	if (remote_read(t, REMOTE(iov_addr), iov, count * sizeof(iov[0])))
+		return -1;
+	for (uint64_t i = 0; i < count && s->n < MAX_SENT_SPANS; i++)
+		s->v[s->n++] = iov[i];
+	return 0;
+}
+
+/* The bytes of the first `sent` messages of a sendmmsg: msg_len of each, which the kernel
+ * (or, in replay, the log) filled in. */
+static uint8_t *sent_messages(struct task *t, uint64_t sent, size_t *len)
+{
+	uint64_t addr = syscall_arg(t, 1);
+	size_t total = 0, cap = 4096;
+	uint8_t *buf = malloc(cap);
+	for (uint64_t i = 0; buf && i < sent && i < MAX_SENT_SPANS; i++) {
+		struct mmsghdr m;
+		struct spans s = { .n = 0 };
+		if (remote_read(t, REMOTE(addr + i * sizeof(m)), &m, sizeof(m)) ||
+		    add_msg_spans(t, &s, (uint64_t)m.msg_hdr.msg_iov, m.msg_hdr.msg_iovlen))
+			break;
+		uint64_t left = m.msg_len;
+		for (int k = 0; k < s.n && left; k++) {
+			size_t take = s.v[k].iov_len < left ? s.v[k].iov_len : left;
+			if (total + take > cap) {
+				cap = 2 * (total + take);
+				uint8_t *bigger = realloc(buf, cap);
+				if (!bigger)
+					break;
+				buf = bigger;
+			}
+			if (remote_read(t, REMOTE(s.v[k].iov_base), buf + total, take))
+				break;
+			total += take;
+			left -= take;
+		}
+	}
+	*len = total;
+	return buf;
+}
+
+/* The bytes the call handed to the kernel: its buffer or iovecs up to the `result` it
+ * returned, or every message a sendmmsg sent. */
+static uint8_t *sent_bytes(struct task *t, uint64_t result, size_t *len)
 {
 	*len = 0;
-	struct iovec one = { (void *)syscall_arg(t, 1), syscall_arg(t, 2) }, iov[16];
-	int n = 1;
-	iov[0] = one;
-	if (t->syscall_nr == __NR_writev || t->syscall_nr == __NR_sendmsg) {
-		uint64_t addr = syscall_arg(t, 1), count = syscall_arg(t, 2);
-		if (t->syscall_nr == __NR_sendmsg) {
+	const struct external_facts *f = external_call_facts(t->syscall_nr);
+	if (!f)
+		return NULL;
+	if (f->sends == SEND_MMSG)
+		return sent_messages(t, result, len);
+	struct spans s = { .n = 0 };
+	uint64_t addr = syscall_arg(t, 1), count = syscall_arg(t, 2);
+	if (f->sends == SEND_BUFFER) {
+		s.v[s.n++] = (struct iovec){ (void *)addr, count };
+	} else {
+		if (f->sends == SEND_MSGHDR) {
 			struct msghdr m;
 			if (remote_read(t, REMOTE(addr), &m, sizeof(m)))
 				return NULL;
 			addr = (uint64_t)m.msg_iov, count = m.msg_iovlen;
 		}
-		n = count > 16 ? 16 : (int)count;
-		if (remote_read(t, REMOTE(addr), iov, (size_t)n * sizeof(iov[0])))
+		if (add_msg_spans(t, &s, addr, count))
 			return NULL;
 	}
-	uint8_t *buf = malloc(limit ? limit : 1);
-	for (int i = 0; buf && i < n && *len < limit; i++) {
-		size_t take = iov[i].iov_len < limit - *len ? iov[i].iov_len : limit - *len;
-		if (remote_read(t, REMOTE(iov[i].iov_base), buf + *len, take))
+	uint8_t *buf = malloc(result ? result : 1);
+	for (int i = 0; buf && i < s.n && *len < result; i++) {
+		size_t take = s.v[i].iov_len < result - *len ? s.v[i].iov_len : result - *len;
+		if (remote_read(t, REMOTE(s.v[i].iov_base), buf + *len, take))
 			break;
 		*len += take;
 	}
@@ -427,7 +523,14 @@ static void monitored_exit(struct task *t)
 	/* The kernel's ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND (not in user headers):
 	 * interrupted by a signal from outside that detrun dropped, so the kernel restarts
 	 * the call. Not a result: the restart is performed again, without an event. */
-	if (ret <= -512 && ret >= -514) {
+	if ((ret <= -512 && ret >= -514) || ret == -516) {
+		/* ERESTART_RESTARTBLOCK (a poll with a timeout, cut short by the spin
+		 * detector's interrupt) would go on as restart_syscall, which never stops:
+		 * the call restarts as itself instead, and comes back here. */
+		if (ret == -516) {
+			t->regs.rax = (uint64_t)-513; /* ERESTARTNOINTR */
+			t->regs_dirty = true;
+		}
 		t->external_restart = t->syscall_nr + 1;
 		free(o);
 		return;
@@ -484,17 +587,28 @@ static void make_placeholder(struct task *t, int64_t want)
 /* A send that fails with EPIPE also raises SIGPIPE, unless told not to (MSG_NOSIGNAL). */
 static bool raises_sigpipe(const struct shim_call *c)
 {
-	switch (c->nr) {
-	case __NR_write:
-	case __NR_writev:
-		return true;
-	case __NR_sendto:
-	case __NR_sendmmsg:
-		return !(c->args[3] & MSG_NOSIGNAL);
-	case __NR_sendmsg:
-		return !(c->args[2] & MSG_NOSIGNAL);
-	}
-	return false;
+	const struct external_facts *f = external_call_facts(c->nr);
+	return f && f->sigpipe && (f->flags_arg < 0 || !(c->args[f->flags_arg] & MSG_NOSIGNAL));
+}
+
+/* A unix socket bound to a path made a file, which the program may chmod, stat or unlink
+ * (PostgreSQL does): a replayed bind binds the program's own socket (a real, never
+ * connected one) to the same path, so the file is there in replay too. */
+static void bind_unix_path(struct task *t, const struct shim_call *c)
+{
+	struct sockaddr_un a;
+	uint64_t len = c->args[2] < sizeof(a) ? c->args[2] : sizeof(a);
+	if (len <= offsetof(struct sockaddr_un, sun_path) ||
+	    remote_read(t, REMOTE(c->args[1]), &a, len) || a.sun_family != AF_UNIX ||
+	    !a.sun_path[0])
+		return; /* not a path: abstract, unnamed, or another family */
+	long r = remote_syscall(t, __NR_bind, c->args[0], c->args[1], c->args[2], 0, 0, 0);
+	if (r < 0)
+		shim_abort(t, "replay diverged at t=%llu: bind to %.*s succeeded in the recording, "
+			   "now fails: %s (remove the files the recorded run created)",
+			   (unsigned long long)c->time,
+			   (int)(len - offsetof(struct sockaddr_un, sun_path)), a.sun_path,
+			   strerror((int)-r));
 }
 
 /* Effects a controlled call must have besides its result and outputs. */
@@ -506,6 +620,8 @@ static void controlled_side_effects(struct task *t, const struct shim_call *c)
 		return;
 	if (c->nr == __NR_accept || c->nr == __NR_accept4)
 		make_placeholder(t, c->ret);
+	if (c->nr == __NR_bind)
+		bind_unix_path(t, c);
 	if (c->nr == __NR_sendfile && !c->args[2]) /* the input file's offset moves */
 		remote_syscall(t, __NR_lseek, c->args[1], (uint64_t)c->ret, SEEK_CUR, 0, 0, 0);
 }
@@ -621,14 +737,9 @@ bool external_fd_call(struct task *t, int tfd, short wait_events)
 	bool made = false;
 	if (!outside_fd(t, tfd, &made))
 		return false;
-	if ((sends_data(t->syscall_nr) || t->syscall_nr == __NR_sendfile) && !made)
+	if (sends_anything(t->syscall_nr) && !made)
 		return true; /* output to an inherited terminal, pipe or socket: it runs */
-	bool dontwait = false;
-	if (t->syscall_nr == __NR_recvfrom || t->syscall_nr == __NR_recvmmsg)
-		dontwait = syscall_arg(t, 3) & MSG_DONTWAIT;
-	else if (t->syscall_nr == __NR_recvmsg)
-		dontwait = syscall_arg(t, 2) & MSG_DONTWAIT;
-	if (wait_events && !dontwait && blocking_fd(t, tfd)) {
+	if (wait_events && !msg_dontwait(t) && blocking_fd(t, tfd)) {
 		struct pollfd *p = malloc(sizeof(*p));
 		if (!p)
 			abort();

@@ -56,9 +56,11 @@ void files_init(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	/* Filesystem timestamps are coarse (a clock tick behind): anything at or after the
-	 * previous second may be this run's doing. */
-	start_real_ns = (int64_t)(ts.tv_sec - 1) * 1000000000LL;
+	/* A file changed before this moment shows its own times however soon the run starts
+	 * (a timestamp is never later than the real clock when it was taken); one whose times
+	 * are later was changed during the run. A change the group makes unseen (an mmap
+	 * write) in the first clock tick may go unnoticed: filesystem clocks lag a tick. */
+	start_real_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 static struct vfile *vfile_of(uint64_t dev, uint64_t ino)
@@ -112,19 +114,34 @@ static void touched(const struct stat *st, bool created)
 	stamp(vfile_of(st->st_dev, st->st_ino), created);
 }
 
-/* The times a stat shows: stamped ones, or the real ones of an untouched input file. */
+/* Virtual wall-clock time at the start: no input file may look newer than the run. */
+static int64_t clamp_to_epoch(int64_t ns)
+{
+	int64_t start = vclock_epoch_ns() + VCLOCK_BOOT_NS;
+	return ns < start ? ns : start;
+}
+
+/* The times a stat shows. A file the group changed (or that changed during the run)
+ * carries virtual times; any other file shows its own modification, change and birth
+ * times, no later than the virtual start, and its modification time as access time
+ * (reading a file moves its real access time: a replay would find the recording's reads
+ * there). So what a run sees of a file it did not change depends on the file alone. */
 static void virtual_times(struct vfile *v, int64_t *atime, int64_t *mtime, int64_t *ctime,
 			  int64_t *btime)
 {
-	if (!v->stamped && (*mtime >= start_real_ns || *ctime >= start_real_ns))
-		stamp(v, btime && *btime >= start_real_ns);
+	if (!v->stamped && (*mtime > start_real_ns || *ctime > start_real_ns))
+		stamp(v, btime && *btime > start_real_ns);
 	if (v->stamped) {
 		*atime = v->atime, *mtime = v->mtime, *ctime = v->ctime;
 		if (btime && v->created)
 			*btime = v->btime;
-	} else if (*atime >= start_real_ns) {
-		*atime = *mtime; /* read during the run: the real access time is the real clock */
+		return;
 	}
+	*mtime = clamp_to_epoch(*mtime);
+	*ctime = clamp_to_epoch(*ctime);
+	*atime = *mtime;
+	if (btime)
+		*btime = clamp_to_epoch(*btime);
 }
 
 /* ---- tracee paths --------------------------------------------------------------------------- */
@@ -274,7 +291,7 @@ static void statx_done(struct task *t)
 	int64_t a = statx_ns(&sx.stx_atime), m = statx_ns(&sx.stx_mtime),
 		c = statx_ns(&sx.stx_ctime), b = statx_ns(&sx.stx_btime);
 	virtual_times(v, &a, &m, &c, (sx.stx_mask & STATX_BTIME) ? &b : NULL);
-	if (!v->created && b >= start_real_ns)
+	if (!v->created && b > start_real_ns)
 		b = m;
 	set_statx_ns(&sx.stx_atime, a), set_statx_ns(&sx.stx_mtime, m);
 	set_statx_ns(&sx.stx_ctime, c), set_statx_ns(&sx.stx_btime, b);

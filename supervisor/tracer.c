@@ -915,10 +915,14 @@ static void handle_status(pid_t tid, int status)
 		resume(t);
 		return;
 	case PTRACE_EVENT_STOP:
-		/* A group stop keeps the task stopped (jobctl.h); a stale interrupt, or the
-		 * trap that ends a group stop, lets it go on. */
-		if (t->state == TASK_RUNNING && !jobctl_group_stop(t, sig))
+		/* A group stop keeps the task stopped (jobctl.h); a stale interrupt of the spin
+		 * detector, or the trap that ends a group stop, lets it go on. A late interrupt
+		 * may have cut a native call short: its restart is no new event. */
+		if (t->state == TASK_RUNNING && !jobctl_group_stop(t, sig)) {
+			if (remote_load_regs(t) == 0)
+				spin_note_interrupted_call(t);
 			resume(t);
+		}
 		return;
 	}
 	if (sig == (SIGTRAP | 0x80)) {

@@ -59,7 +59,8 @@ static uint64_t touch_bytes(const ProtobufCBinaryData *b)
 static uint64_t touch_header(const Detrun__Log__Header *h)
 {
 	uint64_t s = h->format_version;
-	check(h->format_version == LOG_FORMAT_VERSION, "accepted another format version");
+	check(h->format_version >= LOG_FORMAT_OLDEST && h->format_version <= LOG_FORMAT_VERSION,
+	      "accepted another format version");
 	check(h->n_argv > 0 && h->argv != NULL, "header without argv");
 	check(h->program != NULL && h->program[0] != '\0', "header without program");
 	s += touch_string(h->detrun_version);
