@@ -7,7 +7,8 @@ of a ptrace tracer, for scale), interleaved A B A B in one run.
 
 For each workload it reports the median wall time, the ratio to native (median / native
 median, and fastest and slowest run / native median) and peak memory; for servers,
-requests/s and latency (wrk). It prints a table on stdout (progress goes to stderr) and
+requests/s and latency (wrk; PostgreSQL: pgbench's tps and latency), and under "record"
+the offline replay of each server run timed against its recording. It prints a table on stdout (progress goes to stderr) and
 writes bench/results.json and bench/results.png. A mode is one entry of Bench.all_modes;
 "record" is included only when `detrun record --help` succeeds. Every run is bounded by a
 timeout; a run that fails, hangs, leaves processes behind or prints something other than
@@ -444,6 +445,9 @@ def as_postgres(argv):
 def parse_pgbench(out):
     res = {}
     m = re.search(r"^tps = ([\d.]+) \(without initial connection time\)", out, re.M)
+    done = re.search(r"^number of transactions actually processed: 0\b", out, re.M)
+    if not m and done:
+        return {"error": "no transaction finished in the run's duration (pgbench -T)"}
     if not m:
         return {"error": "cannot parse pgbench output: " + out.strip()[-300:]}
     res["rps"] = float(m.group(1))
@@ -462,7 +466,8 @@ def parse_pgbench(out):
 class PgServer(Server):
     """PostgreSQL (Debian's package) started per repetition and mode from a copy of one
     natively made cluster, listening on a unix socket only; ready when pg_isready says so.
-    The load is `pgbench -i` (scale 1) then `pgbench -c 4 -T SECONDS`, both native, over the
+    The load is `pgbench -i` (scale 1) then `pgbench -c 4 -T SECONDS` (the wrk duration, at
+    least 5 s), both native, over the
     socket; throughput is pgbench's tps (shown in the req/s column), latency its average. A
     pgbench that does not finish within SECONDS + 30 s is killed and the run reported hung."""
     client = "pgbench"
@@ -525,7 +530,7 @@ class PgServer(Server):
         return text, None
 
     def drive(self, bench, port, prefix, r):
-        secs = bench.wrk_seconds
+        secs = max(bench.wrk_seconds, 5)  # under record a transaction can take a second
         text, err = self.pgbench(prefix, ["-i", "-q", "-s", "1"], 120 if bench.quick else 300)
         if err:
             raise RuntimeError(err)
@@ -866,7 +871,7 @@ class Bench:
         if w.client == "wrk":
             out["wrk"] = f"-t2 -c8 -d{self.wrk_seconds}s"
         else:
-            out["pgbench"] = f"-i -s 1, then -c 4 -T {self.wrk_seconds}"
+            out["pgbench"] = f"-i -s 1, then -c 4 -T {max(self.wrk_seconds, 5)}"
         for p in w.paths:
             native_rps = [r.get("rps") if "error" not in r else None for r in runs[("native", p)]]
             native_lat = [r.get("lat_avg_us") if "error" not in r else None for r in runs[("native", p)]]
@@ -1217,7 +1222,7 @@ def main():
     detrun = os.path.join(args.build, "detrun")
     if not os.access(detrun, os.X_OK):
         sys.exit(f"bench: {detrun} not found; build first (make build)")
-    pkgs = ["time", "strace", "nginx", "wrk"]
+    pkgs = ["time", "strace", "nginx", "wrk", "postgresql"]
     chart_python = python_with_matplotlib()
     if not chart_python:
         pkgs.append("python3-matplotlib")
