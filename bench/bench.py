@@ -7,7 +7,8 @@ of a ptrace tracer, for scale), interleaved A B A B in one run.
 
 For each workload it reports the median wall time, the ratio to native (median / native
 median, and fastest and slowest run / native median) and peak memory; for servers,
-requests/s and latency (wrk). It prints a table on stdout (progress goes to stderr) and
+requests/s and latency (wrk; PostgreSQL: pgbench's tps and latency), and under "record"
+the offline replay of each server run timed against its recording. It prints a table on stdout (progress goes to stderr) and
 writes bench/results.json and bench/results.png. A mode is one entry of Bench.all_modes;
 "record" is included only when `detrun record --help` succeeds. Every run is bounded by a
 timeout; a run that fails, hangs, leaves processes behind or prints something other than
@@ -386,12 +387,168 @@ class Micro:
 
 
 class Server:
-    """A server started per repetition and mode, driven by wrk for each path."""
+    """A server started per repetition and mode, driven by wrk for each path. The hooks
+    (ready, drive, still_serving, reset_for_replay) are what a server of another kind
+    (PgServer) replaces; Bench.serve_once does the rest: start, stop, leftovers, replay."""
     kind = "server"
+    client = "wrk"
 
     def __init__(self, name, desc, argv, setup, paths):
         self.name, self.group, self.desc = name, "server", desc
         self.argv, self.setup, self.paths = argv, setup, paths
+
+    def ready(self, port, prefix):
+        return port_open(port)
+
+    def drive(self, bench, port, prefix, r):
+        """Checks one answer, then runs the load for each path: {path: wrk result}."""
+        status, length = http_get(port, self.paths[0])
+        if status != 200:
+            raise RuntimeError(f"GET {self.paths[0]} answered status {status}")
+        out = {}
+        for p in self.paths:
+            out[p] = bench.wrk(port, p)
+            if r.done.is_set():
+                raise RuntimeError(f"server exited with status {r.status} during wrk")
+        return out
+
+    def still_serving(self, port, prefix):
+        return f"port {port} still accepting after stop" if port_open(port) else None
+
+    def reset_for_replay(self, prefix):
+        """Removes what the recorded run created that its start would find in its way
+        (a replay starts from the files the recording started from)."""
+        for made in ("nginx.pid",):
+            if os.path.exists(f"{prefix}/{made}"):
+                os.unlink(f"{prefix}/{made}")
+        if os.path.isdir(f"{prefix}/tmp"):
+            for name in os.listdir(f"{prefix}/tmp"):
+                shutil.rmtree(f"{prefix}/tmp/{name}", ignore_errors=True)
+
+
+PG_PORT = "5499"  # names the unix socket file only (listen_addresses is empty: no TCP)
+
+
+def pg_bin():
+    """The newest installed PostgreSQL's bin directory, or None."""
+    import glob
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"),
+                   key=lambda p: int(p.split("/")[4]) if p.split("/")[4].isdigit() else 0)
+    return os.path.dirname(found[-1]) if found else None
+
+
+def as_postgres(argv):
+    """The server refuses to run as root: PostgreSQL's programs run as the postgres user."""
+    return ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", *argv]
+
+
+def parse_pgbench(out):
+    res = {}
+    m = re.search(r"^tps = ([\d.]+) \(without initial connection time\)", out, re.M)
+    done = re.search(r"^number of transactions actually processed: 0\b", out, re.M)
+    if not m and done:
+        return {"error": "no transaction finished in the run's duration (pgbench -T)"}
+    if not m:
+        return {"error": "cannot parse pgbench output: " + out.strip()[-300:]}
+    res["rps"] = float(m.group(1))
+    m = re.search(r"^latency average = ([\d.]+) ms", out, re.M)
+    if m:
+        res["lat_avg_us"] = float(m.group(1)) * 1e3
+    m = re.search(r"^number of transactions actually processed: (\d+)", out, re.M)
+    if m:
+        res["requests"] = int(m.group(1))
+    m = re.search(r"^number of failed transactions: (\d+)", out, re.M)
+    if m and int(m.group(1)):
+        res["error"] = f"{m.group(1)} failed transactions"
+    return res
+
+
+class PgServer(Server):
+    """PostgreSQL (Debian's package) started per repetition and mode from a copy of one
+    natively made cluster, listening on a unix socket only; ready when pg_isready says so.
+    The load is `pgbench -i` (scale 1) then `pgbench -c 4 -T SECONDS` (the wrk duration, at
+    least 5 s), both native, over the
+    socket; throughput is pgbench's tps (shown in the req/s column), latency its average. A
+    pgbench that does not finish within SECONDS + 30 s is killed and the run reported hung."""
+    client = "pgbench"
+
+    def __init__(self, bench, pgdir):
+        super().__init__("pgbench", "PostgreSQL server (postmaster + a backend per client), "
+                         "unix socket, pgbench -c 4 TPC-B-like", self.server_argv, self.setup,
+                         ["-c4 tps"])
+        self.bench, self.bin, self.pgdir = bench, pgdir, None
+
+    def server_argv(self, port, prefix):
+        return as_postgres([f"{self.bin}/postgres", "-D", f"{prefix}/data", "-k", f"{prefix}/sock",
+                            "-p", PG_PORT, "-c", "listen_addresses="])
+
+    def template(self):
+        """initdb once, natively, into a template every run copies."""
+        if self.pgdir is None:
+            d = f"{self.bench.tmp}/pg-template"
+            os.chmod(self.bench.tmp, 0o711)  # the postgres user must reach its directories
+            os.makedirs(d)
+            shutil.chown(d, "postgres", "postgres")
+            r = subprocess.run(as_postgres([f"{self.bin}/initdb", "-D", f"{d}/data", "-A", "trust",
+                                            "-U", "postgres", "--no-sync", "--no-instructions"]),
+                               capture_output=True, text=True, timeout=300)
+            if r.returncode != 0:
+                raise RuntimeError("initdb failed: " + (r.stderr or r.stdout).strip()[-300:])
+            self.pgdir = d
+        return self.pgdir
+
+    def setup(self, port):
+        prefix = tempfile.mkdtemp(prefix="pg-", dir=self.bench.tmp)
+        subprocess.run(["cp", "-a", f"{self.template()}/data", f"{prefix}/data"], check=True)
+        os.makedirs(f"{prefix}/sock")
+        for d in (prefix, f"{prefix}/sock"):
+            shutil.chown(d, "postgres", "postgres")
+        return prefix
+
+    def ready(self, port, prefix):
+        if not os.path.exists(f"{prefix}/sock/.s.PGSQL.{PG_PORT}"):
+            return False
+        return subprocess.run([f"{self.bin}/pg_isready", "-q", "-h", f"{prefix}/sock", "-p", PG_PORT],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+
+    def pgbench(self, prefix, args, timeout):
+        cmd = [f"{self.bin}/pgbench", "-h", f"{prefix}/sock", "-p", PG_PORT, "-U", "postgres",
+               *args, "postgres"]
+        with tempfile.TemporaryFile() as out:
+            p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                 start_new_session=True)
+            try:
+                p.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+                return None, f"pgbench {' '.join(args)} hung: killed after {timeout:.0f} s"
+            out.seek(0)
+            text = out.read().decode("utf-8", "replace")
+        if p.returncode != 0:
+            return None, f"pgbench {' '.join(args)} exit {p.returncode}: {text.strip()[-300:]}"
+        return text, None
+
+    def drive(self, bench, port, prefix, r):
+        secs = max(bench.wrk_seconds, 5)  # under record a transaction can take a second
+        text, err = self.pgbench(prefix, ["-i", "-q", "-s", "1"], 120 if bench.quick else 300)
+        if err:
+            raise RuntimeError(err)
+        text, err = self.pgbench(prefix, ["-c", "4", "-T", str(secs)], secs + 30)
+        if err:
+            raise RuntimeError(err)
+        return {self.paths[0]: parse_pgbench(text)}
+
+    def still_serving(self, port, prefix):
+        sock = f"{prefix}/sock/.s.PGSQL.{PG_PORT}"
+        return f"{sock} still there after stop" if os.path.exists(sock) else None
+
+    def reset_for_replay(self, prefix):
+        """Back to the cluster the recording started from (pgbench -i changed it)."""
+        shutil.rmtree(f"{prefix}/data")
+        subprocess.run(["cp", "-a", f"{self.template()}/data", f"{prefix}/data"], check=True)
+        for name in os.listdir(f"{prefix}/sock"):
+            os.unlink(f"{prefix}/sock/{name}")
 
 
 class Bench:
@@ -480,7 +637,28 @@ class Bench:
             Server("httpd", "bench/httpd.c: thread per connection, open+read per request",
                    lambda port, prefix: [f"{b}/httpd", str(port), docroot],
                    None, ["/10k.bin", "/100k.bin"]),
+            *self.pg_workloads(),
         ]
+
+    def pg_workloads(self):
+        return [PgServer(self, pg_bin())]
+
+    def missing_for(self, w):
+        """Why a server workload cannot run here, or None."""
+        if w.kind != "server":
+            return None
+        if w.client == "wrk" and (not shutil.which("wrk") or
+                                  (w.name == "nginx" and not shutil.which("nginx"))):
+            return "nginx or wrk not installed"
+        if w.client == "pgbench":
+            import pwd
+            try:
+                pwd.getpwnam("postgres")
+            except KeyError:
+                return "no postgres user (Debian package postgresql)"
+            if not w.bin or not shutil.which("setpriv"):
+                return "PostgreSQL or setpriv not installed (Debian packages postgresql, util-linux)"
+        return None
 
     def make_docroot(self):
         d = f"{self.tmp}/html"
@@ -506,10 +684,10 @@ class Bench:
         return prefix
 
     # --- running
-    def run_once(self, argv, timeout, cwd=None, tag="run"):
+    def run_once(self, argv, timeout, cwd=None, tag="run", merge_output=False):
         out, err = f"{self.tmp}/{tag}.out", f"{self.tmp}/{tag}.err"
         with open(out, "wb") as fo, open(err, "wb") as fe:
-            r = Run(argv, cwd=cwd, stdout=fo, stderr=fe)
+            r = Run(argv, cwd=cwd, stdout=fo, stderr=fo if merge_output else fe)
             r.wait(timeout)
         res = {"wall": r.wall if r.done.is_set() else None, "rc": r.status,
                "peak_rss_kb": r.peak_rss_kb, "tree_rss_kb": r.tree_rss_kb}
@@ -522,7 +700,7 @@ class Bench:
         elif r.status != 0:
             error = f"exit status {r.status}"
         if error:
-            e = tail(err)
+            e = tail(out if merge_output else err)
             res["error"] = error + (f"; stderr: {e}" if e else "")
         if r.leftovers:
             res["leftovers"] = r.leftovers
@@ -691,6 +869,7 @@ class Bench:
                 tag = f"{w.name}-{mode}-{rep}"
                 res = self.serve_once(w, mode, prefix(tag), tag, start_timeout)
                 if mode == "record":
+                    res["replay"] = self.replay_server(w, tag, res)
                     res["record_log_bytes"] = self.record_log_bytes(tag)
                 procs[mode].append(res)
                 for p in w.paths:
@@ -702,7 +881,11 @@ class Bench:
                             one[k] += f"; server output: {res['server_log']}"
                     runs[(mode, p)].append(one)
                     self.progress(w, mode, rep, one, what=f" {p}")
-        out = {"wrk": f"-t2 -c8 -d{self.wrk_seconds}s", "paths": {}, "server": {}}
+        out = {"paths": {}, "server": {}}
+        if w.client == "wrk":
+            out["wrk"] = f"-t2 -c8 -d{self.wrk_seconds}s"
+        else:
+            out["pgbench"] = f"-i -s 1, then -c 4 -T {max(self.wrk_seconds, 5)}"
         for p in w.paths:
             native_rps = [r.get("rps") if "error" not in r else None for r in runs[("native", p)]]
             native_lat = [r.get("lat_avg_us") if "error" not in r else None for r in runs[("native", p)]]
@@ -733,7 +916,45 @@ class Bench:
             out["server"][mode] = {
                 "peak_rss_kb": max([r.get("peak_rss_kb") or 0 for r in rs] or [0]) or None,
                 "tree_rss_kb": max([r.get("tree_rss_kb") or 0 for r in rs] or [0]) or None,
-                "runs": [{k: v for k, v in r.items() if k != "paths"} for r in rs]}
+                "runs": [{k: v for k, v in r.items() if k not in ("paths", "output")} for r in rs]}
+            replays = [r["replay"] for r in rs if "replay" in r]
+            if replays:
+                out["server"][mode]["replays"] = replays
+        return out
+
+    def replay_server(self, w, tag, rec):
+        """Replays the log of one recorded server run offline (`unshare -n detrun replay`,
+        in the recording's directory, after w.reset_for_replay) and times it against the
+        recording: its wall time from start to exit, and the part of it in which clients
+        kept the server busy (driven_s). The replay must print what the recording printed."""
+        log_file = os.path.join(self.tmp, f"record-{tag}.log")
+        out = {}
+        if "error" in rec or not os.path.exists(log_file):
+            out["error"] = "recording failed: not replayed"
+            return out
+        w.reset_for_replay(rec["prefix"])
+        timeout = min(600.0, max(60.0, 10 * rec.get("wall_s", 0)))  # a crowded CPU slows it
+        argv = ["unshare", "-n", self.detrun, "replay", log_file]
+        res = self.run_once(argv, timeout, cwd=rec["prefix"], tag=f"{tag}-replay", merge_output=True)
+        out["wall_s"] = res["wall"]
+        why = [l for l in res["stdout"].splitlines() if l.startswith("detrun:") and
+               ("diverged" in l or "error" in l or "replay" in l)]
+        if res.get("rc") == rec.get("exit") and not res.get("leftovers"):
+            res.pop("error", None)  # a server stopped by SIGTERM exits 143 in both
+        if "error" in res:
+            out["error"] = res["error"].split("; stderr:")[0] + (f": {why[0]}" if why else "")
+        elif res["stdout"] != rec.get("output"):
+            out["error"] = "replay printed other output than the recording: " + res["stdout"].strip()[-300:]
+        out["peak_rss_kb"] = res["peak_rss_kb"]
+        for k in ("wall_s", "startup_s", "driven_s", "stop_s"):
+            if rec.get(k) is not None:
+                out[f"recorded_{k}"] = rec[k]
+        if out.get("wall_s") and rec.get("wall_s"):
+            out["ratio"] = out["wall_s"] / rec["wall_s"]
+        log(f"  {w.name:12} replay  {tag}: "
+            + (f"FAILED {out['error'][:300]}" if "error" in out else
+               f"{out['wall_s']:.2f} s for a recording of {rec['wall_s']:.2f} s "
+               f"({rec.get('driven_s', 0):.2f} s of it under load)"))
         return out
 
     def serve_once(self, w, mode, prefix_words, tag, start_timeout):
@@ -745,23 +966,18 @@ class Bench:
             r = Run(prefix_words + w.argv(port, prefix), cwd=prefix, stdout=lf, stderr=lf)
         try:
             deadline = time.monotonic() + start_timeout
-            while not port_open(port):
+            while not w.ready(port, prefix):
                 if r.done.is_set():
                     raise RuntimeError(f"server exited with status {r.status} before listening")
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"port {port} not accepting after {start_timeout} s")
+                    raise RuntimeError(f"server not accepting after {start_timeout} s")
                 time.sleep(0.02)
             res["startup_s"] = time.perf_counter() - r.t0
-            status, length = http_get(port, w.paths[0])
-            if status != 200:
-                raise RuntimeError(f"GET {w.paths[0]} answered status {status}")
-            res["paths"] = {}
-            for p in w.paths:
-                res["paths"][p] = self.wrk(port, p)
-                if r.done.is_set():
-                    raise RuntimeError(f"server exited with status {r.status} during wrk")
+            res["paths"] = w.drive(self, port, prefix, r)
+            res["driven_s"] = time.perf_counter() - r.t0 - res["startup_s"]
         except (RuntimeError, OSError) as e:
             res["error"] = str(e)
+        t_stop = time.perf_counter()
         # Stop: SIGTERM to the top process (detrun forwards it to the group), bounded wait,
         # SIGKILL to the whole tree as a last resort; then nothing of the session may remain.
         if not r.done.is_set():
@@ -780,14 +996,19 @@ class Bench:
                 r.done.wait(30)
             else:
                 res["stop"] = "SIGTERM"
+        if r.done.is_set():
+            res["wall_s"] = r.wall
+            res["stop_s"] = r.t0 + r.wall - t_stop
         r.reap_leftovers()
         if r.leftovers:
             res["error"] = (res["error"] + "; " if "error" in res else "") + \
                 "left processes running after stop (killed): " + " ".join(r.leftovers)
             res["leftovers"] = r.leftovers
-        if port_open(port):
-            res.setdefault("error", f"port {port} still accepting after stop")
+        serving = w.still_serving(port, prefix)
+        if serving:
+            res.setdefault("error", serving)
         res["exit"] = r.status
+        res["prefix"] = prefix
         if r.signal:
             res["exit_signal"] = r.signal
         res["peak_rss_kb"] = r.peak_rss_kb
@@ -801,6 +1022,8 @@ class Bench:
             res["error"] += f"; server output: {t}"
         elif t and any("warning" in v or "error" in v for v in res.get("paths", {}).values()):
             res["server_log"] = t
+        if mode == "record":
+            res["output"] = read_file(log_path) or ""  # what the replay must print again
         os.unlink(log_path)
         return res
 
@@ -819,10 +1042,10 @@ class Bench:
         only = self.args.only
         wls = [w for w in self.workloads() if not only or any(o in w.name for o in only)]
         for w in wls:
-            if w.kind == "server" and (not shutil.which("wrk") or
-                                       (w.name == "nginx" and not shutil.which("nginx"))):
+            why = self.missing_for(w)
+            if why:
                 self.results.append({"name": w.name, "group": w.group, "kind": w.kind,
-                                     "description": w.desc, "skipped": "nginx or wrk not installed"})
+                                     "description": w.desc, "skipped": why})
                 continue
             log(f"bench: {w.name} — {w.desc}")
             t0 = time.monotonic()
@@ -886,6 +1109,11 @@ def fmt_mb(kb):
 
 
 def status_text(s):
+    """One line: a server's output in an error spans several."""
+    return _status_text(s).replace("\n", " | ")
+
+
+def _status_text(s):
     if s.get("status") == "ok":
         return "ok"
     if s.get("status") == "warn":
@@ -938,7 +1166,7 @@ def table(results, modes):
                     f"{fmt_mb(s.get('tree_rss_kb')):>9}  {status_text(s)}{extra}")
         add("")
     if server:
-        add("Servers (wrk from outside the group, 127.0.0.1): slowdown = native req/s / mode req/s, "
+        add("Servers (wrk over 127.0.0.1, pgbench over a unix socket, from outside the group): slowdown = native req/s / mode req/s, "
             "latency ratio = mode avg / native avg")
         add(f"{'workload':18} {'mode':7} {'req/s':>9} {'slowdown [min-max]':>22} {'lat avg':>9} "
             f"{'lat p99':>9} {'lat ratio':>9} {'peak RSS':>9}  status")
@@ -965,7 +1193,31 @@ def table(results, modes):
                         f"{'-' if p99 is None else f'{p99 / 1e3:.2f}ms':>9} "
                         f"{'-' if lr is None else f'{lr:.2f}x':>9} {fmt_mb(rss):>9}  {status_text(s)}")
         add("")
+        replay_table(server, add)
     return "\n".join(lines)
+
+
+def replay_table(server, add):
+    """One line per recorded server run: its replay's wall time against the recording's, and
+    against the part of the recording in which the clients kept the server busy."""
+    rows = [(r["name"], i, rp) for r in server for i, rp in
+            enumerate(r.get("server", {}).get("record", {}).get("replays", []))]
+    if not rows:
+        return
+    add("Replays of the recorded server runs (unshare -n detrun replay LOG): recorded = start "
+        "to exit, of it: start-up, under load, stop; ratio = replay / recorded")
+    add(f"{'workload':18} {'rep':>3} {'recorded':>9} {'start-up':>9} {'load':>8} {'stop':>8} "
+        f"{'replay':>8} {'ratio':>7} {'vs load':>8}  status")
+    f = lambda x: f"{x:.2f}s" if x is not None else "-"
+    for name, i, rp in rows:
+        load = rp.get("recorded_driven_s")
+        vs = f"{rp['wall_s'] / load:.2f}x" if rp.get("wall_s") and load else "-"
+        ratio = f"{rp['ratio']:.2f}x" if rp.get("ratio") else "-"
+        add(f"{name:18} {i + 1:>3} {f(rp.get('recorded_wall_s')):>9} {f(rp.get('recorded_startup_s')):>9} "
+            f"{f(load):>8} {f(rp.get('recorded_stop_s')):>8} {f(rp.get('wall_s')):>8} "
+            f"{ratio:>7} {vs:>8}  "
+            f"{'FAILED: ' + rp['error'][:160].replace(chr(10), ' | ') if 'error' in rp else 'ok'}")
+    add("")
 
 
 def main():
@@ -984,7 +1236,7 @@ def main():
     detrun = os.path.join(args.build, "detrun")
     if not os.access(detrun, os.X_OK):
         sys.exit(f"bench: {detrun} not found; build first (make build)")
-    pkgs = ["time", "strace", "nginx", "wrk"]
+    pkgs = ["time", "strace", "nginx", "wrk", "postgresql"]
     chart_python = python_with_matplotlib()
     if not chart_python:
         pkgs.append("python3-matplotlib")
