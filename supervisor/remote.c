@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -264,4 +265,24 @@ long remote_syscall(struct task *t, long nr, uint64_t a0, uint64_t a1, uint64_t 
 	t->regs = saved;
 	t->regs_dirty = false;
 	return result;
+}
+
+int proc_status_read(pid_t tid, char *buf, size_t size)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, size - 1);
+	int err = n < 0 ? -errno : 0;
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return n > 0 ? 0 : (err ? err : -EIO);
+}
+
+uint64_t proc_status_field(const char *status, const char *field, int base, uint64_t missing)
+{
+	const char *p = strstr(status, field);
+	return p ? strtoull(p + strlen(field), NULL, base) : missing;
 }

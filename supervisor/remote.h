@@ -65,6 +65,13 @@ void syscall_rewind(struct task *t);
 
 void remote_forget_process(struct process *p);
 
+/* /proc/TID/status of a task (or any pid), read whole into buf (NUL-terminated): 0, or
+ * -errno when the task is gone. */
+int proc_status_read(pid_t tid, char *buf, size_t size);
+/* The number after `field` (e.g. "\nSigPnd:") in that text, read in `base` (0 lets
+ * strtoull decide); `missing` when the field is absent. */
+uint64_t proc_status_field(const char *status, const char *field, int base, uint64_t missing);
+
 /* waitpid(2) retried when one of detrun's own signals (the spin timer, a signal from
  * outside) interrupts it: a stop or death is never lost to EINTR. */
 pid_t waitpid_retry(pid_t pid, int *status, int flags);

@@ -56,16 +56,9 @@ void sys_sysinfo(struct task *t)
 /* A field of /proc/TID/status in kB ("VmPeak:"), 0 if unreadable. */
 static int64_t status_kb(pid_t tid, const char *field)
 {
-	char path[64], buf[4096];
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
-	const char *p = strstr(buf, field);
-	return p ? strtoll(p + strlen(field), NULL, 10) : 0;
+	char buf[4096];
+	return proc_status_read(tid, buf, sizeof(buf)) ? 0
+						       : (int64_t)proc_status_field(buf, field, 10, 0);
 }
 
 /* ru_maxrss: the resident set depends on the page cache (fault-around maps whatever pages

@@ -23,16 +23,10 @@
 /* Seccomp filters attached to the task: detrun's own is one of them. */
 static int filters_attached(const struct task *t)
 {
-	char path[64], buf[4096];
-	snprintf(path, sizeof(path), "/proc/%d/status", t->tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	char buf[4096];
+	if (proc_status_read(t->tid, buf, sizeof(buf)))
 		return 1;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
-	const char *p = strstr(buf, "\nSeccomp_filters:");
-	return p ? atoi(p + 17) : 1;
+	return (int)proc_status_field(buf, "\nSeccomp_filters:", 10, 1);
 }
 
 /* PR_GET_SECCOMP: 2 (filter mode) only if the program installed a filter itself. */

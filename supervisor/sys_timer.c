@@ -198,21 +198,11 @@ void timers_fix_waited_siginfo(struct task *t, int sig, uint64_t info_addr)
 /* Is signal `sig` still pending for `pid` (a thread, or a process's shared set)? */
 static bool kernel_pending(pid_t pid, int sig)
 {
-	char path[64], buf[4096];
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	char buf[4096];
+	if (proc_status_read(pid, buf, sizeof(buf)))
 		return false;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
-	uint64_t set = 0;
-	const char *names[] = { "\nSigPnd:", "\nShdPnd:" };
-	for (int i = 0; i < 2; i++) {
-		const char *p = strstr(buf, names[i]);
-		if (p)
-			set |= strtoull(p + strlen(names[i]), NULL, 16);
-	}
+	uint64_t set = proc_status_field(buf, "\nSigPnd:", 16, 0) |
+		       proc_status_field(buf, "\nShdPnd:", 16, 0);
 	return set & (1ULL << (sig - 1));
 }
 

@@ -301,40 +301,23 @@ static int wait_outside(struct pollfd *fds, int nfds, int timeout_ms)
 
 /* ---- signal state ----------------------------------------------------------------- */
 
-static uint64_t parse_hex_field(const char *status, const char *name)
-{
-	const char *p = strstr(status, name);
-	return p ? strtoull(p + strlen(name), NULL, 16) : 0;
-}
-
 int read_signal_state(const struct task *t, uint64_t *pending, uint64_t *blocked)
 {
-	char path[64], buf[4096];
-	snprintf(path, sizeof(path), "/proc/%d/status", t->tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = 0;
-	*pending = parse_hex_field(buf, "\nSigPnd:") | parse_hex_field(buf, "\nShdPnd:");
-	*blocked = parse_hex_field(buf, "\nSigBlk:");
+	char buf[4096];
+	int err = proc_status_read(t->tid, buf, sizeof(buf));
+	if (err)
+		return err;
+	*pending = proc_status_field(buf, "\nSigPnd:", 16, 0) |
+		   proc_status_field(buf, "\nShdPnd:", 16, 0);
+	*blocked = proc_status_field(buf, "\nSigBlk:", 16, 0);
 	return 0;
 }
 
 static uint64_t read_ignored_signals(const struct task *t)
 {
-	char path[64], buf[4096];
-	snprintf(path, sizeof(path), "/proc/%d/status", t->tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
-	return parse_hex_field(buf, "\nSigIgn:");
+	char buf[4096];
+	return proc_status_read(t->tid, buf, sizeof(buf)) ? 0
+							  : proc_status_field(buf, "\nSigIgn:", 16, 0);
 }
 
 bool signal_is_caught(const struct task *t, int sig)
@@ -456,14 +439,9 @@ static const struct sched_ops ops = {
  * namespace (the host tid when there is no namespace). */
 static pid_t read_ns_tid(pid_t tid)
 {
-	char path[64], buf[4096];
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	char buf[4096];
+	if (proc_status_read(tid, buf, sizeof(buf)))
 		return tid;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
 	char *line = strstr(buf, "\nNSpid:");
 	if (!line)
 		return tid;
