@@ -480,7 +480,11 @@ static bool continues_waitall(struct task *t)
 	       syscall_arg(t, 1) == t->exit.buf + t->exit.progress;
 }
 
-static void waitall_done(struct task *t)
+/* At the exit of one piece of a call done in pieces (buffer in argument 1, length in
+ * argument 2): true when another piece follows (the call is rewound for it); false when
+ * the call is complete: the program's buffer and length are back and its result is the
+ * total moved. */
+static bool next_piece(struct task *t)
 {
 	int64_t n = (int64_t)t->regs.rax;
 	if (n > 0)
@@ -490,15 +494,21 @@ static void waitall_done(struct task *t)
 		syscall_set_arg(t, 2, t->exit.want - t->exit.progress);
 		syscall_rewind(t);
 		t->exit.rip = t->regs.rip;
-		return;
+		return true;
 	}
 	if (t->exit.progress > 0)
 		t->regs.rax = t->exit.progress;
 	syscall_set_arg(t, 1, t->exit.buf);
 	syscall_set_arg(t, 2, t->exit.want);
-	syscall_set_arg(t, 3, t->exit.saved[5]);
 	t->exit.want = 0;
 	t->exit.progress = 0;
+	return false;
+}
+
+static void waitall_done(struct task *t)
+{
+	if (!next_piece(t))
+		syscall_set_arg(t, 3, t->exit.saved[5]);
 }
 
 /* At the point a recvfrom may run: a MSG_WAITALL receive goes in pieces. */
@@ -608,22 +618,7 @@ static uint64_t room_for_write(int fd, mode_t type)
  * reader in the group can drain between them — natively the writer sleeps meanwhile. */
 static void chunk_done(struct task *t)
 {
-	int64_t n = (int64_t)t->regs.rax;
-	if (n > 0)
-		t->exit.progress += (uint64_t)n;
-	if (n > 0 && t->exit.progress < t->exit.want) {
-		syscall_set_arg(t, 1, t->exit.buf + t->exit.progress);
-		syscall_set_arg(t, 2, t->exit.want - t->exit.progress);
-		syscall_rewind(t);
-		t->exit.rip = t->regs.rip;
-		return;
-	}
-	if (t->exit.progress > 0)
-		t->regs.rax = t->exit.progress;
-	syscall_set_arg(t, 1, t->exit.buf);
-	syscall_set_arg(t, 2, t->exit.want);
-	t->exit.want = 0;
-	t->exit.progress = 0;
+	next_piece(t);
 }
 
 static bool continues_chunked_write(struct task *t)
