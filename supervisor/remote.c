@@ -286,3 +286,19 @@ uint64_t proc_status_field(const char *status, const char *field, int base, uint
 	const char *p = strstr(status, field);
 	return p ? strtoull(p + strlen(field), NULL, base) : missing;
 }
+
+bool fdinfo_scan(pid_t pid, int fd, const char *format, void *value)
+{
+	char path[64], line[256];
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
+	else
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	FILE *f = fopen(path, "re");
+	bool found = false;
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = sscanf(line, format, value) == 1;
+	if (f)
+		fclose(f);
+	return found;
+}

@@ -9,6 +9,7 @@
 #ifndef DETRUN_SUPERVISOR_REMOTE_H
 #define DETRUN_SUPERVISOR_REMOTE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -71,6 +72,9 @@ int proc_status_read(pid_t tid, char *buf, size_t size);
 /* The number after `field` (e.g. "\nSigPnd:") in that text, read in `base` (0 lets
  * strtoull decide); `missing` when the field is absent. */
 uint64_t proc_status_field(const char *status, const char *field, int base, uint64_t missing);
+/* The first line of /proc/PID/fdinfo/FD (pid 0: detrun's own descriptor) that `format`
+ * (one sscanf conversion, e.g. "Pid: %d") matches, stored in *value: true if found. */
+bool fdinfo_scan(pid_t pid, int fd, const char *format, void *value);
 
 /* waitpid(2) retried when one of detrun's own signals (the spin timer, a signal from
  * outside) interrupts it: a stop or death is never lost to EINTR. */

@@ -143,15 +143,8 @@ static FILE *open_fdinfo(int fd)
 
 static uint64_t signalfd_mask(int fd)
 {
-	FILE *f = open_fdinfo(fd);
-	char line[256];
 	unsigned long long mask = 0;
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "sigmask: %llx", &mask) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return mask;
+	return fdinfo_scan(0, fd, "sigmask: %llx", &mask) ? mask : 0;
 }
 
 static short signalfd_revents(struct task *t, int fd, short events)

@@ -85,16 +85,8 @@ enum fd_target { FD_NOT_A_PROCESS, FD_MEMBER, FD_OUTSIDE };
 /* The "Pid:" of a pidfd, in detrun's own (host) pid namespace; 0 when there is none. */
 static pid_t pidfd_host_pid(int fd)
 {
-	char path[64], line[128];
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	FILE *f = fopen(path, "re");
 	pid_t pid = 0;
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Pid: %d", &pid) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return pid;
+	return fdinfo_scan(0, fd, "Pid: %d", &pid) ? pid : 0;
 }
 
 /* A /proc/PID directory (which pidfd_send_signal accepts too): the pid its stat file

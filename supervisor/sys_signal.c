@@ -44,16 +44,8 @@ static pid_t host_tgid_of(pid_t ns_tid)
 
 static pid_t pidfd_target(struct task *t, int pidfd)
 {
-	char path[64], line[128];
-	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", t->tid, pidfd);
-	FILE *f = fopen(path, "re");
 	pid_t pid = -1;
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Pid: %d", &pid) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return pid;
+	return fdinfo_scan(t->tid, pidfd, "Pid: %d", &pid) ? pid : -1;
 }
 
 /* Does a kill-style target, in host pids (pid > 0: a process; 0: sender's group; -1: all;
