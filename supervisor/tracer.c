@@ -819,6 +819,22 @@ static bool from_terminal(const struct task *t, int sig)
 	       si.si_code == SI_KERNEL;
 }
 
+/* A signal the process ignores is discarded by the kernel as it is sent; a traced task
+ * gets it all the same (sig_ignored() keeps it for the tracer), and the kernel drops it
+ * at delivery. So it is no event: natively it never arrived, and its cause may not happen
+ * in a replay (a send to a peer that had closed raises SIGPIPE; the stand-in does not).
+ * SIGCONT has done its work when it was sent (jobctl.c watches for it); the trap signals
+ * have their own path. */
+static bool discarded_natively(const struct task *t, int sig)
+{
+	if (sig == SIGSEGV || sig == SIGILL || sig == SIGCONT)
+		return false;
+	if (t->proc->ignored & SIGBIT(sig))
+		return true;
+	uint64_t default_ignore = SIGBIT(SIGCHLD) | SIGBIT(SIGURG) | SIGBIT(SIGWINCH);
+	return !signal_is_caught(t, sig) && (default_ignore & SIGBIT(sig));
+}
+
 static void on_signal_stop(struct task *t, int sig)
 {
 	t->state = TASK_STOPPED;
@@ -830,6 +846,12 @@ static void on_signal_stop(struct task *t, int sig)
 	if (shim_intercepts() && from_terminal(t, sig) && !(t->proc->terminal_due & SIGBIT(sig))) {
 		queue_outside_signal(sig);
 		resume(t); /* as if the copy had never come: not an event */
+		return;
+	}
+	if (discarded_natively(t, sig)) {
+		trace_event(t, "  signal %d (%s) ignored by the program: not an event", sig,
+			    strsignal(sig));
+		resume(t);
 		return;
 	}
 	t->proc->terminal_due &= ~SIGBIT(sig);

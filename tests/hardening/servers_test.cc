@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <string>
@@ -118,6 +119,51 @@ TEST(RealServers, RedisReplaysOffline)
 	RunResult rep = ReplayOffline(dir / "redis.dlog");
 	EXPECT_EQ(rep.code, 0) << rep.Describe();
 	EXPECT_EQ(rep.out, recorded.out) << FirstDifference("recording", recorded.out, "replay", rep.out);
+	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
+}
+
+// nginx under wrk: when wrk stops, it closes connections in the middle of a sendfile; the
+// kernel raises SIGPIPE, which nginx ignores. A traced task stops for it anyway; it used to
+// be an event of the recording that the replay (whose stand-in socket raises nothing)
+// never met, so most such recordings diverged at the next sendfile.
+TEST(RealServers, NginxUnderWrkReplaysOffline)
+{
+	TempDir dir("servers");
+	int port = FreePort();
+	ASSERT_GT(port, 0);
+	for (const char *sub : {"/logs", "/html", "/tmp"})
+		ASSERT_EQ(mkdir((dir.path + sub).c_str(), 0755), 0);
+	std::string big;
+	for (int i = 0; big.size() < 100 * 1024; i++)
+		big += "block " + std::to_string(i * 7919 % 100003) + "\n";
+	WriteFile(dir / "html/100k.txt", big);
+	// Files older than the run show their own times in record and replay alike.
+	ASSERT_EQ(RunCommand({"touch", "-d", "2020-01-01", dir / "html/100k.txt"}).code, 0);
+	std::string conf = Replace(Replace(ReadFile(std::string(SOURCE_DIR) + "/bench/nginx.conf"),
+					   "@PREFIX@", dir.path),
+				   "@PORT@", std::to_string(port));
+	conf = Replace(Replace(conf, "@WORKERS@", "2"), "@MASTER@", "on");
+	conf = Replace(conf, "error_log " + dir.path + "/logs/error.log warn;", "error_log stderr notice;");
+	WriteFile(dir / "nginx.conf", conf);
+	RunOptions opt;
+	opt.cwd = dir.path;
+	opt.timeout_s = 300;
+	Child rec({kDetrun, "record", "-o", dir / "nginx.dlog", "--", "nginx", "-e", "stderr", "-c",
+		   dir / "nginx.conf", "-p", dir.path + "/"},
+		  opt);
+	ASSERT_TRUE(rec.WaitForOutput("start worker process", 60, true)) << rec.Finish().Describe();
+	RunResult load = RunCommand({"wrk", "-t2", "-c8", "-d2s",
+				     "http://127.0.0.1:" + std::to_string(port) + "/100k.txt"});
+	ASSERT_EQ(load.code, 0) << load.Describe();
+	rec.Signal(SIGTERM);
+	RunResult recorded = rec.Finish();
+	ASSERT_EQ(recorded.code, 0) << recorded.Describe();
+
+	unlink((dir.path + "/nginx.pid").c_str());
+	RunCommand({"sh", "-c", "rm -rf " + dir.path + "/tmp/* " + dir.path + "/logs/*"});
+	RunResult rep = ReplayOffline(dir / "nginx.dlog");
+	EXPECT_EQ(rep.code, 0) << rep.Describe();
+	EXPECT_EQ(rep.err, recorded.err) << FirstDifference("recording", recorded.err, "replay", rep.err);
 	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
 }
 
