@@ -520,13 +520,26 @@ static void open_done(struct task *t)
 		touched(&st, false);
 }
 
-/* Kernel views whose content is made when read: not part of a run's starting state. */
+/* Kernel views whose content is made when read: not part of a run's starting state. The
+ * JVM reads cgroup v1 files (memory.stat) at every start: their figures change by the
+ * moment, so fingerprinting them would make every recording unreplayable. */
 static bool synthetic_filesystem(int fd)
 {
 	struct statfs fs;
-	return fstatfs(fd, &fs) == 0 && (fs.f_type == PROC_SUPER_MAGIC ||
-					 fs.f_type == SYSFS_MAGIC ||
-					 fs.f_type == CGROUP2_SUPER_MAGIC);
+	if (fstatfs(fd, &fs))
+		return false;
+	switch (fs.f_type) {
+	case PROC_SUPER_MAGIC:
+	case SYSFS_MAGIC:
+	case CGROUP_SUPER_MAGIC:
+	case CGROUP2_SUPER_MAGIC:
+	case DEBUGFS_MAGIC:
+	case TRACEFS_MAGIC:
+	case SECURITYFS_MAGIC:
+		return true;
+	default:
+		return false;
+	}
 }
 
 /* Files already fingerprinted, as they were then: opening one again unchanged (same size,
