@@ -983,6 +983,8 @@ static bool still_traced(const struct task *t)
 	return false;
 }
 
+enum { LONG_COMPUTATION_MS = 30000 }; /* see warn_long_computation */
+
 static int64_t monotonic_ms(void)
 {
 	struct timespec ts;
@@ -997,6 +999,24 @@ static bool timer_signal_overdue(const struct task *t, int64_t since)
 {
 	int64_t due = timers_next_signal(0);
 	return due >= 0 && (due - vclock_now()) / 1000000 <= monotonic_ms() - since;
+}
+
+/* A task that computes for long without an event while others wait for their turn: if
+ * it waits for them (a spin-wait that writes memory, as an interpreter's does), the group
+ * cannot go on, and nothing would say so. Said once per task. */
+static void warn_long_computation(struct task *t, int64_t ran_ms)
+{
+	if (t->long_compute_shown || ran_ms < LONG_COMPUTATION_MS)
+		return;
+	for (struct task *u = sched_first(); u; u = u->next)
+		if (u != t && u->state == TASK_STOPPED && (!u->parked || u->wait.deadline_ns >= 0)) {
+			t->long_compute_shown = true;
+			hazard(t, "has computed for %lld s without an event while task %d waits for "
+				  "its turn; if it waits for that task (a spin-wait that writes "
+				  "memory), the group cannot go on (README, Limits)",
+			       (long long)ran_ms / 1000, u->vtid);
+			return;
+		}
 }
 
 static void run_until_event(struct task *t)
@@ -1014,6 +1034,10 @@ static void run_until_event(struct task *t)
 			handle_status(got, status);
 			continue;
 		}
+		/* Without a shim to log their logical time, signals from outside need not wait
+		 * for an event: a task computing without one would hold them back for ever. */
+		if (!shim_intercepts())
+			pass_outside_signals();
 		/* The budget is the task's CPU time: a task waiting for a CPU is not looked at. */
 		int left = spin_remaining_ms(t, budget);
 		if (left == 0) {
@@ -1022,6 +1046,8 @@ static void run_until_event(struct task *t)
 			if (v == SPIN_KEEP_RUNNING && timer_signal_overdue(t, since_event))
 				v = spin_preempt_for_timer(t, handle_status_cb,
 							   monotonic_ms() - since_event);
+			if (v == SPIN_KEEP_RUNNING)
+				warn_long_computation(t, monotonic_ms() - since_event);
 			if (v == SPIN_DESCHEDULE)
 				break;
 			if (v == SPIN_KEEP_RUNNING)
