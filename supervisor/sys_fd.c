@@ -684,6 +684,19 @@ static struct vector_write *read_vector(struct task *t)
 	return v;
 }
 
+/* A vectored call about to go in pieces: its number and arguments are kept to be put back
+ * at the end, and progress starts at zero. */
+static void start_vector_pieces(struct task *t, struct vector_write *v, uint64_t total)
+{
+	t->exit.saved[0] = (uint64_t)t->syscall_nr;
+	for (int i = 1; i < 6; i++)
+		t->exit.saved[i] = syscall_arg(t, i);
+	t->exit.ctx = v;
+	t->exit.want = total;
+	t->exit.buf = 0;
+	t->exit.progress = 0;
+}
+
 /* Total bytes, 0 when a length is absurd (the kernel rejects the call: let it). */
 static uint64_t vector_total(const struct vector_write *v)
 {
@@ -785,13 +798,7 @@ static void start_vector_write(struct task *t, int fd, mode_t type)
 		free(v);
 		return;
 	}
-	t->exit.saved[0] = (uint64_t)t->syscall_nr;
-	for (int i = 1; i < 6; i++)
-		t->exit.saved[i] = syscall_arg(t, i);
-	t->exit.ctx = v;
-	t->exit.want = total;
-	t->exit.buf = 0;
-	t->exit.progress = 0;
+	start_vector_pieces(t, v, total);
 	t->exit.rip = t->regs.rip;
 	vector_next_piece(t, room);
 }
@@ -853,13 +860,7 @@ static void start_vector_receive(struct task *t, int fd)
 		free(v);
 		return;
 	}
-	t->exit.saved[0] = (uint64_t)t->syscall_nr;
-	for (int i = 1; i < 6; i++)
-		t->exit.saved[i] = syscall_arg(t, i);
-	t->exit.ctx = v;
-	t->exit.want = total;
-	t->exit.buf = 0;
-	t->exit.progress = 0;
+	start_vector_pieces(t, v, total);
 	uint64_t addr, piece;
 	vector_piece(v, 0, &addr, &piece);
 	t->regs.orig_rax = __NR_recvfrom;
