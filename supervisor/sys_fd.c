@@ -761,22 +761,29 @@ static void vector_finish(struct task *t, int64_t last)
 	t->exit.progress = 0;
 }
 
-/* At a piece's exit: on to the next piece (its own event, after a wait for room), or done. */
-static void vector_done(struct task *t)
+/* At a piece's exit: counts what it moved and, while the call goes on, rewinds it for the
+ * next piece (true). False when the call is complete or failed. */
+static bool next_vector_piece(struct task *t)
 {
 	int64_t n = (int64_t)t->regs.rax;
 	if (n > 0)
 		t->exit.progress += (uint64_t)n;
-	if (n <= 0 || t->exit.progress >= t->exit.want) {
-		vector_finish(t, n);
-		return;
-	}
+	if (n <= 0 || t->exit.progress >= t->exit.want)
+		return false;
 	uint64_t addr, len;
 	vector_piece(t->exit.ctx, t->exit.progress, &addr, &len);
 	syscall_set_arg(t, 1, addr);
 	syscall_set_arg(t, 2, len);
 	syscall_rewind(t);
 	t->exit.rip = t->regs.rip;
+	return true;
+}
+
+/* At a piece's exit: on to the next piece (its own event, after a wait for room), or done. */
+static void vector_done(struct task *t)
+{
+	if (!next_vector_piece(t))
+		vector_finish(t, (int64_t)t->regs.rax);
 }
 
 /* A fresh vector call larger than the room: cut into pieces. */
@@ -826,18 +833,9 @@ static bool continues_vector_receive(struct task *t)
 
 static void vector_received(struct task *t)
 {
-	int64_t n = (int64_t)t->regs.rax;
-	if (n > 0)
-		t->exit.progress += (uint64_t)n;
-	if (n > 0 && t->exit.progress < t->exit.want) {
-		uint64_t addr, len;
-		vector_piece(t->exit.ctx, t->exit.progress, &addr, &len);
-		syscall_set_arg(t, 1, addr);
-		syscall_set_arg(t, 2, len);
-		syscall_rewind(t);
-		t->exit.rip = t->regs.rip;
+	if (next_vector_piece(t))
 		return;
-	}
+	int64_t n = (int64_t)t->regs.rax;
 	if (n >= 0 || t->exit.progress > 0) {
 		static const int no_flags;
 		remote_write(t, REMOTE(t->exit.saved[1] + offsetof(struct msghdr, msg_flags)),
