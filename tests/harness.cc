@@ -465,3 +465,18 @@ int FreePort()
 	close(s);
 	return port;
 }
+
+bool MakeNginxPrefix(const std::string &source_dir, const std::string &dir, int port)
+{
+	for (const char *sub : {"/logs", "/html", "/tmp"})
+		if (mkdir((dir + sub).c_str(), 0755) != 0)
+			return false;
+	std::string conf = ReadFile(source_dir + "/bench/nginx.conf");
+	if (conf.empty())
+		return false;
+	conf = Replace(Replace(conf, "@PREFIX@", dir), "@PORT@", std::to_string(port));
+	conf = Replace(Replace(conf, "@WORKERS@", "2"), "@MASTER@", "on");
+	conf = Replace(conf, "error_log " + dir + "/logs/error.log warn;", "error_log stderr notice;");
+	WriteFile(dir + "/nginx.conf", conf);
+	return true;
+}

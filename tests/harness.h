@@ -107,6 +107,10 @@ std::string ReadFile(const std::string &path);   // whole file; empty if unreada
 void WriteFile(const std::string &path, const std::string &text);
 // A TCP port on 127.0.0.1 that was free a moment ago (the kernel picked it).
 int FreePort();
+// An nginx prefix in `dir` (logs/, html/, tmp/ and nginx.conf from bench/nginx.conf: a
+// master and two workers listening on 127.0.0.1:port, notices on stderr); false if it
+// could not be made. Start it with `nginx -e stderr -c DIR/nginx.conf -p DIR/`.
+bool MakeNginxPrefix(const std::string &source_dir, const std::string &dir, int port);
 
 // A fresh directory per test (/tmp/detrun-PREFIX-XXXXXX), removed with everything in it.
 struct TempDir {

@@ -283,19 +283,12 @@ TEST(RecordReplay, NginxWithCurl)
 	TempDir dir("record");
 	int port = FreePort();
 	ASSERT_GT(port, 0);
-	for (const char *sub : {"/logs", "/html", "/tmp"})
-		ASSERT_EQ(mkdir((dir.path + sub).c_str(), 0755), 0);
+	ASSERT_TRUE(MakeNginxPrefix(SOURCE_DIR, dir.path, port));
 	std::string big;
 	for (int i = 0; i < 20000; i++)
 		big += "line " + std::to_string(i) + "\n";
 	WriteFile(dir / "html/big.txt", big);
 	WriteFile(dir / "html/index.html", "<p>recorded</p>\n");
-	std::string conf = Replace(Replace(ReadFile(std::string(SOURCE_DIR) + "/bench/nginx.conf"),
-					   "@PREFIX@", dir.path),
-				   "@PORT@", std::to_string(port));
-	conf = Replace(Replace(conf, "@WORKERS@", "2"), "@MASTER@", "on");
-	conf = Replace(conf, "error_log " + dir.path + "/logs/error.log warn;", "error_log stderr notice;");
-	WriteFile(dir / "nginx.conf", conf);
 
 	RunOptions opt;
 	opt.cwd = dir.path;

@@ -131,20 +131,13 @@ TEST(RealServers, NginxUnderWrkReplaysOffline)
 	TempDir dir("servers");
 	int port = FreePort();
 	ASSERT_GT(port, 0);
-	for (const char *sub : {"/logs", "/html", "/tmp"})
-		ASSERT_EQ(mkdir((dir.path + sub).c_str(), 0755), 0);
+	ASSERT_TRUE(MakeNginxPrefix(SOURCE_DIR, dir.path, port));
 	std::string big;
 	for (int i = 0; big.size() < 100 * 1024; i++)
 		big += "block " + std::to_string(i * 7919 % 100003) + "\n";
 	WriteFile(dir / "html/100k.txt", big);
 	// Files older than the run show their own times in record and replay alike.
 	ASSERT_EQ(RunCommand({"touch", "-d", "2020-01-01", dir / "html/100k.txt"}).code, 0);
-	std::string conf = Replace(Replace(ReadFile(std::string(SOURCE_DIR) + "/bench/nginx.conf"),
-					   "@PREFIX@", dir.path),
-				   "@PORT@", std::to_string(port));
-	conf = Replace(Replace(conf, "@WORKERS@", "2"), "@MASTER@", "on");
-	conf = Replace(conf, "error_log " + dir.path + "/logs/error.log warn;", "error_log stderr notice;");
-	WriteFile(dir / "nginx.conf", conf);
 	RunOptions opt;
 	opt.cwd = dir.path;
 	opt.timeout_s = 300;
