@@ -19,7 +19,7 @@
 
 #define LOG_MAGIC "DETRUNLG"
 #define LOG_MAGIC_LEN 8
-#define LOG_FORMAT_VERSION 2 /* 2: Header.ignored_signals */
+#define LOG_FORMAT_VERSION 3 /* 2: Header.ignored_signals; 3: looks of outside input */
 #define LOG_FORMAT_OLDEST 1  /* a version-1 log does not say which signals were ignored */
 #define LOG_BLOCK_MAX (1u << 20)   /* records are gathered into blocks up to this size */
 #define LOG_RECORD_MAX (64u << 20) /* one larger record (a big read) gets a block alone */

@@ -73,11 +73,16 @@ static void print_record_text(const LogRecord *r, uint64_t time)
 		printf(" %s = %" PRId64 ", %zu bytes in\n", syscall_name(r->result->nr),
 		       r->result->ret, result_bytes(r->result));
 		break;
+	case DETRUN__LOG__RECORD__KIND_READY:
+		printf(" at look %u\n", r->ready->look);
+		break;
 	case DETRUN__LOG__RECORD__KIND_ADVANCE:
-		printf(" virtual clock was %" PRId64 " ns\n", r->advance->clock_ns);
+		printf(" virtual clock was %" PRId64 " ns, after look %u\n", r->advance->clock_ns,
+		       r->advance->look);
 		break;
 	case DETRUN__LOG__RECORD__KIND_SIGNAL:
-		printf(" %d (%s)\n", r->signal->signo, strsignal(r->signal->signo));
+		printf(" %d (%s) after look %u\n", r->signal->signo, strsignal(r->signal->signo),
+		       r->signal->look);
 		break;
 	case DETRUN__LOG__RECORD__KIND_FILE:
 		printf(" %s, %" PRIu64 " %s, hash %016" PRIx64 "\n", r->file->path,
@@ -103,11 +108,15 @@ static void print_record_json(const LogRecord *r, uint64_t time)
 		printf(",\"syscall\":\"%s\",\"ret\":%" PRId64 ",\"bytes\":%zu",
 		       syscall_name(r->result->nr), r->result->ret, result_bytes(r->result));
 		break;
+	case DETRUN__LOG__RECORD__KIND_READY:
+		printf(",\"look\":%u", r->ready->look);
+		break;
 	case DETRUN__LOG__RECORD__KIND_ADVANCE:
-		printf(",\"clock_ns\":%" PRId64, r->advance->clock_ns);
+		printf(",\"clock_ns\":%" PRId64 ",\"look\":%u", r->advance->clock_ns,
+		       r->advance->look);
 		break;
 	case DETRUN__LOG__RECORD__KIND_SIGNAL:
-		printf(",\"signal\":%d", r->signal->signo);
+		printf(",\"signal\":%d,\"look\":%u", r->signal->signo, r->signal->look);
 		break;
 	case DETRUN__LOG__RECORD__KIND_FILE:
 		printf(",\"path\":");

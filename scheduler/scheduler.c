@@ -13,6 +13,7 @@ static int quantum = 1;
 static int turn_events;
 static bool turn_over;
 static uint64_t now;
+static uint32_t looks; /* since the latest event */
 static uint64_t signal_epoch = 1, children_epoch = 1;
 static const struct sched_ops *ops;
 static bool deadlock_reported;
@@ -107,9 +108,15 @@ uint64_t sched_now(void)
 	return now;
 }
 
+uint32_t sched_look(void)
+{
+	return looks;
+}
+
 void sched_event(struct task *t)
 {
 	now++;
+	looks = 0;
 	vclock_step();
 	if (t != current) {
 		current = t;
@@ -193,6 +200,7 @@ static struct task *scan(struct task **spinner)
 	struct task *start = current && current->next ? current->next : tasks;
 	struct task *t = start;
 	*spinner = NULL;
+	looks++;
 	if (!t)
 		return NULL;
 	do {

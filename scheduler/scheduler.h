@@ -35,6 +35,11 @@ struct task *sched_first(void); /* all tasks in vtid order, through t->next */
 int sched_live_count(void);
 
 uint64_t sched_now(void);   /* logical time of the latest event */
+/* How many times, since the latest event, the scheduler has looked for a task to run.
+ * Several looks can fall at one logical time (all tasks parked, a wait for the outside in
+ * between); outside input found at a look is logged with its number, so a replay admits
+ * it at the same look and not at an earlier one. */
+uint32_t sched_look(void);
 void sched_event(struct task *t); /* an event of task t: advances the timeline */
 
 /* Parks t on w (copied). It stays stopped until w.ready() or w.on_timeout() prepares it. */

@@ -12,6 +12,7 @@
 
 #include "recorder/fingerprint.h"
 #include "recorder/log.h"
+#include "scheduler/scheduler.h"
 #include "scheduler/task.h"
 #include "scheduler/vclock.h"
 #include "shim/shim.h"
@@ -59,6 +60,7 @@ static bool record_ready(struct task *t, uint64_t time, bool native)
 {
 	if (native) {
 		Detrun__Log__Ready ready = DETRUN__LOG__READY__INIT;
+		ready.look = sched_look();
 		LogRecord rec = DETRUN__LOG__RECORD__INIT;
 		rec.kind_case = DETRUN__LOG__RECORD__KIND_READY;
 		rec.ready = &ready;
@@ -80,6 +82,7 @@ static int record_wait_outside(uint64_t time, struct pollfd *fds, int nfds, int 
 	if (r == 0 && timeout_ms > 0) {
 		Detrun__Log__Advance advance = DETRUN__LOG__ADVANCE__INIT;
 		advance.clock_ns = clock;
+		advance.look = sched_look();
 		LogRecord rec = DETRUN__LOG__RECORD__INIT;
 		rec.kind_case = DETRUN__LOG__RECORD__KIND_ADVANCE;
 		rec.advance = &advance;
@@ -93,6 +96,7 @@ static void record_signals(uint64_t time, const int *pending, int n, void (*deli
 	for (int i = 0; i < n; i++) {
 		Detrun__Log__Signal sig = DETRUN__LOG__SIGNAL__INIT;
 		sig.signo = pending[i];
+		sig.look = sched_look();
 		LogRecord rec = DETRUN__LOG__RECORD__INIT;
 		rec.kind_case = DETRUN__LOG__RECORD__KIND_SIGNAL;
 		rec.signal = &sig;

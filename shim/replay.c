@@ -9,6 +9,7 @@
 
 #include "recorder/fingerprint.h"
 #include "recorder/log.h"
+#include "scheduler/scheduler.h"
 #include "scheduler/task.h"
 #include "scheduler/vclock.h"
 #include "shim/shim.h"
@@ -17,6 +18,7 @@
 static const struct log *replayed;
 static size_t next = 1; /* records[0] is the header */
 static uint64_t digest = FNV64_INIT;
+static bool looks_logged; /* format 3: outside input carries the look it came at */
 
 static const LogRecord *head(void)
 {
@@ -66,6 +68,38 @@ static const LogRecord *match(int kind, uint64_t time, int vtid)
 	return r;
 }
 
+/* The look (scheduler.h) at which the recording met r: a scheduler's look for a task to
+ * run, of which one logical time can hold several. */
+static uint32_t look_of(const LogRecord *r)
+{
+	switch (r->kind_case) {
+	case DETRUN__LOG__RECORD__KIND_READY:
+		return r->ready->look;
+	case DETRUN__LOG__RECORD__KIND_ADVANCE:
+		return r->advance->look;
+	case DETRUN__LOG__RECORD__KIND_SIGNAL:
+		return r->signal->look;
+	default:
+		return 0;
+	}
+}
+
+static bool at_look(const LogRecord *r)
+{
+	return r && (!looks_logged || look_of(r) == sched_look());
+}
+
+/* The recording met outside input later at this logical time, after more looks: the
+ * scheduler must look again rather than wait. */
+static bool later_look_now(uint64_t time)
+{
+	const LogRecord *r = head();
+	return looks_logged && r && head_time() == time && look_of(r) >= sched_look() &&
+	       (r->kind_case == DETRUN__LOG__RECORD__KIND_READY ||
+		r->kind_case == DETRUN__LOG__RECORD__KIND_ADVANCE ||
+		r->kind_case == DETRUN__LOG__RECORD__KIND_SIGNAL);
+}
+
 static bool replay_control(struct shim_call *c)
 {
 	const LogRecord *r = match(DETRUN__LOG__RECORD__KIND_RESULT, c->time, c->vtid);
@@ -97,7 +131,7 @@ static bool replay_control(struct shim_call *c)
 
 static bool replay_ready(struct task *t, uint64_t time, bool native)
 {
-	if (!match(DETRUN__LOG__RECORD__KIND_READY, time, t->vtid))
+	if (!at_look(match(DETRUN__LOG__RECORD__KIND_READY, time, t->vtid)))
 		return false;
 	next++;
 	return true;
@@ -109,7 +143,9 @@ static int replay_wait_outside(uint64_t time, struct pollfd *fds, int nfds, int 
 	if (timeout_ms == 0)
 		return 0;
 	const LogRecord *r = match(DETRUN__LOG__RECORD__KIND_ADVANCE, time, 0);
-	if (!r) {
+	if (!at_look(r)) {
+		if (later_look_now(time))
+			return 1;
 		char met[96];
 		snprintf(met, sizeof(met), "a wait for outside input at t=%" PRIu64, time);
 		diverged(NULL, met);
@@ -128,7 +164,9 @@ static void replay_signals(uint64_t time, const int *pending, int n, void (*deli
 		shim_abort(NULL, "signal %d from outside: replay stopped at t=%" PRIu64, pending[0],
 			   time);
 	const LogRecord *r;
-	while ((r = match(DETRUN__LOG__RECORD__KIND_SIGNAL, time, 0))) {
+	/* A signal the recording passed on after some looks waits for as many here. */
+	while ((r = match(DETRUN__LOG__RECORD__KIND_SIGNAL, time, 0)) &&
+	       (!looks_logged || r->signal->look <= sched_look())) {
 		next++;
 		deliver(r->signal->signo);
 	}
@@ -212,6 +250,7 @@ int replay_shim_start(const struct log *log)
 {
 	replayed = log;
 	next = 1;
+	looks_logged = log->header->format_version >= 3;
 	shim_set(&replay_shim);
 	return 0;
 }

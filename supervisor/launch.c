@@ -295,6 +295,20 @@ static int detach_host_proc(void)
 	return proc_mount_points(points, 64);
 }
 
+/* POSIX shared memory and semaphores live in /dev/shm under names a seeded program picks
+ * the same on every run: the host's would show another run's leftovers (a killed server's
+ * segments, which change what the next run sees) and let the group share memory with
+ * processes outside it. The group gets an empty one of its own. */
+static void private_shm(void)
+{
+	struct stat st;
+	if (stat("/dev/shm", &st) < 0 || !S_ISDIR(st.st_mode))
+		return;
+	if (mount("detrun-shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+		fprintf(stderr, "detrun: warning: cannot give the group its own /dev/shm (%s): "
+			"it shares the host's\n", strerror(errno));
+}
+
 static void enter_private_views(const struct launch_options *lo)
 {
 	if (unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC) < 0)
@@ -312,6 +326,7 @@ static void enter_private_views(const struct launch_options *lo)
 			cover_file("/dev/userfaultfd", "");
 		unstage_views();
 	}
+	private_shm();
 	sethostname(DETRUN_HOSTNAME, strlen(DETRUN_HOSTNAME));
 	setdomainname("(none)", 6);
 	write_file("/proc/sys/kernel/hostname", DETRUN_HOSTNAME);

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <string>
 #include <vector>
@@ -182,6 +183,26 @@ TEST(ViewsReports, DeadlockWarningIsTheSameOnEveryRun)
 								   r.err);
 		}
 	}
+}
+
+// POSIX shared memory names are picked the same on every run (a seeded random name, as
+// PostgreSQL's dynamic shared memory has): the group has a /dev/shm of its own, so a
+// segment left by an earlier run (a killed server's) or a host process cannot change what
+// the next run sees, and the group shares no memory with processes outside it.
+TEST(ViewsShm, GroupHasItsOwnDevShm)
+{
+	std::string host_file = "/dev/shm/detrun-views-" + std::to_string(getpid());
+	ASSERT_EQ(RunCommand({"sh", "-c", "echo host > " + host_file}).code, 0);
+	std::string script = "ls -A /dev/shm; [ -e /dev/shm/left ] && echo leftover; "
+			     "echo group > /dev/shm/left && cat /dev/shm/left";
+	for (int run = 0; run < 2; run++) {
+		RunResult r = RunCommand(UnderDetrun({}, {"sh", "-c", script}));
+		EXPECT_EQ(r.code, 0) << r.Describe();
+		EXPECT_EQ(r.out, "group\n") << "run " << run << ": " << r.Describe();
+	}
+	EXPECT_EQ(ReadFile(host_file), "host\n");
+	EXPECT_NE(access("/dev/shm/left", F_OK), 0) << "the group's file reached the host's /dev/shm";
+	unlink(host_file.c_str());
 }
 
 } // namespace
