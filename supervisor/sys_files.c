@@ -88,6 +88,22 @@ static uint64_t virtual_dev(uint64_t dev)
 	return makedev(0, 200 + n_devs++);
 }
 
+/* The inode's last name is gone: the kernel may give its number to the next new file (or
+ * not, as other activity on the machine decides), which must then look new. A descriptor
+ * still open on the removed file sees a new number from now on too: the price of
+ * numbers that do not depend on the host. */
+static void retire_vfile(uint64_t dev, uint64_t ino)
+{
+	struct vfile **pp = &buckets[(size_t)((dev * 31 + ino) % BUCKETS)];
+	while (*pp && ((*pp)->dev != dev || (*pp)->ino != ino))
+		pp = &(*pp)->next;
+	struct vfile *v = *pp;
+	if (v) {
+		*pp = v->next;
+		free(v);
+	}
+}
+
 uint64_t files_virtual_ino(uint64_t dev, uint64_t ino)
 {
 	return vfile_of(dev, ino)->vino;
@@ -684,11 +700,41 @@ static int arg_dirfd(struct task *t, int index)
 	return index < 0 ? AT_FDCWD : (int)syscall_arg(t, index);
 }
 
+/* The saved inode whose last name the call removes, at its entry. */
+enum { REMOVED_DEV, REMOVED_INO, REMOVED_FREES };
+
+/* Before an unlink, rmdir or rename: the inode the call may free (the entry removed, or
+ * the one a rename replaces) if this is its last name. */
+static void note_removed_inode(struct task *t, const struct entry_change *c)
+{
+	t->exit.saved[REMOVED_FREES] = 0;
+	bool renames = c->moves_inode;
+	if (c->creates || (renames && t->syscall_nr == __NR_renameat2 &&
+			   (syscall_arg(t, 4) & RENAME_EXCHANGE)))
+		return;
+	int i = renames ? 1 : 0;
+	struct stat st, from;
+	if (stat_path(t, arg_dirfd(t, c->dirfd[i]), syscall_arg(t, c->path[i]), false, false,
+		      &st))
+		return;
+	if (renames && stat_path(t, arg_dirfd(t, c->dirfd[0]), syscall_arg(t, c->path[0]), false,
+				 false, &from) == 0 && from.st_dev == st.st_dev &&
+	    from.st_ino == st.st_ino)
+		return; /* renamed onto another name of itself: nothing is freed */
+	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1)
+		return;
+	t->exit.saved[REMOVED_DEV] = st.st_dev;
+	t->exit.saved[REMOVED_INO] = st.st_ino;
+	t->exit.saved[REMOVED_FREES] = 1;
+}
+
 static void entry_changed(struct task *t)
 {
 	const struct entry_change *c = entry_change_of(t->syscall_nr);
 	if ((int64_t)t->regs.rax != 0 || !c)
 		return;
+	if (t->exit.saved[REMOVED_FREES])
+		retire_vfile(t->exit.saved[REMOVED_DEV], t->exit.saved[REMOVED_INO]);
 	struct stat st;
 	int last = c->path[1] >= 0 ? 1 : 0;
 	for (int i = 0; i <= last; i++)
@@ -702,9 +748,13 @@ static void entry_changed(struct task *t)
 }
 
 /* Implements mkdir, mknod, rmdir, unlink, symlink, link, rename and their *at forms:
- * the directories changed (and a new entry) are stamped. */
+ * the directories changed (and a new entry) are stamped, and an inode freed gets a new
+ * virtual number if its number comes back. */
 void sys_dir_change(struct task *t)
 {
+	const struct entry_change *c = entry_change_of(t->syscall_nr);
+	if (c)
+		note_removed_inode(t, c);
 	tracer_want_exit(t, entry_changed);
 }
 

@@ -205,4 +205,25 @@ TEST(ViewsShm, GroupHasItsOwnDevShm)
 	unlink(host_file.c_str());
 }
 
+// An inode number the kernel frees may come back for the next new file, or not, as other
+// activity on the machine decides (ext4 gives it back at once, tmpfs never): under detrun
+// each new file has a number no earlier file had, on every run. Before, the virtual
+// number followed the real one and came back with it.
+TEST(ViewsInodes, NewFileAfterARemovalHasANewNumber)
+{
+	std::string guest = std::string(GUEST_DIR) + "/view_inode_reuse";
+	RunResult native = RunCommand({guest});
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	std::string first;
+	for (int run = 0; run < 3; run++) {
+		RunResult r = RunCommand(UnderDetrun({}, {guest}));
+		ASSERT_EQ(r.code, 0) << r.Describe();
+		ASSERT_NE(r.out.find("new inode number for every new file: yes"), std::string::npos)
+			<< r.Describe() << "natively: " << native.out;
+		if (run == 0)
+			first = r.out;
+		EXPECT_EQ(r.out, first) << "run " << run;
+	}
+}
+
 } // namespace
