@@ -521,7 +521,7 @@ static void patch_site(struct task *t, uint64_t addr, const struct analysis *an,
 		p->seen = true;
 		return;
 	}
-	if (remote_write(t, REMOTE(addr), ud2, sizeof(ud2))) {
+	if (remote_patch_code(t, REMOTE(addr), ud2, sizeof(ud2))) {
 		task_warn(t, "cannot patch the instruction at %#llx", (unsigned long long)addr);
 		return;
 	}

@@ -76,10 +76,13 @@ int remote_write(struct task *t, remote_ptr dst, const void *src, size_t len)
 		return 0;
 	struct iovec local = { (void *)src, len }, remote = { (void *)dst.addr, len };
 	ssize_t n = process_vm_writev(t->tid, &local, 1, &remote, 1, 0);
-	if (n == (ssize_t)len)
+	return n == (ssize_t)len ? 0 : n < 0 && errno == ESRCH ? -ESRCH : -EFAULT;
+}
+
+int remote_patch_code(struct task *t, remote_ptr dst, const void *src, size_t len)
+{
+	if (remote_write(t, dst, src, len) == 0)
 		return 0;
-	if (n < 0 && errno == ESRCH)
-		return -ESRCH;
 	return proc_mem_io(t, dst.addr, (void *)src, len, true);
 }
 
@@ -111,13 +114,6 @@ uint64_t remote_scratch(struct task *t, const void *data, size_t len)
 	if (!private_writable(t, addr, addr + len) || remote_write(t, REMOTE(addr), data, len))
 		return 0;
 	return addr;
-}
-
-int remote_write_unforced(struct task *t, remote_ptr dst, const void *src, size_t len)
-{
-	struct iovec local = { (void *)src, len }, remote = { (void *)dst.addr, len };
-	ssize_t n = process_vm_writev(t->tid, &local, 1, &remote, 1, 0);
-	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EFAULT;
 }
 
 int remote_dup_fd(struct task *t, int fd)

@@ -24,11 +24,14 @@ int remote_load_regs(struct task *t);  /* fills t->regs once per stop */
 int remote_store_regs(struct task *t); /* writes t->regs back if they were changed */
 
 int remote_read(struct task *t, remote_ptr src, void *dst, size_t len);
+/* A write the program itself could make, as the kernel makes a call's output: -EFAULT for
+ * memory the program cannot write (read-only, unmapped), where natively the call fails
+ * with EFAULT. */
 int remote_write(struct task *t, remote_ptr dst, const void *src, size_t len);
-/* A write the program itself could make: never into memory it cannot write (remote_write
- * falls back to /proc/PID/mem, which writes through read-only private mappings). For
- * values the kernel would write back natively, where it would silently fail instead. */
-int remote_write_unforced(struct task *t, remote_ptr dst, const void *src, size_t len);
+/* Writes through a read-only private mapping (copy-on-write, as a debugger's breakpoint):
+ * for detrun's own patches of the program's code, never for a call's output. A shared
+ * mapping is refused by the kernel, so no file changes. */
+int remote_patch_code(struct task *t, remote_ptr dst, const void *src, size_t len);
 
 /* Places `len` bytes in scratch memory of the stopped task, below the 128-byte red zone
  * of its stack, and returns their address — or 0 when that memory is not private and

@@ -1200,7 +1200,7 @@ static void zero_timeout(struct task *t, int arg, bool in_reg, bool timeval)
 	uint64_t addr = syscall_arg(t, arg);
 	static const char zero[16];
 	size_t len = timeval ? sizeof(struct timeval) : sizeof(struct timespec);
-	if (!remote_write_unforced(t, REMOTE(addr), zero, len))
+	if (!remote_write(t, REMOTE(addr), zero, len))
 		return;
 	uint64_t scratch = remote_scratch(t, zero, len);
 	if (scratch)

@@ -318,4 +318,16 @@ TEST(Escape, TimeoutsInReadOnlyMemoryAreNotOverwritten)
 	EXPECT_TRUE(r.err.empty()) << r.err;
 }
 
+// Outputs detrun writes for the kernel (emulated clocks, random bytes, names) into
+// read-only memory fail with EFAULT and leave the bytes, as natively: before, a fallback
+// through /proc/PID/mem wrote through the protection and the calls succeeded.
+TEST(Escape, CallOutputsIntoReadOnlyMemoryFailAsNatively)
+{
+	RunResult native = RunCommand({Guest("esc_readonly_output")});
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	RunResult r = RunCommand(UnderDetrun({}, {Guest("esc_readonly_output")}));
+	EXPECT_EQ(r.code, 0) << r.Describe();
+	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+}
+
 } // namespace
