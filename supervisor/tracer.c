@@ -411,7 +411,10 @@ static void report_deadlock(void)
 	if (end_orphans())
 		return;
 	if (jobctl_all_stopped()) {
-		foreground_stop_with_group();
+		/* A replay's SIGCONT comes from the log, at the look the recording took it: no
+		 * one outside would continue a stopped detrun. */
+		if (!shim_get()->decides_readiness)
+			foreground_stop_with_group();
 		return;
 	}
 	warn("deadlock at t=%llu: no task can run and nothing outside the group can wake one",
@@ -794,6 +797,7 @@ static void on_syscall_trap(struct task *t)
 			task_warn(t, "cannot resume: %s", strerror(errno));
 		return;
 	}
+	spin_restarted(t, false); /* an exit: no seccomp stop of this call follows */
 	bool allowed = t->in_allowed_call;
 	t->in_allowed_call = false;
 	if (t->exit_stop_wanted) {
@@ -894,7 +898,9 @@ static void handle_status(pid_t tid, int status)
 	t->regs_valid = false;
 	int sig = WSTOPSIG(status);
 	int event = (unsigned)status >> 16;
-	if (event != PTRACE_EVENT_SECCOMP)
+	/* A restart mark is for the seccomp stop of the restarted call; the entry stop that
+	 * comes before it (the task resumed with PTRACE_SYSCALL) keeps it. */
+	if (event != PTRACE_EVENT_SECCOMP && sig != (SIGTRAP | 0x80))
 		spin_restarted(t, false);
 	switch (event) {
 	case PTRACE_EVENT_SECCOMP:
