@@ -329,17 +329,6 @@ static void free_regions(struct shim_region *out, size_t n)
 
 /* ---- what a call sends --------------------------------------------------------------------- */
 
-/* Does the call hand bytes from the caller's memory to the kernel? */
-static bool sends_data(long nr)
-{
-	return syscall_sends_memory(syscall_lookup(nr));
-}
-
-static bool sends_anything(long nr)
-{
-	return syscall_sends(syscall_lookup(nr));
-}
-
 static bool msg_dontwait(struct task *t)
 {
 	int arg = syscall_msg_flags_arg(syscall_lookup(t->syscall_nr));
@@ -449,7 +438,7 @@ static void describe_call(struct task *t, struct shim_call *c)
 
 static void call_sent(struct task *t, struct shim_call *c, int64_t ret)
 {
-	if (!sends_data(c->nr) || ret <= 0)
+	if (!syscall_sends_memory(syscall_lookup(c->nr)) || ret <= 0)
 		return;
 	size_t len;
 	uint8_t *bytes = sent_bytes(t, (uint64_t)ret, &len);
@@ -690,7 +679,7 @@ bool external_fd_call(struct task *t, int tfd, short wait_events)
 	bool made = false;
 	if (!outside_fd(t, tfd, &made))
 		return false;
-	if (sends_anything(t->syscall_nr) && !made)
+	if (syscall_sends(syscall_lookup(t->syscall_nr)) && !made)
 		return true; /* output to an inherited terminal, pipe or socket: it runs */
 	if (wait_events && !msg_dontwait(t) && blocking_fd(t, tfd)) {
 		struct pollfd *p = malloc(sizeof(*p));

@@ -45,9 +45,6 @@ const struct syscall_entry syscall_table[] = {
 #define STOP_WHEN(name, arg, mask, with_shim)
 #define STOP_WHEN_EQ(name, arg, value)
 #include "syscalls/syscalls.def"
-#undef STOP_WHEN_EQ
-#undef STOP_WHEN
-#undef SYSCALL
 };
 const size_t syscall_table_len = sizeof(syscall_table) / sizeof(syscall_table[0]);
 
@@ -58,9 +55,6 @@ const struct syscall_condition syscall_conditions[] = {
 #define STOP_WHEN(name, arg, mask, with_shim) { __NR_##name, arg, mask, with_shim },
 #define STOP_WHEN_EQ(name, arg, value)
 #include "syscalls/syscalls.def"
-#undef STOP_WHEN_EQ
-#undef STOP_WHEN
-#undef SYSCALL
 #undef EVERY_CALL
 #undef AS_IS
 };
@@ -71,9 +65,6 @@ const struct syscall_value syscall_values[] = {
 #define STOP_WHEN(name, arg, mask, with_shim)
 #define STOP_WHEN_EQ(name, arg, value) { __NR_##name, arg, (uint32_t)(value) },
 #include "syscalls/syscalls.def"
-#undef STOP_WHEN_EQ
-#undef STOP_WHEN
-#undef SYSCALL
 };
 const size_t syscall_values_len = sizeof(syscall_values) / sizeof(syscall_values[0]);
 

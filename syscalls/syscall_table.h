@@ -82,9 +82,6 @@ struct syscall_entry {
 #define STOP_WHEN(name, arg, mask, with_shim)
 #define STOP_WHEN_EQ(name, arg, value)
 #include "syscalls/syscalls.def"
-#undef STOP_WHEN_EQ
-#undef STOP_WHEN
-#undef SYSCALL
 
 extern const struct syscall_entry syscall_table[];
 extern const size_t syscall_table_len;
