@@ -8,6 +8,9 @@ for it, nothing else. It has no cycles — a folder lower in the list never reac
     supervisor -> shim -> recorder -> syscalls, common, proto
                \\-> scheduler (depends on nothing)
 
+A new folder (say debugger/) gets its own line here, and is added to the sets of the folders
+that may include it; until then an include of it fails the check, on purpose.
+
 Usage: check_includes.py SOURCE_DIR
 """
 import pathlib

@@ -9,7 +9,7 @@
 
 namespace {
 
-TEST(Table, TraceShowsEachCallsOwnArguments)
+TEST(SyscallTableTrace, ShowsEachCallsOwnArguments)
 {
 	RunResult r = RunCommand(UnderDetrun({ "--trace" }, { std::string(GUEST_DIR) + "/table_trace" }));
 	ASSERT_EQ(r.code, 0) << r.Describe();
