@@ -10,7 +10,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "recorder/fingerprint.h"
 
 /* ---- writing ------------------------------------------------------------------------- */
 
@@ -363,26 +362,4 @@ const char *log_kind_name(const LogRecord *rec)
 	case DETRUN__LOG__RECORD__KIND_END: return "end";
 	default: return "unknown";
 	}
-}
-
-/* ---- fingerprints --------------------------------------------------------------------- */
-
-int fingerprint_fd(int fd, uint64_t *hash, uint64_t *size)
-{
-	static uint8_t buf[1 << 16];
-	uint64_t h = FNV64_INIT, total = 0;
-	for (;;) {
-		ssize_t n = pread(fd, buf, sizeof(buf), (off_t)total);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		h = fnv64(h, buf, (size_t)n);
-		total += (uint64_t)n;
-	}
-	*hash = h;
-	*size = total;
-	return 0;
 }

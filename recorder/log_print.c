@@ -6,7 +6,7 @@
 #include <sys/syscall.h>
 
 #include "recorder/log.h"
-#include "supervisor/syscall_table.h"
+#include "syscalls/syscall_table.h"
 
 static size_t result_bytes(const Detrun__Log__Result *r)
 {
@@ -14,13 +14,6 @@ static size_t result_bytes(const Detrun__Log__Result *r)
 	for (size_t i = 0; i < r->n_out; i++)
 		n += r->out[i].len;
 	return n;
-}
-
-/* Calls whose output is data from outside (what a peer or a terminal sent). */
-static bool reads_data(uint32_t nr)
-{
-	return nr == __NR_read || nr == __NR_readv || nr == __NR_recvfrom ||
-	       nr == __NR_recvmsg || nr == __NR_recvmmsg;
 }
 
 static void json_string(const char *s)
@@ -166,7 +159,7 @@ static void print_stats(const char *path, const struct log *log)
 		results++;
 		size_t b = result_bytes(r->result);
 		in_bytes += b;
-		if (reads_data(r->result->nr)) {
+		if (syscall_reads_data(syscall_lookup((long)r->result->nr))) {
 			data_bytes += b;
 			data_calls++;
 		}

@@ -17,7 +17,7 @@
 
 #include "proto/shim.pb-c.h"
 #include "shim/shim.h"
-#include "supervisor/syscall_table.h"
+#include "syscalls/syscall_table.h"
 
 #define SHIM_PROTOCOL_VERSION 1
 #define SHIM_MESSAGE_MAX (16u << 20)

@@ -10,13 +10,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/options.h"
 #include "recorder/fingerprint.h"
 #include "recorder/log.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/task.h"
 #include "scheduler/vclock.h"
 #include "shim/shim.h"
-#include "supervisor/tracer.h"
 
 #define DIGEST_EVERY 1024 /* events between digests: a divergence is caught within this */
 

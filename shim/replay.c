@@ -13,7 +13,7 @@
 #include "scheduler/task.h"
 #include "scheduler/vclock.h"
 #include "shim/shim.h"
-#include "supervisor/syscall_table.h"
+#include "syscalls/syscall_table.h"
 
 static const struct log *replayed;
 static size_t next = 1; /* records[0] is the header */

@@ -11,7 +11,7 @@
 #include "scheduler/task.h"
 #include "supervisor/remote.h"
 #include "supervisor/report.h"
-#include "supervisor/syscall_table.h"
+#include "syscalls/syscall_table.h"
 
 #define X32_SYSCALL_BIT 0x40000000ULL
 

@@ -10,7 +10,7 @@
 
 #include "supervisor/report.h"
 #include "supervisor/sys_common.h"
-#include "supervisor/syscall_table.h"
+#include "syscalls/syscall_table.h"
 
 bool seccomp_strict_enter(struct task *t)
 {

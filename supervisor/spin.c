@@ -20,7 +20,7 @@
 #include "supervisor/remote.h"
 #include "supervisor/report.h"
 #include "supervisor/stack.h"
-#include "supervisor/syscall_table.h"
+#include "syscalls/syscall_table.h"
 #include "supervisor/tracer.h"
 
 

@@ -21,7 +21,7 @@
 
 #include "shim/shim.h"
 #include "supervisor/sys_common.h"
-#include "supervisor/syscall_table.h"
+#include "syscalls/syscall_table.h"
 
 /* The listener a connect aims at: by path inode, or by abstract name. */
 struct target {

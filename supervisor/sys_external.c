@@ -17,8 +17,9 @@
  * same events happen at the same logical times, which is what lets replay line up.
  *
  * A call's output — the bytes it leaves in the program's memory — is described once per
- * syscall (describe_outputs) as a list of regions; recording reads them after the call,
- * replay writes them back, in that order.
+ * syscall, in its row of syscalls.def (outputs column), and turned into a list of regions
+ * here (describe_outputs); recording reads them after the call, replay writes them back,
+ * in that order. What a call sends is described by the row's data column.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,10 +40,9 @@
 #include "recorder/fingerprint.h"
 #include "scheduler/vclock.h"
 #include "shim/shim.h"
-#include "supervisor/external_facts.h"
 #include "supervisor/report.h"
 #include "supervisor/sys_common.h"
-#include "supervisor/syscall_table.h"
+#include "syscalls/syscall_table.h"
 
 /* ---- which objects are outside --------------------------------------------------------- */
 
@@ -218,6 +218,53 @@ static uint64_t ioctl_out_size(uint64_t req)
 	return (_IOC_DIR(req) & _IOC_READ) ? _IOC_SIZE(req) : 0;
 }
 
+/* One region list entry of the call's row: its shape applied to the call's arguments. */
+static void add_output(struct task *t, struct outputs *o, const struct syscall_output *spec,
+		       const uint64_t *a)
+{
+	uint64_t addr = a[spec->arg], count = spec->count_arg >= 0 ? a[spec->count_arg] : 0;
+	switch ((enum output_shape)spec->shape) {
+	case SHAPE_BUF:
+		add(o, R_DATA, addr, count, 0);
+		break;
+	case SHAPE_IOV:
+		add_iovecs(t, o, addr, count);
+		break;
+	case SHAPE_MSG:
+		add_msghdr(t, o, addr);
+		break;
+	case SHAPE_MMSG:
+		o->incomplete = count > MAX_MMSGS;
+		for (uint64_t i = 0; i < count && i < MAX_MMSGS; i++) {
+			uint64_t m = addr + i * sizeof(struct mmsghdr);
+			add(o, R_BUDGET, m + offsetof(struct mmsghdr, msg_len), 4, 0);
+			add_msghdr(t, o, m);
+		}
+		break;
+	case SHAPE_SIZED:
+		add_sockaddr(t, o, addr, count);
+		break;
+	case SHAPE_FIXED:
+		add(o, R_FIXED, addr, spec->size, 0);
+		break;
+	case SHAPE_ARRAY:
+		add(o, R_FIXED, addr, count * spec->size, 0);
+		break;
+	case SHAPE_FDSET:
+		add(o, R_FIXED, addr, (count + 63) / 64 * 8, 0);
+		break;
+	case SHAPE_PER_RESULT:
+		add(o, R_PER_RESULT, addr, count * spec->size, spec->size);
+		break;
+	case SHAPE_IOCTL:
+		add(o, R_FIXED, addr, ioctl_out_size(count), 0);
+		break;
+	case SHAPE_NONE:
+		break;
+	}
+}
+
+/* The regions the call's row lists (syscalls.def, outputs column), in order. */
 static void describe_outputs(struct task *t, struct outputs *o)
 {
 	uint64_t a[6];
@@ -225,80 +272,9 @@ static void describe_outputs(struct task *t, struct outputs *o)
 		a[i] = syscall_arg(t, i);
 	o->n = 0;
 	o->incomplete = false;
-	switch (t->syscall_nr) {
-	case __NR_read:
-		add(o, R_DATA, a[1], a[2], 0);
-		break;
-	case __NR_readv:
-		add_iovecs(t, o, a[1], a[2]);
-		break;
-	case __NR_recvfrom:
-		add(o, R_DATA, a[1], a[2], 0);
-		add_sockaddr(t, o, a[4], a[5]);
-		break;
-	case __NR_recvmsg:
-		add_msghdr(t, o, a[1]);
-		break;
-	case __NR_recvmmsg:
-		o->incomplete = a[2] > MAX_MMSGS;
-		for (uint64_t i = 0; i < a[2] && i < MAX_MMSGS; i++) {
-			uint64_t m = a[1] + i * sizeof(struct mmsghdr);
-			add(o, R_BUDGET, m + offsetof(struct mmsghdr, msg_len), 4, 0);
-			add_msghdr(t, o, m);
-		}
-		break;
-	case __NR_accept:
-	case __NR_accept4:
-	case __NR_getsockname:
-	case __NR_getpeername:
-		add_sockaddr(t, o, a[1], a[2]);
-		break;
-	case __NR_getsockopt:
-		add_sockaddr(t, o, a[3], a[4]);
-		break;
-	case __NR_ioctl:
-		add(o, R_FIXED, a[2], ioctl_out_size(a[1]), 0);
-		break;
-	case __NR_fstat:
-		add(o, R_FIXED, a[1], sizeof(struct stat), 0);
-		break;
-	case __NR_newfstatat:
-		add(o, R_FIXED, a[2], sizeof(struct stat), 0);
-		break;
-	case __NR_poll:
-	case __NR_ppoll:
-		add(o, R_FIXED, a[0], a[1] * sizeof(struct pollfd), 0);
-		if (t->syscall_nr == __NR_ppoll)
-			add(o, R_FIXED, a[2], sizeof(struct timespec), 0);
-		break;
-	case __NR_select:
-	case __NR_pselect6:
-		for (int s = 1; s <= 3; s++)
-			add(o, R_FIXED, a[s], (a[0] + 63) / 64 * 8, 0);
-		add(o, R_FIXED, a[4], 16, 0);
-		break;
-	case __NR_epoll_wait:
-	case __NR_epoll_pwait:
-	case __NR_epoll_pwait2:
-		add(o, R_PER_RESULT, a[1], a[2] * 12, 12);
-		break;
-	case __NR_sendmmsg:
-		add(o, R_PER_RESULT, a[1], a[2] * sizeof(struct mmsghdr), sizeof(struct mmsghdr));
-		break;
-	case __NR_sendfile:
-		add(o, R_FIXED, a[2], sizeof(int64_t), 0);
-		break;
-	case __NR_clock_gettime:
-		add(o, R_FIXED, a[1], sizeof(struct timespec), 0);
-		break;
-	case __NR_gettimeofday:
-		add(o, R_FIXED, a[0], sizeof(struct timeval), 0);
-		add(o, R_FIXED, a[1], sizeof(struct timezone), 0);
-		break;
-	case __NR_time:
-		add(o, R_FIXED, a[0], sizeof(int64_t), 0);
-		break;
-	}
+	const struct syscall_entry *e = syscall_lookup(t->syscall_nr);
+	for (int i = 0; e && i < SYSCALL_MAX_OUTPUTS && e->out[i].shape != SHAPE_NONE; i++)
+		add_output(t, o, &e->out[i], a);
 }
 
 /* Bytes each region holds after a call that returned ret, read from tracee memory. */
@@ -353,44 +329,10 @@ static void free_regions(struct shim_region *out, size_t n)
 
 /* ---- what a call sends --------------------------------------------------------------------- */
 
-const struct external_facts external_facts_table[] = {
-	{ __NR_write, SEND_BUFFER, -1, true },
-	{ __NR_writev, SEND_IOVEC, -1, true },
-	{ __NR_sendto, SEND_BUFFER, 3, true },
-	{ __NR_sendmsg, SEND_MSGHDR, 2, true },
-	{ __NR_sendmmsg, SEND_MMSG, 3, true },
-	{ __NR_sendfile, SEND_FILE, -1, true },
-	{ __NR_recvfrom, SEND_NONE, 3, false },
-	{ __NR_recvmsg, SEND_NONE, 2, false },
-	{ __NR_recvmmsg, SEND_NONE, 3, false },
-};
-const size_t external_facts_len = sizeof(external_facts_table) / sizeof(external_facts_table[0]);
-
-const struct external_facts *external_call_facts(long nr)
-{
-	for (size_t i = 0; i < external_facts_len; i++)
-		if (external_facts_table[i].nr == nr)
-			return &external_facts_table[i];
-	return NULL;
-}
-
-/* Does the call hand bytes from the caller's memory to the kernel? */
-static bool sends_data(long nr)
-{
-	const struct external_facts *f = external_call_facts(nr);
-	return f && f->sends != SEND_NONE && f->sends != SEND_FILE;
-}
-
-static bool sends_anything(long nr)
-{
-	const struct external_facts *f = external_call_facts(nr);
-	return f && f->sends != SEND_NONE;
-}
-
 static bool msg_dontwait(struct task *t)
 {
-	const struct external_facts *f = external_call_facts(t->syscall_nr);
-	return f && f->flags_arg >= 0 && (syscall_arg(t, f->flags_arg) & MSG_DONTWAIT);
+	int arg = syscall_msg_flags_arg(syscall_lookup(t->syscall_nr));
+	return arg >= 0 && (syscall_arg(t, arg) & MSG_DONTWAIT);
 }
 
 #define MAX_SENT_SPANS 64
@@ -452,17 +394,17 @@ static uint8_t *sent_messages(struct task *t, uint64_t sent, size_t *len)
 static uint8_t *sent_bytes(struct task *t, uint64_t result, size_t *len)
 {
 	*len = 0;
-	const struct external_facts *f = external_call_facts(t->syscall_nr);
-	if (!f)
+	const struct syscall_entry *e = syscall_lookup(t->syscall_nr);
+	if (!syscall_sends_memory(e))
 		return NULL;
-	if (f->sends == SEND_MMSG)
+	if (e->data == DATA_SEND_MMSG)
 		return sent_messages(t, result, len);
 	struct spans s = { .n = 0 };
 	uint64_t addr = syscall_arg(t, 1), count = syscall_arg(t, 2);
-	if (f->sends == SEND_BUFFER) {
+	if (e->data == DATA_SEND_BUF) {
 		s.v[s.n++] = (struct iovec){ (void *)addr, count };
 	} else {
-		if (f->sends == SEND_MSGHDR) {
+		if (e->data == DATA_SEND_MSG) {
 			struct msghdr m;
 			if (remote_read(t, REMOTE(addr), &m, sizeof(m)))
 				return NULL;
@@ -489,15 +431,14 @@ static void describe_call(struct task *t, struct shim_call *c)
 				 .nr = t->syscall_nr, .fd = -1 };
 	for (int i = 0; i < 6; i++)
 		c->args[i] = syscall_arg(t, i);
-	long nr = t->syscall_nr;
-	if (nr != __NR_poll && nr != __NR_ppoll && nr != __NR_select && nr != __NR_pselect6 &&
-	    nr != __NR_clock_gettime && nr != __NR_gettimeofday && nr != __NR_time)
-		c->fd = (int)c->args[0];
+	int fd_arg = syscall_fd_arg(syscall_lookup(t->syscall_nr));
+	if (fd_arg >= 0)
+		c->fd = (int)c->args[fd_arg];
 }
 
 static void call_sent(struct task *t, struct shim_call *c, int64_t ret)
 {
-	if (!sends_data(c->nr) || ret <= 0)
+	if (!syscall_sends_memory(syscall_lookup(c->nr)) || ret <= 0)
 		return;
 	size_t len;
 	uint8_t *bytes = sent_bytes(t, (uint64_t)ret, &len);
@@ -587,8 +528,9 @@ static void make_placeholder(struct task *t, int64_t want)
 /* A send that fails with EPIPE also raises SIGPIPE, unless told not to (MSG_NOSIGNAL). */
 static bool raises_sigpipe(const struct shim_call *c)
 {
-	const struct external_facts *f = external_call_facts(c->nr);
-	return f && f->sigpipe && (f->flags_arg < 0 || !(c->args[f->flags_arg] & MSG_NOSIGNAL));
+	const struct syscall_entry *e = syscall_lookup(c->nr);
+	int flags = syscall_msg_flags_arg(e);
+	return syscall_sends(e) && (flags < 0 || !(c->args[flags] & MSG_NOSIGNAL));
 }
 
 /* A unix socket bound to a path made a file, which the program may chmod, stat or unlink
@@ -737,7 +679,7 @@ bool external_fd_call(struct task *t, int tfd, short wait_events)
 	bool made = false;
 	if (!outside_fd(t, tfd, &made))
 		return false;
-	if (sends_anything(t->syscall_nr) && !made)
+	if (syscall_sends(syscall_lookup(t->syscall_nr)) && !made)
 		return true; /* output to an inherited terminal, pipe or socket: it runs */
 	if (wait_events && !msg_dontwait(t) && blocking_fd(t, tfd)) {
 		struct pollfd *p = malloc(sizeof(*p));
@@ -837,7 +779,8 @@ static bool descriptor_flag_ioctl(struct task *t)
 }
 
 /* Implements connect, bind, listen, shutdown, get/setsockopt, getsockname, getpeername and
- * ioctl while a shim intercepts: on an outside descriptor they go to the shim. Requests
+ * ioctl while a shim intercepts — and any EXTERNAL row added with this handler: on an
+ * outside descriptor they go to the shim, a receive first waiting for data. Requests
  * that return kernel-wide ids stop in plain runs too (STOP_WHEN_EQ) and are renumbered. */
 void sys_external(struct task *t)
 {
@@ -845,5 +788,9 @@ void sys_external(struct task *t)
 		return;
 	if (descriptor_flag_ioctl(t) || kernel_id_call(t))
 		return;
-	external_fd_call(t, (int)syscall_arg(t, 0), 0);
+	/* The row says which descriptor the call is on and whether it waits for data. */
+	const struct syscall_entry *e = syscall_lookup(t->syscall_nr);
+	int fd_arg = syscall_fd_arg(e);
+	if (fd_arg >= 0)
+		external_fd_call(t, (int)syscall_arg(t, fd_arg), syscall_reads_data(e) ? POLLIN : 0);
 }

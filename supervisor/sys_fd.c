@@ -27,7 +27,7 @@
 #include "shim/shim.h"
 #include "supervisor/report.h"
 #include "supervisor/sys_common.h"
-#include "supervisor/syscall_table.h"
+#include "syscalls/syscall_table.h"
 
 /* ---- internal files -------------------------------------------------------------------- */
 
@@ -422,25 +422,9 @@ static void park_on_one(struct task *t, int fd, short events, const char *verb,
 		t->wait.ready = ready;
 }
 
-static int msg_flags_arg(long nr)
-{
-	switch (nr) {
-	case __NR_recvfrom:
-	case __NR_sendto:
-	case __NR_recvmmsg:
-	case __NR_sendmmsg:
-		return 3;
-	case __NR_recvmsg:
-	case __NR_sendmsg:
-		return 2;
-	default:
-		return -1;
-	}
-}
-
 static bool dontwait(struct task *t)
 {
-	int arg = msg_flags_arg(t->syscall_nr);
+	int arg = syscall_msg_flags_arg(syscall_lookup(t->syscall_nr));
 	return arg >= 0 && (syscall_arg(t, arg) & MSG_DONTWAIT);
 }
 

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "supervisor/sys_common.h"
-#include "supervisor/syscall_table.h"
+#include "syscalls/syscall_table.h"
 
 /* Does process tgid hold the FIFO (dev, ino) open for reading (want_write false) or
  * writing? */

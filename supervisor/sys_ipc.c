@@ -21,7 +21,7 @@
 
 #include "scheduler/vclock.h"
 #include "supervisor/sys_common.h"
-#include "supervisor/syscall_table.h"
+#include "syscalls/syscall_table.h"
 
 /* System V operations that succeeded: a parked call retries when this moved. */
 static uint64_t ipc_changes;

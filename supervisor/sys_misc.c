@@ -6,7 +6,7 @@
 
 #include "supervisor/cpu_patch.h"
 #include "supervisor/report.h"
-#include "supervisor/syscall_table.h"
+#include "syscalls/syscall_table.h"
 #include "supervisor/sys_common.h"
 
 /* The handler of ALLOW rows; they never stop, so it never runs. */

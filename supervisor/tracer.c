@@ -38,7 +38,7 @@
 #include "supervisor/trap_signals.h"
 #include "supervisor/filter.h"
 #include "supervisor/sys_common.h"
-#include "supervisor/syscall_table.h"
+#include "syscalls/syscall_table.h"
 
 const struct tracer_options *tracer_opts;
 
@@ -738,10 +738,7 @@ static void on_syscall_entry(struct task *t)
 	}
 	timeline_event(t);
 	const struct syscall_entry *e = syscall_lookup(t->syscall_nr);
-	if (report_trace)
-		trace_event(t, "%s(%#llx, %#llx, %#llx, %#llx)", syscall_name(t->syscall_nr),
-			    (unsigned long long)t->regs.rdi, (unsigned long long)t->regs.rsi,
-			    (unsigned long long)t->regs.rdx, (unsigned long long)t->regs.r10);
+	trace_syscall(t);
 	if (e && e->handler)
 		e->handler(t);
 	if (t->parked)

@@ -14,18 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define DETRUN_VERSION "0.2.0"
-
-struct tracer_options {
-	int quantum;          /* events per turn */
-	int spin_budget_ms;   /* run time without an event before the spin detector looks */
-	uint64_t seed;        /* for the PRNG behind getrandom */
-	int64_t epoch;        /* CLOCK_REALTIME at start, in seconds */
-	bool keep_vdso;       /* leave the vDSO mapped (clock reads then bypass detrun) */
-	int cpus;             /* virtual CPU count */
-	bool namespaces;      /* fresh PID, mount and UTS namespaces (needs root) */
-	bool real_clock;      /* wall-clock reads give the real time, as outside input */
-};
+#include "common/options.h"
 
 /* Runs argv[0] (already resolved to an executable path `path`) in a deterministic process
  * group. Returns detrun's exit code: the program's exit status, or 128+N if it was killed

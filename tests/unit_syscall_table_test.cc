@@ -1,13 +1,19 @@
 // The syscall table is the single source for the filter, the dispatcher and the names:
-// check it is complete and consistent with the kernel headers.
+// check it is complete and consistent with the kernel headers, and that the lists the code
+// derives from it (receives, sends, flags and descriptor arguments) are what the rows say.
 #include <gtest/gtest.h>
 #include <sys/syscall.h>
 
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <regex>
 #include <set>
 #include <string>
 
 extern "C" {
-#include "supervisor/syscall_table.h"
+#include "syscalls/syscall_table.h"
 }
 
 TEST(SyscallTable, NumbersAreUniqueAndNamed)
@@ -72,4 +78,211 @@ TEST(SyscallTable, RowsNarrowedByValueStopForTheirValues)
 			EXPECT_NE(syscall_conditions[j].nr, v.nr)
 				<< e->name << ": STOP_WHEN and STOP_WHEN_EQ on one row";
 	}
+}
+
+// ---- the table against the kernel headers ----------------------------------------------
+
+// Every `#define __NR_name N` of <asm/unistd_64.h>, read from the header the build uses.
+static std::map<std::string, long> HeaderNumbers()
+{
+	std::map<std::string, long> nrs;
+	std::ifstream in(UNISTD_64_H);
+	std::string line;
+	std::regex def("#define __NR_(\\w+)\\s+(\\d+)");
+	std::smatch m;
+	while (std::getline(in, line))
+		if (std::regex_search(line, m, def))
+			nrs[m[1]] = std::stol(m[2]);
+	return nrs;
+}
+
+TEST(SyscallTable, MatchesTheKernelHeaders)
+{
+	std::map<std::string, long> header = HeaderNumbers();
+	ASSERT_GT(header.size(), 300u) << "cannot read " << UNISTD_64_H;
+	for (const auto &[name, nr] : header) {
+		const syscall_entry *e = syscall_lookup(nr);
+		ASSERT_NE(e, nullptr) << "__NR_" << name << " (" << nr << ") has no row";
+		EXPECT_EQ(e->name, name) << nr;
+	}
+	for (size_t i = 0; i < syscall_table_len; i++)
+		EXPECT_EQ(header.count(syscall_table[i].name), 1u)
+			<< syscall_table[i].name << " is not in " << UNISTD_64_H;
+}
+
+// The kernel's own description of each call's arguments, where tracefs shows it
+// (/sys/kernel/tracing/events/syscalls/sys_enter_NAME/format): one field per argument.
+TEST(SyscallTable, ArgumentCountsMatchTheRunningKernel)
+{
+	const std::string dir = "/sys/kernel/tracing/events/syscalls/";
+	if (!std::ifstream(dir + "sys_enter_read/format"))
+		GTEST_SKIP() << "tracefs is not mounted at /sys/kernel/tracing";
+	const std::map<std::string, std::string> kernel_name = {
+		{ "stat", "newstat" }, { "lstat", "newlstat" }, { "fstat", "newfstat" },
+		{ "uname", "newuname" }, { "sendfile", "sendfile64" }, { "umount2", "umount" } };
+	int compared = 0;
+	for (size_t i = 0; i < syscall_table_len; i++) {
+		const syscall_entry &e = syscall_table[i];
+		auto alias = kernel_name.find(e.name);
+		std::ifstream f(dir + "sys_enter_" + (alias == kernel_name.end() ? e.name : alias->second) +
+				"/format");
+		if (!f)
+			continue; // not traceable on this kernel (rt_sigreturn, removed calls)
+		int fields = 0;
+		std::string line;
+		while (std::getline(f, line))
+			fields += line.find("field:") != std::string::npos &&
+				  line.find("offset:") != std::string::npos &&
+				  std::stoi(line.substr(line.find("offset:") + 7)) >= 16;
+		EXPECT_EQ(e.nargs, fields) << e.name;
+		compared++;
+	}
+	EXPECT_GT(compared, 300);
+}
+
+TEST(SyscallTable, ArgumentKindsAndOutputsAreWellFormed)
+{
+	for (size_t i = 0; i < syscall_table_len; i++) {
+		const syscall_entry &e = syscall_table[i];
+		EXPECT_EQ(e.nargs, (int)strlen(e.kinds)) << e.name;
+		EXPECT_LE(e.nargs, 6) << e.name;
+		EXPECT_EQ(strspn(e.kinds, "diuxmps"), strlen(e.kinds)) << e.name << " " << e.kinds;
+		EXPECT_LE(std::count(e.kinds, e.kinds + e.nargs, 'm'), 1) << e.name;
+		for (const syscall_output &o : e.out) {
+			if (o.shape == SHAPE_NONE)
+				break;
+			ASSERT_LT(o.arg, e.nargs) << e.name;
+			EXPECT_LT(o.count_arg, e.nargs) << e.name;
+			// A region is at a pointer argument (an ioctl's at its untyped argument).
+			EXPECT_EQ(e.kinds[o.arg], o.shape == SHAPE_IOCTL ? 'x' : 'p') << e.name;
+		}
+	}
+}
+
+// ---- the lists the code derives from the table -------------------------------------------
+
+static std::set<std::string> Rows(bool (*pick)(const syscall_entry &))
+{
+	std::set<std::string> names;
+	for (size_t i = 0; i < syscall_table_len; i++)
+		if (pick(syscall_table[i]))
+			names.insert(syscall_table[i].name);
+	return names;
+}
+
+TEST(SyscallTable, DerivedListsAreWhatTheRowsSay)
+{
+	using S = std::set<std::string>;
+	// Receives: the calls whose output is data from outside (log printing, record).
+	EXPECT_EQ(Rows([](const syscall_entry &e) { return syscall_reads_data(&e); }),
+		  (S{ "read", "readv", "recvfrom", "recvmsg", "recvmmsg" }));
+	// Sends digested for replay: sendmmsg is one (it was left out of the old hand list).
+	EXPECT_EQ(Rows([](const syscall_entry &e) { return syscall_sends_memory(&e); }),
+		  (S{ "write", "writev", "sendto", "sendmsg", "sendmmsg" }));
+	EXPECT_EQ(Rows([](const syscall_entry &e) { return syscall_sends(&e); }),
+		  (S{ "write", "writev", "sendto", "sendmsg", "sendmmsg", "sendfile" }));
+	// MSG_* flags: where MSG_DONTWAIT and MSG_NOSIGNAL are read.
+	EXPECT_EQ(Rows([](const syscall_entry &e) { return syscall_msg_flags_arg(&e) >= 0; }),
+		  (S{ "sendto", "recvfrom", "sendmsg", "recvmsg", "sendmmsg", "recvmmsg" }));
+	EXPECT_EQ(syscall_msg_flags_arg(syscall_lookup(__NR_sendmsg)), 2);
+	EXPECT_EQ(syscall_msg_flags_arg(syscall_lookup(__NR_sendmmsg)), 3);
+	// The descriptor a shim call is about: argument 0, none for the calls on many
+	// descriptors or none.
+	for (long nr : { __NR_read, __NR_sendfile, __NR_ioctl, __NR_accept4, __NR_epoll_wait })
+		EXPECT_EQ(syscall_fd_arg(syscall_lookup(nr)), 0) << syscall_name(nr);
+	for (long nr : { __NR_poll, __NR_ppoll, __NR_select, __NR_pselect6, __NR_clock_gettime,
+			 __NR_gettimeofday, __NR_time })
+		EXPECT_EQ(syscall_fd_arg(syscall_lookup(nr)), -1) << syscall_name(nr);
+	EXPECT_EQ(syscall_fd_arg(nullptr), -1);
+}
+
+TEST(SyscallTable, DataDirectionAgreesWithTheOutputs)
+{
+	// A receive takes its data budget from a data region; a row with a data region is a
+	// receive. (Adding a receive without its outputs would record nothing.)
+	for (size_t i = 0; i < syscall_table_len; i++) {
+		const syscall_entry &e = syscall_table[i];
+		bool data_region = false;
+		for (const syscall_output &o : e.out)
+			data_region |= o.shape == SHAPE_BUF || o.shape == SHAPE_IOV ||
+				       o.shape == SHAPE_MSG || o.shape == SHAPE_MMSG;
+		EXPECT_EQ(data_region, syscall_reads_data(&e)) << e.name;
+		if (syscall_sends(&e)) {
+			EXPECT_NE(e.cls, SC_ALLOW) << e.name << " sends but never stops";
+		}
+	}
+}
+
+// ---- calls that can sleep ----------------------------------------------------------------
+
+TEST(SyscallTable, EveryCallThatCanSleepStops)
+{
+	// Calls that can sleep in the kernel until another task (or the outside) acts. One that
+	// ran freely would sleep with the group's only turn: every one must stop.
+	const char *sleeps[] = {
+		"read", "readv", "write", "writev", "open", "openat", "openat2", "creat",
+		"preadv2", "pwritev2", "recvfrom", "recvmsg", "recvmmsg", "sendto", "sendmsg",
+		"sendmmsg", "accept", "accept4", "connect", "sendfile", "splice", "tee",
+		"vmsplice", "copy_file_range", "poll", "ppoll", "select", "pselect6",
+		"epoll_wait", "epoll_pwait", "epoll_pwait2", "futex", "futex_waitv", "wait4",
+		"waitid", "nanosleep", "clock_nanosleep", "pause", "rt_sigsuspend",
+		"rt_sigtimedwait", "flock", "fcntl", "semop", "semtimedop", "msgsnd", "msgrcv",
+		"mq_timedsend", "mq_timedreceive", "ioctl", "syslog", "userfaultfd",
+		"io_setup", "io_uring_setup", "io_uring_enter", "clone", "clone3", "fork",
+		"vfork", "execve", "execveat", "exit", "exit_group", "seccomp", "ptrace",
+	};
+	for (const char *name : sleeps) {
+		const syscall_entry *e = nullptr;
+		for (size_t i = 0; i < syscall_table_len && !e; i++)
+			if (!strcmp(syscall_table[i].name, name))
+				e = &syscall_table[i];
+		ASSERT_NE(e, nullptr) << name;
+		EXPECT_NE(e->cls, SC_ALLOW) << name << " can sleep but runs freely";
+	}
+	// The free-running calls that wait at all wait for the disk or the kernel alone,
+	// never for another task: their rows say so.
+	for (const char *name : { "fsync", "fdatasync", "sync", "syncfs", "sync_file_range",
+				  "msync" }) {
+		const syscall_entry *e = nullptr;
+		for (size_t i = 0; i < syscall_table_len && !e; i++)
+			if (!strcmp(syscall_table[i].name, name))
+				e = &syscall_table[i];
+		ASSERT_NE(e, nullptr) << name;
+		std::string reason = e->reason;
+		EXPECT_TRUE(reason.find("never for another task") != std::string::npos ||
+			    reason.find("without waiting for another task") != std::string::npos)
+			<< name << ": " << e->reason;
+	}
+}
+
+TEST(SyscallTable, AllowRowsHaveTheirOwnReasons)
+{
+	// Each row's reason is about its call: no one sentence shared by a crowd of rows.
+	std::map<std::string, int> uses;
+	for (size_t i = 0; i < syscall_table_len; i++)
+		if (syscall_table[i].cls == SC_ALLOW)
+			uses[syscall_table[i].reason]++;
+	for (const auto &[reason, n] : uses)
+		EXPECT_LE(n, 20) << "\"" << reason << "\" is shared by " << n << " rows";
+}
+
+TEST(SyscallTable, TraceShowsEachCallsOwnArguments)
+{
+	const uint64_t args[6] = { 3, 0x1000, 64, 7, 8, 9 };
+	char buf[256];
+	syscall_format_call(buf, sizeof(buf), __NR_read, args, nullptr, nullptr);
+	EXPECT_STREQ(buf, "read(3, 0x1000, 64)");
+	syscall_format_call(buf, sizeof(buf), __NR_getpid, args, nullptr, nullptr);
+	EXPECT_STREQ(buf, "getpid()");
+	const uint64_t open_args[6] = { (uint64_t)-100, 0x2000, 0x80000, 0, 0, 0 };
+	auto reader = [](void *, uint64_t addr, char *out, size_t n) {
+		snprintf(out, n, "/etc/%s", addr == 0x2000 ? "hosts" : "?");
+		return true;
+	};
+	syscall_format_call(buf, sizeof(buf), __NR_openat, open_args, reader, nullptr);
+	EXPECT_STREQ(buf, "openat(-100, \"/etc/hosts\", 0x80000, 0)");
+	syscall_format_call(buf, sizeof(buf), 999, args, nullptr, nullptr);
+	EXPECT_STREQ(buf, "syscall_999(0x3, 0x1000, 0x40, 0x7, 0x8, 0x9)");
+	syscall_format_call(buf, 8, __NR_read, args, nullptr, nullptr); // cut short, terminated
+	EXPECT_STREQ(buf, "read(3,");
 }

@@ -1,0 +1,134 @@
+/*
+ * The syscall table, derived from syscalls.def. One row per x86_64 syscall holds every fact
+ * detrun uses about it: how it is treated (class, handler, reason), its arguments (count and
+ * kind), the memory it fills when it crosses the group boundary (outputs) and which way its
+ * data goes. The seccomp filter, the dispatcher, --trace, the record/replay regions and the
+ * log printer all read these rows; nothing else lists syscalls.
+ *
+ * This folder depends on no other folder of detrun (tests/check_includes.py): the handler
+ * column names supervisor functions, declared here only by their signature.
+ */
+#ifndef DETRUN_SYSCALLS_SYSCALL_TABLE_H
+#define DETRUN_SYSCALLS_SYSCALL_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct task;
+
+enum syscall_class {
+	SC_ALLOW,
+	SC_SERIALIZE,
+	SC_BLOCKING,
+	SC_EMULATE,
+	SC_EXTERNAL,
+	SC_UNSUPPORTED,
+};
+
+/* A handler runs at the syscall's seccomp stop with t->regs loaded. It leaves the task
+ * ready to resume natively, sets an emulated result, parks it, or asks for the exit stop. */
+typedef void syscall_handler(struct task *t);
+
+/* The shapes of output regions (syscalls.def explains each OUT_ column entry). */
+enum output_shape {
+	SHAPE_NONE, /* ends a row's list */
+	SHAPE_BUF,
+	SHAPE_IOV,
+	SHAPE_MSG,
+	SHAPE_MMSG,
+	SHAPE_SIZED,
+	SHAPE_FIXED,
+	SHAPE_ARRAY,
+	SHAPE_FDSET,
+	SHAPE_PER_RESULT,
+	SHAPE_IOCTL,
+};
+
+#define SYSCALL_MAX_OUTPUTS 4
+
+struct syscall_output {
+	uint8_t shape;   /* enum output_shape */
+	int8_t arg;      /* the argument holding the region's address */
+	int8_t count_arg; /* the argument holding its size, count or length pointer; -1 none */
+	uint32_t size;   /* fixed size, or element size */
+};
+
+/* Which way a call's data crosses the boundary; the SEND_ values say how the sent bytes
+ * are laid out in the caller's memory (argument 1, sized by argument 2). */
+enum data_dir {
+	DATA_NONE,
+	DATA_IN,        /* bytes from outside land in the caller's memory */
+	DATA_SEND_BUF,  /* a buffer of argument-2 bytes */
+	DATA_SEND_IOV,  /* an iovec array of argument-2 entries */
+	DATA_SEND_MSG,  /* a msghdr and its iovecs */
+	DATA_SEND_MMSG, /* an mmsghdr array: the first `result` messages */
+	DATA_SEND_FILE, /* bytes from a file descriptor (sendfile): not in the caller's memory */
+};
+
+struct syscall_entry {
+	const char *name;
+	long nr;
+	enum syscall_class cls;
+	syscall_handler *handler;
+	const char *kinds; /* one letter per argument (syscalls.def) */
+	int nargs;
+	struct syscall_output out[SYSCALL_MAX_OUTPUTS];
+	enum data_dir data;
+	const char *reason;
+};
+
+#define SYSCALL(name, cls, handler, kinds, outputs, data, reason) syscall_handler handler;
+#define STOP_WHEN(name, arg, mask, with_shim)
+#define STOP_WHEN_EQ(name, arg, value)
+#include "syscalls/syscalls.def"
+
+extern const struct syscall_entry syscall_table[];
+extern const size_t syscall_table_len;
+
+/* Rows that stop only when an argument has one of `mask`'s bits (STOP_WHEN). */
+struct syscall_condition {
+	long nr;
+	int arg;
+	uint64_t mask;
+	bool every_call_with_shim; /* the condition is dropped while a shim intercepts */
+};
+extern const struct syscall_condition syscall_conditions[];
+extern const size_t syscall_conditions_len;
+
+/* Rows that stop only when an int argument has one of the listed values (STOP_WHEN_EQ). */
+struct syscall_value {
+	long nr;
+	int arg;
+	uint32_t value; /* an int to the kernel; ioctl requests go past INT_MAX */
+};
+extern const struct syscall_value syscall_values[];
+extern const size_t syscall_values_len;
+
+const struct syscall_entry *syscall_lookup(long nr); /* NULL for numbers not in the table */
+const char *syscall_name(long nr);                   /* "syscall_NNN" for unknown numbers */
+const char *syscall_class_name(enum syscall_class cls);
+
+/* ---- facts derived from a row (NULL rows answer "none") ---- */
+
+/* The first descriptor argument (the one a call on an outside object is about), or -1. */
+int syscall_fd_arg(const struct syscall_entry *e);
+/* The argument holding MSG_* flags (MSG_DONTWAIT, MSG_NOSIGNAL), or -1. */
+int syscall_msg_flags_arg(const struct syscall_entry *e);
+/* Bytes from outside land in the caller's memory (a read or receive). */
+bool syscall_reads_data(const struct syscall_entry *e);
+/* The call hands bytes from the caller's memory to the kernel (digested). */
+bool syscall_sends_memory(const struct syscall_entry *e);
+/* The call sends anything (from memory or a file): EPIPE raises SIGPIPE. */
+bool syscall_sends(const struct syscall_entry *e);
+
+/* Copies a NUL-terminated string of at most n-1 bytes from the traced program's address
+ * addr into out; false when it cannot be read. */
+typedef bool syscall_string_reader(void *ctx, uint64_t addr, char *out, size_t n);
+
+/* "name(arg, ...)" with the row's argument count, each formatted by its kind (strings
+ * through `read`, which may be NULL); unknown numbers show six hex arguments. */
+void syscall_format_call(char *buf, size_t size, long nr, const uint64_t args[6],
+			 syscall_string_reader *read, void *ctx);
+
+#endif
