@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "scheduler/scheduler.h"
+#include "supervisor/task.h"
 #include "supervisor/syscall_table.h"
 
 bool report_trace;

@@ -16,7 +16,7 @@
 #include <linux/userfaultfd.h>
 
 #include "scheduler/scheduler.h"
-#include "scheduler/task.h"
+#include "supervisor/task.h"
 #include "supervisor/remote.h"
 #include "supervisor/report.h"
 #include "supervisor/stack.h"
@@ -92,8 +92,8 @@ static uint64_t args_digest(const struct user_regs_struct *r)
  * with the same arguments as an allowed one would not stop at all. */
 static void mark_restart(struct task *t, int request)
 {
-	t->probe_restart_nr = (long)t->regs.orig_rax;
-	t->probe_restart_rip = t->regs.rip;
+	t->probe_restart_nr = syscall_number(t);
+	t->probe_restart_rip = task_ip(t);
 	t->probe_restart_args = args_digest(&t->regs);
 	t->probe_restart_request = request;
 }
@@ -104,7 +104,7 @@ bool spin_restarted(struct task *t, bool seccomp)
 	t->probe_restart_nr = -1;
 	if (nr < 0 || !seccomp || remote_load_regs(t))
 		return false;
-	if ((long)t->regs.orig_rax != nr || t->regs.rip != t->probe_restart_rip ||
+	if (syscall_number(t) != nr || task_ip(t) != t->probe_restart_rip ||
 	    args_digest(&t->regs) != t->probe_restart_args)
 		return false;
 	t->resume = t->probe_restart_request == PTRACE_SYSCALL ? RESUME_SYSCALL : RESUME_CONT;
@@ -634,7 +634,7 @@ enum spin_verdict spin_check(struct task *t, void (*handle)(int, int))
 	for (int i = 0; i < taken; i++)
 		if (same_state(&samples[i], &samples[taken])) {
 			trace_event(t, "  spin: no writes, state repeats at 0x%llx; descheduled",
-				    (unsigned long long)t->regs.rip);
+				    (unsigned long long)task_ip(t));
 			goto deschedule;
 		}
 	if (++t->spin_probes < READONLY_PATIENCE) {

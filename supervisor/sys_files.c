@@ -35,6 +35,9 @@
 #include "shim/shim.h"
 #include "supervisor/report.h"
 #include "supervisor/sys_common.h"
+#include "supervisor/sys_external.h"
+#include "supervisor/sys_files.h"
+#include "supervisor/sys_proc.h"
 
 /* ---- virtual identities and times ------------------------------------------------------- */
 
@@ -227,7 +230,7 @@ void files_written(struct task *t, int tfd)
 
 static void stat_done(struct task *t)
 {
-	if ((int64_t)t->regs.rax != 0)
+	if (syscall_result(t) != 0)
 		return;
 	uint64_t addr = syscall_arg(t, t->syscall_nr == __NR_newfstatat ? 2 : 1);
 	struct stat st;
@@ -280,7 +283,7 @@ static void set_statx_ns(struct statx_timestamp *ts, int64_t ns)
 
 static void statx_done(struct task *t)
 {
-	if ((int64_t)t->regs.rax != 0)
+	if (syscall_result(t) != 0)
 		return;
 	uint64_t addr = syscall_arg(t, 4);
 	struct statx sx;
@@ -502,12 +505,12 @@ static void fingerprint_opened(struct task *t, int tfd);
 
 static void open_done(struct task *t)
 {
-	int64_t fd = (int64_t)t->regs.rax;
-	bool created = t->exit.saved[0];
+	int64_t fd = syscall_result(t);
+	bool created = t->exit.open.created;
 	struct stat st;
 	if (fd < 0 || stat_fd(t, (int)fd, &st) || !S_ISREG(st.st_mode))
 		return;
-	uint64_t flags = t->exit.saved[1];
+	uint64_t flags = t->exit.open.flags;
 	if (created || (flags & O_TRUNC))
 		touched(&st, created);
 	else if ((flags & O_ACCMODE) != O_WRONLY) /* O_CREAT of a file that was there */
@@ -623,7 +626,7 @@ void files_executed(struct task *t)
 
 static void read_open_done(struct task *t)
 {
-	fingerprint_opened(t, (int)(int64_t)t->regs.rax);
+	fingerprint_opened(t, (int)syscall_result(t));
 }
 
 /* Implements open(2), openat(2), openat2(2), creat(2) stamping; every open stops (after
@@ -638,10 +641,10 @@ void sys_open(struct task *t)
 	}
 	bool at = t->syscall_nr == __NR_openat || t->syscall_nr == __NR_openat2;
 	struct stat st;
-	t->exit.saved[0] = (flags & O_CREAT) &&
-			   stat_path(t, at ? (int)syscall_arg(t, 0) : AT_FDCWD,
-				     syscall_arg(t, at ? 1 : 0), false, true, &st) == -ENOENT;
-	t->exit.saved[1] = flags;
+	t->exit.open.created = (flags & O_CREAT) &&
+			       stat_path(t, at ? (int)syscall_arg(t, 0) : AT_FDCWD,
+					 syscall_arg(t, at ? 1 : 0), false, true, &st) == -ENOENT;
+	t->exit.open.flags = flags;
 	tracer_want_exit(t, open_done);
 }
 
@@ -687,7 +690,7 @@ static int arg_dirfd(struct task *t, int index)
 static void entry_changed(struct task *t)
 {
 	const struct entry_change *c = entry_change_of(t->syscall_nr);
-	if ((int64_t)t->regs.rax != 0 || !c)
+	if (syscall_result(t) != 0 || !c)
 		return;
 	struct stat st;
 	int last = c->path[1] >= 0 ? 1 : 0;
@@ -711,7 +714,7 @@ void sys_dir_change(struct task *t)
 /* utimensat, utimes, utime, futimesat: explicit times are kept, "now" is virtual. */
 static void utime_done(struct task *t)
 {
-	if ((int64_t)t->regs.rax != 0)
+	if (syscall_result(t) != 0)
 		return;
 	long nr = t->syscall_nr;
 	bool at = nr == __NR_utimensat || nr == __NR_futimesat;
