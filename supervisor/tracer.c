@@ -6,7 +6,6 @@
 #include "supervisor/tracer.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,20 +14,15 @@
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/sched.h>
 #include <sched.h>
-#include <sys/personality.h>
 
-#include "scheduler/futex_queue.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/vclock.h"
 #include "shim/shim.h"
-#include "supervisor/auxv.h"
 #include "supervisor/foreground.h"
 #include "supervisor/jobctl.h"
 #include "supervisor/launch.h"
@@ -39,7 +33,6 @@
 #include "supervisor/spin.h"
 #include "supervisor/stack.h"
 #include "supervisor/sys_cpu.h"
-#include "supervisor/cpu_patch.h"
 #include "supervisor/trap_signals.h"
 #include "supervisor/filter.h"
 #include "supervisor/sys_common.h"

@@ -20,7 +20,6 @@
 #include "scheduler/vclock.h"
 #include "supervisor/auxv.h"
 #include "supervisor/cpu_patch.h"
-#include "supervisor/filter.h"
 #include "supervisor/foreground.h"
 #include "supervisor/jobctl.h"
 #include "supervisor/launch.h"
