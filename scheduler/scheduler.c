@@ -29,25 +29,16 @@ void sched_set_ops(const struct sched_ops *o)
 	ops = o;
 }
 
-struct task *sched_add(pid_t tid, struct process *proc)
+void sched_add(struct task *t)
 {
-	struct task *t = calloc(1, sizeof(*t));
-	if (!t)
-		abort();
-	t->vtid = next_vtid++;
-	t->tid = tid;
-	t->proc = proc;
-	proc->refs++;
-	t->state = TASK_NEW;
-	t->syscall_nr = -1;
-	t->run_budget_ms = 0;
-	t->probe_restart_nr = -1;
+	sched_of(t)->vtid = next_vtid++;
+	sched_of(t)->state = TASK_NEW;
+	sched_of(t)->next = NULL;
 	if (tasks_tail)
-		tasks_tail->next = t;
+		sched_of(tasks_tail)->next = t;
 	else
 		tasks = t;
 	tasks_tail = t;
-	return t;
 }
 
 static void close_wait_fds(struct wait *w)
@@ -64,28 +55,25 @@ void sched_remove(struct task *t)
 	struct task **pp = &tasks, *prev = NULL;
 	while (*pp && *pp != t) {
 		prev = *pp;
-		pp = &(*pp)->next;
+		pp = &sched_of(*pp)->next;
 	}
 	if (!*pp)
 		return;
-	*pp = t->next;
+	*pp = sched_of(t)->next;
 	if (tasks_tail == t)
 		tasks_tail = prev;
 	if (current == t)
 		current = prev; /* the round-robin continues after t's position */
 	if (continuing == t)
 		continuing = NULL;
-	if (t->parked)
-		close_wait_fds(&t->wait);
-	if (--t->proc->refs == 0)
-		free(t->proc);
-	free(t);
+	if (sched_of(t)->parked)
+		close_wait_fds(&sched_of(t)->wait);
 }
 
 struct task *sched_find(pid_t tid)
 {
-	for (struct task *t = tasks; t; t = t->next)
-		if (t->tid == tid)
+	for (struct task *t = tasks; t; t = sched_of(t)->next)
+		if (sched_of(t)->tid == tid)
 			return t;
 	return NULL;
 }
@@ -98,8 +86,8 @@ struct task *sched_first(void)
 int sched_live_count(void)
 {
 	int n = 0;
-	for (struct task *t = tasks; t; t = t->next)
-		n += t->state != TASK_DEAD;
+	for (struct task *t = tasks; t; t = sched_of(t)->next)
+		n += sched_of(t)->state != TASK_DEAD;
 	return n;
 }
 
@@ -130,22 +118,24 @@ void sched_event(struct task *t)
 
 void sched_park(struct task *t, const struct wait *w)
 {
-	t->parked = true;
-	t->wait = *w;
-	snprintf(t->wait.what_text, sizeof(t->wait.what_text), "%s", w->what ? w->what : "");
-	t->wait.what = t->wait.what_text;
-	t->signals_seen = 0;
+	struct sched_task *s = sched_of(t);
+	s->parked = true;
+	s->wait = *w;
+	snprintf(s->wait.what_text, sizeof(s->wait.what_text), "%s", w->what ? w->what : "");
+	s->wait.what = s->wait.what_text;
+	s->signals_seen = 0;
 	if (t == current)
 		turn_over = true;
 }
 
 void sched_unpark(struct task *t)
 {
-	if (!t->parked)
+	struct sched_task *s = sched_of(t);
+	if (!s->parked)
 		return;
-	close_wait_fds(&t->wait);
-	t->parked = false;
-	t->parked_at_exit = false;
+	close_wait_fds(&s->wait);
+	s->parked = false;
+	s->parked_at_exit = false;
 }
 
 void sched_end_turn(void)
@@ -176,11 +166,12 @@ uint64_t sched_children_epoch(void)
 /* Can parked t resume now? Prepares its resume when it can. */
 static bool try_wake(struct task *t)
 {
-	struct wait *w = &t->wait;
+	struct sched_task *s = sched_of(t);
+	struct wait *w = &s->wait;
 	if (w->ready && w->ready(t) == WAIT_READY)
 		goto woken;
-	if (w->interruptible && t->signals_seen != signal_epoch) {
-		t->signals_seen = signal_epoch;
+	if (w->interruptible && s->signals_seen != signal_epoch) {
+		s->signals_seen = signal_epoch;
 		if (ops->interrupt_wait(t))
 			goto woken;
 	}
@@ -197,22 +188,23 @@ woken:
 /* Round-robin from the task after `current`, ending with current itself. */
 static struct task *scan(struct task **spinner)
 {
-	struct task *start = current && current->next ? current->next : tasks;
+	struct task *start = current && sched_of(current)->next ? sched_of(current)->next : tasks;
 	struct task *t = start;
 	*spinner = NULL;
 	looks++;
 	if (!t)
 		return NULL;
 	do {
-		if (t->state == TASK_STOPPED) {
-			if (t->spin_descheduled) {
+		struct sched_task *s = sched_of(t);
+		if (s->state == TASK_STOPPED) {
+			if (s->spin_descheduled) {
 				if (!*spinner)
 					*spinner = t;
-			} else if (!t->parked || try_wake(t)) {
+			} else if (!s->parked || try_wake(t)) {
 				return t;
 			}
 		}
-		t = t->next ? t->next : tasks;
+		t = s->next ? s->next : tasks;
 	} while (t != start);
 	return NULL;
 }
@@ -227,10 +219,11 @@ static void collect_outside(struct outside *o)
 {
 	o->deadline = ops->next_timer();
 	o->nfds = 0;
-	for (struct task *t = tasks; t; t = t->next) {
-		if (!t->parked || t->state != TASK_STOPPED)
+	for (struct task *t = tasks; t; t = sched_of(t)->next) {
+		struct sched_task *s = sched_of(t);
+		if (!s->parked || s->state != TASK_STOPPED)
 			continue;
-		struct wait *w = &t->wait;
+		struct wait *w = &s->wait;
 		if (w->deadline_ns >= 0 && (o->deadline < 0 || w->deadline_ns < o->deadline))
 			o->deadline = w->deadline_ns;
 		for (int i = 0; w->external && i < w->nfds && o->nfds < 256; i++)
@@ -245,22 +238,75 @@ static bool stops_pending(void)
 	return ops->stops_pending && ops->stops_pending();
 }
 
+/* The current task keeps the CPU: its turn is not over and it can run. */
+static bool current_may_go_on(void)
+{
+	if (!current || turn_over)
+		return false;
+	const struct sched_task *s = sched_of(current);
+	return s->state == TASK_STOPPED && !s->parked && !s->spin_descheduled;
+}
+
 void sched_continue(struct task *t)
 {
 	continuing = t;
+}
+
+/* A descheduled spinner gets the CPU when nobody else can run: its turn starts. */
+static struct task *spinner_turn(struct task *spinner)
+{
+	sched_of(spinner)->spin_descheduled = false;
+	current = spinner;
+	turn_events = 0;
+	turn_over = false;
+	return spinner;
+}
+
+/* Waits for outside input, at most until the earliest virtual deadline. The real time
+ * spent waiting is what virtual time follows while outside input may arrive: a timed-out
+ * wait reaches the deadline. */
+static void wait_outside_paced(struct outside *o)
+{
+	int timeout = -1;
+	if (o->deadline >= 0) {
+		int64_t ms = (o->deadline - vclock_now() + 999999) / 1000000;
+		timeout = ms > 0x7fffffff ? 0x7fffffff : (int)ms;
+	}
+	int ready = ops->wait_outside(o->fds, o->nfds, timeout);
+	if (ready == 0 && o->deadline >= 0)
+		vclock_advance_to(o->deadline);
+}
+
+static bool any_stopped(void)
+{
+	for (struct task *t = tasks; t; t = sched_of(t)->next)
+		if (sched_of(t)->state == TASK_STOPPED)
+			return true;
+	return false;
+}
+
+/* Nothing can run and nothing outside can wake a task: reported once, then only a signal
+ * from outside can change anything. */
+static void deadlock_wait(void)
+{
+	if (!deadlock_reported) {
+		ops->report_deadlock();
+		deadlock_reported = true;
+	}
+	ops->wait_outside(NULL, 0, -1);
+	sched_signals_changed();
 }
 
 struct task *sched_pick(void)
 {
 	struct task *next = continuing;
 	continuing = NULL;
-	if (next && next->state == TASK_STOPPED && !next->parked)
+	if (next && sched_of(next)->state == TASK_STOPPED && !sched_of(next)->parked)
 		return next;
 	for (;;) {
 		ops->between_events();
 		ops->fire_timers();
-		if (current && current->state == TASK_STOPPED && !turn_over && !current->parked &&
-		    !current->spin_descheduled)
+		if (current_may_go_on())
 			return current;
 		struct task *spinner;
 		struct task *t = scan(&spinner);
@@ -288,23 +334,10 @@ struct task *sched_pick(void)
 				if (!spinner)
 					continue;
 			}
-			spinner->spin_descheduled = false;
-			current = spinner;
-			turn_events = 0;
-			turn_over = false;
-			return spinner;
+			return spinner_turn(spinner);
 		}
 		if (o.nfds) {
-			int timeout = -1;
-			if (o.deadline >= 0) {
-				int64_t ms = (o.deadline - vclock_now() + 999999) / 1000000;
-				timeout = ms > 0x7fffffff ? 0x7fffffff : (int)ms;
-			}
-			int ready = ops->wait_outside(o.fds, o.nfds, timeout);
-			/* The real time spent waiting is what virtual time follows while outside
-			 * input may arrive: a timed-out wait reaches the deadline. */
-			if (ready == 0 && o.deadline >= 0)
-				vclock_advance_to(o.deadline);
+			wait_outside_paced(&o);
 			if (stops_pending())
 				return NULL;
 			continue;
@@ -313,17 +346,9 @@ struct task *sched_pick(void)
 			vclock_advance_to(o.deadline);
 			continue;
 		}
-		bool any_stopped = false;
-		for (struct task *u = tasks; u; u = u->next)
-			any_stopped |= u->state == TASK_STOPPED;
-		if (!any_stopped)
+		if (!any_stopped())
 			return NULL;
-		if (!deadlock_reported) {
-			ops->report_deadlock();
-			deadlock_reported = true;
-		}
-		ops->wait_outside(NULL, 0, -1);
-		sched_signals_changed();
+		deadlock_wait();
 		if (stops_pending())
 			return NULL;
 	}

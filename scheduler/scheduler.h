@@ -28,10 +28,12 @@
 #include "scheduler/task.h"
 
 void sched_init(int quantum);
-struct task *sched_add(pid_t tid, struct process *proc); /* takes the next vtid */
-void sched_remove(struct task *t);
+/* Adds t (allocated by the supervisor, tid set, the rest of its sched part zero): it takes
+ * the next vtid and goes last in the round-robin. */
+void sched_add(struct task *t);
+void sched_remove(struct task *t); /* unlinks t (closing its wait's fds); the caller frees */
 struct task *sched_find(pid_t tid);
-struct task *sched_first(void); /* all tasks in vtid order, through t->next */
+struct task *sched_first(void); /* all tasks in vtid order, through sched_of(t)->next */
 int sched_live_count(void);
 
 uint64_t sched_now(void);   /* logical time of the latest event */

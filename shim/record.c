@@ -64,7 +64,7 @@ static bool record_ready(struct task *t, uint64_t time, bool native)
 		LogRecord rec = DETRUN__LOG__RECORD__INIT;
 		rec.kind_case = DETRUN__LOG__RECORD__KIND_READY;
 		rec.ready = &ready;
-		append(time, t->vtid, &rec);
+		append(time, sched_of(t)->vtid, &rec);
 	}
 	return native;
 }
@@ -115,12 +115,12 @@ static void record_file(struct task *t, uint64_t time, const char *path, uint64_
 	LogRecord rec = DETRUN__LOG__RECORD__INIT;
 	rec.kind_case = DETRUN__LOG__RECORD__KIND_FILE;
 	rec.file = &file;
-	append(time, t->vtid, &rec);
+	append(time, sched_of(t)->vtid, &rec);
 }
 
 static void record_event(struct task *t, uint64_t time, long nr)
 {
-	digest = shim_digest_step(digest, time, t->vtid, nr);
+	digest = shim_digest_step(digest, time, sched_of(t)->vtid, nr);
 	if (time % DIGEST_EVERY)
 		return;
 	Detrun__Log__Digest d = DETRUN__LOG__DIGEST__INIT;

@@ -131,7 +131,7 @@ static bool replay_control(struct shim_call *c)
 
 static bool replay_ready(struct task *t, uint64_t time, bool native)
 {
-	if (!at_look(match(DETRUN__LOG__RECORD__KIND_READY, time, t->vtid)))
+	if (!at_look(match(DETRUN__LOG__RECORD__KIND_READY, time, sched_of(t)->vtid)))
 		return false;
 	next++;
 	return true;
@@ -175,11 +175,11 @@ static void replay_signals(uint64_t time, const int *pending, int n, void (*deli
 static void replay_file(struct task *t, uint64_t time, const char *path, uint64_t size,
 			uint64_t hash)
 {
-	const LogRecord *r = match(DETRUN__LOG__RECORD__KIND_FILE, time, t->vtid);
+	const LogRecord *r = match(DETRUN__LOG__RECORD__KIND_FILE, time, sched_of(t)->vtid);
 	if (!r) {
 		char met[4200];
-		snprintf(met, sizeof(met), "an open of %s by task %d at t=%" PRIu64, path, t->vtid,
-			 time);
+		snprintf(met, sizeof(met), "an open of %s by task %d at t=%" PRIu64, path,
+			 sched_of(t)->vtid, time);
 		diverged(t, met);
 	}
 	if (strcmp(r->file->path, path) || r->file->size != size || r->file->hash != hash)
@@ -194,12 +194,12 @@ static void replay_file(struct task *t, uint64_t time, const char *path, uint64_
 
 static void replay_event(struct task *t, uint64_t time, long nr)
 {
-	digest = shim_digest_step(digest, time, t->vtid, nr);
+	digest = shim_digest_step(digest, time, sched_of(t)->vtid, nr);
 	const LogRecord *r = head();
 	if (r && head_time() < time) {
 		char met[96];
 		snprintf(met, sizeof(met), "%s in task %d at t=%" PRIu64,
-			 nr >= 0 ? syscall_name(nr) : "a signal", t->vtid, time);
+			 nr >= 0 ? syscall_name(nr) : "a signal", sched_of(t)->vtid, time);
 		diverged(t, met);
 	}
 	r = match(DETRUN__LOG__RECORD__KIND_DIGEST, time, 0);

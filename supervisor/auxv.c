@@ -9,13 +9,14 @@
 #include "supervisor/remote.h"
 #include "supervisor/report.h"
 #include "supervisor/sys_common.h"
+#include "supervisor/sys_random.h"
 
 /* At the exec stop rsp points at argc, then argv[], NULL, envp[], NULL, then auxv pairs. */
 void auxv_rewrite(struct task *t, bool hide_vdso)
 {
 	if (remote_load_regs(t))
 		return;
-	uint64_t p = t->regs.rsp;
+	uint64_t p = task_sp(t);
 	uint64_t argc;
 	if (remote_read(t, REMOTE(p), &argc, sizeof(argc)))
 		return;
@@ -88,7 +89,7 @@ void exec_setup(struct task *t, bool remove_vdso)
 			special[n++] = (struct range){ start, end };
 		if (is_vdso)
 			vdso = (struct range){ start, end };
-		if (perms[2] == 'x' && t->regs.rip >= start && t->regs.rip < end)
+		if (perms[2] == 'x' && task_ip(t) >= start && task_ip(t) < end)
 			code = (struct range){ start, end };
 	}
 	fclose(maps);

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "scheduler/task.h"
+#include "supervisor/task.h"
 
 /* RDPID (F3 0F C7 /7) is listed apart: capstone 4 decodes it as RDSEED. */
 enum trap_kind { TRAP_CPUID, TRAP_RDRAND, TRAP_RDSEED, TRAP_RDPID };

@@ -8,7 +8,7 @@
 #include <sys/ptrace.h>
 #include <unistd.h>
 
-#include "scheduler/task.h"
+#include "supervisor/task.h"
 #include "supervisor/remote.h"
 #include "supervisor/report.h"
 #include "syscalls/syscall_table.h"
@@ -133,7 +133,7 @@ static bool first_time(const struct task *t, bool x32)
 
 bool filter_foreign_call(struct task *t)
 {
-	uint64_t nr = t->regs.orig_rax;
+	uint64_t nr = syscall_number(t);
 	bool x32 = (nr & X32_SYSCALL_BIT) && nr != (uint64_t)-1;
 	if (!x32) {
 		/* int 0x80 looks like a native call in the registers: only the kernel's

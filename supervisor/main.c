@@ -18,6 +18,7 @@
 #include "supervisor/launch.h"
 #include "supervisor/report.h"
 #include "supervisor/sys_common.h"
+#include "supervisor/sys_external.h"
 #include "supervisor/tracer.h"
 
 static const char usage[] =

@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "scheduler/task.h"
+#include "supervisor/task.h"
 #include "supervisor/report.h"
 #include "supervisor/sys_common.h"
 #include "supervisor/tracer.h"

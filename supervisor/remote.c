@@ -283,6 +283,18 @@ uint64_t proc_status_field(const char *status, const char *field, int base, uint
 	return p ? strtoull(p + strlen(field), NULL, base) : missing;
 }
 
+int proc_signal_state(pid_t tid, uint64_t *pending, uint64_t *blocked)
+{
+	char buf[4096];
+	int err = proc_status_read(tid, buf, sizeof(buf));
+	if (err)
+		return err;
+	*pending = proc_status_field(buf, "\nSigPnd:", 16, 0) |
+		   proc_status_field(buf, "\nShdPnd:", 16, 0);
+	*blocked = proc_status_field(buf, "\nSigBlk:", 16, 0);
+	return 0;
+}
+
 bool fdinfo_scan(pid_t pid, int fd, const char *format, void *value)
 {
 	char path[64], line[256];

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "scheduler/task.h"
+#include "supervisor/task.h"
 
 /* A tracee address: a distinct type so it is never dereferenced by accident. */
 typedef struct { uint64_t addr; } remote_ptr;
@@ -53,9 +53,65 @@ int remote_dup_fd(struct task *t, int fd);
 long remote_syscall(struct task *t, long nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
 		    uint64_t a4, uint64_t a5);
 
-/* Syscall argument n (0..5) and result, in the x86_64 calling convention. */
+/* The registers of a stopped task by role, in the x86_64 calling convention: the only
+ * place outside remote.c (and sys_cpu.c's instruction emulation) that names them. They
+ * read and write t->regs, loaded by remote_load_regs; a change is stored at the resume. */
+#define SYSCALL_INSN_LEN 2 /* syscall (0f 05) */
+
+/* Syscall argument n (0..5). */
 uint64_t syscall_arg(const struct task *t, int n);
 void syscall_set_arg(struct task *t, int n, uint64_t v);
+
+/* At a syscall-exit stop: the call's result (-errno on failure). */
+static inline int64_t syscall_result(const struct task *t)
+{
+	return (int64_t)t->regs.rax;
+}
+
+/* At a syscall stop: the call being made (-1 once skipped); setting it changes the call
+ * that runs (at an entry) or that a rewind runs again (at an exit). */
+static inline long syscall_number(const struct task *t)
+{
+	return (long)t->regs.orig_rax;
+}
+
+static inline void syscall_set_number(struct task *t, long nr)
+{
+	t->regs.orig_rax = (uint64_t)nr;
+	t->regs_dirty = true;
+}
+
+/* The instruction pointer, and at a syscall stop the address of the syscall instruction
+ * itself (the kernel reports the stop with the pointer already past it). */
+static inline uint64_t task_ip(const struct task *t)
+{
+	return t->regs.rip;
+}
+
+static inline uint64_t syscall_insn_addr(const struct task *t)
+{
+	return t->regs.rip - SYSCALL_INSN_LEN;
+}
+
+/* Moves the instruction pointer past an instruction of `len` bytes detrun emulated. */
+static inline void task_skip_insn(struct task *t, uint64_t len)
+{
+	t->regs.rip += len;
+	t->regs_dirty = true;
+}
+
+/* At a syscall-exit stop of a rewound call (syscall_rewind): it returns `result` after
+ * all, past its syscall instruction, instead of running again. */
+static inline void syscall_unrewind(struct task *t, int64_t result)
+{
+	t->regs.rax = (uint64_t)result;
+	task_skip_insn(t, SYSCALL_INSN_LEN);
+}
+
+static inline uint64_t task_sp(const struct task *t)
+{
+	return t->regs.rsp;
+}
 
 /* At a seccomp stop: skip the call and make it return `result`. */
 void syscall_emulate(struct task *t, int64_t result);
@@ -75,6 +131,9 @@ int proc_status_read(pid_t tid, char *buf, size_t size);
 /* The number after `field` (e.g. "\nSigPnd:") in that text, read in `base` (0 lets
  * strtoull decide); `missing` when the field is absent. */
 uint64_t proc_status_field(const char *status, const char *field, int base, uint64_t missing);
+/* From that text: the signals pending for the thread or its process, and its blocked
+ * mask (bit sig-1 each). 0, or -errno when the task is gone. */
+int proc_signal_state(pid_t tid, uint64_t *pending, uint64_t *blocked);
 /* The first line of /proc/PID/fdinfo/FD (pid 0: detrun's own descriptor) that `format`
  * (one sscanf conversion, e.g. "Pid: %d") matches, stored in *value: true if found. */
 bool fdinfo_scan(pid_t pid, int fd, const char *format, void *value);

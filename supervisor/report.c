@@ -5,8 +5,9 @@
 #include <string.h>
 
 #include "scheduler/scheduler.h"
-#include "supervisor/remote.h"
+#include "supervisor/task.h"
 #include "syscalls/syscall_table.h"
+#include "supervisor/remote.h"
 
 bool report_trace;
 FILE *report_trace_out;

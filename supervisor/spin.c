@@ -16,7 +16,7 @@
 #include <linux/userfaultfd.h>
 
 #include "scheduler/scheduler.h"
-#include "scheduler/task.h"
+#include "supervisor/task.h"
 #include "supervisor/remote.h"
 #include "supervisor/report.h"
 #include "supervisor/stack.h"
@@ -72,17 +72,17 @@ int spin_remaining_ms(struct task *t, int budget_ms)
 /* The kernel's restart codes: the call did not happen and is restarted through its syscall
  * instruction, so through the filter again (ERESTART_RESTARTBLOCK restarts through
  * restart_syscall, which the filter allows). */
-static bool restarted_by_kernel(const struct user_regs_struct *r)
+static bool restarted_by_kernel(const struct task *t)
 {
-	int64_t ax = (int64_t)r->rax;
-	return (int64_t)r->orig_rax >= 0 && ax <= -512 && ax >= -514;
+	int64_t ax = syscall_result(t);
+	return syscall_number(t) >= 0 && ax <= -512 && ax >= -514;
 }
 
-static uint64_t args_digest(const struct user_regs_struct *r)
+static uint64_t args_digest(const struct task *t)
 {
-	uint64_t a[6] = { r->rdi, r->rsi, r->rdx, r->r10, r->r8, r->r9 }, h = 1469598103934665603ULL;
+	uint64_t h = 1469598103934665603ULL;
 	for (int i = 0; i < 6; i++)
-		h = (h ^ a[i]) * 1099511628211ULL;
+		h = (h ^ syscall_arg(t, i)) * 1099511628211ULL;
 	return h;
 }
 
@@ -92,9 +92,9 @@ static uint64_t args_digest(const struct user_regs_struct *r)
  * with the same arguments as an allowed one would not stop at all. */
 static void mark_restart(struct task *t, int request)
 {
-	t->probe_restart_nr = (long)t->regs.orig_rax;
-	t->probe_restart_rip = t->regs.rip;
-	t->probe_restart_args = args_digest(&t->regs);
+	t->probe_restart_nr = syscall_number(t);
+	t->probe_restart_rip = task_ip(t);
+	t->probe_restart_args = args_digest(t);
 	t->probe_restart_request = request;
 }
 
@@ -104,8 +104,8 @@ bool spin_restarted(struct task *t, bool seccomp)
 	t->probe_restart_nr = -1;
 	if (nr < 0 || !seccomp || remote_load_regs(t))
 		return false;
-	if ((long)t->regs.orig_rax != nr || t->regs.rip != t->probe_restart_rip ||
-	    args_digest(&t->regs) != t->probe_restart_args)
+	if (syscall_number(t) != nr || task_ip(t) != t->probe_restart_rip ||
+	    args_digest(t) != t->probe_restart_args)
 		return false;
 	t->resume = t->probe_restart_request == PTRACE_SYSCALL ? RESUME_SYSCALL : RESUME_CONT;
 	return true;
@@ -143,7 +143,7 @@ static bool interrupt(struct task *t, void (*handle)(int, int))
 		 * on to the interrupt stop. */
 		t->regs_valid = false;
 		if (WIFSTOPPED(status) && WSTOPSIG(status) == (SIGTRAP | 0x80) &&
-		    remote_load_regs(t) == 0 && restarted_by_kernel(&t->regs)) {
+		    remote_load_regs(t) == 0 && restarted_by_kernel(t)) {
 			mark_restart(t, PTRACE_SYSCALL);
 			t->regs_valid = false;
 			ptrace(PTRACE_CONT, t->tid, 0, 0);
@@ -549,15 +549,15 @@ static bool same_state(const struct user_regs_struct *a, const struct user_regs_
 }
 
 /* In a syscall the task cannot take injected calls cleanly; it is not spinning there. */
-static bool in_syscall(const struct user_regs_struct *r)
+static bool in_syscall(const struct task *t)
 {
-	int64_t ax = (int64_t)r->rax;
-	return (int64_t)r->orig_rax >= 0 && ax <= -512 && ax >= -516;
+	int64_t ax = syscall_result(t);
+	return syscall_number(t) >= 0 && ax <= -512 && ax >= -516;
 }
 
 void spin_note_interrupted_call(struct task *t)
 {
-	if (restarted_by_kernel(&t->regs))
+	if (restarted_by_kernel(t))
 		mark_restart(t, PTRACE_CONT);
 }
 
@@ -595,8 +595,8 @@ enum spin_verdict spin_check(struct task *t, void (*handle)(int, int))
 	struct user_regs_struct samples[SAMPLES + 1];
 	if (remote_load_regs(t))
 		goto keep_running;
-	if (in_syscall(&t->regs)) {
-		if (restarted_by_kernel(&t->regs))
+	if (in_syscall(t)) {
+		if (restarted_by_kernel(t))
 			mark_restart(t, PTRACE_CONT);
 		goto keep_running;
 	}
@@ -634,7 +634,7 @@ enum spin_verdict spin_check(struct task *t, void (*handle)(int, int))
 	for (int i = 0; i < taken; i++)
 		if (same_state(&samples[i], &samples[taken])) {
 			trace_event(t, "  spin: no writes, state repeats at 0x%llx; descheduled",
-				    (unsigned long long)t->regs.rip);
+				    (unsigned long long)task_ip(t));
 			goto deschedule;
 		}
 	if (++t->spin_probes < READONLY_PATIENCE) {

@@ -3,7 +3,7 @@
 #include <libunwind-ptrace.h>
 #include <stdio.h>
 
-#include "scheduler/task.h"
+#include "supervisor/task.h"
 
 void stack_report(struct task *t, const char *why)
 {

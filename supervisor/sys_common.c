@@ -1,4 +1,6 @@
 #include "supervisor/sys_common.h"
+#include "supervisor/sys_park.h"
+#include "supervisor/sys_args.h"
 
 #include <errno.h>
 
@@ -8,7 +10,7 @@
 static void retry_exit(struct task *t)
 {
 	const struct retry *r = t->exit.ctx;
-	syscall_set_arg(t, r->arg, t->exit.saved[0]);
+	syscall_set_arg(t, r->arg, t->exit.changed_arg.value);
 	if (!r->would_block(t))
 		return;
 	syscall_rewind(t);
@@ -19,13 +21,14 @@ static void retry_exit(struct task *t)
 		.interruptible = true,
 		.restartable = true,
 	};
-	w.arg[0] = r->epoch();
+	t->parked_on.epoch = r->epoch();
 	sched_park(t, &w);
 }
 
 void retry_nonblocking(struct task *t, const struct retry *r, uint64_t nonblocking)
 {
-	t->exit.saved[0] = syscall_arg(t, r->arg);
+	t->exit.changed_arg.arg = r->arg;
+	t->exit.changed_arg.value = syscall_arg(t, r->arg);
 	t->exit.ctx = r;
 	syscall_set_arg(t, r->arg, nonblocking);
 	tracer_want_exit(t, retry_exit);

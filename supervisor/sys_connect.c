@@ -21,17 +21,18 @@
 
 #include "shim/shim.h"
 #include "supervisor/sys_common.h"
+#include "supervisor/sys_files.h"
 #include "syscalls/syscall_table.h"
 
 /* The listener a connect aims at: by path inode, or by abstract name. */
-struct target {
+struct connect_target {
 	bool abstract;
 	uint64_t ino, dev;
 	char name[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	size_t name_len;
 };
 
-static bool matches(const struct target *want, struct rtattr *attr, int len)
+static bool matches(const struct connect_target *want, struct rtattr *attr, int len)
 {
 	for (; RTA_OK(attr, len); attr = RTA_NEXT(attr, len)) {
 		if (!want->abstract && attr->rta_type == UNIX_DIAG_VFS) {
@@ -59,7 +60,7 @@ static bool backlog_full(struct rtattr *attr, int len)
 }
 
 /* 1: a listener matching `want` has a full backlog; 0: none does (or no listener). */
-static int listener_full(const struct target *want)
+static int listener_full(const struct connect_target *want)
 {
 	int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	if (nl < 0)
@@ -100,20 +101,20 @@ static int listener_full(const struct target *want)
 
 static void free_target(struct task *t)
 {
-	free((void *)(uintptr_t)t->wait.arg[0]);
-	t->wait.arg[0] = 0;
+	free(t->parked_on.connect);
+	t->parked_on.connect = NULL;
 }
 
 static enum wait_result backlog_has_room(struct task *t)
 {
-	if (listener_full((const struct target *)(uintptr_t)t->wait.arg[0]))
+	if (listener_full(t->parked_on.connect))
 		return WAIT_NOT_READY;
 	free_target(t);
 	return WAIT_READY;
 }
 
 /* Does t's connect aim at a unix listener through a blocking stream socket? */
-static bool read_target(struct task *t, struct target *want)
+static bool read_target(struct task *t, struct connect_target *want)
 {
 	int fd = remote_dup_fd(t, (int)syscall_arg(t, 0));
 	if (fd < 0)
@@ -133,7 +134,7 @@ static bool read_target(struct task *t, struct target *want)
 	if (alen <= path_off || alen > sizeof(sun) ||
 	    remote_read(t, REMOTE(syscall_arg(t, 1)), &sun, alen) || sun.sun_family != AF_UNIX)
 		return false;
-	*want = (struct target){ 0 };
+	*want = (struct connect_target){ 0 };
 	if (sun.sun_path[0] == 0) { /* abstract: the name is every byte given, with the NUL */
 		want->abstract = true;
 		want->name_len = alen - path_off;
@@ -156,10 +157,10 @@ void sys_connect(struct task *t)
 		sys_external(t);
 		return;
 	}
-	struct target want;
+	struct connect_target want;
 	if (!read_target(t, &want) || !listener_full(&want))
 		return;
-	struct target *kept = malloc(sizeof(*kept));
+	struct connect_target *kept = malloc(sizeof(*kept));
 	if (!kept)
 		abort();
 	*kept = want;
@@ -171,6 +172,6 @@ void sys_connect(struct task *t)
 		.interruptible = true,
 		.restartable = true,
 	};
-	w.arg[0] = (uint64_t)(uintptr_t)kept;
+	t->parked_on.connect = kept;
 	sched_park(t, &w);
 }

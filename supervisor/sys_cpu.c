@@ -13,6 +13,7 @@
 #include "supervisor/report.h"
 #include "supervisor/cpu_patch.h"
 #include "supervisor/sys_common.h"
+#include "supervisor/sys_random.h"
 
 /* The virtual TSC runs at 1 GHz: one tick per virtual nanosecond. */
 static uint64_t virtual_tsc(void)
@@ -31,10 +32,10 @@ static unsigned decode_at_ip(struct task *t, unsigned *length)
 		opened = true;
 	}
 	uint8_t code[16];
-	if (remote_read(t, REMOTE(t->regs.rip), code, sizeof(code)))
+	if (remote_read(t, REMOTE(task_ip(t)), code, sizeof(code)))
 		return 0;
 	cs_insn *insn;
-	size_t n = cs_disasm(handle, code, sizeof(code), t->regs.rip, 1, &insn);
+	size_t n = cs_disasm(handle, code, sizeof(code), task_ip(t), 1, &insn);
 	if (n != 1)
 		return 0;
 	unsigned id = insn[0].id;
@@ -127,8 +128,7 @@ static bool emulate_trap(struct task *t, const struct cpu_trap *trap)
 		t->regs.eflags = (t->regs.eflags & ~0x8d5ULL) | 1;
 		trace_event(t, "%s", trap->kind == TRAP_RDRAND ? "rdrand" : "rdseed");
 	}
-	t->regs.rip += trap->length;
-	t->regs_dirty = true;
+	task_skip_insn(t, trap->length);
 	return true;
 }
 
@@ -138,7 +138,7 @@ bool cpu_emulate_fault(struct task *t)
 	if (ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) < 0 || remote_load_regs(t))
 		return false;
 	if (si.si_signo == SIGILL) {
-		const struct cpu_trap *trap = cpu_trap_at(t, t->regs.rip);
+		const struct cpu_trap *trap = cpu_trap_at(t, task_ip(t));
 		return trap && emulate_trap(t, trap);
 	}
 	if (si.si_code != SI_KERNEL)
@@ -155,8 +155,7 @@ bool cpu_emulate_fault(struct task *t)
 	t->regs.rdx = tsc >> 32;
 	if (id == X86_INS_RDTSCP)
 		t->regs.rcx = (uint64_t)t->vcpu; /* TSC_AUX: the virtual CPU, node 0 */
-	t->regs.rip += length;
-	t->regs_dirty = true;
+	task_skip_insn(t, length);
 	trace_event(t, "%s = %llu", id == X86_INS_RDTSC ? "rdtsc" : "rdtscp",
 		    (unsigned long long)tsc);
 	return true;

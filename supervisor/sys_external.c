@@ -42,6 +42,10 @@
 #include "shim/shim.h"
 #include "supervisor/report.h"
 #include "supervisor/sys_common.h"
+#include "supervisor/sys_park.h"
+#include "supervisor/sys_reach.h"
+#include "supervisor/sys_external.h"
+#include "supervisor/sys_proc.h"
 #include "syscalls/syscall_table.h"
 
 /* ---- which objects are outside --------------------------------------------------------- */
@@ -460,7 +464,7 @@ static void monitored_exit(struct task *t)
 {
 	struct outputs *o = (struct outputs *)t->exit.ctx;
 	t->exit.ctx = NULL;
-	int64_t ret = (int64_t)t->regs.rax;
+	int64_t ret = syscall_result(t);
 	/* The kernel's ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND (not in user headers):
 	 * interrupted by a signal from outside that detrun dropped, so the kernel restarts
 	 * the call. Not a result: the restart is performed again, without an event. */
@@ -469,10 +473,9 @@ static void monitored_exit(struct task *t)
 		 * detector's interrupt) would go on as restart_syscall, which never stops:
 		 * the call restarts as itself instead, and comes back here. */
 		if (ret == -516) {
-			t->regs.rax = (uint64_t)-513; /* ERESTARTNOINTR */
-			t->regs_dirty = true;
+			syscall_set_result(t, (uint64_t)-513); /* ERESTARTNOINTR */
 		}
-		t->external_restart = t->syscall_nr + 1;
+		t->external_restart_nr = t->syscall_nr;
 		free(o);
 		return;
 	}
@@ -639,7 +642,7 @@ static enum wait_result outside_ready(struct task *t)
 
 static void outside_timed_out(struct task *t)
 {
-	void (*zero_timeout)(struct task *) = (void (*)(struct task *))t->wait.arg[0];
+	void (*zero_timeout)(struct task *) = t->parked_on.zero_timeout;
 	if (zero_timeout)
 		zero_timeout(t);
 	external_perform(t);
@@ -659,7 +662,7 @@ static void park_outside(struct task *t, struct pollfd *fds, int nfds, int64_t d
 		.interruptible = true,
 		.restartable = restartable,
 	};
-	w.arg[0] = (uint64_t)zero_timeout;
+	t->parked_on.zero_timeout = zero_timeout;
 	sched_park(t, &w);
 }
 
@@ -719,7 +722,7 @@ void external_wait_set(struct task *t, struct pollfd *fds, int nfds, int64_t dea
 static void wait_arguments_restored(struct task *t)
 {
 	for (int i = 0; i < 6; i++)
-		syscall_set_arg(t, i, t->exit.saved[i]);
+		syscall_set_arg(t, i, t->exit.args[i]);
 }
 
 void external_wait_interrupted(struct task *t)
@@ -748,8 +751,8 @@ void external_wait_interrupted(struct task *t)
 	/* The argument registers are the program's again when the call returns: its
 	 * wrapper may count on them. */
 	for (int i = 0; i < 6; i++)
-		t->exit.saved[i] = syscall_arg(t, i);
-	t->regs.orig_rax = __NR_ppoll;
+		t->exit.args[i] = syscall_arg(t, i);
+	syscall_set_number(t, __NR_ppoll);
 	uint64_t args[6] = { 0, 0, 0, mask, size, 0 };
 	for (int i = 0; i < 6; i++)
 		syscall_set_arg(t, i, args[i]);
@@ -760,7 +763,7 @@ void external_wait_interrupted(struct task *t)
 
 static void socket_made(struct task *t)
 {
-	register_result_fd(t, __NR_socket, (int64_t)t->regs.rax);
+	register_result_fd(t, __NR_socket, syscall_result(t));
 }
 
 /* Implements socket(2) while a shim intercepts: a new socket is outside. */

@@ -27,6 +27,13 @@
 #include "shim/shim.h"
 #include "supervisor/report.h"
 #include "supervisor/sys_common.h"
+#include "supervisor/sys_park.h"
+#include "supervisor/sys_args.h"
+#include "supervisor/sys_random.h"
+#include "supervisor/sys_reach.h"
+#include "supervisor/sys_external.h"
+#include "supervisor/sys_files.h"
+#include "supervisor/sys_proc.h"
 #include "syscalls/syscall_table.h"
 
 /* ---- internal files -------------------------------------------------------------------- */
@@ -453,7 +460,8 @@ static void read_proc_view(struct task *t)
 
 static bool continues_waitall(struct task *t)
 {
-	return t->exit.want && t->syscall_nr == __NR_recvfrom && t->exit.rip == t->regs.rip - 2 &&
+	return t->exit.want && t->syscall_nr == __NR_recvfrom &&
+	       t->exit.rip == syscall_insn_addr(t) &&
 	       syscall_arg(t, 1) == t->exit.buf + t->exit.progress;
 }
 
@@ -463,18 +471,18 @@ static bool continues_waitall(struct task *t)
  * total moved. */
 static bool next_piece(struct task *t)
 {
-	int64_t n = (int64_t)t->regs.rax;
+	int64_t n = syscall_result(t);
 	if (n > 0)
 		t->exit.progress += (uint64_t)n;
 	if (n > 0 && t->exit.progress < t->exit.want) {
 		syscall_set_arg(t, 1, t->exit.buf + t->exit.progress);
 		syscall_set_arg(t, 2, t->exit.want - t->exit.progress);
 		syscall_rewind(t);
-		t->exit.rip = t->regs.rip;
+		t->exit.rip = task_ip(t);
 		return true;
 	}
 	if (t->exit.progress > 0)
-		t->regs.rax = t->exit.progress;
+		syscall_set_result(t, t->exit.progress);
 	syscall_set_arg(t, 1, t->exit.buf);
 	syscall_set_arg(t, 2, t->exit.want);
 	t->exit.want = 0;
@@ -485,7 +493,7 @@ static bool next_piece(struct task *t)
 static void waitall_done(struct task *t)
 {
 	if (!next_piece(t))
-		syscall_set_arg(t, 3, t->exit.saved[5]);
+		syscall_set_arg(t, 3, t->exit.waitall_flags);
 }
 
 /* At the point a recvfrom may run: a MSG_WAITALL receive goes in pieces. */
@@ -518,8 +526,8 @@ static void fit_receive(struct task *t, int fd)
 	t->exit.want = syscall_arg(t, 2);
 	t->exit.buf = syscall_arg(t, 1);
 	t->exit.progress = 0;
-	t->exit.rip = t->regs.rip - 2;
-	t->exit.saved[5] = flags;
+	t->exit.rip = syscall_insn_addr(t);
+	t->exit.waitall_flags = flags;
 	syscall_set_arg(t, 3, flags & ~(uint64_t)MSG_WAITALL);
 	tracer_want_exit(t, waitall_done);
 }
@@ -600,7 +608,7 @@ static void chunk_done(struct task *t)
 
 static bool continues_chunked_write(struct task *t)
 {
-	return t->exit.want && t->syscall_nr == __NR_write && t->exit.rip == t->regs.rip - 2 &&
+	return t->exit.want && t->syscall_nr == __NR_write && t->exit.rip == syscall_insn_addr(t) &&
 	       syscall_arg(t, 1) == t->exit.buf + t->exit.progress;
 }
 
@@ -672,9 +680,9 @@ static struct vector_write *read_vector(struct task *t)
  * at the end, and progress starts at zero. */
 static void start_vector_pieces(struct task *t, struct vector_write *v, uint64_t total)
 {
-	t->exit.saved[0] = (uint64_t)t->syscall_nr;
+	t->exit.vector.nr = t->syscall_nr;
 	for (int i = 1; i < 6; i++)
-		t->exit.saved[i] = syscall_arg(t, i);
+		t->exit.vector.args[i] = syscall_arg(t, i);
 	t->exit.ctx = v;
 	t->exit.want = total;
 	t->exit.buf = 0;
@@ -710,8 +718,8 @@ static void vector_piece(const struct vector_write *v, uint64_t done, uint64_t *
 
 static bool continues_vector_write(struct task *t)
 {
-	return t->exit.want && !t->exit.buf && vector_call((long)t->exit.saved[0]) &&
-	       t->exit.ctx && t->exit.rip == t->regs.rip - 2;
+	return t->exit.want && !t->exit.buf && vector_call(t->exit.vector.nr) &&
+	       t->exit.ctx && t->exit.rip == syscall_insn_addr(t);
 }
 
 static void vector_done(struct task *t);
@@ -721,13 +729,12 @@ static void vector_next_piece(struct task *t, uint64_t room)
 {
 	uint64_t addr, len;
 	vector_piece(t->exit.ctx, t->exit.progress, &addr, &len);
-	bool socket = t->exit.saved[0] == __NR_sendmsg;
-	t->regs.orig_rax = socket ? __NR_sendto : __NR_write;
-	t->regs_dirty = true;
+	bool socket = t->exit.vector.nr == __NR_sendmsg;
+	syscall_set_number(t, socket ? __NR_sendto : __NR_write);
 	syscall_set_arg(t, 1, addr);
 	syscall_set_arg(t, 2, len < room ? len : room);
 	if (socket) {
-		syscall_set_arg(t, 3, t->exit.saved[2]); /* sendmsg's flags were argument 2 */
+		syscall_set_arg(t, 3, t->exit.vector.args[2]); /* sendmsg's flags were argument 2 */
 		syscall_set_arg(t, 4, 0);
 		syscall_set_arg(t, 5, 0);
 	}
@@ -736,9 +743,9 @@ static void vector_next_piece(struct task *t, uint64_t room)
 
 static void vector_finish(struct task *t, int64_t last)
 {
-	t->regs.rax = t->exit.progress > 0 ? t->exit.progress : (uint64_t)last;
+	syscall_set_result(t, t->exit.progress > 0 ? t->exit.progress : (uint64_t)last);
 	for (int i = 1; i < 6; i++)
-		syscall_set_arg(t, i, t->exit.saved[i]);
+		syscall_set_arg(t, i, t->exit.vector.args[i]);
 	free((void *)t->exit.ctx);
 	t->exit.ctx = NULL;
 	t->exit.want = 0;
@@ -749,7 +756,7 @@ static void vector_finish(struct task *t, int64_t last)
  * next piece (true). False when the call is complete or failed. */
 static bool next_vector_piece(struct task *t)
 {
-	int64_t n = (int64_t)t->regs.rax;
+	int64_t n = syscall_result(t);
 	if (n > 0)
 		t->exit.progress += (uint64_t)n;
 	if (n <= 0 || t->exit.progress >= t->exit.want)
@@ -759,7 +766,7 @@ static bool next_vector_piece(struct task *t)
 	syscall_set_arg(t, 1, addr);
 	syscall_set_arg(t, 2, len);
 	syscall_rewind(t);
-	t->exit.rip = t->regs.rip;
+	t->exit.rip = task_ip(t);
 	return true;
 }
 
@@ -767,7 +774,7 @@ static bool next_vector_piece(struct task *t)
 static void vector_done(struct task *t)
 {
 	if (!next_vector_piece(t))
-		vector_finish(t, (int64_t)t->regs.rax);
+		vector_finish(t, syscall_result(t));
 }
 
 /* A fresh vector call larger than the room: cut into pieces. */
@@ -790,7 +797,7 @@ static void start_vector_write(struct task *t, int fd, mode_t type)
 		return;
 	}
 	start_vector_pieces(t, v, total);
-	t->exit.rip = t->regs.rip;
+	t->exit.rip = task_ip(t);
 	vector_next_piece(t, room);
 }
 
@@ -811,18 +818,18 @@ static void fit_to_room(struct task *t, int fd, mode_t type)
  * flag, each waiting for data; at the end msg_flags is cleared as the kernel would. */
 static bool continues_vector_receive(struct task *t)
 {
-	return t->exit.want && !t->exit.buf && t->exit.saved[0] == __NR_recvmsg && t->exit.ctx &&
-	       t->syscall_nr == __NR_recvfrom && t->exit.rip == t->regs.rip - 2;
+	return t->exit.want && !t->exit.buf && t->exit.vector.nr == __NR_recvmsg && t->exit.ctx &&
+	       t->syscall_nr == __NR_recvfrom && t->exit.rip == syscall_insn_addr(t);
 }
 
 static void vector_received(struct task *t)
 {
 	if (next_vector_piece(t))
 		return;
-	int64_t n = (int64_t)t->regs.rax;
+	int64_t n = syscall_result(t);
 	if (n >= 0 || t->exit.progress > 0) {
 		static const int no_flags;
-		remote_write(t, REMOTE(t->exit.saved[1] + offsetof(struct msghdr, msg_flags)),
+		remote_write(t, REMOTE(t->exit.vector.args[1] + offsetof(struct msghdr, msg_flags)),
 			     &no_flags, sizeof(no_flags)); /* its own msghdr, just read */
 	}
 	vector_finish(t, n);
@@ -845,8 +852,7 @@ static void start_vector_receive(struct task *t, int fd)
 	start_vector_pieces(t, v, total);
 	uint64_t addr, piece;
 	vector_piece(v, 0, &addr, &piece);
-	t->regs.orig_rax = __NR_recvfrom;
-	t->regs_dirty = true;
+	syscall_set_number(t, __NR_recvfrom);
 	syscall_set_arg(t, 1, addr);
 	syscall_set_arg(t, 2, piece);
 	syscall_set_arg(t, 3, flags & ~(uint64_t)MSG_WAITALL);
@@ -862,7 +868,7 @@ static enum wait_result write_ready(struct task *t)
 	if (!fds_ready_for(t, t->wait.fds, t->wait.nfds))
 		return WAIT_NOT_READY;
 	remote_load_regs(t);
-	fit_to_room(t, t->wait.fds[0].fd, (mode_t)t->wait.arg[0]);
+	fit_to_room(t, t->wait.fds[0].fd, t->parked_on.write_type);
 	return WAIT_READY;
 }
 
@@ -885,7 +891,7 @@ static void write_when_room(struct task *t)
 	int fd = must_wait(t, tfd, POLLOUT, &info);
 	if (fd >= 0) {
 		park_on_one(t, fd, POLLOUT, syscall_name(t->syscall_nr), write_ready);
-		t->wait.arg[0] = info.type;
+		t->parked_on.write_type = info.type;
 		return;
 	}
 	if (info.type == S_IFREG)
@@ -944,22 +950,22 @@ static int sleeping_end(struct task *t, int tfd, bool pipes_nonblock, mode_t *ty
 
 static void move_length_restored(struct task *t)
 {
-	syscall_set_arg(t, (int)t->exit.saved[1], t->exit.saved[0]);
+	syscall_set_arg(t, t->exit.changed_arg.arg, t->exit.changed_arg.value);
 }
 
-/* Into a stream socket: at most its room. wait.arg[0] is the length's argument (-1 none),
- * arg[1] the index of the output end in the wait's descriptors (-1 none). */
+/* Into a stream socket: at most its room. t->parked_on.ends says which argument is the
+ * length and which of the wait's descriptors is the output end. */
 static void cut_to_room(struct task *t, const struct pollfd *fds)
 {
-	int len_arg = (int)t->wait.arg[0], out = (int)t->wait.arg[1];
+	int len_arg = t->parked_on.ends.len_arg, out = t->parked_on.ends.out;
 	struct stat st;
 	if (len_arg < 0 || out < 0 || fstat(fds[out].fd, &st) || !S_ISSOCK(st.st_mode))
 		return;
 	uint64_t room = room_for_write(fds[out].fd, S_IFSOCK);
 	if (syscall_arg(t, len_arg) <= room)
 		return;
-	t->exit.saved[0] = syscall_arg(t, len_arg);
-	t->exit.saved[1] = (uint64_t)len_arg;
+	t->exit.changed_arg.value = syscall_arg(t, len_arg);
+	t->exit.changed_arg.arg = len_arg;
 	syscall_set_arg(t, len_arg, room);
 	tracer_want_exit(t, move_length_restored);
 }
@@ -992,12 +998,14 @@ static void move_when_ready(struct task *t, const struct move_end *ends, int n, 
 			out = count;
 		fds[count++] = (struct pollfd){ fd, ends[i].events, 0 };
 	}
-	struct wait probe = { .arg = { (uint64_t)len_arg, (uint64_t)out } };
 	struct wait saved = t->wait;
-	t->wait = probe;
-	t->wait.fds = fds, t->wait.nfds = count;
+	union wait_state saved_state = t->parked_on;
+	t->wait = (struct wait){ .fds = fds, .nfds = count };
+	t->parked_on.ends.len_arg = len_arg;
+	t->parked_on.ends.out = out;
 	bool ready = ends_ready(t) == WAIT_READY;
 	t->wait = saved;
+	t->parked_on = saved_state;
 	if (ready) {
 		for (int i = 0; i < count; i++)
 			close(fds[i].fd);
@@ -1006,8 +1014,8 @@ static void move_when_ready(struct task *t, const struct move_end *ends, int n, 
 	}
 	park_on_fds(t, syscall_name(t->syscall_nr), fds, count, -1, NULL, true);
 	t->wait.ready = ends_ready;
-	t->wait.arg[0] = (uint64_t)len_arg;
-	t->wait.arg[1] = (uint64_t)out;
+	t->parked_on.ends.len_arg = len_arg;
+	t->parked_on.ends.out = out;
 }
 
 /* Implements splice(2). */
@@ -1391,15 +1399,15 @@ static void epoll_timed_out(struct task *t)
  * call runs with a zero timeout, and if it finds nothing it is rewound and parks again until
  * other tasks have run and the items say ready once more. The parked wait holds the
  * descriptors the set watches (listed afresh at each look, as other threads may change the
- * set), so an outside wait polls those instead of the set. t->exit.saved: [0] the call,
- * [1] its timeout argument, [4] the virtual deadline + 1 (0: none); exit.rip marks it. */
+ * set), so an outside wait polls those instead of the set. State in t->exit.epoll
+ * (supervisor/task.h); exit.rip marks the call. */
 
 static const char epoll_retry_tag;
 
 static bool epoll_retrying(const struct task *t)
 {
-	return t->exit.ctx == &epoll_retry_tag && t->exit.rip == t->regs.rip - 2 &&
-	       t->exit.saved[0] == (uint64_t)t->syscall_nr;
+	return t->exit.ctx == &epoll_retry_tag && t->exit.rip == syscall_insn_addr(t) &&
+	       t->exit.epoll.nr == t->syscall_nr;
 }
 
 /* Are the items of t's epoll set ready? Refreshes the wait's descriptors. */
@@ -1428,14 +1436,13 @@ static void epoll_retry_exit(struct task *t);
 static void epoll_run_nonblocking(struct task *t, int64_t deadline)
 {
 	t->exit.ctx = &epoll_retry_tag;
-	t->exit.saved[0] = (uint64_t)t->syscall_nr;
-	t->exit.saved[1] = syscall_arg(t, 3);
-	t->exit.saved[4] = (uint64_t)(deadline + 1);
-	t->exit.rip = t->regs.rip - 2;
+	t->exit.epoll.nr = t->syscall_nr;
+	t->exit.epoll.timeout = syscall_arg(t, 3);
+	t->exit.epoll.deadline = deadline;
+	t->exit.rip = syscall_insn_addr(t);
 	syscall_set_arg(t, 3, 0);
 	if (t->syscall_nr == __NR_epoll_pwait2) {
-		t->regs.orig_rax = __NR_epoll_pwait;
-		t->regs_dirty = true;
+		syscall_set_number(t, __NR_epoll_pwait);
 	}
 	tracer_want_exit(t, epoll_retry_exit);
 }
@@ -1451,7 +1458,7 @@ static enum wait_result epoll_items_ready(struct task *t)
 /* Parked at the exit of a try that found nothing: look again once other tasks ran. */
 static enum wait_result epoll_retry_ready(struct task *t)
 {
-	if (sched_now() == t->wait.arg[0] || !epoll_items_say_ready(t))
+	if (sched_now() == t->parked_on.looked_at || !epoll_items_say_ready(t))
 		return WAIT_NOT_READY;
 	return WAIT_READY; /* the rewound call runs again: sys_epoll_wait tries once more */
 }
@@ -1459,23 +1466,21 @@ static enum wait_result epoll_retry_ready(struct task *t)
 static void epoll_retry_timed_out(struct task *t)
 {
 	remote_load_regs(t);
-	t->regs.rax = 0; /* the rewound call returns as a timeout */
-	t->regs.rip += 2;
-	t->regs_dirty = true;
+	syscall_unrewind(t, 0); /* the rewound call returns as a timeout */
 	t->exit.ctx = NULL;
 }
 
 static void epoll_retry_exit(struct task *t)
 {
-	t->regs.orig_rax = t->exit.saved[0];
-	syscall_set_arg(t, 3, t->exit.saved[1]);
-	int64_t deadline = (int64_t)t->exit.saved[4] - 1;
-	if (t->regs.rax != 0 || (deadline >= 0 && deadline <= vclock_now())) {
+	syscall_set_number(t, t->exit.epoll.nr);
+	syscall_set_arg(t, 3, t->exit.epoll.timeout);
+	int64_t deadline = t->exit.epoll.deadline;
+	if (syscall_result(t) != 0 || (deadline >= 0 && deadline <= vclock_now())) {
 		t->exit.ctx = NULL;
 		return;
 	}
 	syscall_rewind(t);
-	t->exit.rip = t->regs.rip;
+	t->exit.rip = task_ip(t);
 	int n;
 	int epfd = remote_dup_fd(t, (int)syscall_arg(t, 0));
 	struct pollfd *leaves = epfd >= 0 ? epoll_leaves(t, epfd, &n) : calloc(1, sizeof(*leaves));
@@ -1485,7 +1490,7 @@ static void epoll_retry_exit(struct task *t)
 		close(epfd);
 	park_on_fds(t, "epoll_wait", leaves, n, deadline, epoll_retry_timed_out, false);
 	t->wait.ready = epoll_retry_ready;
-	t->wait.arg[0] = sched_now();
+	t->parked_on.looked_at = sched_now();
 }
 
 /* epoll_wait on a set holding a signalfd: run it non-blocking when its items are ready,
@@ -1510,7 +1515,7 @@ void sys_epoll_wait(struct task *t)
 {
 	int64_t deadline = -1;
 	if (epoll_retrying(t)) {
-		deadline = (int64_t)t->exit.saved[4] - 1;
+		deadline = t->exit.epoll.deadline;
 	} else if (t->syscall_nr == __NR_epoll_pwait2) {
 		uint64_t tsp = syscall_arg(t, 3);
 		if (tsp && deadline_from_timespec(t, tsp, false, CLOCK_MONOTONIC, &deadline))
@@ -1546,7 +1551,7 @@ void sys_epoll_wait(struct task *t)
 
 static void pipe_made(struct task *t)
 {
-	if ((int64_t)t->regs.rax < 0)
+	if (syscall_result(t) < 0)
 		return;
 	if (t->syscall_nr == __NR_eventfd || t->syscall_nr == __NR_eventfd2)
 		return; /* known by its link name */
@@ -1568,7 +1573,7 @@ void sys_pipe(struct task *t)
 
 static enum wait_result other_tasks_ran(struct task *t)
 {
-	return sched_now() != t->wait.arg[0] ? WAIT_READY : WAIT_NOT_READY;
+	return sched_now() != t->parked_on.epoch ? WAIT_READY : WAIT_NOT_READY;
 }
 
 static uint64_t logical_now(void)
@@ -1578,7 +1583,7 @@ static uint64_t logical_now(void)
 
 static bool lock_busy(struct task *t)
 {
-	int64_t r = (int64_t)t->regs.rax;
+	int64_t r = syscall_result(t);
 	return r == -EWOULDBLOCK || r == -EACCES;
 }
 

@@ -24,6 +24,8 @@
 #include <unistd.h>
 
 #include "supervisor/sys_common.h"
+#include "supervisor/sys_park.h"
+#include "supervisor/sys_files.h"
 #include "syscalls/syscall_table.h"
 
 /* Does process tgid hold the FIFO (dev, ino) open for reading (want_write false) or
@@ -73,10 +75,9 @@ static bool group_holds(dev_t dev, ino_t ino, bool want_write)
 	return false;
 }
 
-/* wait.arg: [0] dev, [1] ino, [2] the reader's descriptor in the task (-1: a writer). */
 static enum wait_result reader_came(struct task *t)
 {
-	return group_holds((dev_t)t->wait.arg[0], (ino_t)t->wait.arg[1], false) ? WAIT_READY
+	return group_holds(t->parked_on.fifo.dev, t->parked_on.fifo.ino, false) ? WAIT_READY
 										  : WAIT_NOT_READY;
 }
 
@@ -85,7 +86,7 @@ static enum wait_result writer_came(struct task *t)
 	if (t->wait.nfds == 1 && fds_ready_now(t->wait.fds, 1) &&
 	    (t->wait.fds[0].revents & (POLLIN | POLLHUP)))
 		return WAIT_READY;
-	return group_holds((dev_t)t->wait.arg[0], (ino_t)t->wait.arg[1], true) ? WAIT_READY
+	return group_holds(t->parked_on.fifo.dev, t->parked_on.fifo.ino, true) ? WAIT_READY
 										 : WAIT_NOT_READY;
 }
 
@@ -94,7 +95,7 @@ static enum wait_result writer_came(struct task *t)
 static void reader_interrupted(struct task *t)
 {
 	remote_load_regs(t);
-	remote_syscall(t, __NR_close, t->wait.arg[2], 0, 0, 0, 0, 0);
+	remote_syscall(t, __NR_close, (uint64_t)t->parked_on.fifo.reader_fd, 0, 0, 0, 0, 0);
 	syscall_rewind(t);
 }
 
@@ -108,9 +109,9 @@ static void park_fifo(struct task *t, const struct stat *st, int reader_fd, int 
 		.interruptible = true,
 		.restartable = true,
 	};
-	w.arg[0] = st->st_dev;
-	w.arg[1] = st->st_ino;
-	w.arg[2] = (uint64_t)reader_fd;
+	t->parked_on.fifo.dev = st->st_dev;
+	t->parked_on.fifo.ino = st->st_ino;
+	t->parked_on.fifo.reader_fd = reader_fd;
 	if (supervisor_fd >= 0) {
 		w.fds = malloc(sizeof(*w.fds));
 		if (!w.fds)
@@ -124,8 +125,8 @@ static void park_fifo(struct task *t, const struct stat *st, int reader_fd, int 
 /* At the exit of a reader's open made non-blocking: clear O_NONBLOCK, wait for a writer. */
 static void reader_opened(struct task *t)
 {
-	syscall_set_arg(t, (int)t->exit.saved[1], t->exit.saved[0]);
-	int64_t fd = (int64_t)t->regs.rax;
+	syscall_set_arg(t, t->exit.changed_arg.arg, t->exit.changed_arg.value);
+	int64_t fd = syscall_result(t);
 	if (fd < 0)
 		return;
 	int dup = remote_dup_fd(t, (int)fd);
@@ -172,8 +173,8 @@ static bool fifo_open(struct task *t)
 		park_fifo(t, &st, -1, -1);
 		return true;
 	}
-	t->exit.saved[0] = flags;
-	t->exit.saved[1] = (uint64_t)arg;
+	t->exit.changed_arg.value = flags;
+	t->exit.changed_arg.arg = arg;
 	syscall_set_arg(t, arg, flags | O_NONBLOCK);
 	tracer_want_exit(t, reader_opened);
 	return true;

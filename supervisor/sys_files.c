@@ -35,6 +35,9 @@
 #include "shim/shim.h"
 #include "supervisor/report.h"
 #include "supervisor/sys_common.h"
+#include "supervisor/sys_external.h"
+#include "supervisor/sys_files.h"
+#include "supervisor/sys_proc.h"
 
 /* ---- virtual identities and times ------------------------------------------------------- */
 
@@ -243,7 +246,7 @@ void files_written(struct task *t, int tfd)
 
 static void stat_done(struct task *t)
 {
-	if ((int64_t)t->regs.rax != 0)
+	if (syscall_result(t) != 0)
 		return;
 	uint64_t addr = syscall_arg(t, t->syscall_nr == __NR_newfstatat ? 2 : 1);
 	struct stat st;
@@ -296,7 +299,7 @@ static void set_statx_ns(struct statx_timestamp *ts, int64_t ns)
 
 static void statx_done(struct task *t)
 {
-	if ((int64_t)t->regs.rax != 0)
+	if (syscall_result(t) != 0)
 		return;
 	uint64_t addr = syscall_arg(t, 4);
 	struct statx sx;
@@ -518,12 +521,12 @@ static void fingerprint_opened(struct task *t, int tfd);
 
 static void open_done(struct task *t)
 {
-	int64_t fd = (int64_t)t->regs.rax;
-	bool created = t->exit.saved[0];
+	int64_t fd = syscall_result(t);
+	bool created = t->exit.open.created;
 	struct stat st;
 	if (fd < 0 || stat_fd(t, (int)fd, &st) || !S_ISREG(st.st_mode))
 		return;
-	uint64_t flags = t->exit.saved[1];
+	uint64_t flags = t->exit.open.flags;
 	if (created || (flags & O_TRUNC))
 		touched(&st, created);
 	else if ((flags & O_ACCMODE) != O_WRONLY) /* O_CREAT of a file that was there */
@@ -639,7 +642,7 @@ void files_executed(struct task *t)
 
 static void read_open_done(struct task *t)
 {
-	fingerprint_opened(t, (int)(int64_t)t->regs.rax);
+	fingerprint_opened(t, (int)syscall_result(t));
 }
 
 /* Implements open(2), openat(2), openat2(2), creat(2) stamping; every open stops (after
@@ -654,10 +657,10 @@ void sys_open(struct task *t)
 	}
 	bool at = t->syscall_nr == __NR_openat || t->syscall_nr == __NR_openat2;
 	struct stat st;
-	t->exit.saved[0] = (flags & O_CREAT) &&
-			   stat_path(t, at ? (int)syscall_arg(t, 0) : AT_FDCWD,
-				     syscall_arg(t, at ? 1 : 0), false, true, &st) == -ENOENT;
-	t->exit.saved[1] = flags;
+	t->exit.open.created = (flags & O_CREAT) &&
+			       stat_path(t, at ? (int)syscall_arg(t, 0) : AT_FDCWD,
+					 syscall_arg(t, at ? 1 : 0), false, true, &st) == -ENOENT;
+	t->exit.open.flags = flags;
 	tracer_want_exit(t, open_done);
 }
 
@@ -700,14 +703,11 @@ static int arg_dirfd(struct task *t, int index)
 	return index < 0 ? AT_FDCWD : (int)syscall_arg(t, index);
 }
 
-/* The saved inode whose last name the call removes, at its entry. */
-enum { REMOVED_DEV, REMOVED_INO, REMOVED_FREES };
-
 /* Before an unlink, rmdir or rename: the inode the call may free (the entry removed, or
  * the one a rename replaces) if this is its last name. */
 static void note_removed_inode(struct task *t, const struct entry_change *c)
 {
-	t->exit.saved[REMOVED_FREES] = 0;
+	t->exit.removal.frees = false;
 	bool renames = c->moves_inode;
 	if (c->creates || (renames && t->syscall_nr == __NR_renameat2 &&
 			   (syscall_arg(t, 4) & RENAME_EXCHANGE)))
@@ -723,18 +723,18 @@ static void note_removed_inode(struct task *t, const struct entry_change *c)
 		return; /* renamed onto another name of itself: nothing is freed */
 	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1)
 		return;
-	t->exit.saved[REMOVED_DEV] = st.st_dev;
-	t->exit.saved[REMOVED_INO] = st.st_ino;
-	t->exit.saved[REMOVED_FREES] = 1;
+	t->exit.removal.dev = st.st_dev;
+	t->exit.removal.ino = st.st_ino;
+	t->exit.removal.frees = true;
 }
 
 static void entry_changed(struct task *t)
 {
 	const struct entry_change *c = entry_change_of(t->syscall_nr);
-	if ((int64_t)t->regs.rax != 0 || !c)
+	if (syscall_result(t) != 0 || !c)
 		return;
-	if (t->exit.saved[REMOVED_FREES])
-		retire_vfile(t->exit.saved[REMOVED_DEV], t->exit.saved[REMOVED_INO]);
+	if (t->exit.removal.frees)
+		retire_vfile(t->exit.removal.dev, t->exit.removal.ino);
 	struct stat st;
 	int last = c->path[1] >= 0 ? 1 : 0;
 	for (int i = 0; i <= last; i++)
@@ -761,7 +761,7 @@ void sys_dir_change(struct task *t)
 /* utimensat, utimes, utime, futimesat: explicit times are kept, "now" is virtual. */
 static void utime_done(struct task *t)
 {
-	if ((int64_t)t->regs.rax != 0)
+	if (syscall_result(t) != 0)
 		return;
 	long nr = t->syscall_nr;
 	bool at = nr == __NR_utimensat || nr == __NR_futimesat;

@@ -10,6 +10,8 @@
 #include "scheduler/vclock.h"
 #include "supervisor/report.h"
 #include "supervisor/sys_common.h"
+#include "supervisor/sys_park.h"
+#include "supervisor/sys_args.h"
 
 void futex_woken(struct task *t)
 {

@@ -15,6 +15,7 @@
 #include "scheduler/vclock.h"
 #include "supervisor/launch.h"
 #include "supervisor/sys_common.h"
+#include "supervisor/sys_identity.h"
 
 static int64_t result_of_write(struct task *t, uint64_t addr, const void *data, size_t len)
 {

@@ -21,6 +21,8 @@
 
 #include "scheduler/vclock.h"
 #include "supervisor/sys_common.h"
+#include "supervisor/sys_park.h"
+#include "supervisor/sys_args.h"
 #include "syscalls/syscall_table.h"
 
 /* System V operations that succeeded: a parked call retries when this moved. */
@@ -28,13 +30,13 @@ static uint64_t ipc_changes;
 
 static void count_success(struct task *t)
 {
-	if ((int64_t)t->regs.rax >= 0)
+	if (syscall_result(t) >= 0)
 		ipc_changes++;
 }
 
 static enum wait_result ipc_changed(struct task *t)
 {
-	return ipc_changes != t->wait.arg[0] ? WAIT_READY : WAIT_NOT_READY;
+	return ipc_changes != t->parked_on.epoch ? WAIT_READY : WAIT_NOT_READY;
 }
 
 /* Implements semctl(2), msgctl(2): a change of value, limits or removal may end a wait. */
@@ -45,47 +47,44 @@ void sys_ipc_ctl(struct task *t)
 
 /* ---- retrying in the non-blocking form --------------------------------------------------------
  *
- * t->exit.saved: [0] the call's number, [1] the argument changed, [2] its value, [3] the
- * errno that means "would have slept", [4] the virtual deadline + 1 (0: none). exit.rip
- * marks the call, so its re-execution after a retry is known and keeps its deadline. */
+ * State in t->exit.ipc (supervisor/task.h); exit.rip marks the call, so its re-execution
+ * after a retry is known and keeps its deadline. */
 
 static const char retry_tag;
 
 static bool retrying(const struct task *t)
 {
-	return t->exit.ctx == &retry_tag && t->exit.rip == t->regs.rip - 2 &&
-	       t->exit.saved[0] == (uint64_t)t->syscall_nr;
+	return t->exit.ctx == &retry_tag && t->exit.rip == syscall_insn_addr(t) &&
+	       t->exit.ipc.nr == t->syscall_nr;
 }
 
 static void retry_timed_out(struct task *t)
 {
 	remote_load_regs(t);
-	t->regs.rax = (uint64_t)-EAGAIN; /* the rewound call returns as the kernel's timeout */
-	t->regs.rip += 2;
-	t->regs_dirty = true;
+	syscall_unrewind(t, -EAGAIN); /* the rewound call returns as the kernel's timeout */
 	t->exit.ctx = NULL;
 }
 
 static void retry_exit(struct task *t)
 {
-	t->regs.orig_rax = t->exit.saved[0]; /* semop ran as semtimedop */
-	syscall_set_arg(t, (int)t->exit.saved[1], t->exit.saved[2]);
-	if ((int64_t)t->regs.rax != -(int64_t)t->exit.saved[3]) {
+	syscall_set_number(t, t->exit.ipc.nr); /* semop ran as semtimedop */
+	syscall_set_arg(t, t->exit.ipc.arg, t->exit.ipc.value);
+	if (syscall_result(t) != -t->exit.ipc.would_block) {
 		t->exit.ctx = NULL;
 		count_success(t);
 		return;
 	}
 	syscall_rewind(t);
-	t->exit.rip = t->regs.rip; /* the syscall instruction */
+	t->exit.rip = task_ip(t); /* the syscall instruction */
 	struct wait w = {
 		.what = syscall_name(t->syscall_nr),
-		.deadline_ns = (int64_t)t->exit.saved[4] - 1,
+		.deadline_ns = t->exit.ipc.deadline,
 		.ready = ipc_changed,
 		.on_timeout = retry_timed_out,
 		.interruptible = true,
 		.restartable = false, /* System V IPC calls end with EINTR even after SA_RESTART */
 	};
-	w.arg[0] = ipc_changes;
+	t->parked_on.epoch = ipc_changes;
 	sched_park(t, &w);
 }
 
@@ -95,14 +94,14 @@ static void run_nonblocking(struct task *t, int arg, uint64_t value, int would_b
 			    int64_t deadline)
 {
 	if (retrying(t))
-		deadline = (int64_t)t->exit.saved[4] - 1;
+		deadline = t->exit.ipc.deadline;
 	t->exit.ctx = &retry_tag;
-	t->exit.saved[0] = (uint64_t)t->syscall_nr;
-	t->exit.saved[1] = (uint64_t)arg;
-	t->exit.saved[2] = syscall_arg(t, arg);
-	t->exit.saved[3] = (uint64_t)would_block;
-	t->exit.saved[4] = (uint64_t)(deadline + 1);
-	t->exit.rip = t->regs.rip - 2;
+	t->exit.ipc.nr = t->syscall_nr;
+	t->exit.ipc.arg = arg;
+	t->exit.ipc.value = syscall_arg(t, arg);
+	t->exit.ipc.would_block = would_block;
+	t->exit.ipc.deadline = deadline;
+	t->exit.rip = syscall_insn_addr(t);
 	syscall_set_arg(t, arg, value);
 	tracer_want_exit(t, retry_exit);
 }
@@ -145,7 +144,7 @@ static bool some_nowait(struct task *t, int *err)
 static uint64_t zero_timeout_on_stack(struct task *t)
 {
 	static const struct timespec zero;
-	uint64_t addr = ((t->regs.rsp - 128 - sizeof(zero)) & ~(uint64_t)15);
+	uint64_t addr = ((task_sp(t) - 128 - sizeof(zero)) & ~(uint64_t)15);
 	return remote_write(t, REMOTE(addr), &zero, sizeof(zero)) ? 0 : addr;
 }
 
@@ -170,8 +169,7 @@ void sys_semop(struct task *t)
 		return;
 	}
 	run_nonblocking(t, 3, zero, EAGAIN, deadline);
-	t->regs.orig_rax = __NR_semtimedop;
-	t->regs_dirty = true;
+	syscall_set_number(t, __NR_semtimedop);
 }
 
 /* ---- POSIX message queues ----------------------------------------------------------------- */

@@ -8,6 +8,7 @@
 #include "supervisor/report.h"
 #include "syscalls/syscall_table.h"
 #include "supervisor/sys_common.h"
+#include "supervisor/sys_random.h"
 
 /* The handler of ALLOW rows; they never stop, so it never runs. */
 void sys_none(struct task *t)
@@ -116,7 +117,7 @@ void sys_getrandom(struct task *t)
 
 static void code_mapped(struct task *t)
 {
-	if ((int64_t)t->regs.rax >= 0 || t->syscall_nr == __NR_mprotect ||
+	if (syscall_result(t) >= 0 || t->syscall_nr == __NR_mprotect ||
 	    t->syscall_nr == __NR_pkey_mprotect)
 		cpu_patch_mappings(t);
 }
@@ -130,9 +131,9 @@ void sys_map_code(struct task *t)
 
 static void code_remapped(struct task *t)
 {
-	int64_t at = (int64_t)t->regs.rax;
+	int64_t at = syscall_result(t);
 	if (at >= 0)
-		cpu_patch_range(t, (uint64_t)at, (uint64_t)at + t->exit.saved[0]);
+		cpu_patch_range(t, (uint64_t)at, (uint64_t)at + t->exit.remap_len);
 }
 
 /* Implements mremap(2): a moved or grown mapping of code may show code not scanned yet
@@ -142,17 +143,16 @@ void sys_remap_code(struct task *t)
 	uint64_t old = syscall_arg(t, 0), old_size = syscall_arg(t, 1);
 	if (!cpu_patch_is_code(t->proc->aspace, old, old + (old_size ? old_size : 1)))
 		return;
-	t->exit.saved[0] = syscall_arg(t, 2);
+	t->exit.remap_len = syscall_arg(t, 2);
 	tracer_want_exit(t, code_remapped);
 }
 
 static void persona_set(struct task *t)
 {
-	if ((int64_t)t->regs.rax < 0)
+	if (syscall_result(t) < 0)
 		return;
-	t->regs.rax = t->exit.saved[0]; /* the program's previous setting */
-	t->regs_dirty = true;
-	t->proc->persona = (unsigned)t->exit.saved[1];
+	syscall_set_result(t, t->exit.persona.previous); /* the program's previous setting */
+	t->proc->persona = t->exit.persona.requested;
 }
 
 /* Implements personality(2): the program's own setting is kept and reported, while the
@@ -165,8 +165,8 @@ void sys_personality(struct task *t)
 		syscall_emulate(t, t->proc->persona);
 		return;
 	}
-	t->exit.saved[0] = t->proc->persona;
-	t->exit.saved[1] = persona;
+	t->exit.persona.previous = t->proc->persona;
+	t->exit.persona.requested = persona;
 	syscall_set_arg(t, 0, persona | ADDR_NO_RANDOMIZE);
 	tracer_want_exit(t, persona_set);
 }

@@ -35,6 +35,9 @@
 #include "scheduler/vclock.h"
 #include "supervisor/report.h"
 #include "supervisor/sys_common.h"
+#include "supervisor/sys_random.h"
+#include "supervisor/sys_files.h"
+#include "supervisor/sys_proc.h"
 
 enum proc_view {
 	VIEW_NONE,
@@ -490,7 +493,7 @@ static uint64_t anon_fs_dev(const char *type, size_t len)
 
 static void link_read(struct task *t)
 {
-	int64_t len = (int64_t)t->regs.rax;
+	int64_t len = syscall_result(t);
 	bool at = t->syscall_nr == __NR_readlinkat;
 	uint64_t buf = syscall_arg(t, at ? 2 : 1), size = syscall_arg(t, at ? 3 : 2);
 	char link[64];
@@ -514,8 +517,7 @@ static void link_read(struct task *t)
 		n = (int)size; /* readlink truncates silently */
 	if (remote_write(t, REMOTE(buf), out, (size_t)n))
 		return;
-	t->regs.rax = (uint64_t)n;
-	t->regs_dirty = true;
+	syscall_set_result(t, (uint64_t)n);
 }
 
 /* Implements readlink(2), readlinkat(2): "pipe:[N]", "socket:[N]", "mnt:[N]" ... name
@@ -542,7 +544,7 @@ static uint64_t virtual_ino_of_fd(struct task *t, int tfd)
  * as an int like the kernel's. */
 static void generation_read(struct task *t)
 {
-	if (t->regs.rax != 0)
+	if (syscall_result(t) != 0)
 		return;
 	uint32_t gen = (uint32_t)virtual_ino_of_fd(t, (int)syscall_arg(t, 0));
 	if (remote_write(t, REMOTE(syscall_arg(t, 2)), &gen, sizeof(gen)))
@@ -553,7 +555,7 @@ static void generation_read(struct task *t)
  * every descriptor of one socket gives the same cookie and no two sockets share one. */
 static void cookie_read(struct task *t)
 {
-	if (t->regs.rax != 0)
+	if (syscall_result(t) != 0)
 		return;
 	uint64_t cookie = virtual_ino_of_fd(t, (int)syscall_arg(t, 0));
 	if (remote_write(t, REMOTE(syscall_arg(t, 3)), &cookie, sizeof(cookie)))

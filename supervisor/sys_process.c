@@ -9,9 +9,10 @@
 
 #include "supervisor/report.h"
 #include "supervisor/sys_common.h"
+#include "supervisor/sys_park.h"
 
-/* The tracer reads these at the clone event: exit.saved[0] = flags, [1] = child tid
- * address, [3] = clone3's own argument address when the call reads a copy (below).
+/* The tracer reads t->exit.clone at the clone event (tracer_tasks.c): the flags, the child
+ * tid address, and clone3's own argument address when the call reads a copy (below).
  * CLONE_UNTRACED is removed: it would let the child escape the group. */
 static void strip_untraced(struct task *t, uint64_t *flags)
 {
@@ -26,10 +27,10 @@ static void strip_untraced(struct task *t, uint64_t *flags)
  * parent and child: tracer.c.) */
 static void clone3_restore_arg(struct task *t)
 {
-	if (!t->exit.saved[3])
+	if (!t->exit.clone.clone3_args)
 		return;
-	syscall_set_arg(t, 0, t->exit.saved[3]);
-	t->exit.saved[3] = 0;
+	syscall_set_arg(t, 0, t->exit.clone.clone3_args);
+	t->exit.clone.clone3_args = 0;
 }
 
 /* clone3 reads its flags from the program's memory, which detrun must not write: it may
@@ -58,7 +59,7 @@ static bool strip_untraced_clone3(struct task *t, uint64_t addr, uint64_t *flags
 		return false;
 	}
 	*flags &= ~(uint64_t)CLONE_UNTRACED;
-	t->exit.saved[3] = addr;
+	t->exit.clone.clone3_args = addr;
 	syscall_set_arg(t, 0, scratch);
 	tracer_want_exit(t, clone3_restore_arg);
 	return true;
@@ -68,7 +69,7 @@ static bool strip_untraced_clone3(struct task *t, uint64_t addr, uint64_t *flags
 void sys_clone(struct task *t)
 {
 	uint64_t flags = 0, ctid = 0;
-	t->exit.saved[3] = 0;
+	t->exit.clone.clone3_args = 0;
 	if (t->syscall_nr == __NR_clone) {
 		flags = syscall_arg(t, 0);
 		ctid = syscall_arg(t, 3);
@@ -85,8 +86,8 @@ void sys_clone(struct task *t)
 	} else if (t->syscall_nr == __NR_vfork) {
 		flags = CLONE_VFORK | CLONE_VM;
 	}
-	t->exit.saved[0] = flags;
-	t->exit.saved[1] = ctid;
+	t->exit.clone.flags = flags;
+	t->exit.clone.child_tid = ctid;
 }
 
 /* Implements set_tid_address(2) bookkeeping. */
@@ -107,7 +108,7 @@ void sys_exit(struct task *t)
 
 static bool no_child_ready(struct task *t)
 {
-	if ((int64_t)t->regs.rax != 0)
+	if (syscall_result(t) != 0)
 		return false;
 	if (t->syscall_nr == __NR_wait4)
 		return true;
@@ -121,7 +122,7 @@ static bool no_child_ready(struct task *t)
 
 static enum wait_result children_changed(struct task *t)
 {
-	return sched_children_epoch() != t->wait.arg[0] ? WAIT_READY : WAIT_NOT_READY;
+	return sched_children_epoch() != t->parked_on.epoch ? WAIT_READY : WAIT_NOT_READY;
 }
 
 static const struct retry wait4_retry = { "wait4", 2, no_child_ready, children_changed,

@@ -25,6 +25,7 @@
 
 #include "supervisor/report.h"
 #include "supervisor/sys_common.h"
+#include "supervisor/sys_reach.h"
 #include "syscalls/syscall_table.h"
 
 static bool namespaced; /* the group has its own PID namespace (pid 1 is the reaper) */

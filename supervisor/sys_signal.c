@@ -13,6 +13,9 @@
 #include "supervisor/jobctl.h"
 #include "supervisor/report.h"
 #include "supervisor/sys_common.h"
+#include "supervisor/sys_args.h"
+#include "supervisor/sys_reach.h"
+#include "supervisor/sys_timer.h"
 #include "supervisor/trap_signals.h"
 
 
@@ -65,7 +68,7 @@ static bool targeted(struct task *sender, pid_t target, const struct process *p)
  * signal sent by a member is a real delivery, unlike a terminal's own copy. */
 static void signal_sent(struct task *t)
 {
-	if ((int64_t)t->regs.rax < 0)
+	if (syscall_result(t) < 0)
 		return;
 	sched_signals_changed();
 	long nr = t->syscall_nr;
@@ -159,7 +162,7 @@ static enum wait_result waited_signal_pending(struct task *t)
 	uint64_t pending, blocked;
 	if (read_signal_state(t, &pending, &blocked))
 		return WAIT_READY;
-	return (pending & t->wait.arg[0]) ? WAIT_READY : WAIT_NOT_READY;
+	return (pending & t->parked_on.sigset) ? WAIT_READY : WAIT_NOT_READY;
 }
 
 static void sigtimedwait_timed_out(struct task *t)
@@ -172,8 +175,8 @@ static void sigtimedwait_timed_out(struct task *t)
  * overrun) is written where the program asked for it. */
 static void sigtimedwait_done(struct task *t)
 {
-	int64_t sig = (int64_t)t->regs.rax;
-	if (t->regs.orig_rax == __NR_rt_sigtimedwait && sig > 0 && sig <= 64)
+	int64_t sig = syscall_result(t);
+	if (syscall_number(t) == __NR_rt_sigtimedwait && sig > 0 && sig <= 64)
 		timers_fix_waited_siginfo(t, (int)sig, syscall_arg(t, 1));
 }
 
@@ -188,7 +191,7 @@ void sys_sigtimedwait(struct task *t)
 	struct wait w = { .what = "sigtimedwait", .deadline_ns = -1,
 			  .ready = waited_signal_pending, .on_timeout = sigtimedwait_timed_out,
 			  .interruptible = true };
-	w.arg[0] = set;
+	t->parked_on.sigset = set;
 	uint64_t tsp = syscall_arg(t, 2);
 	if (tsp && deadline_from_timespec(t, tsp, false, CLOCK_MONOTONIC, &w.deadline_ns))
 		return;

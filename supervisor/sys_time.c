@@ -8,6 +8,8 @@
 
 #include "scheduler/vclock.h"
 #include "supervisor/sys_common.h"
+#include "supervisor/sys_args.h"
+#include "supervisor/sys_external.h"
 
 static void write_timespec(struct task *t, uint64_t addr, int64_t ns, int64_t *result)
 {
@@ -91,7 +93,7 @@ static void sleep_done(struct task *t)
 /* An interrupted relative sleep reports the virtual time left, like the kernel. */
 static void sleep_interrupted(struct task *t)
 {
-	uint64_t rem = t->wait.arg[0];
+	uint64_t rem = t->parked_on.rem_addr;
 	int64_t left = t->wait.deadline_ns - vclock_now();
 	if (rem) {
 		struct timespec ts = ns_to_timespec(left > 0 ? left : 0);
@@ -115,7 +117,7 @@ void sys_nanosleep(struct task *t)
 	struct wait w = { .what = "sleep", .on_timeout = sleep_done,
 			  .on_interrupt = absolute ? NULL : sleep_interrupted,
 			  .interruptible = true };
-	w.arg[0] = rem;
+	t->parked_on.rem_addr = rem;
 	int err = deadline_from_timespec(t, req, absolute, clk, &w.deadline_ns);
 	if (err) {
 		syscall_emulate(t, err);

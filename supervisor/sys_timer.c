@@ -30,6 +30,7 @@
 #include "scheduler/vclock.h"
 #include "supervisor/report.h"
 #include "supervisor/sys_common.h"
+#include "supervisor/sys_timer.h"
 
 enum timer_kind { ITIMER, POSIX_TIMER, TIMERFD };
 
@@ -198,12 +199,8 @@ void timers_fix_waited_siginfo(struct task *t, int sig, uint64_t info_addr)
 /* Is signal `sig` still pending for `pid` (a thread, or a process's shared set)? */
 static bool kernel_pending(pid_t pid, int sig)
 {
-	char buf[4096];
-	if (proc_status_read(pid, buf, sizeof(buf)))
-		return false;
-	uint64_t set = proc_status_field(buf, "\nSigPnd:", 16, 0) |
-		       proc_status_field(buf, "\nShdPnd:", 16, 0);
-	return set & (1ULL << (sig - 1));
+	uint64_t pending, blocked;
+	return proc_signal_state(pid, &pending, &blocked) == 0 && (pending & SIGBIT(sig));
 }
 
 /* Still queued, or taken without a signal stop detrun sees (a signalfd read)? Then its
@@ -545,7 +542,7 @@ static struct vtimer *timerfd_of(struct task *t, int fd, bool create)
 
 static void timerfd_created(struct task *t)
 {
-	int64_t fd = (int64_t)t->regs.rax;
+	int64_t fd = syscall_result(t);
 	if (fd < 0)
 		return;
 	struct vtimer *v = timerfd_of(t, (int)fd, true);

@@ -48,7 +48,7 @@ static int install(struct task *t, int sig, const struct signal_action *a)
 {
 	if (remote_load_regs(t))
 		return -ESRCH;
-	uint64_t at = ((t->regs.rsp - 128 - sizeof(*a)) & ~15ULL);
+	uint64_t at = ((task_sp(t) - 128 - sizeof(*a)) & ~15ULL);
 	struct signal_action saved;
 	if (remote_read(t, REMOTE(at), &saved, sizeof(saved)) ||
 	    remote_write(t, REMOTE(at), a, sizeof(*a)))
@@ -174,7 +174,7 @@ bool trap_signals_deliver(struct task *t, int sig)
  * stand-in; the old action it asked for is its own, not the kernel's. */
 static void sigaction_done(struct task *t)
 {
-	if ((int64_t)t->regs.rax < 0)
+	if (syscall_result(t) < 0)
 		return;
 	struct process *p = t->proc;
 	int sig = (int)syscall_arg(t, 0);

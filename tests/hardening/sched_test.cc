@@ -305,6 +305,25 @@ TEST(Deadlock, ReportNamesEachTasksOwnDescriptor)
 	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
 }
 
+} // namespace
+
+// The scheduler needs no supervisor type: a task is anything that begins with its
+// scheduling part (scheduler/task.h), as this test's own is.
+struct task {
+	struct sched_task s;
+	int test_data;
+};
+
+namespace {
+
+static struct task *fake_task(pid_t tid)
+{
+	struct task *t = (struct task *)calloc(1, sizeof(struct task));
+	t->s.tid = tid;
+	sched_add(t);
+	return t;
+}
+
 // The scheduler with fake supervisor services: a task removed while the supervisor waits
 // for outside input (a SIGCHLD reaped it) must never be returned by that pick. Before the
 // fix the spinner chosen before the wait was returned after it, already freed.
@@ -317,6 +336,7 @@ struct FakeSupervisor {
 		waits++;
 		if (victim) {
 			sched_remove(victim); // what reaping a task killed from outside does
+			free(victim);
 			victim = nullptr;
 		}
 		return 0;
@@ -338,8 +358,8 @@ TEST(SchedPick, NeverReturnsATaskRemovedDuringAnOutsideWait)
 	ops.next_timer = FakeSupervisor::no_timer;
 	sched_init(1);
 	sched_set_ops(&ops);
-	struct task *reader = sched_add(1001, (struct process *)calloc(1, sizeof(struct process)));
-	struct task *spinner = sched_add(1002, (struct process *)calloc(1, sizeof(struct process)));
+	struct task *reader = fake_task(1001);
+	struct task *spinner = fake_task(1002);
 	// The reader waits for outside input; the spinner was descheduled by the detector.
 	struct pollfd *fds = (struct pollfd *)malloc(sizeof(struct pollfd));
 	fds[0] = {dup(0), POLLIN, 0};
@@ -350,20 +370,22 @@ TEST(SchedPick, NeverReturnsATaskRemovedDuringAnOutsideWait)
 	w.fds = fds;
 	w.nfds = 1;
 	w.external = true;
-	reader->state = TASK_STOPPED;
+	reader->s.state = TASK_STOPPED;
 	sched_park(reader, &w);
-	spinner->state = TASK_STOPPED;
-	spinner->spin_descheduled = true;
+	spinner->s.state = TASK_STOPPED;
+	spinner->s.spin_descheduled = true;
 	FakeSupervisor::victim = spinner;
 
 	struct task *picked = sched_pick();
 	EXPECT_GE(FakeSupervisor::waits, 1);
 	bool listed = false;
-	for (struct task *t = sched_first(); t; t = t->next)
+	for (struct task *t = sched_first(); t; t = sched_of(t)->next)
 		listed |= t == picked;
 	EXPECT_TRUE(picked == nullptr || listed) << "sched_pick returned a removed task";
-	while (sched_first())
-		sched_remove(sched_first());
+	while (struct task *t = sched_first()) {
+		sched_remove(t);
+		free(t);
+	}
 }
 
 } // namespace

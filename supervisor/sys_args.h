@@ -1,0 +1,20 @@
+/*
+ * Arguments several handlers read the same way (sys_common.c).
+ */
+#ifndef DETRUN_SUPERVISOR_SYS_ARGS_H
+#define DETRUN_SUPERVISOR_SYS_ARGS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "supervisor/task.h"
+
+/* A relative or absolute timespec argument turned into a virtual monotonic deadline;
+ * returns -EFAULT/-EINVAL for bad arguments. */
+int deadline_from_timespec(struct task *t, uint64_t addr, bool absolute, clockid_t clk,
+			   int64_t *deadline);
+/* Reads a sigset argument (NULL pointer: *mask untouched, returns 0). */
+int read_sigmask(struct task *t, uint64_t addr, uint64_t size, uint64_t *mask, bool *present);
+
+#endif

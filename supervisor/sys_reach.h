@@ -1,0 +1,21 @@
+/*
+ * Calls that name another process (sys_reach.c): confined to members of the group.
+ */
+#ifndef DETRUN_SUPERVISOR_SYS_REACH_H
+#define DETRUN_SUPERVISOR_SYS_REACH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "supervisor/task.h"
+
+/* Calls that name another process (sys_reach.c): confined to members of the group. At a
+ * signal-sending call's seccomp stop: true if the call was refused or done here. */
+bool reach_signal_refused(struct task *t);
+/* At fcntl's seccomp stop: F_SETOWN(_EX) naming a non-member is refused (true). */
+bool reach_owner_refused(struct task *t);
+/* At ioctl's stop (the filter stops FIOSETOWN and SIOCSPGRP even without a shim). */
+bool reach_ioctl_owner_refused(struct task *t);
+void reach_set_namespaced(bool yes);
+
+#endif

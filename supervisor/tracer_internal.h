@@ -1,0 +1,51 @@
+/*
+ * The tracer's three parts and what they share (private to supervisor/tracer*.c):
+ *   tracer.c          the stop loop: turns each ptrace stop into an event, serves the
+ *                     scheduler (interrupted waits) and resumes the task it picks;
+ *   tracer_tasks.c    task lifecycle: processes and tasks created, exec'd, exiting, reaped;
+ *   tracer_outside.c  detrun's own signals: from outside the group (passed on between
+ *                     events), SIGCHLD while waiting for outside input, the spin alarm.
+ * Nothing here runs the scheduler from inside sched_pick: while the scheduler waits for
+ * outside input, signals are only noted, and handled between events or by the main loop.
+ */
+#ifndef DETRUN_SUPERVISOR_TRACER_INTERNAL_H
+#define DETRUN_SUPERVISOR_TRACER_INTERNAL_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "supervisor/task.h"
+
+struct launch;
+
+/* tracer.c */
+void tracer_resume(struct task *t);
+void tracer_handle_status(pid_t tid, int status);
+
+/* tracer_tasks.c */
+struct task *tracer_first_task(const struct launch *launched);
+void tracer_note_early_stop(pid_t tid, int status); /* a stop of a task not yet known */
+void tracer_task_died(struct task *t, int status);
+void on_exit_event(struct task *t);
+void on_clone_event(struct task *parent, int event);
+void on_exec_event(struct task *reported);
+void tracer_report_deadlock(void);
+void tracer_quiesce(void);   /* reaps every task on its way out */
+void tracer_kill_group(void);
+int tracer_exit_code(int status);
+int tracer_group_status(int if_unknown); /* the first process's wait status */
+
+/* tracer_outside.c */
+void install_supervisor_signals(void);
+int outside_notify_fd(void);         /* where the foreground sentinel reports signals */
+void queue_outside_signal(int sig);  /* passed on at the next pass_outside_signals */
+void pass_outside_signals(void);
+int wait_outside(struct pollfd *fds, int nfds, int timeout_ms);
+bool take_waiting_stops(void);       /* a SIGCHLD came during wait_outside (and clears it) */
+bool waiting_stops_pending(void);
+/* waitpid(-1) for any task; 0 when the spin alarm fired, -1 when no child is left. */
+pid_t tracer_wait_any(int *status);
+void tracer_arm_alarm(int ms);
+
+#endif

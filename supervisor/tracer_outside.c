@@ -1,0 +1,319 @@
+/*
+ * detrun's own signals. Signals sent to detrun from outside the group are written to a
+ * pipe by the handler and passed on to the group between events, where a shim can log them
+ * and a replay deliver them at the same point; SIGCHLD matters only while the scheduler
+ * waits for outside input; SIGALRM is the spin detector's budget.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "scheduler/scheduler.h"
+#include "shim/shim.h"
+#include "supervisor/foreground.h"
+#include "supervisor/jobctl.h"
+#include "supervisor/report.h"
+#include "supervisor/sys_common.h"
+#include "supervisor/tracer.h"
+#include "supervisor/tracer_internal.h"
+
+static int self_pipe[2] = { -1, -1 };
+static volatile sig_atomic_t alarm_fired;
+static bool stops_waiting; /* a SIGCHLD came while detrun waited for outside input */
+
+int outside_notify_fd(void)
+{
+	return self_pipe[1];
+}
+
+static void on_alarm(int sig)
+{
+	alarm_fired = 1;
+}
+
+static void on_outside_signal(int sig, siginfo_t *si, void *ctx)
+{
+	int saved = errno;
+	struct outside_signal_msg msg = { sig, si->si_code, si->si_pid };
+	if (write(self_pipe[1], &msg, sizeof(msg)) < 0) {
+		/* the pipe is full: the signal is already known to be pending */
+	}
+	errno = saved;
+}
+
+/* A task changed state while detrun was waiting for outside input (killed from outside,
+ * say): its stop is handled as soon as the scheduler's pick has ended (handling it may
+ * free tasks the scheduler is looking at), rather than when the input comes. */
+bool take_waiting_stops(void)
+{
+	bool waiting = stops_waiting;
+	stops_waiting = false;
+	return waiting;
+}
+
+bool waiting_stops_pending(void)
+{
+	return stops_waiting;
+}
+
+/* A signal aimed at the group as a whole: every process gets it. While a shim intercepts,
+ * a process that still holds the terminal's own copy of a terminal signal gets that copy
+ * (two copies of a standard signal would merge anyway), and either way the pending signal
+ * now counts as delivered (see from_terminal). */
+static void deliver_to_group(int sig)
+{
+	sched_signals_changed();
+	jobctl_signal_sent(sig);
+	bool terminal = shim_intercepts() && (TERMINAL_SIGNALS & SIGBIT(sig));
+	for (struct task *t = sched_first(); t; t = t->next) {
+		if (t->tid != t->proc->tgid || t->state == TASK_DEAD)
+			continue;
+		if (sig == SIGKILL)
+			t->proc->dying = true; /* reaped before anything else runs */
+		uint64_t pending, blocked;
+		bool copy_pending = terminal && read_signal_state(t, &pending, &blocked) == 0 &&
+				    (pending & SIGBIT(sig));
+		if (terminal)
+			t->proc->terminal_due |= SIGBIT(sig);
+		if (!copy_pending)
+			kill(t->tid, sig);
+	}
+}
+
+#define MAX_OUTSIDE_SIGNALS 32
+static int outside_signals[MAX_OUTSIDE_SIGNALS];
+static int n_outside_signals;
+
+/* Passed on between events (pass_outside_signals); a signal already waiting is not
+ * queued twice, as the kernel does not queue a standard signal twice. */
+void queue_outside_signal(int sig)
+{
+	for (int i = 0; i < n_outside_signals; i++)
+		if (outside_signals[i] == sig)
+			return;
+	if (n_outside_signals < MAX_OUTSIDE_SIGNALS)
+		outside_signals[n_outside_signals++] = sig;
+}
+
+/* Asked again from outside to end (the program did not end at the first request): the
+ * group is killed by a SIGKILL from outside, passed on between events like any outside
+ * signal, so a recording logs it where a replay can deliver it and closes with its end
+ * record. Asked a third time (a task that never reaches an event), detrun does not wait
+ * for the next event: the kill is logged where the timeline stands and the log closed. */
+static void end_group_from_outside(int asked, int times)
+{
+	if (times == 2) {
+		fprintf(stderr, "detrun: %s again: killing the group\n", strsignal(asked));
+		queue_outside_signal(SIGKILL);
+		return;
+	}
+	fprintf(stderr, "detrun: %s a third time: killing the group now\n", strsignal(asked));
+	int sig = SIGKILL;
+	const struct shim_ops *shim = shim_get();
+	if (shim->signals)
+		shim->signals(sched_now(), &sig, 1, deliver_to_group);
+	tracer_kill_group();
+	foreground_restore();
+	int code = tracer_exit_code(tracer_group_status(SIGKILL));
+	exit(shim->finish ? shim->finish(sched_now(), code) : code);
+}
+
+/* The same signal again within a second: one request sent twice (GNU timeout signals its
+ * child and then its whole process group), merged as the kernel merges a standard signal
+ * still pending. */
+static bool repeated_copy(int sig)
+{
+	static int last_sig;
+	static struct timespec last;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	int64_t ms = (now.tv_sec - last.tv_sec) * 1000LL + (now.tv_nsec - last.tv_nsec) / 1000000;
+	bool repeated = sig == last_sig && ms < 1000;
+	last_sig = sig;
+	last = now;
+	return repeated;
+}
+
+#define ENDING_SIGNALS (SIGBIT(SIGINT) | SIGBIT(SIGTERM) | SIGBIT(SIGHUP) | SIGBIT(SIGQUIT))
+
+/* Signals from outside noted by note_outside_signals, not yet handled. */
+#define MAX_NOTED 64
+static struct outside_signal_msg noted[MAX_NOTED];
+static int n_noted;
+
+/* Reads what the signal handler wrote to the pipe, and only notes it: a SIGCHLD says a
+ * task changed state (handled by the main loop, which may free tasks), the others wait for
+ * handle_outside_signals. Safe inside the scheduler's pick: it changes nothing there. */
+static void note_outside_signals(void)
+{
+	struct outside_signal_msg msg;
+	while (n_noted < MAX_NOTED &&
+	       read(self_pipe[0], &msg, sizeof(msg)) == sizeof(msg)) {
+		if (msg.sig == SIGCHLD)
+			stops_waiting = true;
+		else
+			noted[n_noted++] = msg;
+	}
+}
+
+/* Signals sent to detrun itself. The terminal's own signals reach the group's process
+ * group (the sentinel reports them, supervisor/foreground.h), so detrun only notes them; a
+ * signal aimed at detrun (kill from another shell, a timeout wrapper) is passed on to every
+ * process of the group, as if it had been sent to the group's process group. */
+static void handle_outside_signal(const struct outside_signal_msg *msg)
+{
+	static int forwarded_signals;
+	bool from_group = msg->pid > 0 && sched_find(msg->pid);
+	bool to_detrun_only = (msg->code == SI_USER || msg->code == SI_QUEUE) && !from_group;
+	/* Asked twice from outside: the program did not stop, so detrun stops it. */
+	if (!from_group && (ENDING_SIGNALS & SIGBIT(msg->sig))) {
+		if (repeated_copy(msg->sig))
+			return;
+		if (++forwarded_signals >= 2) {
+			end_group_from_outside(msg->sig, forwarded_signals);
+			return;
+		}
+	}
+	bool from_terminal = msg->code == SI_KERNEL && (TERMINAL_SIGNALS & SIGBIT(msg->sig));
+	if (shim_intercepts() && (to_detrun_only || from_terminal)) {
+		queue_outside_signal(msg->sig);
+		return;
+	}
+	if (!to_detrun_only) {
+		sched_signals_changed(); /* the group got it directly (Ctrl-C) */
+		return;
+	}
+	deliver_to_group(msg->sig);
+}
+
+static void drain_outside_signals(void)
+{
+	int n;
+	do {
+		note_outside_signals();
+		n = n_noted;
+		n_noted = 0;
+		for (int i = 0; i < n; i++)
+			handle_outside_signal(&noted[i]);
+	} while (n == MAX_NOTED); /* more may wait in the pipe */
+}
+
+/* Between two events, every task stopped: signals from outside reach the group here, at a
+ * point of the timeline the shim can log and replay, never in the middle of a running
+ * task's code. */
+void pass_outside_signals(void)
+{
+	/* One may have come while detrun was not waiting (a task's events keep it busy). */
+	drain_outside_signals();
+	const struct shim_ops *shim = shim_get();
+	int n = n_outside_signals;
+	n_outside_signals = 0;
+	if (shim->signals)
+		shim->signals(sched_now(), outside_signals, n, deliver_to_group);
+	else
+		for (int i = 0; i < n; i++)
+			deliver_to_group(outside_signals[i]);
+}
+
+void install_supervisor_signals(void)
+{
+	if (pipe2(self_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		die("cannot create a pipe: %s", strerror(errno));
+	struct sigaction sa = { 0 };
+	sa.sa_sigaction = on_outside_signal;
+	sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: waitpid must return to notice */
+	sigemptyset(&sa.sa_mask);
+	int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD, SIGCONT };
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaction(forwarded[i], &sa, NULL);
+	struct sigaction al = { 0 };
+	al.sa_handler = on_alarm;
+	sigemptyset(&al.sa_mask);
+	sigaction(SIGALRM, &al, NULL);
+	signal(SIGTTOU, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	/* Every ptrace stop raises SIGCHLD; it matters only while waiting for outside input
+	 * (wait_outside lets it through), not while waitpid is already listening. The spin
+	 * detector's SIGALRM is for tracer_wait_any alone: elsewhere it would interrupt detrun's
+	 * other waits at moments the wall clock picks. */
+	sigset_t chld;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigaddset(&chld, SIGALRM);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
+}
+
+/* Waits for fds (at most 257: the scheduler's 256 and a shim's own) or a signal. */
+static int real_wait_outside(struct pollfd *fds, int nfds, int timeout_ms)
+{
+	struct pollfd all[258];
+	int n = 0;
+	for (int i = 0; i < nfds && n < 257; i++)
+		all[n++] = (struct pollfd){ fds[i].fd, fds[i].events, 0 };
+	all[n++] = (struct pollfd){ self_pipe[0], POLLIN, 0 };
+	sigset_t during;
+	sigprocmask(SIG_SETMASK, NULL, &during);
+	sigdelset(&during, SIGCHLD);
+	struct timespec ts = { timeout_ms / 1000, (timeout_ms % 1000) * 1000000L };
+	int r = ppoll(all, (nfds_t)n, timeout_ms < 0 ? NULL : &ts, &during);
+	if (r < 0)
+		return -1;
+	for (int i = 0; i < n - 1; i++)
+		fds[i].revents = all[i].revents;
+	if (all[n - 1].revents) {
+		note_outside_signals(); /* handled between events, outside the pick */
+		return r - 1 > 0 ? r - 1 : -1;
+	}
+	return r;
+}
+
+int wait_outside(struct pollfd *fds, int nfds, int timeout_ms)
+{
+	const struct shim_ops *shim = shim_get();
+	if (!shim->wait_outside)
+		return real_wait_outside(fds, nfds, timeout_ms);
+	return shim->wait_outside(sched_now(), fds, nfds, timeout_ms, real_wait_outside);
+}
+
+pid_t tracer_wait_any(int *status)
+{
+	sigset_t alrm;
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	for (;;) {
+		/* A SIGALRM pending from before is taken as the mask opens; one that lands
+		 * after the check is followed by the next (tracer_arm_alarm is periodic). */
+		sigprocmask(SIG_UNBLOCK, &alrm, NULL);
+		pid_t tid = alarm_fired ? -1 : waitpid(-1, status, __WALL);
+		int err = alarm_fired ? EINTR : errno;
+		sigprocmask(SIG_BLOCK, &alrm, NULL);
+		if (tid >= 0)
+			return tid;
+		if (err == ECHILD)
+			return -1;
+		if (err == EINTR) {
+			drain_outside_signals();
+			if (alarm_fired) {
+				alarm_fired = 0;
+				return 0;
+			}
+		}
+	}
+}
+
+/* Periodic: a SIGALRM that lands between arming and waitpid (a busy machine can delay
+ * detrun that long) is followed by another, instead of leaving waitpid asleep for good
+ * beside a task that spins. */
+void tracer_arm_alarm(int ms)
+{
+	struct itimerval it = { { ms / 1000, (ms % 1000) * 1000 }, { ms / 1000, (ms % 1000) * 1000 } };
+	alarm_fired = 0;
+	setitimer(ITIMER_REAL, &it, NULL);
+}
