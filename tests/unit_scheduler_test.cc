@@ -345,6 +345,19 @@ TEST_F(Sched, ParkedTaskIsSkippedUntilItsPredicateHolds)
 	EXPECT_EQ(fake.ready_calls, calls + 1);
 }
 
+// Woken by another task before the next pick (a futex wake), the parked task has still
+// used up its turn: the CPU goes on to the next.
+TEST_F(Sched, ParkingEndsTheTurnEvenIfTheWaitEndsAtOnce)
+{
+	sched_init(5);
+	struct task *a = Named("a");
+	Named("b");
+	EXPECT_EQ(PickAndRun(1), (Names{"a"}));
+	Park(a, Wait("futex"));
+	sched_unpark(a);
+	EXPECT_EQ(PickAndRun(1), (Names{"b"}));
+}
+
 TEST_F(Sched, ParkKeepsItsOwnCopyOfTheDescription)
 {
 	struct task *a = Named("a"), *b = Named("b"), *c = Named("c"), *d = Named("d");
@@ -588,6 +601,26 @@ TEST_F(Sched, OutsideInputWakesTheReaderWithoutMovingTheClock)
 	EXPECT_EQ(fake.outside[0].timeout_ms, -1) << "no deadline: wait for ever";
 	EXPECT_EQ(vclock_now(), now);
 	EXPECT_EQ(fake.deadlocks, 0) << "waiting for outside input is no deadlock";
+	close(p[0]);
+	close(p[1]);
+}
+
+TEST_F(Sched, InputBeforeTheDeadlineLeavesTheClockWhereItWas)
+{
+	int p[2];
+	ASSERT_EQ(pipe(p), 0);
+	struct task *a = Named("a");
+	int64_t now = vclock_now();
+	Park(a, WaitOnFd(dup(p[0]), true, now + 5000000));
+	fake.during_outside_wait = [a] {
+		fake.ready[a] = true; // the input came first
+		return 1;
+	};
+	ASSERT_EQ(sched_pick(), a);
+	ASSERT_EQ(fake.outside.size(), 1u);
+	EXPECT_EQ(fake.outside[0].timeout_ms, 5);
+	EXPECT_EQ(vclock_now(), now) << "the deadline was not reached";
+	EXPECT_TRUE(fake.log.empty()) << "no timeout";
 	close(p[0]);
 	close(p[1]);
 }
