@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "selfcheck.h"
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 3;
@@ -64,6 +66,14 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	/* what each pipe must deliver, whatever the chunking: "a0;a1;..." */
+	static char want[16][4096], got[16][4096];
+	size_t want_len[16], got_len[16] = {0};
+	for (int i = 0; i < n; i++) {
+		want_len[i] = 0;
+		for (int j = 0; j < msgs && want_len[i] < sizeof want[i] - 32; j++)
+			want_len[i] += (size_t)snprintf(want[i] + want_len[i], 32, "%c%d;", 'a' + i, j);
+	}
 	int open_pipes = n, waits = 0;
 	while (open_pipes > 0) {
 		struct epoll_event evs[16];
@@ -81,10 +91,17 @@ int main(int argc, char **argv)
 			char buf[4096];
 			ssize_t r = read(rd[i], buf, sizeof buf);
 			if (r > 0) {
+				if (got_len[i] + (size_t)r <= sizeof got[i])
+					memcpy(got[i] + got_len[i], buf, (size_t)r);
+				got_len[i] += (size_t)r;
 				printf("  pipe %d:%s%s read %.*s\n", i,
 				       evs[e].events & EPOLLIN ? " IN" : "",
 				       evs[e].events & EPOLLHUP ? " HUP" : "", (int)r, buf);
 			} else if (r == 0) {
+				CHECK(got_len[i] == want_len[i] && !memcmp(got[i], want[i], want_len[i]),
+				      "pipe %d delivered %zu bytes (\"%.*s\"), want \"%.*s\"", i,
+				      got_len[i], (int)(got_len[i] < 4096 ? got_len[i] : 4096), got[i],
+				      (int)want_len[i], want[i]);
 				printf("  pipe %d: EOF\n", i);
 				epoll_ctl(ep, EPOLL_CTL_DEL, rd[i], NULL);
 				close(rd[i]);

@@ -10,12 +10,17 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "selfcheck.h"
+
 static void show_stat(const char *path)
 {
 	struct stat st;
 	struct statx sx;
-	stat(path, &st);
-	statx(AT_FDCWD, path, 0, STATX_ALL, &sx);
+	CHECK(stat(path, &st) == 0 && statx(AT_FDCWD, path, 0, STATX_ALL, &sx) == 0,
+	      "cannot stat %s: %s", path, strerror(errno));
+	CHECK(st.st_ino == sx.stx_ino && st.st_size == (off_t)sx.stx_size,
+	      "%s: stat says inode %lu size %ld, statx %llu %llu", path, (unsigned long)st.st_ino,
+	      (long)st.st_size, (unsigned long long)sx.stx_ino, (unsigned long long)sx.stx_size);
 	printf("%-8s ino %lu dev %lu size %ld atime %ld.%09ld mtime %ld.%09ld ctime %ld.%09ld "
 	       "statx ino %llu btime %lld.%09u\n",
 	       strrchr(path, '/') + 1, (unsigned long)st.st_ino, (unsigned long)st.st_dev,
@@ -35,12 +40,14 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 16; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		int fd = open(path, O_CREAT | O_WRONLY, 0644);
-		if (write(fd, names[i], strlen(names[i])) < 0)
-			return 1;
+		CHECK(fd >= 0 && write(fd, names[i], strlen(names[i])) == (ssize_t)strlen(names[i]),
+		      "cannot write %s", path);
 		close(fd);
 	}
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
 	char buf[96] __attribute__((aligned(8))); /* two or three entries per call */
+	CHECK(dfd >= 0, "cannot open %s", dir);
+	int listed = 0;
 	printf("order:");
 	for (;;) {
 		long n = syscall(SYS_getdents64, dfd, buf, sizeof(buf));
@@ -51,20 +58,25 @@ int main(int argc, char **argv)
 			const char *name = buf + off + offsetof(struct dirent64, d_name);
 			unsigned short reclen;
 			memcpy(&reclen, buf + off + offsetof(struct dirent64, d_reclen), sizeof(reclen));
-			if (name[0] != '.')
+			if (name[0] != '.') {
 				printf(" %s", name);
+				listed++;
+			}
 			off += reclen;
 		}
 	}
 	printf("\n");
+	CHECK(listed == 16, "the directory listed %d names, want the 16 created", listed);
 	close(dfd);
 	for (int i = 0; i < 3; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		show_stat(path);
 	}
 	snprintf(path, sizeof(path), "%s/%s", dir, names[0]);
-	truncate(path, 1);
+	CHECK(truncate(path, 1) == 0, "cannot truncate %s", path);
 	show_stat(path);
+	struct stat st;
+	CHECK(stat(path, &st) == 0 && st.st_size == 1, "%s not truncated to 1 byte", path);
 	snprintf(path, sizeof(path), "%s/.", dir);
 	show_stat(path);
 	for (int i = 0; i < 16; i++) {

@@ -12,8 +12,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "selfcheck.h"
+
 static void *thread_main(void *arg)
 {
+	CHECK(syscall(SYS_gettid) != getpid(), "a thread's tid is its process's pid");
 	printf("thread tid %ld\n", (long)syscall(SYS_gettid));
 	return NULL;
 }
@@ -44,6 +47,7 @@ static void credentials(void)
 	recvmsg(sv[1], &m, 0);
 	struct ucred c;
 	memcpy(&c, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof(c));
+	CHECK(c.pid == child, "SCM_CREDENTIALS names pid %d, the sender is %d", c.pid, child);
 	printf("SCM_CREDENTIALS pid %d (child %d, match %d)\n", c.pid, child, c.pid == child);
 	waitpid(child, NULL, 0);
 }
@@ -67,20 +71,30 @@ int main(void)
 		fclose(f);
 	ssize_t n = readlink("/proc/self", link, sizeof(link) - 1);
 	link[n > 0 ? n : 0] = 0;
+	char self[16];
+	snprintf(self, sizeof(self), "%d", getpid());
+	CHECK(stat_pid == child && !strcmp(link, self),
+	      "/proc/%d/stat names pid %d and /proc/self is %s; want %d and %s", child, stat_pid,
+	      link, child, self);
 	printf("child %d /proc/child/stat pid %d /proc/self -> %s\n", child, stat_pid, link);
 	kill(child, SIGTERM);
 	int status;
 	pid_t waited = waitpid(-1, &status, 0);
+	CHECK(waited == child && WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM,
+	      "waitpid gave %d status 0x%x, want %d killed by SIGTERM", waited, status, child);
 	printf("wait -> %d signaled %d sig %d\n", waited, WIFSIGNALED(status), WTERMSIG(status));
 	credentials();
 	struct utsname u;
 	uname(&u);
 	char host[64];
 	gethostname(host, sizeof(host));
+	CHECK(!strcmp(u.nodename, host), "uname's node %s is not the hostname %s", u.nodename, host);
 	printf("uname %s %s %s %s %s hostname %s\n", u.sysname, u.nodename, u.release, u.version,
 	       u.machine, host);
 	cpu_set_t set;
 	sched_getaffinity(0, sizeof(set), &set);
+	CHECK(CPU_COUNT(&set) >= 1 && sched_getcpu() >= 0 && CPU_ISSET(sched_getcpu(), &set),
+	      "sched_getcpu says %d, outside the affinity (%d CPUs)", sched_getcpu(), CPU_COUNT(&set));
 	printf("cpus: onln %ld conf %ld affinity %d sched_getcpu %d\n", sysconf(_SC_NPROCESSORS_ONLN),
 	       sysconf(_SC_NPROCESSORS_CONF), CPU_COUNT(&set), sched_getcpu());
 	f = fopen("/proc/cpuinfo", "r");

@@ -7,6 +7,8 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "selfcheck.h"
+
 static void hex(const char *name, const unsigned char *b, int n)
 {
 	printf("%-12s", name);
@@ -19,10 +21,8 @@ static void from_file(const char *path)
 {
 	unsigned char b[16] = { 0 };
 	int fd = open(path, O_RDONLY);
-	if (fd < 0 || read(fd, b, sizeof(b)) != sizeof(b))
-		printf("%s unreadable\n", path);
-	else
-		hex(path, b, sizeof(b));
+	CHECK(fd >= 0 && read(fd, b, sizeof(b)) == sizeof(b), "%s unreadable", path);
+	hex(path, b, sizeof(b));
 	if (fd >= 0)
 		close(fd);
 }
@@ -53,8 +53,8 @@ __attribute__((target("rdrnd,rdseed"))) static void hardware(void)
 int main(void)
 {
 	unsigned char b[16];
-	if (getrandom(b, sizeof(b), 0) == sizeof(b))
-		hex("getrandom", b, sizeof(b));
+	CHECK(getrandom(b, sizeof(b), 0) == sizeof(b), "getrandom gave less than 16 bytes");
+	hex("getrandom", b, sizeof(b));
 	from_file("/dev/urandom");
 	from_file("/dev/random");
 	hex("AT_RANDOM", (const unsigned char *)getauxval(AT_RANDOM), 16);

@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "selfcheck.h"
+
 enum { WRITERS = 3, ROUNDS = 200000 };
 
 struct area {
@@ -20,6 +22,7 @@ struct area {
 
 static void race(struct area *a, const char *name)
 {
+	CHECK(a != MAP_FAILED && a != NULL, "%s: no shared memory", name);
 	memset((void *)a, 0, sizeof(*a));
 	for (int w = 0; w < WRITERS; w++)
 		if (fork() == 0) {
@@ -33,8 +36,16 @@ static void race(struct area *a, const char *name)
 			}
 			_exit(0);
 		}
-	while (wait(NULL) > 0)
-		;
+	int st, waited = 0;
+	pid_t w;
+	while ((w = wait(&st)) > 0) {
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: writer %d ended 0x%x", name, w, st);
+		waited++;
+	}
+	CHECK(waited == WRITERS, "%s: %d writers waited for, want %d", name, waited, WRITERS);
+	/* the trace is racy too, but holds at most 8 marks of each writer */
+	CHECK(a->counter >= 1 && a->counter <= (long)WRITERS * ROUNDS && a->len <= WRITERS * 8,
+	      "%s: counter %ld, %d marks", name, a->counter, a->len);
 	printf("%-10s counter %ld order %s\n", name, a->counter, (const char *)a->trace);
 }
 

@@ -8,13 +8,14 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include "selfcheck.h"
+
 static void show(const char *name, clockid_t id)
 {
 	struct timespec ts, res;
-	if (clock_gettime(id, &ts) || clock_getres(id, &res))
-		printf("%-24s error\n", name);
-	else
-		printf("%-24s %lld.%09ld (res %ld ns)\n", name, (long long)ts.tv_sec, ts.tv_nsec,
+	CHECK(!clock_gettime(id, &ts) && !clock_getres(id, &res), "clock %s: %s", name,
+	      strerror(errno));
+	printf("%-24s %lld.%09ld (res %ld ns)\n", name, (long long)ts.tv_sec, ts.tv_nsec,
 		       res.tv_nsec);
 }
 
@@ -35,8 +36,8 @@ int main(void)
 		_exit(0);
 	}
 	clockid_t other;
-	if (clock_getcpuclockid(child, &other) == 0)
-		show("cpu clock of a child", other);
+	CHECK(clock_getcpuclockid(child, &other) == 0, "clock_getcpuclockid of a child failed");
+	show("cpu clock of a child", other);
 	kill(child, 9);
 	waitpid(child, NULL, 0);
 	struct timeval tv;
@@ -53,12 +54,14 @@ int main(void)
 	       (long)ru.ru_utime.tv_usec, (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec);
 	unsigned aux;
 	unsigned long long t1 = __rdtsc(), t2 = __rdtscp(&aux);
+	CHECK(t2 > t1, "the TSC went from %llu to %llu", t1, t2);
 	printf("rdtsc %llu rdtscp %llu aux %u increasing %d\n", t1, t2, aux, t2 > t1);
 	struct timespec before, after, nap = { 0, 5000000 };
 	clock_gettime(CLOCK_MONOTONIC, &before);
 	nanosleep(&nap, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &after);
 	long long slept = (after.tv_sec - before.tv_sec) * 1000000000LL + after.tv_nsec - before.tv_nsec;
+	CHECK(slept >= 5000000, "nanosleep of 5 ms took %lld ns", slept);
 	printf("nanosleep 5ms took %lld ns, at least 5ms: %d\n", slept, slept >= 5000000);
 	return 0;
 }

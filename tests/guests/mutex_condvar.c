@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "selfcheck.h"
+
 #define CAP 3
 #define MAXT 16
 
@@ -30,6 +32,27 @@ static void log_add(const char *s)
 	}
 	memcpy(log_buf + log_len, s, n + 1);
 	log_len += n;
+}
+
+/* The buffer is a FIFO: every item is taken once, each producer's in the order it made
+ * them, and the totals are known. */
+static int next_of[MAXT];
+
+static void check_handoff(int v)
+{
+	int p = v / 1000, i = v % 1000;
+	CHECK(p >= 0 && p < nprod && i == next_of[p], "took p%d.%d, want p%d.%d", p, i, p,
+	      p >= 0 && p < nprod ? next_of[p] : -1);
+	next_of[p]++;
+}
+
+static void check_totals(long n, long total)
+{
+	long want_sum = 0;
+	for (int p = 0; p < nprod; p++)
+		want_sum += (long)items * p * 1000 + (long)items * (items - 1) / 2;
+	CHECK(n == (long)nprod * items, "%ld items taken, want %ld", n, (long)nprod * items);
+	CHECK(total == want_sum, "sum %ld, want %ld", total, want_sum);
 }
 
 static void *producer(void *arg)
@@ -70,6 +93,7 @@ static void *consumer(void *arg)
 		int v = buf[head];
 		head = (head + 1) % CAP;
 		count--;
+		check_handoff(v);
 		snprintf(entry, sizeof entry, "c%d<-p%d.%d ", id, v / 1000, v % 1000);
 		log_add(entry);
 		sums[id] += v;
@@ -91,9 +115,9 @@ int main(int argc, char **argv)
 	producers_left = nprod;
 	pthread_t p[MAXT], c[MAXT];
 	for (long i = 0; i < ncons; i++)
-		pthread_create(&c[i], NULL, consumer, (void *)i);
+		CHECK(pthread_create(&c[i], NULL, consumer, (void *)i) == 0, "pthread_create failed");
 	for (long i = 0; i < nprod; i++)
-		pthread_create(&p[i], NULL, producer, (void *)i);
+		CHECK(pthread_create(&p[i], NULL, producer, (void *)i) == 0, "pthread_create failed");
 	for (int i = 0; i < nprod; i++)
 		pthread_join(p[i], NULL);
 	for (int i = 0; i < ncons; i++)
@@ -104,6 +128,7 @@ int main(int argc, char **argv)
 		total += sums[i];
 		n += taken[i];
 	}
+	check_totals(n, total);
 	printf("total %ld items, sum %ld\n", n, total);
 	/* the hand-off order, 10 entries a line */
 	int col = 0;

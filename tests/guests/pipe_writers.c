@@ -6,11 +6,38 @@
  * Natively the arrival and wait orders vary; under detrun they must not.
  * usage: pipe_writers [CHILDREN 1..16] [LINES] */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "selfcheck.h"
+
+/* Lines never tear (one write each, under PIPE_BUF): every child's lines are all there, in
+ * the order it wrote them. */
+static void check_lines(const char *all, size_t len, int n, int lines)
+{
+	int next[16] = {0};
+	size_t want = 0;
+	char line[64];
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < lines; j++)
+			want += (size_t)snprintf(line, sizeof line, "child %d line %d\n", i, j);
+	CHECK(len == want, "read %zu bytes, want %zu", len, want);
+	for (const char *p = all; p < all + len;) {
+		const char *end = memchr(p, '\n', (size_t)(all + len - p));
+		CHECK(end, "an unterminated line at byte %zu", (size_t)(p - all));
+		int i, j, used = 0;
+		CHECK(sscanf(p, "child %d line %d%n", &i, &j, &used) == 2 && i >= 0 && i < n &&
+			      p + used == end,
+		      "a torn line at byte %zu: %.*s", (size_t)(p - all), (int)(end - p), p);
+		CHECK(j == next[i], "child %d's line %d came where line %d was due", i, j, next[i]);
+		next[i]++;
+		p = end + 1;
+	}
+}
 
 int main(int argc, char **argv)
 {
@@ -70,8 +97,13 @@ int main(int argc, char **argv)
 			break;
 		len += (size_t)r;
 	}
+	if (len == cap)
+		all = realloc(all, cap + 1);
+	all[len] = 0; /* check_lines scans it */
+	check_lines(all, len, n, lines);
 	fwrite(all, 1, len, stdout);
 	printf("total %zu bytes\n", len);
+	bool waited[16] = {false};
 	for (int k = 0; k < n; k++) {
 		int st;
 		pid_t p = wait(&st);
@@ -79,6 +111,10 @@ int main(int argc, char **argv)
 		for (int i = 0; i < n; i++)
 			if (pids[i] == p)
 				idx = i;
+		CHECK(idx >= 0 && !waited[idx], "wait returned %d, no child left to wait for", p);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 10 + idx,
+		      "child %d ended with status 0x%x, want exit %d", idx, st, 10 + idx);
+		waited[idx] = true;
 		if (WIFEXITED(st))
 			printf("wait: child %d exited %d\n", idx, WEXITSTATUS(st));
 		else if (WIFSIGNALED(st))

@@ -8,6 +8,9 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "selfcheck.h"
 
 #define LOG_POINTS 16 /* log entries per thread */
 
@@ -33,6 +36,26 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* Lost updates make the counter anything from 1 to the sum; the progress log is kept
+ * under a mutex, so each thread's marks are all there. */
+static void check_results(int n)
+{
+	CHECK(counter >= 1 && counter <= (long)n * iters, "counter %ld outside 1..%ld", counter,
+	      (long)n * iters);
+	long step = iters / LOG_POINTS > 0 ? iters / LOG_POINTS : 1;
+	long marks = (iters + step - 1) / step; /* i % step == 0 for i in 0..iters-1 */
+	if (marks * n > 32 * LOG_POINTS)
+		return; /* the log was full: some marks were dropped */
+	CHECK(logged == marks * n, "%d progress marks, want %ld", logged, marks * n);
+	for (long id = 0; id < n; id++) {
+		char c = (char)(id < 26 ? 'A' + id : 'a' + id - 26);
+		long seen = 0;
+		for (const char *p = progress; (p = strchr(p, c)); p++)
+			seen++;
+		CHECK(seen == marks, "thread %ld logged %ld marks, want %ld", id, seen, marks);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 4;
@@ -48,7 +71,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	for (int i = 0; i < n; i++)
-		pthread_join(threads[i], NULL);
+		CHECK(pthread_join(threads[i], NULL) == 0, "pthread_join of thread %d failed", i);
+	check_results(n);
 	printf("counter %ld of %ld\n", counter, (long)n * iters);
 	printf("progress %s\n", progress);
 	return 0;

@@ -20,6 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "selfcheck.h"
+
 static volatile sig_atomic_t usr1_count, usr2_count;
 static int self_pipe_wr = -1;
 
@@ -89,13 +91,15 @@ static void xwrite(int fd, const void *buf, size_t n)
 		_exit(97);
 }
 
-static void waitfor(pid_t pid, const char *name)
+/* Waits for pid, which must end as `want` says ("exited 42", "killed by signal 9"). */
+static void waitfor(pid_t pid, const char *name, const char *want)
 {
 	int st;
 	if (waitpid(pid, &st, 0) != pid) {
 		perror("waitpid");
 		exit(1);
 	}
+	CHECK(!strcmp(status_str(st), want), "%s %s, want %s", name, status_str(st), want);
 	printf("wait: %s %s\n", name, status_str(st));
 }
 
@@ -133,7 +137,9 @@ int main(int argc, char **argv)
 			sigsuspend(&waitmask);
 		printf("ping-pong round %d: pong received\n", r);
 	}
-	waitfor(a, "ping-pong child");
+	char want[32];
+	snprintf(want, sizeof want, "exited %d", rounds);
+	waitfor(a, "ping-pong child", want);
 
 	/* 2. SA_RESTART and EINTR on a blocked read */
 	int p[2], q[2];
@@ -150,6 +156,9 @@ int main(int argc, char **argv)
 		char c, rep[128];
 		xwrite(q[1], "\001", 1); /* parent: send SIGUSR1, then write 'x' */
 		ssize_t r = read(p[0], &c, 1); /* SIGUSR1 arrives, read restarts, gets 'x' */
+		CHECK(r == 1 && c == 'x' && usr1_count == 1,
+		      "SA_RESTART read returned %zd, %d handler run(s); want 1 byte 'x', 1 run", r,
+		      (int)usr1_count);
 		int n = snprintf(rep, sizeof rep, "child: SA_RESTART read returned %zd '%c', %d handler run(s)\n",
 				 r, r == 1 ? c : '?', (int)usr1_count);
 		xwrite(q[1], rep, (size_t)n);
@@ -162,6 +171,8 @@ int main(int argc, char **argv)
 				break;
 			/* 'h' from the handler: the signal came before read blocked; again */
 		}
+		CHECK(r < 0 && e == EINTR, "plain handler read returned %zd (%s), want EINTR", r,
+		      r < 0 ? strerror(e) : "data");
 		n = snprintf(rep, sizeof rep, "child: plain handler read returned %zd (%s), handler ran\n",
 			     r, r < 0 ? strerror(e) : "data");
 		xwrite(q[1], rep, (size_t)n);
@@ -186,7 +197,7 @@ int main(int argc, char **argv)
 		}
 	}
 	close(q[0]);
-	waitfor(b, "restart/EINTR child");
+	waitfor(b, "restart/EINTR child", "exited 0");
 	close(p[0]);
 	close(p[1]);
 
@@ -238,11 +249,11 @@ int main(int argc, char **argv)
 	}
 	printf("three children ready\n");
 	kill(c, SIGTERM);
-	waitfor(c, "pause child after SIGTERM:");
+	waitfor(c, "pause child after SIGTERM:", "killed by signal 15");
 	kill(d, SIGKILL);
-	waitfor(d, "read child after SIGKILL:");
+	waitfor(d, "read child after SIGKILL:", "killed by signal 9");
 	kill(e, SIGTERM);
-	waitfor(e, "handler child after SIGTERM:");
+	waitfor(e, "handler child after SIGTERM:", "exited 42");
 	close(ready[0]);
 	close(hold[0]);
 	close(hold[1]);
@@ -270,6 +281,8 @@ int main(int argc, char **argv)
 			_exit(i);
 		}
 	}
+	/* one sender's queued signals arrive in the order sent; each one once */
+	int next_of[8] = {0};
 	printf("rt signal order:");
 	for (int k = 0; k < 3 * racers; k++) {
 		siginfo_t si;
@@ -282,7 +295,12 @@ int main(int argc, char **argv)
 			perror("sigwaitinfo");
 			return 1;
 		}
-		printf(" %d.%d", si.si_value.sival_int / 10, si.si_value.sival_int % 10);
+		int from = si.si_value.sival_int / 10, nth = si.si_value.sival_int % 10;
+		CHECK(from >= 0 && from < racers && nth == next_of[from],
+		      "rt signal %d.%d came where %d.%d was due", from, nth, from,
+		      from >= 0 && from < racers ? next_of[from] : -1);
+		next_of[from]++;
+		printf(" %d.%d", from, nth);
 	}
 	printf("\n");
 	for (int k = 0; k < racers; k++) {
@@ -292,6 +310,8 @@ int main(int argc, char **argv)
 		for (int i = 0; i < racers; i++)
 			if (kids[i] == w)
 				idx = i;
+		CHECK(idx >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == idx,
+		      "racer %d (pid %d) %s, want exited %d", idx, w, status_str(st), idx);
 		printf("wait: racer %d %s\n", idx, status_str(st));
 	}
 	printf("done\n");

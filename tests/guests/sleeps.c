@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "selfcheck.h"
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char *log_buf;
 static size_t log_len, log_cap;
@@ -23,10 +25,15 @@ static long long ns_since(const struct timespec *a, const struct timespec *b)
 	return (long long)(b->tv_sec - a->tv_sec) * 1000000000ll + (b->tv_nsec - a->tv_nsec);
 }
 
-static void log_wake(int id, int k, const char *how)
+/* Sleeps never end early: wake-up k of a thread sleeping ms each time comes at least
+ * (k + 1) * ms after the start. */
+static void log_wake(int id, int k, const char *how, long ms)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
+	CHECK(ns_since(&start, &now) >= (k + 1) * ms * 1000000ll,
+	      "t%d woke #%d (%s) at +%lld ns, before its %ld ms sleeps were over", id, k, how,
+	      ns_since(&start, &now), (k + 1) * ms);
 	char line[128];
 	int n = snprintf(line, sizeof line, "t%d woke #%d (%s) at +%lld ns\n", id, k, how,
 			 ns_since(&start, &now));
@@ -38,6 +45,11 @@ static void log_wake(int id, int k, const char *how)
 	memcpy(log_buf + log_len, line, (size_t)n + 1);
 	log_len += (size_t)n;
 	pthread_mutex_unlock(&lock);
+}
+
+static long long timespec_ns(const struct timespec *t)
+{
+	return (long long)t->tv_sec * 1000000000ll + t->tv_nsec;
 }
 
 static void *sleeper(void *arg)
@@ -52,15 +64,16 @@ static void *sleeper(void *arg)
 		switch (id % 4) {
 		case 0:
 			how = "nanosleep";
-			nanosleep(&rel, NULL);
+			CHECK(nanosleep(&rel, NULL) == 0, "nanosleep failed: %s", strerror(errno));
 			break;
 		case 1:
 			how = "usleep";
-			usleep((useconds_t)(ms * 1000));
+			CHECK(usleep((useconds_t)(ms * 1000)) == 0, "usleep failed: %s", strerror(errno));
 			break;
 		case 2:
 			how = "clock_nanosleep";
-			clock_nanosleep(CLOCK_MONOTONIC, 0, &rel, NULL);
+			int err = clock_nanosleep(CLOCK_MONOTONIC, 0, &rel, NULL);
+			CHECK(err == 0, "clock_nanosleep failed: %s", strerror(err));
 			break;
 		default:
 			how = "clock_nanosleep abs";
@@ -71,7 +84,7 @@ static void *sleeper(void *arg)
 				;
 			break;
 		}
-		log_wake(id, k, how);
+		log_wake(id, k, how, ms);
 	}
 	return NULL;
 }
@@ -92,7 +105,7 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	pthread_t t[16];
 	for (long i = 0; i < n; i++)
-		pthread_create(&t[i], NULL, sleeper, (void *)i);
+		CHECK(pthread_create(&t[i], NULL, sleeper, (void *)i) == 0, "pthread_create failed");
 	for (int i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
 	struct timespec end;
@@ -100,6 +113,8 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_REALTIME, &rt1);
 	gettimeofday(&tv1, NULL);
 	time_t t1 = time(NULL);
+	CHECK(timespec_ns(&rt1) >= timespec_ns(&rt0), "the realtime clock ran backwards");
+	CHECK(t1 >= t0 && tv1.tv_sec >= tv0.tv_sec, "time or gettimeofday ran backwards");
 	fwrite(log_buf, 1, log_len, stdout);
 	printf("start: realtime %lld.%09ld gettimeofday %lld.%06ld time %lld\n",
 	       (long long)rt0.tv_sec, rt0.tv_nsec, (long long)tv0.tv_sec, (long)tv0.tv_usec,

@@ -9,6 +9,9 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "selfcheck.h"
 
 #define MAXT 16
 #define MAXP 64
@@ -34,6 +37,31 @@ static void barrier(int *local_sense)
 	}
 }
 
+/* The work does not depend on the schedule, so neither does the checksum; and every
+ * thread passed the lock once in every phase. */
+static unsigned long work(int id, int p)
+{
+	unsigned long x = (unsigned long)(id + 1) * 2654435761u + (unsigned long)p;
+	for (int k = 0; k < 100000 + 1000 * ((id * 5 + p * 3) % 7); k++)
+		x = x * 6364136223846793005ul + 1442695040888963407ul;
+	return x >> 33;
+}
+
+static void check_results(unsigned long sum)
+{
+	unsigned long want = 0;
+	for (int id = 0; id < nthreads; id++)
+		for (int p = 0; p < nphases; p++)
+			want += work(id, p);
+	CHECK(sum == want, "checksum %lu, want %lu", sum, want);
+	for (int p = 0; p < nphases; p++) {
+		CHECK(order_len[p] == nthreads, "phase %d: %d arrivals, want %d", p, order_len[p],
+		      nthreads);
+		for (int id = 0; id < nthreads; id++)
+			CHECK(strchr(order[p], 'A' + id), "phase %d: thread %d never arrived", p, id);
+	}
+}
+
 static void *worker(void *arg)
 {
 	int id = (int)(long)arg;
@@ -41,10 +69,7 @@ static void *worker(void *arg)
 	barrier(&local_sense); /* everyone started */
 	for (int p = 0; p < nphases; p++) {
 		/* private work: roughly the same amount for everyone, so arrival order races */
-		unsigned long x = (unsigned long)(id + 1) * 2654435761u + (unsigned long)p;
-		for (int k = 0; k < 100000 + 1000 * ((id * 5 + p * 3) % 7); k++)
-			x = x * 6364136223846793005ul + 1442695040888963407ul;
-		checksum[id] += x >> 33;
+		checksum[id] += work(id, p);
 		pthread_spin_lock(&log_lock);
 		order[p][order_len[p]++] = (char)('A' + id);
 		pthread_spin_unlock(&log_lock);
@@ -64,14 +89,15 @@ int main(int argc, char **argv)
 	pthread_spin_init(&log_lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_t t[MAXT];
 	for (long i = 0; i < nthreads; i++)
-		pthread_create(&t[i], NULL, worker, (void *)i);
+		CHECK(pthread_create(&t[i], NULL, worker, (void *)i) == 0, "pthread_create failed");
 	for (int i = 0; i < nthreads; i++)
 		pthread_join(t[i], NULL);
-	for (int p = 0; p < nphases; p++)
-		printf("phase %d order %s\n", p, order[p]);
 	unsigned long sum = 0;
 	for (int i = 0; i < nthreads; i++)
 		sum += checksum[i];
+	check_results(sum);
+	for (int p = 0; p < nphases; p++)
+		printf("phase %d order %s\n", p, order[p]);
 	printf("checksum %lu\n", sum);
 	return 0;
 }

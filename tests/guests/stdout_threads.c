@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "selfcheck.h"
+
 static int lines;
 
 static void *worker(void *arg)
@@ -19,11 +21,10 @@ static void *worker(void *arg)
 			x = x * 1103515245u + 12345u;
 		if (id % 2 == 0) {
 			int n = snprintf(buf, sizeof buf, "thread %d line %d (write)\n", id, i);
-			if (write(1, buf, (size_t)n) != n)
-				exit(1);
+			CHECK(write(1, buf, (size_t)n) == n, "thread %d: short write to stdout", id);
 		} else {
 			printf("thread %d line %d (printf)\n", id, i);
-			fflush(stdout);
+			CHECK(fflush(stdout) == 0, "thread %d: fflush failed", id);
 		}
 	}
 	return NULL;
@@ -39,7 +40,7 @@ int main(int argc, char **argv)
 	}
 	pthread_t t[64];
 	for (long i = 0; i < n; i++)
-		pthread_create(&t[i], NULL, worker, (void *)i);
+		CHECK(pthread_create(&t[i], NULL, worker, (void *)i) == 0, "pthread_create failed");
 	for (int i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
 	printf("all %d threads done\n", n);

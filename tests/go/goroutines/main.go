@@ -5,10 +5,23 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
 )
+
+// check prints a failure signature and exits 1 when a knowable result is wrong, so a run
+// that errs the same way every time cannot pass a comparison of runs.
+func check(ok bool, format string, args ...interface{}) {
+	if ok {
+		return
+	}
+	msg := "goroutines: SELF-CHECK FAILED: " + fmt.Sprintf(format, args...) + "\n"
+	os.Stdout.WriteString(msg)
+	os.Stderr.WriteString(msg)
+	os.Exit(1)
+}
 
 func work(seed, n int) int {
 	x := uint32(seed)
@@ -37,6 +50,13 @@ func main() {
 		}(g)
 	}
 	wg.Wait()
+	check(len(order) == 160, "%d log entries, want 160", len(order))
+	next := make([]int, 8)
+	for _, e := range order {
+		g := int(e[0] - 'A')
+		check(e == fmt.Sprintf("%c%d", 'A'+g, next[g]), "log entry %s where %c%d was due", e, 'A'+g, next[g])
+		next[g]++
+	}
 	for i := 0; i < len(order); i += 20 {
 		fmt.Println("log", strings.Join(order[i:i+20], " "))
 	}
@@ -65,6 +85,14 @@ func main() {
 	for r := range results {
 		got = append(got, r)
 	}
+	seen := make(map[int]bool)
+	for _, r := range got {
+		var c, it int
+		_, err := fmt.Sscanf(r, "c%d<-%d", &c, &it)
+		check(err == nil && !seen[it] && it >= 0 && it < 40, "fan-out result %s repeated or unknown", r)
+		seen[it] = true
+	}
+	check(len(seen) == 40, "%d of 40 items consumed", len(seen))
 	fmt.Println("fan-out", strings.Join(got, " "))
 
 	// 3. timers: goroutines sleeping different durations
@@ -73,6 +101,8 @@ func main() {
 	for s := 0; s < 6; s++ {
 		go func(s int) {
 			time.Sleep(time.Duration(5+7*s) * time.Millisecond)
+			slept := time.Since(start)
+			check(slept >= time.Duration(5+7*s)*time.Millisecond, "s%d woke after %v", s, slept)
 			wake <- fmt.Sprintf("s%d@%dus", s, time.Since(start).Microseconds())
 		}(s)
 	}
@@ -95,5 +125,6 @@ func main() {
 		}()
 	}
 	rwg.Wait()
+	check(counter >= 1 && counter <= 800000, "racy counter %d outside 1..800000", counter)
 	fmt.Println("racy counter", counter)
 }

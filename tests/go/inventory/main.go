@@ -26,5 +26,13 @@ func main() {
 	fmt.Println("pid", os.Getpid())
 	start := time.Now()
 	time.Sleep(20 * time.Millisecond)
-	fmt.Println("slept at least 20ms:", time.Since(start) >= 20*time.Millisecond)
+	slept := time.Since(start) >= 20*time.Millisecond
+	if !slept || len(m) != 20 {
+		// knowable results: a failure signature, never a quiet "false"
+		msg := fmt.Sprintf("inventory: SELF-CHECK FAILED: slept %v, map of %d keys\n", time.Since(start), len(m))
+		os.Stdout.WriteString(msg)
+		os.Stderr.WriteString(msg)
+		os.Exit(1)
+	}
+	fmt.Println("slept at least 20ms:", slept)
 }
