@@ -108,6 +108,14 @@ static bool wake_op_compare(uint32_t old, int cmp, int arg)
 	return false;
 }
 
+/* How many waiters a wake asks for. The kernel counts a waiter as woken before it compares
+ * with that number, so a wake of 0 or fewer still wakes one. */
+static int wake_count(uint64_t arg)
+{
+	int n = (int)arg;
+	return n > 0 ? n : 1;
+}
+
 static int64_t futex_wake_op(struct task *t, struct futex_key key, bool private)
 {
 	uint64_t addr2 = syscall_arg(t, 4);
@@ -134,9 +142,9 @@ static int64_t futex_wake_op(struct task *t, struct futex_key key, bool private)
 	}
 	if (remote_write(t, REMOTE(addr2), &val, sizeof(val)))
 		return -EFAULT;
-	int woken = futex_wake(key, (int)syscall_arg(t, 2), ~0u, futex_woken);
+	int woken = futex_wake(key, wake_count(syscall_arg(t, 2)), ~0u, futex_woken);
 	if (wake_op_compare(old, cmp, cmparg))
-		woken += futex_wake(key2, (int)syscall_arg(t, 3), ~0u, futex_woken);
+		woken += futex_wake(key2, wake_count(syscall_arg(t, 3)), ~0u, futex_woken);
 	return woken;
 }
 
@@ -219,10 +227,11 @@ void sys_futex(struct task *t)
 		result = val3 ? futex_wait(t, key, val3, true, clk, "futex wait") : -EINVAL;
 		break;
 	case FUTEX_WAKE:
-		result = futex_wake(key, (int)syscall_arg(t, 2), ~0u, futex_woken);
+		result = futex_wake(key, wake_count(syscall_arg(t, 2)), ~0u, futex_woken);
 		break;
 	case FUTEX_WAKE_BITSET:
-		result = val3 ? futex_wake(key, (int)syscall_arg(t, 2), val3, futex_woken) : -EINVAL;
+		result = val3 ? futex_wake(key, wake_count(syscall_arg(t, 2)), val3, futex_woken)
+			      : -EINVAL;
 		break;
 	case FUTEX_CMP_REQUEUE:
 	case FUTEX_REQUEUE: {

@@ -187,6 +187,17 @@ TEST(CloneVm, ChildSharesItsCreatorsFutexesAndOutlivesIt)
 	}
 }
 
+// A futex wake asking for 0 waiters (or fewer) wakes one, as the kernel counts a waiter
+// before it compares: before, detrun woke none, and a program that wakes with 0 waited.
+TEST(FutexWake, OfZeroOrFewerWakesOneAsNatively)
+{
+	RunResult native = RunCommand({Guest("sched_futex_wake_zero")}, WithTimeout(30));
+	ASSERT_EQ(native.out, "wake 0: 1\nwake -1: 1\n") << native.Describe();
+	RunResult r = RunCommand(UnderDetrun({}, {Guest("sched_futex_wake_zero")}), WithTimeout(30));
+	EXPECT_EQ(r.code, 0) << r.Describe();
+	EXPECT_EQ(r.out, native.out) << r.Describe();
+}
+
 // ---- point 9: concurrent groups spread over the CPUs ----------------------------------------
 
 struct Tracee {
