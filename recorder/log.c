@@ -230,6 +230,73 @@ static bool record_well_formed(const LogRecord *rec, bool first)
 	}
 }
 
+/* Where parsing stands: the logical time reached and whether the end record was seen. */
+struct parse_state {
+	size_t cap;
+	uint64_t time;
+	bool ended;
+};
+
+/* What is wrong with a record read where parsing stands, or NULL. */
+static const char *record_problem(const LogRecord *rec, bool first, const struct parse_state *st)
+{
+	if (!rec || !record_well_formed(rec, first) || st->ended)
+		return st->ended ? "records after the end record" : "malformed record";
+	if (st->time + rec->dt < st->time)
+		return "logical time overflows";
+	return NULL;
+}
+
+/* The records of the block at `off`, whose payload is [p, end). */
+static int parse_block(const uint8_t *buf, const uint8_t *p, const uint8_t *end, size_t off,
+		       struct parse_state *st, struct log *log, char *err, size_t errlen)
+{
+	while (p < end) {
+		uint64_t rlen;
+		size_t used = get_varint(p, end, &rlen);
+		size_t roff = (size_t)(p - buf);
+		if (!used || rlen > (uint64_t)(end - p - (ptrdiff_t)used))
+			return reject(log, err, errlen, "corrupt at offset %zu: record length runs "
+				    "past its block", roff);
+		LogRecord *rec = detrun__log__record__unpack(NULL, rlen, p + used);
+		const char *wrong = record_problem(rec, log->n == 0, st);
+		if (wrong) {
+			if (rec)
+				detrun__log__record__free_unpacked(rec, NULL);
+			return reject(log, err, errlen, "corrupt at offset %zu: %s", roff, wrong);
+		}
+		st->time += rec->dt;
+		if (add_record(log, &st->cap, rec, st->time, off)) {
+			detrun__log__record__free_unpacked(rec, NULL);
+			return reject(log, err, errlen, "out of memory");
+		}
+		st->ended = rec->kind_case == DETRUN__LOG__RECORD__KIND_END;
+		p += used + rlen;
+	}
+	return 0;
+}
+
+/* The block at `off`: its header checked, its records parsed; its size through *size. */
+static int parse_block_at(const uint8_t *buf, size_t len, size_t off, uint32_t *size,
+			  struct parse_state *st, struct log *log, char *err, size_t errlen)
+{
+	if (len - off < 8)
+		return reject(log, err, errlen, "truncated at offset %zu: block header cut short "
+			    "(%zu of 8 bytes)", off, len - off);
+	*size = get_le32(buf + off);
+	uint32_t crc = get_le32(buf + off + 4);
+	if (*size == 0 || *size > LOG_RECORD_MAX + 10)
+		return reject(log, err, errlen, "corrupt at offset %zu: block length %u is out of "
+			    "range", off, *size);
+	if (len - off - 8 < *size)
+		return reject(log, err, errlen, "truncated at offset %zu: block of %u bytes, only "
+			    "%zu present", off, *size, len - off - 8);
+	const uint8_t *p = buf + off + 8;
+	if ((uint32_t)crc32(0L, p, *size) != crc)
+		return reject(log, err, errlen, "corrupt at offset %zu: block checksum mismatch", off);
+	return parse_block(buf, p, p + *size, off, st, log, err, errlen);
+}
+
 int log_parse(const uint8_t *buf, size_t len, struct log *log, char *err, size_t errlen)
 {
 	memset(log, 0, sizeof(*log));
@@ -238,53 +305,12 @@ int log_parse(const uint8_t *buf, size_t len, struct log *log, char *err, size_t
 		return reject(log, err, errlen, "empty file: not a detrun log");
 	if (len < LOG_MAGIC_LEN || memcmp(buf, LOG_MAGIC, LOG_MAGIC_LEN))
 		return reject(log, err, errlen, "not a detrun log (no DETRUNLG magic at offset 0)");
-	size_t off = LOG_MAGIC_LEN, cap = 0;
-	uint64_t time = 0;
-	bool ended = false;
+	size_t off = LOG_MAGIC_LEN;
+	struct parse_state st = { 0 };
 	while (off < len) {
-		if (len - off < 8)
-			return reject(log, err, errlen, "truncated at offset %zu: block header cut short "
-				    "(%zu of 8 bytes)", off, len - off);
-		uint32_t size = get_le32(buf + off), crc = get_le32(buf + off + 4);
-		if (size == 0 || size > LOG_RECORD_MAX + 10)
-			return reject(log, err, errlen, "corrupt at offset %zu: block length %u is out of "
-				    "range", off, size);
-		if (len - off - 8 < size)
-			return reject(log, err, errlen, "truncated at offset %zu: block of %u bytes, only "
-				    "%zu present", off, size, len - off - 8);
-		const uint8_t *p = buf + off + 8, *end = p + size;
-		if ((uint32_t)crc32(0L, p, size) != crc)
-			return reject(log, err, errlen, "corrupt at offset %zu: block checksum mismatch",
-				    off);
-		while (p < end) {
-			uint64_t rlen;
-			size_t used = get_varint(p, end, &rlen);
-			size_t roff = (size_t)(p - buf);
-			if (!used || rlen > (uint64_t)(end - p - (ptrdiff_t)used))
-				return reject(log, err, errlen, "corrupt at offset %zu: record length runs "
-					    "past its block", roff);
-			LogRecord *rec = detrun__log__record__unpack(NULL, rlen, p + used);
-			bool first = log->n == 0;
-			if (!rec || !record_well_formed(rec, first) || ended) {
-				if (rec)
-					detrun__log__record__free_unpacked(rec, NULL);
-				return reject(log, err, errlen, "corrupt at offset %zu: %s", roff,
-					    ended ? "records after the end record"
-						  : "malformed record");
-			}
-			if (time + rec->dt < time) {
-				detrun__log__record__free_unpacked(rec, NULL);
-				return reject(log, err, errlen, "corrupt at offset %zu: logical time "
-					      "overflows", roff);
-			}
-			time += rec->dt;
-			if (add_record(log, &cap, rec, time, off)) {
-				detrun__log__record__free_unpacked(rec, NULL);
-				return reject(log, err, errlen, "out of memory");
-			}
-			ended = rec->kind_case == DETRUN__LOG__RECORD__KIND_END;
-			p += used + rlen;
-		}
+		uint32_t size = 0;
+		if (parse_block_at(buf, len, off, &size, &st, log, err, errlen))
+			return -1;
 		off += 8 + size;
 	}
 	if (log->n == 0)
@@ -295,7 +321,7 @@ int log_parse(const uint8_t *buf, size_t len, struct log *log, char *err, size_t
 		return reject(log, err, errlen, "log format version %u, this detrun reads versions "
 			      "%d to %d", log->header->format_version, LOG_FORMAT_OLDEST,
 			      LOG_FORMAT_VERSION);
-	log->complete = ended;
+	log->complete = st.ended;
 	return 0;
 }
 

@@ -583,6 +583,69 @@ static bool blocked_in_kernel(const struct task *t)
 	return n > 0 && strncmp(state, "running", 7) != 0;
 }
 
+static enum spin_verdict keep_running(struct task *t)
+{
+	longer_budget(t);
+	ptrace(tracer_resume_request(t), t->tid, 0, 0);
+	return SPIN_KEEP_RUNNING;
+}
+
+static enum spin_verdict deschedule(struct task *t)
+{
+	t->spin_probes = 0;
+	t->spin_descheduled = true;
+	t->state = TASK_STOPPED;
+	t->syscall_nr = -1;
+	return SPIN_DESCHEDULE;
+}
+
+enum sampling { SAMPLED, SAMPLING_MET_EVENT, SAMPLING_INCONCLUSIVE, SAMPLING_SAW_WRITES };
+
+/* Lets t run in short slices, sampling its registers after each into samples[0..SAMPLES].
+ * A first window shows which pages the loop writes; the verdict window follows. */
+static enum sampling take_samples(struct task *t, void (*handle)(int, int),
+				  struct user_regs_struct *samples)
+{
+	struct probe probe;
+	watch_memory(&probe, t);
+	for (int taken = 0; taken <= SAMPLES; taken++) {
+		bool ran = run_some(t);
+		if (!interrupt(t, handle)) {
+			unwatch_memory(&probe, t, false);
+			return SAMPLING_MET_EVENT;
+		}
+		if (!ran) {
+			unwatch_memory(&probe, t, false);
+			return SAMPLING_INCONCLUSIVE; /* not a verdict: look again later */
+		}
+		remote_load_regs(t);
+		samples[taken] = t->regs;
+		if (taken == 0)
+			watch_settle(&probe, t);
+	}
+	return unwatch_memory(&probe, t, true) ? SAMPLING_SAW_WRITES : SAMPLED;
+}
+
+/* Samples of a loop that wrote no memory: registers identical at the final stop and an
+ * earlier sample, with at least SAMPLE_CPU_NS of the task's own running between them, are
+ * a pure spin; changing registers are one only if they keep changing for long. */
+static enum spin_verdict judge_samples(struct task *t, const struct user_regs_struct *samples)
+{
+	for (int i = 0; i < SAMPLES; i++)
+		if (same_state(&samples[i], &samples[SAMPLES])) {
+			trace_event(t, "  spin: no writes, state repeats at 0x%llx; descheduled",
+				    (unsigned long long)task_ip(t));
+			return deschedule(t);
+		}
+	if (++t->spin_probes < READONLY_PATIENCE)
+		return keep_running(t);
+	hazard(t, "a loop that writes no memory but whose registers change kept running "
+		  "without an event; descheduled at a point chosen by timing, so this "
+		  "task's later behaviour may vary between runs");
+	stack_report(t, "spinning here");
+	return deschedule(t);
+}
+
 enum spin_verdict spin_check(struct task *t, void (*handle)(int, int))
 {
 	if (blocked_in_kernel(t)) {
@@ -592,73 +655,28 @@ enum spin_verdict spin_check(struct task *t, void (*handle)(int, int))
 	t->probe_restart_nr = -1;
 	if (!interrupt(t, handle))
 		return SPIN_EVENT;
-	struct user_regs_struct samples[SAMPLES + 1];
 	if (remote_load_regs(t))
-		goto keep_running;
+		return keep_running(t);
 	if (in_syscall(t)) {
 		if (restarted_by_kernel(t))
 			mark_restart(t, PTRACE_CONT);
-		goto keep_running;
+		return keep_running(t);
 	}
 	if (!t->proc->syscall_insn)
-		goto keep_running;
-
-	/* A first window shows which pages the loop writes; the verdict window follows, from
-	 * samples[0] to samples[SAMPLES]. */
-	struct probe probe;
-	watch_memory(&probe, t);
-	int taken = 0;
-	for (; taken <= SAMPLES; taken++) {
-		bool ran = run_some(t);
-		if (!interrupt(t, handle)) {
-			unwatch_memory(&probe, t, false);
-			return SPIN_EVENT;
-		}
-		if (!ran) {
-			/* Inconclusive, not a verdict: look again later. */
-			unwatch_memory(&probe, t, false);
-			goto keep_running;
-		}
-		remote_load_regs(t);
-		samples[taken] = t->regs;
-		if (taken == 0)
-			watch_settle(&probe, t);
-	}
-	taken--; /* samples[0..taken] */
-	if (unwatch_memory(&probe, t, true)) {
+		return keep_running(t);
+	struct user_regs_struct samples[SAMPLES + 1];
+	switch (take_samples(t, handle, samples)) {
+	case SAMPLING_MET_EVENT:
+		return SPIN_EVENT;
+	case SAMPLING_INCONCLUSIVE:
+		return keep_running(t);
+	case SAMPLING_SAW_WRITES:
 		t->spin_probes = 0;
-		goto keep_running;
+		return keep_running(t);
+	case SAMPLED:
+		break;
 	}
-	/* Registers identical at the final stop and an earlier sample, with at least
-	 * SAMPLE_CPU_NS of the task's own running between them: a pure spin. */
-	for (int i = 0; i < taken; i++)
-		if (same_state(&samples[i], &samples[taken])) {
-			trace_event(t, "  spin: no writes, state repeats at 0x%llx; descheduled",
-				    (unsigned long long)task_ip(t));
-			goto deschedule;
-		}
-	if (++t->spin_probes < READONLY_PATIENCE) {
-		t->run_budget_ms = (t->run_budget_ms ? t->run_budget_ms : 10) * 2;
-		if (t->run_budget_ms > MAX_BUDGET_MS)
-			t->run_budget_ms = MAX_BUDGET_MS;
-		ptrace(tracer_resume_request(t), t->tid, 0, 0);
-		return SPIN_KEEP_RUNNING;
-	}
-	hazard(t, "a loop that writes no memory but whose registers change kept running "
-		  "without an event; descheduled at a point chosen by timing, so this "
-		  "task's later behaviour may vary between runs");
-	stack_report(t, "spinning here");
-deschedule:
-	t->spin_probes = 0;
-	t->spin_descheduled = true;
-	t->state = TASK_STOPPED;
-	t->syscall_nr = -1;
-	return SPIN_DESCHEDULE;
-
-keep_running:
-	longer_budget(t);
-	ptrace(tracer_resume_request(t), t->tid, 0, 0);
-	return SPIN_KEEP_RUNNING;
+	return judge_samples(t, samples);
 }
 
 /* Can this machine count a task's branches (what would let detrun stop a loop at a

@@ -205,6 +205,22 @@ static int64_t futex_unlock_pi(struct task *t, struct futex_key key)
 	return 0;
 }
 
+/* FUTEX_REQUEUE and FUTEX_CMP_REQUEUE: wake some waiters, move others to a second word. */
+static int64_t futex_requeue_call(struct task *t, int cmd, struct futex_key key, bool private)
+{
+	struct futex_key to;
+	uint32_t now;
+	if (futex_key_of(t, syscall_arg(t, 4), private, &to))
+		return -EFAULT;
+	if (cmd == FUTEX_CMP_REQUEUE) {
+		if (read_word(t, syscall_arg(t, 0), &now))
+			return -EFAULT;
+		if (now != (uint32_t)syscall_arg(t, 5))
+			return -EAGAIN;
+	}
+	return futex_requeue(key, to, (int)syscall_arg(t, 2), (int)syscall_arg(t, 3), futex_woken);
+}
+
 /* Implements futex(2). */
 void sys_futex(struct task *t)
 {
@@ -234,27 +250,9 @@ void sys_futex(struct task *t)
 			      : -EINVAL;
 		break;
 	case FUTEX_CMP_REQUEUE:
-	case FUTEX_REQUEUE: {
-		struct futex_key to;
-		uint32_t now;
-		if (futex_key_of(t, syscall_arg(t, 4), private, &to)) {
-			result = -EFAULT;
-			break;
-		}
-		if (cmd == FUTEX_CMP_REQUEUE) {
-			if (read_word(t, syscall_arg(t, 0), &now)) {
-				result = -EFAULT;
-				break;
-			}
-			if (now != val3) {
-				result = -EAGAIN;
-				break;
-			}
-		}
-		result = futex_requeue(key, to, (int)syscall_arg(t, 2), (int)syscall_arg(t, 3),
-				       futex_woken);
+	case FUTEX_REQUEUE:
+		result = futex_requeue_call(t, cmd, key, private);
 		break;
-	}
 	case FUTEX_WAKE_OP:
 		result = futex_wake_op(t, key, private);
 		break;

@@ -1,0 +1,40 @@
+/* What the descriptor handlers (sys_fd.c, sys_poll.c, sys_splice.c) share: a descriptor's
+ * kind as a blocking call sees it, readiness that depends on the reader (sys_fd_ready.c),
+ * and whether a call on a descriptor would sleep. */
+#ifndef DETRUN_SUPERVISOR_FD_WAIT_H
+#define DETRUN_SUPERVISOR_FD_WAIT_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct task;
+
+struct fd_info {
+	mode_t type;
+	bool nonblock;
+	dev_t rdev;
+};
+
+/* Would a blocking call on tracee descriptor `tfd` wait for `events`? If so, returns a
+ * supervisor duplicate to park on; -1 when the call can run now (ready, non-blocking,
+ * a regular file, or an invalid descriptor the kernel will reject). (sys_fd.c) */
+int must_wait(struct task *t, int tfd, short events, struct fd_info *info);
+bool is_random_device(const struct fd_info *info);
+/* Bytes a write to this pipe or stream socket takes now without sleeping. (sys_fd.c) */
+uint64_t room_for_write(int fd, mode_t type);
+
+/* ---- sys_fd_ready.c ---- */
+enum fd_kind { FD_OTHER, FD_SIGNALFD, FD_EPOLL };
+enum fd_kind fd_kind(int fd);
+/* Is descriptor fd of process pid one of detrun's own files? */
+bool fd_link_internal(pid_t pid, int fd);
+/* Does fd's readiness depend on who reads it (a signalfd, an epoll set holding one)? */
+bool reader_dependent(struct task *t, int fd);
+/* fd's ready events for task t, judged item by item through nested epoll sets. */
+short revents_at(struct task *t, int fd, short events, int depth);
+/* The descriptors an epoll set watches, through nested sets, as supervisor duplicates. */
+struct pollfd *epoll_leaves(struct task *t, int epfd, int *n);
+
+#endif
