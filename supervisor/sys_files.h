@@ -25,5 +25,8 @@ void files_executed(struct task *t);
 void files_written(struct task *t, int tfd);
 uint64_t files_virtual_ino(uint64_t dev, uint64_t ino);
 uint64_t files_virtual_dev(uint64_t dev);
+/* Is fd on a kernel view whose content is made when read (proc, sysfs, cgroup ...)? Such
+ * files are not part of a run's starting state. */
+bool synthetic_filesystem(int fd);
 
 #endif
