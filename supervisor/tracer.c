@@ -19,6 +19,7 @@
 #include <sched.h>
 #include <sys/personality.h>
 
+#include "debugger/debugger.h"
 #include "scheduler/futex_queue.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/vclock.h"
@@ -702,6 +703,7 @@ static void timeline_event(struct task *t)
 	const struct shim_ops *shim = shim_get();
 	if (shim->event)
 		shim->event(t, sched_now(), t->syscall_nr);
+	debugger_on_event(t);
 }
 
 /* ---- syscalls ------------------------------------------------------------------------ */
@@ -892,6 +894,8 @@ static void handle_status(pid_t tid, int status)
 	if (!WIFSTOPPED(status))
 		return;
 	t->regs_valid = false;
+	if (debugger_on_stop(t, status))
+		return; /* a breakpoint, watchpoint or step of gdb's: no event */
 	int sig = WSTOPSIG(status);
 	int event = (unsigned)status >> 16;
 	if (event != PTRACE_EVENT_SECCOMP)
