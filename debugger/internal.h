@@ -61,7 +61,8 @@ void points_restore(enum point_type type, uint64_t addr, int len);
 void points_sync_all(void);
 void points_sync_task(struct task *t);
 /* A new process copied its parent's memory with the int3s in it: take them out. */
-void points_forget_copy(struct task *t);
+void points_note_fork(struct task *parent);
+void points_clean_forks(void);
 /* The memory of t as the program wrote it, breakpoints hidden. */
 int points_read_memory(struct task *t, uint64_t addr, void *buf, size_t len);
 

@@ -27,7 +27,9 @@ static int points_aspace = -1;    /* the address space the int3s are in */
 static int generation = 1;        /* of the debug registers' contents */
 static int *task_generation;      /* by vtid: what each task has */
 static int n_task_generation;
-static int max_aspace_seen = -1;
+enum { MAX_FORKED = 64 };
+static pid_t forked[MAX_FORKED];  /* children of forks not cleaned yet */
+static int n_forked;
 static int step_over_vtid;        /* a task stepping over an int3 taken out */
 static int step_over_index = -1;
 
@@ -147,19 +149,32 @@ int points_read_memory(struct task *t, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
-void points_forget_copy(struct task *t)
+/* A fork copies the parent's memory with the int3s in it. The child is adopted without a
+ * stop this code sees, and first runs after the parent's next event: noted at the
+ * parent's fork stop, cleaned at that event (after an exec its memory is another
+ * program's, which must not be touched: hence not "every new address space"). */
+void points_note_fork(struct task *parent)
 {
-	if (t->proc->aspace <= max_aspace_seen)
-		return;
-	max_aspace_seen = t->proc->aspace;
-	if (points_aspace < 0 || t->proc->aspace == points_aspace)
-		return;
-	for (int i = 0; i < n_points; i++) {
-		uint8_t byte;
-		struct point *p = &points[i];
-		if (p->inserted && remote_read(t, REMOTE(p->addr), &byte, 1) == 0 && byte == INT3)
-			remote_write(t, REMOTE(p->addr), &p->saved, 1);
+	unsigned long child = 0;
+	if (ptrace(PTRACE_GETEVENTMSG, parent->tid, 0, &child) == 0 && n_forked < MAX_FORKED &&
+	    parent->proc->aspace == points_aspace)
+		forked[n_forked++] = (pid_t)child;
+}
+
+void points_clean_forks(void)
+{
+	for (int k = 0; k < n_forked; k++) {
+		struct task *t = sched_find(forked[k]);
+		if (!t || t->proc->aspace == points_aspace)
+			continue; /* gone, or a thread or vfork child: the same memory */
+		for (int i = 0; i < n_points; i++) {
+			uint8_t byte;
+			struct point *p = &points[i];
+			if (p->inserted && remote_read(t, REMOTE(p->addr), &byte, 1) == 0 && byte == INT3)
+				remote_write(t, REMOTE(p->addr), &p->saved, 1);
+		}
 	}
+	n_forked = 0;
 }
 
 /* ---- debug registers ------------------------------------------------------------------ */

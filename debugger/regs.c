@@ -4,14 +4,16 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <elf.h>
 #include <sys/ptrace.h>
+#include <sys/uio.h>
 #include <sys/user.h>
 
 #include "debugger/internal.h"
 #include "scheduler/task.h"
 #include "supervisor/remote.h"
 
-enum source { GPR, GPR32, FPR, FPR16, FTAG, FPR_HI, NONE };
+enum source { GPR, GPR32, FPR, FPR16, FTAG, FPR_HI, AVX };
 
 struct reg {
 	const char *name;
@@ -25,6 +27,9 @@ struct reg {
 #define G32(n, r) { n, 32, "int32", GPR32, offsetof(struct user_regs_struct, r) }
 #define ST(i) { "st" #i, 80, "i387_ext", FPR, offsetof(struct user_fpregs_struct, st_space) + 16 * i }
 #define XMM(i) { "xmm" #i, 128, "vec128", FPR, offsetof(struct user_fpregs_struct, xmm_space) + 16 * i }
+/* The upper halves of the ymm registers: XSAVE's AVX component, at its standard offset. */
+enum { XSAVE_SIZE = 4096, XSAVE_BV = 512, XSAVE_AVX = 576 };
+#define YMMH(i) { "ymm" #i "h", 128, "uint128", AVX, XSAVE_AVX + 16 * i }
 
 static const struct reg regs[] = {
 	G("rax", rax, "int64"), G("rbx", rbx, "int64"), G("rcx", rcx, "int64"),
@@ -47,9 +52,24 @@ static const struct reg regs[] = {
 	XMM(8), XMM(9), XMM(10), XMM(11), XMM(12), XMM(13), XMM(14), XMM(15),
 	{ "mxcsr", 32, "int", FPR, offsetof(struct user_fpregs_struct, mxcsr) },
 	G("orig_rax", orig_rax, "int"), G("fs_base", fs_base, "int"), G("gs_base", gs_base, "int"),
+	YMMH(0), YMMH(1), YMMH(2), YMMH(3), YMMH(4), YMMH(5), YMMH(6), YMMH(7),
+	YMMH(8), YMMH(9), YMMH(10), YMMH(11), YMMH(12), YMMH(13), YMMH(14), YMMH(15),
 };
 enum { N_REGS = sizeof(regs) / sizeof(regs[0]), FIRST_SSE = 40, FIRST_LINUX = 57,
-       FIRST_SEGMENTS = 58 };
+       FIRST_SEGMENTS = 58, FIRST_AVX = 60 };
+
+/* Does this CPU have AVX (and the kernel save it)? XCR0 bit 2. */
+static bool have_avx(void)
+{
+	uint32_t eax, edx;
+	__asm__("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+	return eax & 4;
+}
+
+static int n_regs(void)
+{
+	return have_avx() ? N_REGS : FIRST_AVX;
+}
 
 static void xml_regs(char *out, size_t size, int from, int to, size_t *n)
 {
@@ -90,7 +110,12 @@ const char *target_xml(void)
 	xml_regs(xml, size, FIRST_LINUX, FIRST_SEGMENTS, &n);
 	n += (size_t)snprintf(xml + n, size - n,
 			      "</feature><feature name=\"org.gnu.gdb.i386.segments\">");
-	xml_regs(xml, size, FIRST_SEGMENTS, N_REGS, &n);
+	xml_regs(xml, size, FIRST_SEGMENTS, FIRST_AVX, &n);
+	if (have_avx()) {
+		n += (size_t)snprintf(xml + n, size - n,
+				      "</feature><feature name=\"org.gnu.gdb.i386.avx\">");
+		xml_regs(xml, size, FIRST_AVX, N_REGS, &n);
+	}
 	snprintf(xml + n, size - n, "</feature></target>");
 	return xml;
 }
@@ -98,6 +123,19 @@ const char *target_xml(void)
 static int load_fpregs(struct task *t, struct user_fpregs_struct *fp)
 {
 	return ptrace(PTRACE_GETFPREGS, t->tid, 0, fp) < 0 ? -errno : 0;
+}
+
+/* The XSAVE area; a component the task never used is in its initial state (zeros) and
+ * its bytes in the area are not meaningful. */
+static int load_xsave(struct task *t, unsigned char *area)
+{
+	struct iovec io = { area, XSAVE_SIZE };
+	memset(area, 0, XSAVE_SIZE);
+	if (ptrace(PTRACE_GETREGSET, t->tid, NT_X86_XSTATE, &io) < 0)
+		return -errno;
+	if (io.iov_len < XSAVE_AVX + 256 || !(area[XSAVE_BV] & 4))
+		memset(area + XSAVE_AVX, 0, 256);
+	return 0;
 }
 
 /* The full x87 tag word from FXSAVE's abridged one: empty (3) or valid (0). */
@@ -110,13 +148,40 @@ static uint32_t full_tag(uint16_t abridged)
 	return tag;
 }
 
-/* Register n's bytes (little-endian) into val; returns its size in bytes. */
-static int reg_bytes(const struct reg *r, const struct user_regs_struct *g,
-		     const struct user_fpregs_struct *fp, unsigned char *val)
+/* A task's registers as ptrace gives them, each set loaded when first needed. */
+struct state {
+	struct task *t;
+	struct user_fpregs_struct fp;
+	unsigned char xsave[XSAVE_SIZE];
+	int have_fp, have_xsave; /* 0: not loaded, 1: loaded, -1: failed */
+};
+
+/* The bytes register r is taken from, or NULL when they cannot be read. */
+static const unsigned char *source_bytes(const struct reg *r, struct state *st)
+{
+	switch (r->src) {
+	case GPR:
+	case GPR32:
+		return remote_load_regs(st->t) ? NULL : (const unsigned char *)&st->t->regs;
+	case AVX:
+		if (!st->have_xsave)
+			st->have_xsave = load_xsave(st->t, st->xsave) ? -1 : 1;
+		return st->have_xsave > 0 ? st->xsave : NULL;
+	default:
+		if (!st->have_fp)
+			st->have_fp = load_fpregs(st->t, &st->fp) ? -1 : 1;
+		return st->have_fp > 0 ? (const unsigned char *)&st->fp : NULL;
+	}
+}
+
+/* Register r's bytes (little-endian) into val; returns its size, or -1. */
+static int reg_bytes(const struct reg *r, struct state *st, unsigned char *val)
 {
 	int size = r->bits / 8;
+	const unsigned char *base = source_bytes(r, st);
+	if (!base)
+		return -1;
 	memset(val, 0, (size_t)size);
-	const unsigned char *base = r->src == GPR || r->src == GPR32 ? (const void *)g : (const void *)fp;
 	uint32_t v32;
 	switch (r->src) {
 	case FPR16:
@@ -138,30 +203,30 @@ static int reg_bytes(const struct reg *r, const struct user_regs_struct *g,
 
 int regs_read_one(struct task *t, int n, char *out)
 {
-	if (n < 0 || n >= N_REGS)
-		return -1;
-	struct user_fpregs_struct fp = { 0 };
-	if (remote_load_regs(t) || (regs[n].src != GPR && regs[n].src != GPR32 && load_fpregs(t, &fp)))
-		return -1;
+	static struct state st;
+	st = (struct state){ .t = t };
 	unsigned char val[16];
-	int size = reg_bytes(&regs[n], &t->regs, &fp, val);
+	int size = n >= 0 && n < n_regs() ? reg_bytes(&regs[n], &st, val) : -1;
+	if (size < 0)
+		return -1;
 	hex_encode(out, val, (size_t)size);
 	return 0;
 }
 
 void regs_read_all(struct task *t, char *out)
 {
-	struct user_fpregs_struct fp = { 0 };
-	bool have = remote_load_regs(t) == 0;
-	bool have_fp = load_fpregs(t, &fp) == 0;
-	for (int i = 0; i < N_REGS; i++) {
+	static struct state st;
+	st = (struct state){ .t = t };
+	for (int i = 0; i < n_regs(); i++) {
 		unsigned char val[16];
-		int size = reg_bytes(&regs[i], &t->regs, &fp, val);
-		bool gpr = regs[i].src == GPR || regs[i].src == GPR32;
-		if ((gpr && have) || (!gpr && have_fp))
+		int size = reg_bytes(&regs[i], &st, val);
+		if (size > 0) {
 			hex_encode(out, val, (size_t)size);
-		else
-			memset(out, 'x', (size_t)size * 2), out[size * 2] = 0;
+		} else {
+			size = regs[i].bits / 8;
+			memset(out, 'x', (size_t)size * 2);
+			out[size * 2] = 0;
+		}
 		out += size * 2;
 	}
 }
@@ -170,7 +235,7 @@ void regs_read_all(struct task *t, char *out)
  * whole general registers and the plain FPU fields are writable. */
 int regs_write_one(struct task *t, int n, const char *hex)
 {
-	if (n < 0 || n >= N_REGS || remote_load_regs(t))
+	if (n < 0 || n >= n_regs() || remote_load_regs(t))
 		return -1;
 	const struct reg *r = &regs[n];
 	unsigned char val[16] = { 0 };

@@ -502,9 +502,11 @@ bool debugger_on_stop(struct task *t, int status)
 {
 	if (dbg.mode == MODE_OFF)
 		return false;
-	points_forget_copy(t);
 	points_sync_task(t);
 	bool stepped_over = points_after_step(t);
+	int event = (unsigned)status >> 16;
+	if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK || event == PTRACE_EVENT_CLONE)
+		points_note_fork(t);
 	if ((status >> 16) != 0 || WSTOPSIG(status) != SIGTRAP)
 		return false;
 	uint64_t addr = 0;
@@ -594,7 +596,7 @@ void debugger_on_event(struct task *t)
 	if (dbg.mode == MODE_OFF || dbg.mode == MODE_DETACHED)
 		return;
 	dbg.now = (struct position){ sched_now(), 0 };
-	points_forget_copy(t);
+	points_clean_forks();
 	points_refresh(t);
 	points_sync_all();
 	if (dbg.listen_fd >= 0) {

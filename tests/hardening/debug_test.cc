@@ -115,6 +115,7 @@ TEST(Debug, PlainRunBreakpointBacktraceAndThreads)
 	std::vector<std::string> argv{"gdb", "-q", "-ex", "set sysroot /", "-ex",
 				      "target extended-remote 127.0.0.1:" + std::to_string(port)};
 	for (const std::string &a : Batch({ "break worker", "continue", "bt", "print arg",
+					    "print $mxcsr", "print $fs_base != 0", "print sizeof($ymm0)",
 					    "info threads", "continue", "thread 1", "bt",
 					    "thread apply all bt", "kill" }))
 		argv.push_back(a);
@@ -126,6 +127,8 @@ TEST(Debug, PlainRunBreakpointBacktraceAndThreads)
 	EXPECT_NE(g.out.find("hit Breakpoint 1, worker (arg=0x0) at "), std::string::npos) << g.out;
 	EXPECT_FALSE(Matching(g.out, "^#0  worker \\(arg=0x0\\) at .*racy_counter.c:[0-9]+$").empty()) << g.out;
 	EXPECT_NE(g.out.find("$1 = (void *) 0x0"), std::string::npos) << g.out;
+	// The target description: SSE's control word, the thread pointer, AVX.
+	EXPECT_NE(g.out.find("$2 = 8064\n$3 = 1\n$4 = 32\n"), std::string::npos) << g.out;
 	EXPECT_FALSE(Matching(g.out, "^\\* 2 +Thread 2 \"racy_counter\" worker").empty()) << g.out;
 	EXPECT_NE(g.out.find("hit Breakpoint 1, worker (arg=0x1) at "), std::string::npos) << g.out;
 	EXPECT_NE(g.out.find("[Switching to thread 1 (Thread 1)]"), std::string::npos) << g.out;
@@ -134,6 +137,43 @@ TEST(Debug, PlainRunBreakpointBacktraceAndThreads)
 	EXPECT_GE(Matching(g.out, "^Thread [0-9]+ \\(Thread [0-9]+ \"racy_counter\"\\):$").size(), 2u)
 		<< g.out;
 	EXPECT_FALSE(Matching(g.out, "^#0  worker \\(arg=0x1\\) at ").empty()) << g.out;
+}
+
+// A breakpoint in code a forked child runs too: the child's copy of the int3 is taken
+// out (it would die of SIGTRAP), the parent stops.
+TEST(Debug, ForkedChildDoesNotInheritBreakpoints)
+{
+	TempDir dir("debug");
+	RunOptions opt;
+	opt.cwd = dir.path;
+	std::string guest = std::string(GUEST_DIR) + "/dbg_fork";
+	ASSERT_EQ(RunCommand({kDetrun, "record", "-o", dir / "fork.dlog", "--", guest}, opt).code, 0);
+	RunResult r = Debug(dir, "fork.dlog", { "break work", "continue", "print x", "continue" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	EXPECT_NE(r.out.find("child 2\n"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("DBG-FORK-OK\n"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("Breakpoint 1, work (x=x@entry=2)"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("$1 = 2\n"), std::string::npos) << r.out;
+}
+
+// Single steps (vCont;s) over lines, into a call and out of it, on a replay.
+TEST(Debug, SteppingOnAReplay)
+{
+	TempDir dir("debug");
+	RunOptions opt;
+	opt.cwd = dir.path;
+	RunResult rec = RunCommand({kDetrun, "record", "-o", dir / "racy.dlog", "--", kRacy, "2",
+				    "10"}, opt);
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	RunResult r = Debug(dir, "racy.dlog",
+			    { "break main", "continue", "next", "next", "stepi", "step", "bt 1",
+			      "finish", "monitor when" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	EXPECT_FALSE(Matching(r.out, "^33\t\t*iterations = atol\\(argv\\[2\\]\\);").empty()) << r.out;
+	EXPECT_FALSE(Matching(r.out, "^#0  .*strtol \\(nptr=0x[0-9a-f]+ \"10\"").empty()) << r.out;
+	EXPECT_NE(r.out.find("Value returned is $1 = 10"), std::string::npos) << r.out;
 }
 
 // The replay under gdb stops for every breakpoint hit in a handler called for every
