@@ -73,7 +73,8 @@ enum trap_kind points_classify(struct task *t, uint64_t *addr);
 /* Moves t over the int3 at its rip: takes it out, single-steps; the next stop of t puts
  * it back (points_after_step). */
 void points_step_over(struct task *t);
-bool points_after_step(struct task *t);
+bool points_after_step(struct task *t, int status);
+bool points_stepping(const struct task *t); /* an int3 is out for its step */
 
 /* ---- the server (server.c) ----------------------------------------------------------- */
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
+#include <sys/wait.h>
 
 #include "debugger/internal.h"
 #include "scheduler/scheduler.h"
@@ -304,11 +305,21 @@ void points_step_over(struct task *t)
 		fprintf(stderr, "detrun: cannot step task %d: %s\n", t->vtid, strerror(errno));
 }
 
-/* Puts the stepped-over int3 back at t's next stop, whatever stop it is. True if t was
- * stepping over one. */
-bool points_after_step(struct task *t)
+bool points_stepping(const struct task *t)
+{
+	return step_over_vtid == t->vtid;
+}
+
+/* Puts the stepped-over int3 back at t's next stop. True if t was stepping over one.
+ * Not at a SIGSEGV or SIGILL stop: the stepped instruction may be one detrun emulates
+ * (rdtsc, cpuid), and it decodes the instruction at the pc from memory, where the int3
+ * must not be yet; the int3 goes back at the stop after that. */
+bool points_after_step(struct task *t, int status)
 {
 	if (step_over_vtid != t->vtid)
+		return false;
+	int sig = WSTOPSIG(status);
+	if ((status >> 16) == 0 && (sig == SIGSEGV || sig == SIGILL))
 		return false;
 	step_over_vtid = 0;
 	if (step_over_index >= 0)

@@ -503,19 +503,26 @@ bool debugger_on_stop(struct task *t, int status)
 	if (dbg.mode == MODE_OFF)
 		return false;
 	points_sync_task(t);
-	bool stepped_over = points_after_step(t);
+	bool stepped_over = points_after_step(t, status);
 	int event = (unsigned)status >> 16;
 	if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK || event == PTRACE_EVENT_CLONE)
 		points_note_fork(t);
-	if ((status >> 16) != 0 || WSTOPSIG(status) != SIGTRAP)
+	if (event == 0 && (WSTOPSIG(status) == SIGSEGV || WSTOPSIG(status) == SIGILL) &&
+	    (points_stepping(t) || dbg.stepping_vtid == t->vtid)) {
+		/* The step met an instruction detrun emulates (rdtsc, cpuid): the emulation
+		 * resumes it normally, and the trap flag ends the step one instruction on. */
+		set_trap_flag(t, true);
+		return false;
+	}
+	if (event != 0 || WSTOPSIG(status) != SIGTRAP)
 		return false;
 	uint64_t addr = 0;
 	enum trap_kind kind = points_classify(t, &addr);
 	bool ours = stepped_over || dbg.stepping_vtid == t->vtid;
 	if (kind == TRAP_NONE || (kind == TRAP_STEP && !ours))
 		return false; /* the program's own int3 or trap flag */
-	if (kind == TRAP_STEP && dbg.stepping_vtid == t->vtid)
-		set_trap_flag(t, false);
+	if (kind == TRAP_STEP)
+		set_trap_flag(t, false); /* ours, set after an emulated instruction, or none */
 	if (kind == TRAP_STEP && dbg.stepping_vtid != t->vtid) {
 		continue_over(t); /* our own step over an int3 */
 		return true;

@@ -157,6 +157,24 @@ TEST(Debug, ForkedChildDoesNotInheritBreakpoints)
 	EXPECT_NE(r.out.find("$1 = 2\n"), std::string::npos) << r.out;
 }
 
+// A breakpoint on an instruction detrun emulates (rdtsc): the step over it, gdb's and
+// detrun's own, goes through the emulation, and the breakpoint stays for the next call.
+TEST(Debug, BreakpointOnAnEmulatedInstruction)
+{
+	TempDir dir("debug");
+	RunOptions opt;
+	opt.cwd = dir.path;
+	std::string guest = std::string(GUEST_DIR) + "/dbg_rdtsc";
+	ASSERT_EQ(RunCommand({kDetrun, "record", "-o", dir / "rdtsc.dlog", "--", guest}, opt).code, 0);
+	RunResult r = Debug(dir, "rdtsc.dlog", { "break *tick", "continue", "continue", "stepi",
+						 "continue", "continue" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	EXPECT_EQ(Matching(r.out, "^Breakpoint 1, tick \\(\\) at ").size(), 3u) << r.out;
+	EXPECT_NE(r.out.find("DBG-RDTSC-OK\n"), std::string::npos) << r.out;
+	EXPECT_EQ((r.out + r.err).find("diverged"), std::string::npos) << r.out << r.err;
+}
+
 // Single steps (vCont;s) over lines, into a call and out of it, on a replay.
 TEST(Debug, SteppingOnAReplay)
 {
