@@ -462,8 +462,10 @@ static void resume_owner(struct task *t)
 		return;
 	}
 	struct task *other = dbg.mode == MODE_LIVE ? server_find_vtid(dbg.stepping_vtid) : NULL;
-	if (other)
+	if (other) {
 		set_trap_flag(other, true); /* steps when the scheduler next runs it */
+		remote_store_regs(other);
+	}
 	continue_over(t);
 }
 
@@ -557,6 +559,19 @@ static bool interrupted(void)
 	return n == 1 && c == 3;
 }
 
+/* A stop at an event. A step asked for there: the trap flag stops the task one
+ * instruction after it next runs. Stored now: the call's handler may inject calls, which
+ * start from the kernel's copy of the registers. */
+static void converse_at_event(struct task *t, const char *reply)
+{
+	server_converse(t, reply);
+	struct task *stepping = dbg.stepping_vtid ? server_find_vtid(dbg.stepping_vtid) : NULL;
+	if (stepping) {
+		set_trap_flag(stepping, true);
+		remote_store_regs(stepping);
+	}
+}
+
 static void first_stop(struct task *t)
 {
 	if (dbg.announce_port)
@@ -572,7 +587,7 @@ static void first_stop(struct task *t)
 	dbg.conn_fd = fd;
 	char reply[64];
 	server_stop_reply(t, SIGTRAP, "", reply, sizeof(reply));
-	server_converse(t, reply);
+	converse_at_event(t, reply);
 }
 
 static void live_event(struct task *t)
@@ -593,9 +608,7 @@ static void live_event(struct task *t)
 	} else {
 		return;
 	}
-	server_converse(t, reply);
-	if (dbg.stepping_vtid)
-		set_trap_flag(server_find_vtid(dbg.stepping_vtid) ? server_find_vtid(dbg.stepping_vtid) : t, true);
+	converse_at_event(t, reply);
 }
 
 void debugger_on_event(struct task *t)
@@ -620,7 +633,7 @@ void debugger_on_event(struct task *t)
 			char reply[128];
 			server_stop_reply(t, 0, dbg.at_begin ? "replaylog:begin;" : "", reply,
 					  sizeof(reply));
-			server_converse(t, reply);
+			converse_at_event(t, reply);
 		}
 	} else {
 		live_event(t);

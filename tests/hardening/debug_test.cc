@@ -275,7 +275,8 @@ TEST(Debug, MonitorGotoRunsForwardAndBack)
 	ASSERT_EQ(rec.code, 0) << rec.Describe();
 	RunResult r = Debug(dir, "racy.dlog",
 			    { "monitor when", "monitor goto 62", "continue", "monitor when",
-			      "monitor goto 50", "continue", "monitor when", "bt 1" });
+			      "monitor goto 50", "continue", "monitor when", "bt 1",
+			      "print/x $pc", "stepi", "print/x $pc" });
 	EXPECT_FALSE(r.timed_out) << r.Describe();
 	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
 	std::vector<std::string> when = Matching(r.err, "^logical time ");
@@ -285,6 +286,13 @@ TEST(Debug, MonitorGotoRunsForwardAndBack)
 	EXPECT_EQ(NumberAfter(when[2], "logical time "), 50) << r.err;
 	EXPECT_NE(r.err.find("running again from the start"), std::string::npos) << r.err;
 	EXPECT_FALSE(Matching(r.out, "^#0  ").empty()) << r.out;
+	// A single step from a stop at an event (the trap flag, set as the task next runs).
+	std::vector<std::string> pcs = Matching(r.out, "^\\$[0-9]+ = 0x");
+	ASSERT_EQ(pcs.size(), 2u) << r.out;
+	long before = strtol(pcs[0].c_str() + pcs[0].find("0x"), nullptr, 16);
+	long after = strtol(pcs[1].c_str() + pcs[1].find("0x"), nullptr, 16);
+	EXPECT_GT(after, before) << r.out;
+	EXPECT_LE(after - before, 15) << "one instruction\n" << r.out;
 }
 
 // Bad input: one line from detrun, a non-zero exit, nothing left running.
