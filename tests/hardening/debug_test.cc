@@ -117,7 +117,7 @@ TEST(Debug, PlainRunBreakpointBacktraceAndThreads)
 	for (const std::string &a : Batch({ "break worker", "continue", "bt", "print arg",
 					    "print $mxcsr", "print $fs_base != 0", "print sizeof($ymm0)",
 					    "info threads", "continue", "thread 1", "bt",
-					    "thread apply all bt", "kill" }))
+					    "thread apply all bt", "info sharedlibrary", "kill" }))
 		argv.push_back(a);
 	argv.push_back(kRacy);
 	RunResult g = RunCommand(argv, opt);
@@ -137,6 +137,7 @@ TEST(Debug, PlainRunBreakpointBacktraceAndThreads)
 	EXPECT_GE(Matching(g.out, "^Thread [0-9]+ \\(Thread [0-9]+ \"racy_counter\"\\):$").size(), 2u)
 		<< g.out;
 	EXPECT_FALSE(Matching(g.out, "^#0  worker \\(arg=0x1\\) at ").empty()) << g.out;
+	EXPECT_FALSE(Matching(g.out, "^0x[0-9a-f]+ +0x[0-9a-f]+ +Yes .*/libc\\.so\\.6$").empty()) << g.out;
 }
 
 // A breakpoint in code a forked child runs too: the child's copy of the int3 is taken
