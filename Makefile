@@ -6,7 +6,7 @@ PACKAGES  := build-essential cmake ninja-build pkg-config libseccomp-dev libunwi
              python3 make gcc strace golang-go zlib1g-dev clang-format \
              protobuf-compiler python3-protobuf clang libclang-rt-14-dev curl nginx \
              postgresql redis-server redis-tools memcached stress-ng wrk \
-             openjdk-17-jre-headless
+             openjdk-17-jre-headless gdb
 .PHONY: all deps configure build test demo bench fuzz stress clean format-check
 
 all: build

@@ -10,13 +10,14 @@ static volatile long counter; /* deliberately racy: no lock, no atomics */
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static char progress[256];
 static int logged;
+static long iterations = 1000000;
 
 static void *worker(void *arg)
 {
 	long id = (long)arg;
-	for (long i = 0; i < 1000000; i++) {
+	for (long i = 0; i < iterations; i++) {
 		counter++;
-		if (i % 250000 == 0) {
+		if (i % (iterations / 4 ? iterations / 4 : 1) == 0) {
 			pthread_mutex_lock(&log_lock);
 			progress[logged++] = (char)('A' + id);
 			pthread_mutex_unlock(&log_lock);
@@ -28,8 +29,10 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 4;
-	if (n < 1 || n > 32) {
-		fprintf(stderr, "usage: racy_counter [THREADS 1..32]\n");
+	if (argc > 2) /* fewer writes: a watchpoint on the counter stops at each */
+		iterations = atol(argv[2]);
+	if (n < 1 || n > 32 || iterations < 1 || iterations > 1000000) {
+		fprintf(stderr, "usage: racy_counter [THREADS 1..32 [ITERATIONS 1..1000000]]\n");
 		return 2;
 	}
 	pthread_t threads[32];
@@ -37,7 +40,7 @@ int main(int argc, char **argv)
 		pthread_create(&threads[i], NULL, worker, (void *)i);
 	for (int i = 0; i < n; i++)
 		pthread_join(threads[i], NULL);
-	printf("counter = %-8ld (expected %d)  progress order = %s\n", counter, n * 1000000,
+	printf("counter = %-8ld (expected %ld)  progress order = %s\n", counter, n * iterations,
 	       progress);
 	return 0;
 }

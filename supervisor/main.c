@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "supervisor/debugger_hooks.h"
 #include "recorder/fingerprint.h"
 #include "recorder/log.h"
 #include "recorder/log_print.h"
@@ -257,7 +258,7 @@ static int run_group(const char *path, char **argv, const struct tracer_options 
 {
 	/* Orphans of the group are re-parented to detrun, so none escapes its tracing. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	int status = tracer_run(path, argv, opt);
+	int status = debugger_finish(tracer_run(path, argv, opt));
 	if (report_trace_out && report_trace_out != stderr)
 		fclose(report_trace_out);
 	return status;
@@ -535,6 +536,7 @@ int main(int argc, char **argv)
 		},
 	};
 	report_trace_out = stderr;
+	debugger_init(&argc, &argv);
 	static const struct {
 		const char *name;
 		int (*run)(int argc, char **argv, struct command_line *cl);

@@ -18,6 +18,12 @@ void report_set_cleanup(void (*cleanup)(void))
 	cleanup_hook = cleanup;
 }
 
+void report_run_cleanup(void)
+{
+	if (cleanup_hook)
+		cleanup_hook();
+}
+
 static void vsay(const char *prefix, const struct task *t, const char *fmt, va_list ap)
 {
 	char where[160] = "";

@@ -35,5 +35,7 @@ __attribute__((format(printf, 2, 3))) void hazard(const struct task *t, const ch
 
 /* Called before dying so the traced group goes with us. */
 void report_set_cleanup(void (*cleanup)(void));
+/* Runs it now (the debugger ends the group before it executes detrun again). */
+void report_run_cleanup(void);
 
 #endif

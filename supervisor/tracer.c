@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <sched.h>
 
+#include "supervisor/debugger_hooks.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/vclock.h"
 #include "shim/shim.h"
@@ -175,6 +176,7 @@ static void timeline_event(struct task *t)
 	const struct shim_ops *shim = shim_get();
 	if (shim->event)
 		shim->event(t, sched_now(), t->syscall_nr);
+	debugger_on_event(t);
 }
 
 static void on_syscall_entry(struct task *t)
@@ -359,6 +361,8 @@ void tracer_handle_status(pid_t tid, int status)
 	if (!WIFSTOPPED(status))
 		return;
 	t->regs_valid = false;
+	if (debugger_on_stop(t, status))
+		return; /* a breakpoint, watchpoint or step of gdb's: no event */
 	int sig = WSTOPSIG(status);
 	int event = (unsigned)status >> 16;
 	/* A restart mark is for the seccomp stop of the restarted call; the entry stop that

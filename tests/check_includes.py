@@ -24,6 +24,8 @@ ALLOWED = {
     "recorder": {"common", "syscalls", "proto"},
     "shim": {"common", "syscalls", "recorder", "scheduler", "proto"},
     "supervisor": {"common", "syscalls", "recorder", "scheduler", "shim", "proto"},
+    # The supervisor declares the hooks a debugger implements (supervisor/debugger_hooks.h).
+    "debugger": {"common", "syscalls", "recorder", "scheduler", "shim", "proto", "supervisor"},
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"/]+)/[^"]+"', re.M)

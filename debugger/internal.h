@@ -1,0 +1,132 @@
+/*
+ * What the files of debugger/ share: the connection, the position on the timeline, the
+ * breakpoint table. Not for the supervisor (it declares the hooks it calls in
+ * supervisor/debugger_hooks.h).
+ */
+#ifndef DETRUN_DEBUGGER_INTERNAL_H
+#define DETRUN_DEBUGGER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct task;
+
+/* ---- the connection (packets.c) ------------------------------------------------------ */
+
+enum { PACKET_MAX = 16384 };
+
+/* Reads one packet into buf (NUL-terminated, checksum checked and acknowledged). Returns
+ * its length, 0 for an interrupt byte (Ctrl-C) and -1 when gdb has gone. */
+int packet_read(int fd, char *buf, size_t size);
+/* Sends one packet and waits for its acknowledgement (unless no-ack mode). -1: gone. */
+int packet_send(int fd, const char *data, size_t len);
+int packet_sendf(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void packet_no_ack(void);
+bool packet_acks_off(void);
+/* Hex encoding of bytes (lower case) and back; hex_decode returns bytes decoded or -1. */
+void hex_encode(char *out, const void *data, size_t len);
+long hex_decode(void *out, const char *hex, size_t max);
+uint64_t hex_number(const char **p);
+
+/* ---- registers (regs.c) -------------------------------------------------------------- */
+
+const char *target_xml(void);
+/* gdb's register n of task t in hex (target byte order) into out; -1 unknown. */
+int regs_read_one(struct task *t, int n, char *out);
+int regs_write_one(struct task *t, int n, const char *hex);
+/* The whole `g` packet. */
+void regs_read_all(struct task *t, char *out);
+
+/* ---- breakpoints and watchpoints (points.c) ------------------------------------------ */
+
+enum point_type { POINT_SOFT = 0, POINT_HARD = 1, POINT_WRITE = 2, POINT_READ = 3,
+		  POINT_ACCESS = 4 };
+struct point {
+	enum point_type type;
+	uint64_t addr;
+	int len;
+	bool inserted;   /* soft: the int3 is in memory */
+	uint8_t saved;   /* soft: the byte under it */
+};
+enum { MAX_POINTS = 256 };
+extern struct point points[MAX_POINTS];
+extern int n_points;
+
+int points_add(struct task *t, enum point_type type, uint64_t addr, int len);
+int points_remove(struct task *t, enum point_type type, uint64_t addr, int len);
+/* Puts every soft point not (or no longer) in t's memory back: after a library loads. */
+void points_refresh(struct task *t);
+void points_restore(enum point_type type, uint64_t addr, int len);
+/* Debug registers of every task follow the table. */
+void points_sync_all(void);
+void points_sync_task(struct task *t);
+/* A new process copied its parent's memory with the int3s in it: take them out. */
+void points_note_fork(struct task *parent);
+void points_clean_forks(void);
+/* The memory of t as the program wrote it, breakpoints hidden. */
+int points_read_memory(struct task *t, uint64_t addr, void *buf, size_t len);
+
+enum trap_kind { TRAP_NONE, TRAP_BREAK, TRAP_WATCH, TRAP_STEP };
+/* What the SIGTRAP stop of t is; for TRAP_BREAK rip is moved back onto the int3's
+ * address, for TRAP_WATCH *addr is the watched address. */
+enum trap_kind points_classify(struct task *t, uint64_t *addr);
+/* Moves t over the int3 at its rip: takes it out, single-steps; the next stop of t puts
+ * it back (points_after_step). */
+void points_step_over(struct task *t);
+bool points_after_step(struct task *t, int status);
+bool points_stepping(const struct task *t); /* an int3 is out for its step */
+
+/* ---- the server (server.c) ----------------------------------------------------------- */
+
+enum dbg_mode {
+	MODE_OFF,      /* no gdb */
+	MODE_LIVE,     /* talking to gdb at every stop */
+	MODE_SCAN,     /* re-executing silently to find the last hit before `goal` */
+	MODE_SEEK,     /* re-executing silently to stop at `goal` */
+	MODE_DETACHED, /* gdb went: run to the end */
+};
+
+/* A position on the timeline: event `time`, then `hits` breakpoint or watchpoint traps
+ * after it (0: at the event itself). The run is deterministic, so with the same points
+ * set the same positions come in the same order in every execution. */
+struct position {
+	uint64_t time;
+	uint64_t hits;
+};
+
+struct dbg_state {
+	enum dbg_mode mode;
+	int listen_fd, conn_fd;
+	int announce_port;            /* --gdb: say where to connect once the program runs */
+	struct position now;          /* where the group is */
+	struct position goal;         /* SCAN: where gdb was; SEEK: where to stop */
+	struct position last_hit;     /* SCAN: the latest hit before goal (time 0: none) */
+	bool seek_event;              /* SEEK: goal is an event, not a hit */
+	bool at_begin;                /* SEEK: no hit was found: report the start */
+	uint64_t goto_time;           /* `monitor goto`: where the next resume goes, 0: none */
+	int selected_vtid;            /* Hg */
+	int stepping_vtid;            /* vCont;s asked for this task, 0 for none */
+	bool connected;
+};
+extern struct dbg_state dbg;
+
+int position_cmp(struct position a, struct position b);
+/* Talk to gdb about the stop of t (`reply` is the stop reply to give) until it resumes. */
+void server_converse(struct task *t, const char *reply);
+/* The stop reply for a trap or a signal of t. */
+void server_stop_reply(struct task *t, int sig, const char *why, char *out, size_t size);
+struct task *server_find_vtid(int vtid);
+
+/* ---- going back and forth (travel.c) ------------------------------------------------- */
+
+/* Kills the group and executes detrun again to reach `goal` (scan: then the last hit
+ * before it). Does not return. */
+void travel_reexecute(enum dbg_mode mode, struct position goal);
+void travel_save_invocation(int argc, char **argv, char **env);
+/* SCAN reached its goal: re-execute to the last hit found. */
+void travel_scan_done(void);
+/* The monitor commands: text to show in out. */
+void travel_monitor(struct task *t, const char *cmd, char *out, size_t size);
+
+#endif

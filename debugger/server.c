@@ -1,0 +1,666 @@
+/* The conversation with gdb at a stop, and the two hooks of the stop loop. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "supervisor/debugger_hooks.h"
+#include "debugger/internal.h"
+#include "scheduler/scheduler.h"
+#include "scheduler/task.h"
+#include "supervisor/remote.h"
+#include "supervisor/report.h"
+#include "supervisor/tracer.h"
+
+struct dbg_state dbg = { .mode = MODE_OFF, .listen_fd = -1, .conn_fd = -1 };
+
+enum { TF = 0x100 };
+
+/* What gdb asked for when the conversation ended. */
+static struct {
+	int step_vtid; /* 0: continue every task */
+	bool detach;
+} action;
+
+static char last_reply[256];
+
+int position_cmp(struct position a, struct position b)
+{
+	if (a.time != b.time)
+		return a.time < b.time ? -1 : 1;
+	return a.hits < b.hits ? -1 : a.hits > b.hits;
+}
+
+bool debugger_active(void)
+{
+	return dbg.mode != MODE_OFF;
+}
+
+struct task *server_find_vtid(int vtid)
+{
+	for (struct task *t = sched_first(); t; t = t->next)
+		if (t->vtid == vtid && (t->state == TASK_STOPPED || t->state == TASK_RUNNING))
+			return t;
+	return NULL;
+}
+
+/* Linux signal numbers to gdb's (they differ from 7 on). */
+static int gdb_signal(int sig)
+{
+	static const unsigned char map[32] = { 0, 1, 2, 3, 4, 5, 6, 10, 8, 9, 30, 11, 31, 13, 14,
+					       15, 0, 20, 19, 17, 18, 21, 22, 16, 24, 25, 26, 27,
+					       28, 23, 0, 12 };
+	return sig > 0 && sig < 32 ? map[sig] : 0;
+}
+
+void server_stop_reply(struct task *t, int sig, const char *why, char *out, size_t size)
+{
+	snprintf(out, size, "T%02xthread:%x;%s", gdb_signal(sig), t->vtid, why ? why : "");
+}
+
+/* gdb went away while the group was stopped: nothing may go on running. */
+static __attribute__((noreturn)) void gdb_gone(void)
+{
+	die("gdb disconnected: the group is ended");
+}
+
+static void send_or_die(const char *text)
+{
+	if (packet_send(dbg.conn_fd, text, strlen(text)) < 0)
+		gdb_gone();
+}
+
+static void set_trap_flag(struct task *t, bool on)
+{
+	if (remote_load_regs(t))
+		return;
+	uint64_t flags = on ? (t->regs.eflags | TF) : (t->regs.eflags & ~(uint64_t)TF);
+	if (flags != t->regs.eflags) {
+		t->regs.eflags = flags;
+		t->regs_dirty = true;
+	}
+}
+
+/* Resumes a task the debugger stopped (a trap's owner), stepping over an int3 at its pc. */
+static void continue_over(struct task *t)
+{
+	remote_load_regs(t);
+	for (int i = 0; i < n_points; i++)
+		if (points[i].inserted && points[i].addr == t->regs.rip) {
+			points_step_over(t);
+			return;
+		}
+	remote_store_regs(t);
+	t->regs_valid = false;
+	if (ptrace(tracer_resume_request(t), t->tid, 0, 0) < 0 && errno != ESRCH)
+		task_warn(t, "cannot resume: %s", strerror(errno));
+}
+
+/* ---- queries ------------------------------------------------------------------------- */
+
+/* One piece of an object gdb reads with qXfer: "m" more follows, "l" the last. */
+static void send_xfer(const char *data, size_t size, const char *range)
+{
+	const char *p = range;
+	uint64_t off = hex_number(&p);
+	if (*p == ',')
+		p++;
+	uint64_t len = hex_number(&p);
+	if (len > PACKET_MAX / 2)
+		len = PACKET_MAX / 2;
+	static char out[PACKET_MAX];
+	if (off >= size) {
+		send_or_die("l");
+		return;
+	}
+	size_t n = size - off < len ? size - off : len;
+	out[0] = off + n < size ? 'm' : 'l';
+	memcpy(out + 1, data + off, n);
+	if (packet_send(dbg.conn_fd, out, n + 1) < 0)
+		gdb_gone();
+}
+
+static size_t read_proc(struct task *t, const char *what, char *buf, size_t size)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/%s", t->tid, what);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t n = 0;
+	ssize_t got;
+	while (fd >= 0 && n < size && (got = read(fd, buf + n, size - n)) > 0)
+		n += (size_t)got;
+	if (fd >= 0)
+		close(fd);
+	return n;
+}
+
+static void xfer_threads(const char *range)
+{
+	static char xml[PACKET_MAX];
+	size_t n = (size_t)snprintf(xml, sizeof(xml), "<?xml version=\"1.0\"?><threads>");
+	for (struct task *t = sched_first(); t && n < sizeof(xml) - 200; t = t->next) {
+		if (t->state != TASK_STOPPED && t->state != TASK_RUNNING)
+			continue;
+		char comm[32] = "";
+		size_t len = read_proc(t, "comm", comm, sizeof(comm) - 1);
+		while (len > 0 && (comm[len - 1] == '\n' || comm[len - 1] == '<' || comm[len - 1] == '&'))
+			len--;
+		comm[len] = 0;
+		for (char *c = comm; *c; c++)
+			if (*c == '<' || *c == '&' || *c == '"')
+				*c = '_';
+		n += (size_t)snprintf(xml + n, sizeof(xml) - n,
+				      "<thread id=\"%x\" core=\"0\" name=\"%s\"/>", t->vtid, comm);
+	}
+	n += (size_t)snprintf(xml + n, sizeof(xml) - n, "</threads>");
+	send_xfer(xml, n, range);
+}
+
+static void xfer(struct task *owner, const char *q)
+{
+	struct task *t = server_find_vtid(dbg.selected_vtid);
+	if (!t)
+		t = owner;
+	static char buf[PACKET_MAX];
+	if (!strncmp(q, "features:read:target.xml:", 25)) {
+		send_xfer(target_xml(), strlen(target_xml()), q + 25);
+	} else if (!strncmp(q, "auxv:read::", 11)) {
+		send_xfer(buf, read_proc(t, "auxv", buf, sizeof(buf)), q + 11);
+	} else if (!strncmp(q, "exec-file:read:", 15)) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/exe", t->tid);
+		ssize_t n = readlink(path, buf, sizeof(buf) - 1);
+		const char *range = strchr(q + 15, ':');
+		send_xfer(buf, n > 0 ? (size_t)n : 0, range ? range + 1 : "0,0");
+	} else if (!strncmp(q, "threads:read::", 14)) {
+		xfer_threads(q + 14);
+	} else {
+		send_or_die("");
+	}
+}
+
+static void thread_list(void)
+{
+	char out[PACKET_MAX];
+	size_t n = 0;
+	out[n++] = 'm';
+	for (struct task *t = sched_first(); t && n < sizeof(out) - 16; t = t->next)
+		if (t->state == TASK_STOPPED || t->state == TASK_RUNNING)
+			n += (size_t)snprintf(out + n, sizeof(out) - n, "%s%x", n > 1 ? "," : "", t->vtid);
+	out[n] = 0;
+	send_or_die(out);
+}
+
+static void monitor(struct task *owner, const char *hex)
+{
+	char cmd[256], text[1024], out[2200];
+	long n = hex_decode(cmd, hex, sizeof(cmd) - 1);
+	cmd[n < 0 ? 0 : n] = 0;
+	travel_monitor(owner, cmd, text, sizeof(text));
+	out[0] = 'O';
+	hex_encode(out + 1, text, strlen(text));
+	send_or_die(out);
+	send_or_die("OK");
+}
+
+static void query(struct task *owner, const char *q)
+{
+	char out[64];
+	if (!strncmp(q, "qSupported", 10))
+		send_or_die("PacketSize=4000;qXfer:features:read+;qXfer:auxv:read+;"
+			    "qXfer:exec-file:read+;qXfer:threads:read+;QStartNoAckMode+;swbreak+;"
+			    "hwbreak+;ReverseContinue+;vContSupported+");
+	else if (!strncmp(q, "qXfer:", 6))
+		xfer(owner, q + 6);
+	else if (!strcmp(q, "qC"))
+		snprintf(out, sizeof(out), "QC%x", owner->vtid), send_or_die(out);
+	else if (!strcmp(q, "qfThreadInfo"))
+		thread_list();
+	else if (!strcmp(q, "qsThreadInfo"))
+		send_or_die("l");
+	else if (!strcmp(q, "qAttached"))
+		send_or_die("0"); /* detrun started it: quitting gdb ends the group */
+	else if (!strncmp(q, "qRcmd,", 6))
+		monitor(owner, q + 6);
+	else if (!strncmp(q, "qSymbol", 7))
+		send_or_die("OK");
+	else
+		send_or_die("");
+}
+
+/* ---- registers, memory, points ------------------------------------------------------- */
+
+static struct task *selected(struct task *owner)
+{
+	struct task *t = server_find_vtid(dbg.selected_vtid);
+	return t ? t : owner;
+}
+
+static void read_memory(struct task *t, const char *args)
+{
+	uint64_t addr = hex_number(&args);
+	args += *args == ',';
+	uint64_t len = hex_number(&args);
+	static unsigned char buf[PACKET_MAX / 2];
+	static char out[PACKET_MAX];
+	if (len > sizeof(buf) - 1)
+		len = sizeof(buf) - 1;
+	/* A read crossing into unmapped memory gives what could be read, as gdbserver does. */
+	while (len > 0 && points_read_memory(t, addr, buf, len))
+		len /= 2;
+	if (len == 0) {
+		send_or_die("E01");
+		return;
+	}
+	hex_encode(out, buf, len);
+	send_or_die(out);
+}
+
+/* gdb's own writes (`set var`): only where the program itself could write. */
+static void write_memory(struct task *t, const char *args)
+{
+	uint64_t addr = hex_number(&args);
+	args += *args == ',';
+	uint64_t len = hex_number(&args);
+	static unsigned char buf[PACKET_MAX / 2];
+	if (*args != ':' || len > sizeof(buf) || hex_decode(buf, args + 1, len) != (long)len ||
+	    remote_write(t, REMOTE(addr), buf, len)) {
+		send_or_die("E01");
+		return;
+	}
+	send_or_die("OK");
+}
+
+static void point(struct task *t, bool add, const char *args)
+{
+	enum point_type type = (enum point_type)(args[0] - '0');
+	if (type > POINT_ACCESS || args[1] != ',') {
+		send_or_die("");
+		return;
+	}
+	args += 2;
+	uint64_t addr = hex_number(&args);
+	args += *args == ',';
+	int len = (int)hex_number(&args);
+	int err = add ? points_add(t, type, addr, len) : points_remove(t, type, addr, len);
+	send_or_die(err ? "E01" : "OK");
+	if (!err && type != POINT_SOFT)
+		points_sync_all();
+}
+
+static void registers(struct task *t, const char *cmd)
+{
+	static char out[PACKET_MAX];
+	const char *p = cmd + 1;
+	if (cmd[0] == 'g') {
+		regs_read_all(t, out);
+	} else if (cmd[0] == 'p') {
+		if (regs_read_one(t, (int)hex_number(&p), out))
+			snprintf(out, sizeof(out), "E01");
+	} else {
+		int n = (int)hex_number(&p);
+		snprintf(out, sizeof(out), "%s", *p == '=' && !regs_write_one(t, n, p + 1) ? "OK" : "E01");
+	}
+	send_or_die(out);
+}
+
+/* ---- resuming -------------------------------------------------------------------------- */
+
+static int thread_arg(const char *p, struct task *owner)
+{
+	if (*p != ':')
+		return owner->vtid;
+	p++;
+	if (p[0] == '-')
+		return owner->vtid;
+	int v = (int)hex_number(&p);
+	return v ? v : owner->vtid;
+}
+
+/* vCont;ACTION[:THREAD];...: a step of one task, or continue. The signal of a C or S is
+ * not taken: a replay delivers the signals it recorded, and no others. */
+static void vcont(struct task *owner, const char *p)
+{
+	action.step_vtid = 0;
+	while (*p == ';') {
+		p++;
+		if (*p == 's' || *p == 'S') {
+			const char *after = p + 1 + (*p == 'S' ? 2 : 0);
+			action.step_vtid = thread_arg(after, owner);
+		}
+		while (*p && *p != ';')
+			p++;
+	}
+}
+
+static void old_resume(struct task *owner, const char *cmd)
+{
+	action.step_vtid = cmd[0] == 's' || cmd[0] == 'S' ? (dbg.selected_vtid ? dbg.selected_vtid
+									  : owner->vtid)
+							 : 0;
+}
+
+static __attribute__((noreturn)) void kill_and_exit(void)
+{
+	if (dbg.conn_fd >= 0)
+		close(dbg.conn_fd);
+	dbg.conn_fd = -1;
+	die("gdb killed the program: the group is ended");
+}
+
+static void select_thread(const char *p)
+{
+	int v = p[0] == '-' ? 0 : (int)hex_number(&p);
+	dbg.selected_vtid = v;
+	send_or_die("OK");
+}
+
+static bool dispatch_v(struct task *owner, const char *cmd)
+{
+	if (!strcmp(cmd, "vCont?")) {
+		send_or_die("vCont;c;C;s;S");
+	} else if (!strncmp(cmd, "vCont;", 5) && cmd[5] == ';') {
+		vcont(owner, cmd + 5);
+		return true;
+	} else if (!strncmp(cmd, "vKill", 5)) {
+		send_or_die("OK");
+		kill_and_exit();
+	} else {
+		send_or_die("");
+	}
+	return false;
+}
+
+/* A resume after `monitor goto T` to a time already passed runs again from the start. */
+static void go_back_if_asked(void)
+{
+	if (dbg.goto_time && dbg.goto_time <= dbg.now.time)
+		travel_reexecute(MODE_SEEK, (struct position){ dbg.goto_time, 0 });
+}
+
+/* One packet; true when gdb resumed the group. */
+static bool dispatch(struct task *owner, const char *cmd)
+{
+	if (cmd[0] == 'c' || cmd[0] == 'C' || cmd[0] == 'b' || !strncmp(cmd, "vCont;c", 7) ||
+	    !strncmp(cmd, "vCont;C", 7))
+		go_back_if_asked();
+	struct task *t = selected(owner);
+	switch (cmd[0]) {
+	case '?': send_or_die(last_reply); return false;
+	case 'q': query(owner, cmd); return false;
+	case 'Q':
+		send_or_die(strcmp(cmd, "QStartNoAckMode") ? "" : "OK");
+		if (!strcmp(cmd, "QStartNoAckMode"))
+			packet_no_ack();
+		return false;
+	case 'H': select_thread(cmd + 2); return false;
+	case 'T': send_or_die(server_find_vtid((int)strtol(cmd + 1, NULL, 16)) ? "OK" : "E01");
+		return false;
+	case 'g': case 'p': case 'P': registers(t, cmd); return false;
+	case 'm': read_memory(t, cmd + 1); return false;
+	case 'M': write_memory(t, cmd + 1); return false;
+	case 'Z': case 'z': point(t, cmd[0] == 'Z', cmd + 1); return false;
+	case 'v': return dispatch_v(owner, cmd);
+	case 'c': case 's': case 'C': case 'S': old_resume(owner, cmd); return true;
+	case 'b':
+		if (cmd[1] == 'c')
+			travel_reexecute(MODE_SCAN, dbg.now);
+		warn("reverse-step is not supported: reverse-continue is (README, Limits)");
+		send_or_die("E01");
+		return false;
+	case 'D': send_or_die("OK"); action.detach = true; return true;
+	case 'k': kill_and_exit();
+	default: send_or_die(""); return false;
+	}
+}
+
+void server_converse(struct task *owner, const char *reply)
+{
+	snprintf(last_reply, sizeof(last_reply), "%s", reply);
+	dbg.selected_vtid = owner->vtid;
+	dbg.stepping_vtid = 0;
+	action.step_vtid = 0;
+	action.detach = false;
+	if (dbg.connected)
+		send_or_die(reply);
+	static char buf[PACKET_MAX];
+	for (;;) {
+		int n = packet_read(dbg.conn_fd, buf, sizeof(buf));
+		if (n < 0)
+			gdb_gone();
+		if (n > 0 && dispatch(owner, buf))
+			break;
+	}
+	if (action.detach) {
+		for (int i = n_points - 1; i >= 0; i--)
+			points_remove(owner, points[i].type, points[i].addr, points[i].len);
+		points_sync_all();
+		dbg.mode = MODE_DETACHED;
+		close(dbg.conn_fd);
+		dbg.conn_fd = -1;
+		return;
+	}
+	dbg.stepping_vtid = action.step_vtid;
+	dbg.connected = true; /* from now on gdb waits for a stop reply */
+}
+
+/* ---- the hooks ----------------------------------------------------------------------- */
+
+/* After a conversation at a trap: the owner goes on as gdb asked. */
+static void resume_owner(struct task *t)
+{
+	if (dbg.mode == MODE_LIVE && dbg.stepping_vtid == t->vtid) {
+		points_step_over(t); /* single-steps, with an int3 under the pc taken out */
+		return;
+	}
+	struct task *other = dbg.mode == MODE_LIVE ? server_find_vtid(dbg.stepping_vtid) : NULL;
+	if (other) {
+		set_trap_flag(other, true); /* steps when the scheduler next runs it */
+		remote_store_regs(other);
+	}
+	continue_over(t);
+}
+
+static void reply_trap(struct task *t, enum trap_kind kind, uint64_t addr)
+{
+	char why[64], reply[128];
+	if (kind == TRAP_WATCH)
+		snprintf(why, sizeof(why), "watch:%llx;", (unsigned long long)addr);
+	else
+		snprintf(why, sizeof(why), "%s", kind == TRAP_BREAK ? "swbreak:;" : "");
+	server_stop_reply(t, SIGTRAP, why, reply, sizeof(reply));
+	server_converse(t, reply);
+}
+
+static void on_trap(struct task *t, enum trap_kind kind, uint64_t addr)
+{
+	if (dbg.now.time != sched_now()) /* events of sys_cpu.c (rdtsc, cpuid) come here too */
+		dbg.now = (struct position){ sched_now(), 0 };
+	if (kind != TRAP_STEP)
+		dbg.now.hits++;
+	if (dbg.mode == MODE_SCAN && kind != TRAP_STEP) {
+		if (position_cmp(dbg.now, dbg.goal) >= 0)
+			travel_scan_done();
+		dbg.last_hit = dbg.now;
+	} else if (dbg.mode == MODE_SEEK && !dbg.seek_event && kind != TRAP_STEP &&
+		   position_cmp(dbg.now, dbg.goal) == 0) {
+		dbg.mode = MODE_LIVE;
+		reply_trap(t, kind, addr);
+	} else if (dbg.mode == MODE_LIVE && (kind != TRAP_STEP || dbg.stepping_vtid == t->vtid)) {
+		reply_trap(t, kind, addr);
+	}
+	resume_owner(t);
+}
+
+bool debugger_on_stop(struct task *t, int status)
+{
+	if (dbg.mode == MODE_OFF)
+		return false;
+	points_sync_task(t);
+	bool stepped_over = points_after_step(t, status);
+	int event = (unsigned)status >> 16;
+	if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK || event == PTRACE_EVENT_CLONE)
+		points_note_fork(t);
+	if (event == 0 && (WSTOPSIG(status) == SIGSEGV || WSTOPSIG(status) == SIGILL) &&
+	    (points_stepping(t) || dbg.stepping_vtid == t->vtid)) {
+		/* The step met an instruction detrun emulates (rdtsc, cpuid): the emulation
+		 * resumes it normally, and the trap flag ends the step one instruction on. */
+		set_trap_flag(t, true);
+		return false;
+	}
+	if (event != 0 || WSTOPSIG(status) != SIGTRAP)
+		return false;
+	uint64_t addr = 0;
+	enum trap_kind kind = points_classify(t, &addr);
+	bool ours = stepped_over || dbg.stepping_vtid == t->vtid;
+	if (kind == TRAP_NONE || (kind == TRAP_STEP && !ours))
+		return false; /* the program's own int3 or trap flag */
+	if (kind == TRAP_STEP)
+		set_trap_flag(t, false); /* ours, set after an emulated instruction, or none */
+	if (kind == TRAP_STEP && dbg.stepping_vtid != t->vtid) {
+		continue_over(t); /* our own step over an int3 */
+		return true;
+	}
+	on_trap(t, kind, addr);
+	return true;
+}
+
+/* Does the group end with this event (the last process's exit_group, the last task's
+ * exit)? The stop comes before it, so that gdb can still look, and go back. */
+static bool group_ending(const struct task *t)
+{
+	if (t->syscall_nr != SYS_exit_group && t->syscall_nr != SYS_exit)
+		return false;
+	for (struct task *u = sched_first(); u; u = u->next)
+		if (u != t && (u->state == TASK_STOPPED || u->state == TASK_RUNNING) &&
+		    (t->syscall_nr == SYS_exit || u->proc != t->proc))
+			return false;
+	return true;
+}
+
+/* gdb sent something while the group ran: an interrupt (Ctrl-C), or it went away. */
+static bool interrupted(void)
+{
+	struct pollfd p = { dbg.conn_fd, POLLIN, 0 };
+	if (poll(&p, 1, 0) <= 0)
+		return false;
+	char c;
+	ssize_t n = recv(dbg.conn_fd, &c, 1, MSG_DONTWAIT);
+	if (n == 0)
+		gdb_gone();
+	return n == 1 && c == 3;
+}
+
+/* A stop at an event. A step asked for there: the trap flag stops the task one
+ * instruction after it next runs. Stored now: the call's handler may inject calls, which
+ * start from the kernel's copy of the registers. */
+static void converse_at_event(struct task *t, const char *reply)
+{
+	server_converse(t, reply);
+	struct task *stepping = dbg.stepping_vtid ? server_find_vtid(dbg.stepping_vtid) : NULL;
+	if (stepping) {
+		set_trap_flag(stepping, true);
+		remote_store_regs(stepping);
+	}
+}
+
+static void first_stop(struct task *t)
+{
+	if (dbg.announce_port)
+		fprintf(stderr, "detrun: waiting for gdb on 127.0.0.1:%d (in gdb: target "
+			"extended-remote 127.0.0.1:%d)\n", dbg.announce_port, dbg.announce_port);
+	int fd;
+	while ((fd = accept4(dbg.listen_fd, NULL, NULL, SOCK_CLOEXEC)) < 0 && errno == EINTR)
+		;
+	if (fd < 0)
+		die("cannot accept gdb's connection: %s", strerror(errno));
+	close(dbg.listen_fd);
+	dbg.listen_fd = -1;
+	dbg.conn_fd = fd;
+	char reply[64];
+	server_stop_reply(t, SIGTRAP, "", reply, sizeof(reply));
+	converse_at_event(t, reply);
+}
+
+static void live_event(struct task *t)
+{
+	char reply[128];
+	int sig = t->syscall_nr == -1 ? t->inject_signal : 0;
+	if (sig) {
+		server_stop_reply(t, sig, "", reply, sizeof(reply));
+	} else if (group_ending(t)) {
+		server_stop_reply(t, SIGKILL, "", reply, sizeof(reply));
+	} else if (dbg.goto_time && dbg.now.time >= dbg.goto_time) {
+		dbg.goto_time = 0;
+		server_stop_reply(t, 0, "", reply, sizeof(reply)); /* gdb: "stopped" */
+	} else if (dbg.stepping_vtid == t->vtid || interrupted()) {
+		server_stop_reply(t, dbg.stepping_vtid == t->vtid ? SIGTRAP : SIGINT, "", reply,
+				  sizeof(reply));
+		set_trap_flag(t, false);
+	} else {
+		return;
+	}
+	converse_at_event(t, reply);
+}
+
+void debugger_on_event(struct task *t)
+{
+	if (dbg.mode == MODE_OFF || dbg.mode == MODE_DETACHED)
+		return;
+	dbg.now = (struct position){ sched_now(), 0 };
+	points_clean_forks();
+	points_refresh(t);
+	points_sync_all();
+	if (dbg.listen_fd >= 0) {
+		if (t->syscall_nr != SYS_execve) /* the first stop is in the program */
+			first_stop(t);
+	} else if (dbg.mode == MODE_SCAN) {
+		if (position_cmp(dbg.now, dbg.goal) >= 0)
+			travel_scan_done();
+	} else if (dbg.mode == MODE_SEEK) {
+		if (dbg.at_begin && t->syscall_nr == SYS_execve)
+			return; /* the start is in the program, as the first stop was */
+		if (dbg.seek_event && position_cmp(dbg.now, dbg.goal) >= 0) {
+			dbg.mode = MODE_LIVE;
+			char reply[128];
+			server_stop_reply(t, 0, dbg.at_begin ? "replaylog:begin;" : "", reply,
+					  sizeof(reply));
+			converse_at_event(t, reply);
+		}
+	} else {
+		live_event(t);
+	}
+}
+
+int debugger_finish(int code)
+{
+	if (dbg.mode != MODE_LIVE || dbg.conn_fd < 0)
+		return code;
+	char reply[16];
+	snprintf(reply, sizeof(reply), code > 128 ? "X%02x" : "W%02x",
+		 code > 128 ? gdb_signal(code - 128) : code & 0xff);
+	if (packet_send(dbg.conn_fd, reply, strlen(reply)) == 0) {
+		static char buf[PACKET_MAX];
+		int n;
+		while ((n = packet_read(dbg.conn_fd, buf, sizeof(buf))) >= 0) {
+			if (n > 0 && (buf[0] == 'k' || buf[0] == 'D' || !strncmp(buf, "vKill", 5))) {
+				if (buf[0] != 'k')
+					packet_send(dbg.conn_fd, "OK", 2);
+				break;
+			}
+			if (n > 0)
+				packet_send(dbg.conn_fd, buf[0] == '?' ? reply : "E01", buf[0] == '?' ? strlen(reply) : 3);
+		}
+	}
+	close(dbg.conn_fd);
+	dbg.conn_fd = -1;
+	return code;
+}

@@ -1,0 +1,128 @@
+/* Where the group is, and going elsewhere: `monitor when`, `monitor goto T`, and
+ * reverse-continue, by executing detrun again from the start.
+ *
+ * A re-execution is the same command line (same log, same options) with the gdb
+ * connection inherited and one more argument, --gdb-resume=, that says where to stop and
+ * which breakpoints and watchpoints gdb has set. The replay is deterministic, so the new
+ * run passes the same positions in the same order. Reverse-continue from position P takes
+ * two: the first counts every hit before P and remembers the last, the second stops
+ * there. Both cost the run from the start to P: going back is as expensive as the
+ * distance from the start, not from P (README, Debugging a recording). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "supervisor/debugger_hooks.h"
+#include "debugger/internal.h"
+#include "scheduler/scheduler.h"
+#include "scheduler/task.h"
+#include "supervisor/task.h"
+#include "supervisor/report.h"
+
+static char **saved_argv;  /* detrun's command line, our own arguments taken out */
+static char **saved_env;
+static char saved_cwd[PATH_MAX];
+
+static char mode_letter(enum dbg_mode mode, bool event, bool begin)
+{
+	if (mode == MODE_SCAN)
+		return 'S';
+	return begin ? 'B' : event ? 'E' : 'H';
+}
+
+static void add_points_arg(char *spec, size_t size)
+{
+	size_t n = strlen(spec);
+	for (int i = 0; i < n_points && n < size - 40; i++)
+		n += (size_t)snprintf(spec + n, size - n, "/%d.%llx.%d", points[i].type,
+				      (unsigned long long)points[i].addr, points[i].len);
+}
+
+static __attribute__((noreturn)) void reexecute(enum dbg_mode mode, struct position goal,
+						 bool event, bool begin)
+{
+	static char spec[8192];
+	snprintf(spec, sizeof(spec), "--gdb-resume=%d/%c/%llu/%llu/%d", dbg.conn_fd,
+		 mode_letter(mode, event, begin), (unsigned long long)goal.time,
+		 (unsigned long long)goal.hits, packet_acks_off());
+	add_points_arg(spec, sizeof(spec));
+	int n = 0;
+	while (saved_argv[n])
+		n++;
+	char **argv = calloc((size_t)n + 2, sizeof(char *));
+	if (!argv)
+		die("out of memory");
+	argv[0] = saved_argv[0];
+	argv[1] = spec;
+	memcpy(argv + 2, saved_argv + 1, (size_t)n * sizeof(char *));
+	report_run_cleanup(); /* the group goes first: nothing of it may outlive this run */
+	/* Children of this run went into a PID namespace whose init is now gone, where no
+	 * process can be created any more: the next run starts from detrun's own. */
+	int ns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+	if (ns < 0 || setns(ns, CLONE_NEWPID) < 0)
+		die("cannot leave the group's PID namespace: %s", strerror(errno));
+	close(ns);
+	fcntl(dbg.conn_fd, F_SETFD, 0);
+	if (chdir(saved_cwd) < 0)
+		die("cannot go back to %s: %s", saved_cwd, strerror(errno));
+	execve("/proc/self/exe", argv, saved_env);
+	die("cannot execute detrun again: %s", strerror(errno));
+}
+
+void travel_save_invocation(int argc, char **argv, char **env)
+{
+	saved_argv = calloc((size_t)argc + 1, sizeof(char *));
+	int n = 0;
+	while (env[n])
+		n++;
+	saved_env = calloc((size_t)n + 1, sizeof(char *));
+	if (!saved_argv || !saved_env || !getcwd(saved_cwd, sizeof(saved_cwd)))
+		die("cannot keep detrun's command line for re-execution");
+	for (int i = 0; i < argc; i++)
+		saved_argv[i] = strdup(argv[i]);
+	for (int i = 0; i < n; i++)
+		saved_env[i] = strdup(env[i]);
+}
+
+void travel_reexecute(enum dbg_mode mode, struct position goal)
+{
+	reexecute(mode, goal, mode == MODE_SEEK, false);
+}
+
+void travel_scan_done(void)
+{
+	if (dbg.last_hit.time == 0)
+		reexecute(MODE_SEEK, (struct position){ 0, 0 }, true, true);
+	reexecute(MODE_SEEK, dbg.last_hit, false, false);
+}
+
+void travel_monitor(struct task *t, const char *cmd, char *out, size_t size)
+{
+	if (!strcmp(cmd, "when")) {
+		snprintf(out, size, "logical time %llu, %llu breakpoint hits after it; task %d "
+			 "(tid %d)\n", (unsigned long long)dbg.now.time,
+			 (unsigned long long)dbg.now.hits, t->vtid, t->ns_tid);
+		return;
+	}
+	if (!strncmp(cmd, "goto ", 5)) {
+		char *end;
+		unsigned long long time = strtoull(cmd + 5, &end, 0);
+		if (end == cmd + 5 || *end || time == 0) {
+			snprintf(out, size, "goto takes a logical time (a number > 0)\n");
+			return;
+		}
+		/* gdb learns of a stop only as the answer to a resume: the next one goes there. */
+		dbg.goto_time = time;
+		snprintf(out, size, "the next continue (or reverse-continue) stops at logical time "
+			 "%llu%s\n", time, time <= dbg.now.time ? ", running again from the start" : "");
+		return;
+	}
+	snprintf(out, size, "detrun monitor commands:\n  when    logical time and task of "
+		 "this stop\n  goto T  run again from the start to logical time T and stop\n");
+}

@@ -1,0 +1,364 @@
+// Debugging a recording (issue 12): detrun serves the GDB remote protocol on a replay and
+// on a plain run, and `detrun debug LOG` starts Debian's gdb on it. Every test drives the
+// real gdb in batch mode and checks what it prints.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+
+namespace {
+
+const std::string kDetrun = DETRUN_PATH;
+const std::string kServer = std::string(EXAMPLES_DIR) + "/kvserver";
+const std::string kClient = std::string(EXAMPLES_DIR) + "/kvclient";
+const std::string kRacy = std::string(EXAMPLES_DIR) + "/racy_counter";
+
+long NumberAfter(const std::string &text, const std::string &key)
+{
+	size_t at = text.find(key);
+	return at == std::string::npos ? -1 : strtol(text.c_str() + at + key.size(), nullptr, 10);
+}
+
+// gdb -batch with one -ex per command.
+std::vector<std::string> Batch(const std::vector<std::string> &commands)
+{
+	std::vector<std::string> argv{"-batch"};
+	for (const std::string &c : commands) {
+		argv.push_back("-ex");
+		argv.push_back(c);
+	}
+	return argv;
+}
+
+// `detrun debug LOG` driving gdb with `commands`, run in `dir`.
+RunResult Debug(const TempDir &dir, const std::string &log, const std::vector<std::string> &commands)
+{
+	std::vector<std::string> argv{kDetrun, "debug", log};
+	for (const std::string &a : Batch(commands))
+		argv.push_back(a);
+	RunOptions opt;
+	opt.cwd = dir.path;
+	opt.timeout_s = 240;
+	return RunCommand(argv, opt);
+}
+
+// Records examples/kvserver under kvclient's load into dir/NAME.
+void RecordServer(const TempDir &dir, const std::string &name, const std::vector<std::string> &load)
+{
+	RunOptions opt;
+	opt.cwd = dir.path;
+	Child server({kDetrun, "record", "-o", dir / name, "--", kServer, "0", "data.log"}, opt);
+	ASSERT_TRUE(server.WaitForOutput("listening on port ", 60));
+	std::vector<std::string> c{kClient, std::to_string(NumberAfter(server.Out(), "listening on port "))};
+	c.insert(c.end(), load.begin(), load.end());
+	RunResult client = RunCommand(c);
+	RunResult r = server.Finish();
+	ASSERT_EQ(client.code, 0) << client.Describe();
+	ASSERT_TRUE(r.leftovers.empty()) << r.Describe();
+}
+
+// The lines of gdb's output that match `pattern`.
+std::vector<std::string> Matching(const std::string &out, const std::string &pattern)
+{
+	std::vector<std::string> lines;
+	std::regex re(pattern);
+	for (const std::string &l : SplitLines(out))
+		if (std::regex_search(l, re))
+			lines.push_back(l);
+	return lines;
+}
+
+TEST(Debug, CrashRecordingStopsAtTheSegvAndGoesBackToTheHandler)
+{
+	TempDir dir("debug");
+	RecordServer(dir, "crash.dlog", {"4", "20", "256", "--crash"});
+	RunResult r = Debug(dir, "crash.dlog",
+			    { "continue", "bt", "info locals", "monitor when", "break handle_del",
+			      "reverse-continue", "bt", "print key", "monitor when" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	// The stop at the crash, with the handler's frames and the recorded request.
+	EXPECT_NE(r.out.find("received signal SIGSEGV, Segmentation fault."), std::string::npos)
+		<< r.out << r.Describe();
+	std::string all = r.out + r.err; // gdb -batch prints some answers on stderr
+	EXPECT_FALSE(Matching(r.out, "^#0  serve_connection \\(fd=fd@entry=[0-9]+, "
+				     "conn_id=conn_id@entry=5\\) at .*kvserver.c:[0-9]+$").empty()) << r.out;
+	EXPECT_FALSE(Matching(r.out, "^#1 .* in connection \\(.*\\) at .*kvserver.c:[0-9]+$").empty()) << r.out;
+	EXPECT_NE(r.out.find("buf = \"DEL\\000no_such_key\""), std::string::npos) << r.out;
+	// reverse-continue: the handler of the request that crashed it.
+	EXPECT_NE(r.out.find("hit Breakpoint 1, handle_del (key=0x"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("$1 = 0x"), std::string::npos) << r.out;
+	EXPECT_FALSE(Matching(r.out, "^\\$1 = 0x[0-9a-f]+ \"no_such_key\"$").empty()) << r.out;
+	std::vector<std::string> when = Matching(all, "^logical time ");
+	ASSERT_EQ(when.size(), 2u) << all;
+	EXPECT_EQ(NumberAfter(when[1], "logical time "), NumberAfter(when[0], "logical time ") - 1)
+		<< "the handler runs right after the crashing request's read\n" << r.out;
+}
+
+TEST(Debug, PlainRunBreakpointBacktraceAndThreads)
+{
+	RunOptions opt;
+	opt.timeout_s = 120;
+	Child server({kDetrun, "--gdb", "--", kRacy, "3"}, opt);
+	ASSERT_TRUE(server.WaitForOutput("waiting for gdb on 127.0.0.1:", 60, true)) << server.Err();
+	long port = NumberAfter(server.Err(), "127.0.0.1:");
+	std::vector<std::string> argv{"gdb", "-q", "-ex", "set sysroot /", "-ex",
+				      "target extended-remote 127.0.0.1:" + std::to_string(port)};
+	for (const std::string &a : Batch({ "break worker", "continue", "bt", "print arg",
+					    "print $mxcsr", "print $fs_base != 0", "print sizeof($ymm0)",
+					    "info threads", "continue", "thread 1", "bt",
+					    "thread apply all bt", "info sharedlibrary", "kill" }))
+		argv.push_back(a);
+	argv.push_back(kRacy);
+	RunResult g = RunCommand(argv, opt);
+	RunResult s = server.Finish();
+	EXPECT_TRUE(s.leftovers.empty()) << s.Describe();
+	EXPECT_FALSE(g.timed_out) << g.Describe();
+	EXPECT_NE(g.out.find("hit Breakpoint 1, worker (arg=0x0) at "), std::string::npos) << g.out;
+	EXPECT_FALSE(Matching(g.out, "^#0  worker \\(arg=0x0\\) at .*racy_counter.c:[0-9]+$").empty()) << g.out;
+	EXPECT_NE(g.out.find("$1 = (void *) 0x0"), std::string::npos) << g.out;
+	// The target description: SSE's control word, the thread pointer, AVX.
+	EXPECT_NE(g.out.find("$2 = 8064\n$3 = 1\n$4 = 32\n"), std::string::npos) << g.out;
+	EXPECT_FALSE(Matching(g.out, "^\\* 2 +Thread 2 \"racy_counter\" worker").empty()) << g.out;
+	EXPECT_NE(g.out.find("hit Breakpoint 1, worker (arg=0x1) at "), std::string::npos) << g.out;
+	EXPECT_NE(g.out.find("[Switching to thread 1 (Thread 1)]"), std::string::npos) << g.out;
+	EXPECT_FALSE(Matching(g.out, "in main \\(.*\\) at .*racy_counter.c:[0-9]+$").empty()) << g.out;
+	// thread apply all bt: main in pthread_join and the second worker.
+	EXPECT_GE(Matching(g.out, "^Thread [0-9]+ \\(Thread [0-9]+ \"racy_counter\"\\):$").size(), 2u)
+		<< g.out;
+	EXPECT_FALSE(Matching(g.out, "^#0  worker \\(arg=0x1\\) at ").empty()) << g.out;
+	EXPECT_FALSE(Matching(g.out, "^0x[0-9a-f]+ +0x[0-9a-f]+ +Yes .*/libc\\.so\\.6$").empty()) << g.out;
+}
+
+// A breakpoint in code a forked child runs too: the child's copy of the int3 is taken
+// out (it would die of SIGTRAP), the parent stops.
+TEST(Debug, ForkedChildDoesNotInheritBreakpoints)
+{
+	TempDir dir("debug");
+	RunOptions opt;
+	opt.cwd = dir.path;
+	std::string guest = std::string(GUEST_DIR) + "/dbg_fork";
+	ASSERT_EQ(RunCommand({kDetrun, "record", "-o", dir / "fork.dlog", "--", guest}, opt).code, 0);
+	RunResult r = Debug(dir, "fork.dlog", { "break work", "continue", "print x", "continue" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	EXPECT_NE(r.out.find("child 2\n"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("DBG-FORK-OK\n"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("Breakpoint 1, work (x=x@entry=2)"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("$1 = 2\n"), std::string::npos) << r.out;
+}
+
+// A breakpoint on an instruction detrun emulates (rdtsc): the step over it, gdb's and
+// detrun's own, goes through the emulation, and the breakpoint stays for the next call.
+TEST(Debug, BreakpointOnAnEmulatedInstruction)
+{
+	TempDir dir("debug");
+	RunOptions opt;
+	opt.cwd = dir.path;
+	std::string guest = std::string(GUEST_DIR) + "/dbg_rdtsc";
+	ASSERT_EQ(RunCommand({kDetrun, "record", "-o", dir / "rdtsc.dlog", "--", guest}, opt).code, 0);
+	RunResult r = Debug(dir, "rdtsc.dlog", { "break *tick", "continue", "continue", "stepi",
+						 "continue", "continue" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	EXPECT_EQ(Matching(r.out, "^Breakpoint 1, tick \\(\\) at ").size(), 3u) << r.out;
+	EXPECT_NE(r.out.find("DBG-RDTSC-OK\n"), std::string::npos) << r.out;
+	EXPECT_EQ((r.out + r.err).find("diverged"), std::string::npos) << r.out << r.err;
+}
+
+// Single steps (vCont;s) over lines, into a call and out of it, on a replay.
+TEST(Debug, SteppingOnAReplay)
+{
+	TempDir dir("debug");
+	RunOptions opt;
+	opt.cwd = dir.path;
+	RunResult rec = RunCommand({kDetrun, "record", "-o", dir / "racy.dlog", "--", kRacy, "2",
+				    "10"}, opt);
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	RunResult r = Debug(dir, "racy.dlog",
+			    { "break main", "continue", "next", "next", "stepi", "step", "bt 1",
+			      "finish", "monitor when" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	EXPECT_FALSE(Matching(r.out, "^33\t\t*iterations = atol\\(argv\\[2\\]\\);").empty()) << r.out;
+	EXPECT_FALSE(Matching(r.out, "^#0  .*strtol \\(nptr=0x[0-9a-f]+ \"10\"").empty()) << r.out;
+	EXPECT_NE(r.out.find("Value returned is $1 = 10"), std::string::npos) << r.out;
+}
+
+// The replay under gdb stops for every breakpoint hit in a handler called for every
+// request and still takes the recorded events (a divergence stops a replay with "replay
+// diverged"; the end is checked too: exit code and logical time): same output, exit 0.
+TEST(Debug, ReplayWithBreakpointsInHotCodeEndsLikeAPlainReplay)
+{
+	TempDir dir("debug");
+	RecordServer(dir, "kv.dlog", {"8", "40", "256", "--shutdown"});
+	RunOptions opt;
+	opt.cwd = dir.path;
+	// Long enough for digests of the event stream (one every 1024 events) to be checked.
+	RunResult stats = RunCommand({kDetrun, "log", "--stats", "kv.dlog"}, opt);
+	EXPECT_GE(NumberAfter(stats.out, "ready, "), 0) << stats.out;
+	EXPECT_EQ(stats.out.find(" 0 digest"), std::string::npos) << stats.out;
+	RunResult plain = RunCommand({kDetrun, "replay", "kv.dlog"}, opt);
+	ASSERT_EQ(plain.code, 0) << plain.Describe();
+	RunResult r = Debug(dir, "kv.dlog",
+			    { "break handle_set", "break handle_get", "break put_all",
+			      "ignore 1 100000", "ignore 2 100000", "ignore 3 100000", "continue",
+			      "monitor when", "info breakpoints", "continue" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	std::string all = r.out + r.err;
+	EXPECT_EQ(all.find("diverged"), std::string::npos) << all;
+	EXPECT_NE(all.find("[Inferior 1 (Remote target) exited normally]"), std::string::npos) << all;
+	std::vector<std::string> hits = Matching(all, "breakpoint already hit [0-9]+ times");
+	ASSERT_EQ(hits.size(), 3u) << all;
+	EXPECT_GE(NumberAfter(hits[0], "already hit "), 100) << all;
+	EXPECT_GE(NumberAfter(hits[2], "already hit "), 300) << all;
+	// The program's own output, line for line as the plain replay's.
+	for (const std::string &line : SplitLines(plain.out))
+		EXPECT_NE(r.out.find(line + "\n"), std::string::npos) << line;
+}
+
+// A watchpoint on the racy counter stops at the same logical times, with the same values,
+// in two sessions; from the end, reverse-continue returns to the last write (150 writes:
+// each stop of gdb costs several packets, and this machine is slow).
+TEST(Debug, WatchpointOnTheRacyCounterIsReproducibleAndReversible)
+{
+	TempDir dir("debug");
+	RunOptions opt;
+	opt.cwd = dir.path;
+	RunResult rec = RunCommand({kDetrun, "record", "-o", dir / "racy.dlog", "--", kRacy, "3",
+				    "50"}, opt);
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	ASSERT_NE(rec.out.find("counter = 150 "), std::string::npos) << rec.Describe();
+	WriteFile(dir / "watch.gdb", "watch counter\ncommands\nsilent\nmonitor when\n"
+				     "print counter\ncontinue\nend\ncontinue\ndelete\n"
+				     "echo at-the-end\\n\nmonitor when\nwatch counter\n"
+				     "reverse-continue\nmonitor when\nprint counter\n");
+	// gdb -batch prints the values on stdout and what `monitor` says on stderr.
+	std::vector<std::string> values[2], times[2];
+	for (int i = 0; i < 2; i++) {
+		RunResult r = Debug(dir, "racy.dlog", {"source watch.gdb"});
+		EXPECT_FALSE(r.timed_out) << r.Describe();
+		EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+		values[i] = Matching(r.out, "^(\\$[0-9]+ = |at-the-end)");
+		times[i] = Matching(r.err, "^logical time ");
+	}
+	EXPECT_EQ(values[0], values[1]);
+	EXPECT_EQ(times[0], times[1]);
+	// 150 writes, each seen once, then the end, then the last write again.
+	ASSERT_EQ(values[0].size(), 152u) << Head(ReadFile(dir / "watch.gdb"));
+	EXPECT_EQ(values[0][149], "$150 = 150");
+	EXPECT_EQ(values[0][150], "at-the-end");
+	// gdb's reverse watchpoint stops where the value changes going back: at the state
+	// the last write changed (gdb: "Old value = 150, New value = 149"), which is where
+	// the forward session saw write 149.
+	EXPECT_EQ(values[0][151], "$151 = 149");
+	ASSERT_EQ(times[0].size(), 152u);
+	EXPECT_EQ(times[0][151], times[0][148]) << "reverse-continue from the end: the last write";
+	EXPECT_NE(times[0][150], times[0][149]);
+}
+
+// `monitor goto T` sets where the next resume stops: forward in the same run, backward by
+// running again from the start.
+TEST(Debug, MonitorGotoRunsForwardAndBack)
+{
+	TempDir dir("debug");
+	RunOptions opt;
+	opt.cwd = dir.path;
+	RunResult rec = RunCommand({kDetrun, "record", "-o", dir / "racy.dlog", "--", kRacy, "3",
+				    "50"}, opt);
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	RunResult r = Debug(dir, "racy.dlog",
+			    { "monitor when", "monitor goto 62", "continue", "monitor when",
+			      "monitor goto 50", "continue", "monitor when", "bt 1",
+			      "print/x $pc", "stepi", "print/x $pc" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	std::vector<std::string> when = Matching(r.err, "^logical time ");
+	ASSERT_EQ(when.size(), 3u) << r.err;
+	EXPECT_LT(NumberAfter(when[0], "logical time "), 50) << r.err;
+	EXPECT_EQ(NumberAfter(when[1], "logical time "), 62) << r.err;
+	EXPECT_EQ(NumberAfter(when[2], "logical time "), 50) << r.err;
+	EXPECT_NE(r.err.find("running again from the start"), std::string::npos) << r.err;
+	EXPECT_FALSE(Matching(r.out, "^#0  ").empty()) << r.out;
+	// A single step from a stop at an event (the trap flag, set as the task next runs).
+	std::vector<std::string> pcs = Matching(r.out, "^\\$[0-9]+ = 0x");
+	ASSERT_EQ(pcs.size(), 2u) << r.out;
+	long before = strtol(pcs[0].c_str() + pcs[0].find("0x"), nullptr, 16);
+	long after = strtol(pcs[1].c_str() + pcs[1].find("0x"), nullptr, 16);
+	EXPECT_GT(after, before) << r.out;
+	EXPECT_LE(after - before, 15) << "one instruction\n" << r.out;
+}
+
+// Bad input: one line from detrun, a non-zero exit, nothing left running.
+void ExpectOneLine(const RunResult &r, const std::string &must_say)
+{
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_NE(r.code, 0) << r.Describe();
+	EXPECT_EQ(Matching(r.err, "^detrun: ").size(), 1u) << r.Describe();
+	EXPECT_NE(r.err.find(must_say), std::string::npos) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+}
+
+TEST(Debug, ErrorsAreOneLineAndLeaveNothingRunning)
+{
+	TempDir dir("debug");
+	RunOptions opt;
+	opt.cwd = dir.path;
+	// A log of another binary: the program was rebuilt since.
+	std::string copy = dir / "racy_copy";
+	ASSERT_EQ(RunCommand({"cp", kRacy, copy}).code, 0);
+	ASSERT_EQ(RunCommand({kDetrun, "record", "-o", dir / "r.dlog", "--", copy, "1", "5"}, opt).code, 0);
+	ASSERT_EQ(RunCommand({"sh", "-c", "echo >> " + copy}).code, 0);
+	ExpectOneLine(RunCommand({kDetrun, "debug", "r.dlog", "-batch"}, opt),
+		      "is not the recorded program");
+	ExpectOneLine(RunCommand({kDetrun, "replay", "--gdb", "r.dlog"}, opt),
+		      "differs from the recorded program");
+	// gdb missing.
+	ASSERT_EQ(RunCommand({kDetrun, "record", "-o", dir / "ok.dlog", "--", kRacy, "1", "5"}, opt).code, 0);
+	ExpectOneLine(RunCommand({"env", "DETRUN_GDB=/nonexistent/gdb", kDetrun, "debug", "ok.dlog",
+				  "-batch"}, opt), "cannot run /nonexistent/gdb");
+	// A port in use.
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {};
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t len = sizeof(a);
+	ASSERT_EQ(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ASSERT_EQ(listen(fd, 1), 0);
+	ASSERT_EQ(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	std::string port = std::to_string(ntohs(a.sin_port));
+	ExpectOneLine(RunCommand({kDetrun, "--gdb=" + port, "--", kRacy, "1", "5"}),
+		      "cannot serve gdb on port " + port + ": Address already in use");
+	close(fd);
+	// A gdb that goes away while the group is stopped.
+	Child server({kDetrun, "--gdb", "--", kRacy, "1", "5"}, opt);
+	ASSERT_TRUE(server.WaitForOutput("waiting for gdb on 127.0.0.1:", 60, true));
+	a.sin_port = htons((uint16_t)NumberAfter(server.Err(), "127.0.0.1:"));
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	ASSERT_EQ(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ASSERT_EQ(write(fd, "$?#3f", 5), 5);
+	char reply[64];
+	ASSERT_GT(read(fd, reply, sizeof(reply)), 0); // its stop: the group is stopped
+	close(fd);
+	RunResult r = server.Finish();
+	EXPECT_EQ(r.err, "detrun: waiting for gdb on 127.0.0.1:" + std::to_string(ntohs(a.sin_port)) +
+			 " (in gdb: target extended-remote 127.0.0.1:" +
+			 std::to_string(ntohs(a.sin_port)) + ")\n"
+			 "detrun: gdb disconnected: the group is ended\n") << r.Describe();
+	EXPECT_NE(r.code, 0) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	EXPECT_EQ(r.out, "") << "the program must not have gone on";
+}
+
+}  // namespace
