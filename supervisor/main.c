@@ -139,31 +139,119 @@ struct command_line {
 
 /* Options of every subcommand; `record` gives -o its own meaning, and commands that read
  * a log refuse it (a trace file there could overwrite the log). Returns optind. */
+static const struct option longopts[] = {
+	{ "trace", no_argument, NULL, 't' },
+	{ "verbose", no_argument, NULL, 't' },
+	{ "trace-file", required_argument, NULL, OPT_TRACE_FILE },
+	{ "output", required_argument, NULL, 'o' },
+	{ "quantum", required_argument, NULL, 'q' },
+	{ "seed", required_argument, NULL, 's' },
+	{ "epoch", required_argument, NULL, 'e' },
+	{ "spin-budget", required_argument, NULL, OPT_SPIN_BUDGET },
+	{ "clock", required_argument, NULL, OPT_CLOCK },
+	{ "keep-vdso", no_argument, NULL, OPT_KEEP_VDSO },
+	{ "cpus", required_argument, NULL, OPT_CPUS },
+	{ "no-namespaces", no_argument, NULL, OPT_NO_NAMESPACES },
+	{ "shim", required_argument, NULL, OPT_SHIM },
+	{ "shim-mode", required_argument, NULL, OPT_SHIM_MODE },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ 0 },
+};
+
+/* An option that shapes the run itself (a replay takes these from its log). False: c is
+ * not one of them. */
+static bool apply_run_option(int c, struct command_line *cl)
+{
+	struct tracer_options *opt = &cl->opt;
+	switch (c) {
+	case 'q':
+		opt->quantum = (int)parse_number("--quantum", optarg, 1, 1000000);
+		return true;
+	case 's':
+		opt->seed = (uint64_t)parse_number("--seed", optarg, LONG_MIN, LONG_MAX);
+		return true;
+	case 'e':
+		opt->epoch = parse_number("--epoch", optarg, 0, 1L << 40);
+		return true;
+	case OPT_SPIN_BUDGET:
+		opt->spin_budget_ms = (int)parse_number("--spin-budget", optarg, 1, 60000);
+		return true;
+	case OPT_CLOCK:
+		opt->real_clock = parse_choice("--clock", optarg, "virtual", "real");
+		return true;
+	case OPT_KEEP_VDSO:
+		opt->keep_vdso = true;
+		return true;
+	case OPT_CPUS:
+		opt->cpus = (int)parse_number("--cpus", optarg, 1, 64);
+		return true;
+	case OPT_NO_NAMESPACES:
+		opt->namespaces = false;
+		return true;
+	case OPT_SHIM:
+		cl->shim = optarg;
+		return true;
+	case OPT_SHIM_MODE:
+		cl->shim_control = parse_choice("--shim-mode", optarg, "monitor", "control");
+		return true;
+	default:
+		return false;
+	}
+}
+
+static __attribute__((noreturn)) void unknown_option(char **argv)
+{
+	if (optopt) {
+		char o[3] = { '-', (char)optopt, 0 };
+		usage_error(strchr("oqse", optopt) ? "option %s needs a value" : "option %s is unknown",
+			    o);
+	}
+	usage_error("unknown option '%s'", argv[optind - 1]);
+}
+
+/* Where the output goes, what is shown, help and version. */
+static void apply_other_option(int c, bool record, bool reads_log, struct command_line *cl,
+			       char **argv)
+{
+	switch (c) {
+	case 't':
+		report_trace = true;
+		break;
+	case 'o':
+		if (record)
+			cl->log_path = optarg;
+		else if (reads_log)
+			usage_error("%s", "-o is not an option of replay or log (the trace goes to "
+				    "--trace-file FILE)");
+		else
+			cl->trace_path = optarg;
+		break;
+	case OPT_TRACE_FILE:
+		cl->trace_path = optarg;
+		break;
+	case OPT_JSON:
+		cl->json = true;
+		break;
+	case OPT_STATS:
+		cl->stats = true;
+		break;
+	case 'h':
+		fputs(usage, stdout);
+		exit(0);
+	case 'V':
+		printf("detrun %s\n", DETRUN_VERSION);
+		exit(0);
+	default:
+		unknown_option(argv);
+	}
+}
+
 static int parse_options(int argc, char **argv, bool record, bool reads_log,
 			 struct command_line *cl)
 {
-	static const struct option longopts[] = {
-		{ "trace", no_argument, NULL, 't' },
-		{ "verbose", no_argument, NULL, 't' },
-		{ "trace-file", required_argument, NULL, OPT_TRACE_FILE },
-		{ "output", required_argument, NULL, 'o' },
-		{ "quantum", required_argument, NULL, 'q' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "epoch", required_argument, NULL, 'e' },
-		{ "spin-budget", required_argument, NULL, OPT_SPIN_BUDGET },
-		{ "clock", required_argument, NULL, OPT_CLOCK },
-		{ "keep-vdso", no_argument, NULL, OPT_KEEP_VDSO },
-		{ "cpus", required_argument, NULL, OPT_CPUS },
-		{ "no-namespaces", no_argument, NULL, OPT_NO_NAMESPACES },
-		{ "shim", required_argument, NULL, OPT_SHIM },
-		{ "shim-mode", required_argument, NULL, OPT_SHIM_MODE },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "stats", no_argument, NULL, OPT_STATS },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ 0 },
-	};
-	struct tracer_options *opt = &cl->opt;
 	opterr = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, "+to:q:s:e:hV", longopts, NULL)) != -1) {
@@ -172,72 +260,8 @@ static int parse_options(int argc, char **argv, bool record, bool reads_log,
 		for (const struct option *o = longopts; shapes_run && !cl->run_option && o->name; o++)
 			if (o->val == c)
 				cl->run_option = o->name;
-		switch (c) {
-		case 't':
-			report_trace = true;
-			break;
-		case 'o':
-			if (record)
-				cl->log_path = optarg;
-			else if (reads_log)
-				usage_error("%s", "-o is not an option of replay or log (the trace "
-					    "goes to --trace-file FILE)");
-			else
-				cl->trace_path = optarg;
-			break;
-		case OPT_TRACE_FILE:
-			cl->trace_path = optarg;
-			break;
-		case 'q':
-			opt->quantum = (int)parse_number("--quantum", optarg, 1, 1000000);
-			break;
-		case 's':
-			opt->seed = (uint64_t)parse_number("--seed", optarg, LONG_MIN, LONG_MAX);
-			break;
-		case 'e':
-			opt->epoch = parse_number("--epoch", optarg, 0, 1L << 40);
-			break;
-		case OPT_SPIN_BUDGET:
-			opt->spin_budget_ms = (int)parse_number("--spin-budget", optarg, 1, 60000);
-			break;
-		case OPT_CLOCK:
-			opt->real_clock = parse_choice("--clock", optarg, "virtual", "real");
-			break;
-		case OPT_KEEP_VDSO:
-			opt->keep_vdso = true;
-			break;
-		case OPT_CPUS:
-			opt->cpus = (int)parse_number("--cpus", optarg, 1, 64);
-			break;
-		case OPT_NO_NAMESPACES:
-			opt->namespaces = false;
-			break;
-		case OPT_SHIM:
-			cl->shim = optarg;
-			break;
-		case OPT_SHIM_MODE:
-			cl->shim_control = parse_choice("--shim-mode", optarg, "monitor", "control");
-			break;
-		case OPT_JSON:
-			cl->json = true;
-			break;
-		case OPT_STATS:
-			cl->stats = true;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			exit(0);
-		case 'V':
-			printf("detrun %s\n", DETRUN_VERSION);
-			exit(0);
-		default:
-			if (optopt) {
-				char o[3] = { '-', (char)optopt, 0 };
-				usage_error(strchr("oqse", optopt) ? "option %s needs a value"
-								   : "option %s is unknown", o);
-			}
-			usage_error("unknown option '%s'", argv[optind - 1]);
-		}
+		if (!apply_run_option(c, cl))
+			apply_other_option(c, record, reads_log, cl, argv);
 	}
 	return optind;
 }
