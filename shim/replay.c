@@ -8,24 +8,29 @@
 #include <string.h>
 
 #include "recorder/fingerprint.h"
+#include "recorder/input.h"
 #include "recorder/log.h"
 #include "scheduler/task.h"
 #include "scheduler/vclock.h"
 #include "shim/shim.h"
 #include "supervisor/syscall_table.h"
 
-static const struct log *replayed;
-static size_t next = 1; /* records[0] is the header */
-static uint64_t digest = FNV64_INIT;
+static struct input_source *source;
+static uint64_t head_at; /* the head record's logical time */
 
 static const LogRecord *head(void)
 {
-	return next < replayed->n ? replayed->records[next] : NULL;
+	return source->head(source, &head_at);
 }
 
 static uint64_t head_time(void)
 {
-	return replayed->times[next];
+	return head_at;
+}
+
+static void consume(void)
+{
+	source->consume(source);
 }
 
 /* "result of read for task 3 at t=120" */
@@ -33,7 +38,8 @@ static const char *describe(const LogRecord *r, uint64_t time)
 {
 	static char text[256];
 	if (!r)
-		return replayed->complete ? "nothing more" : "the end of a recording that was cut short";
+		return source->complete(source) ? "nothing more"
+						: "the end of a recording that was cut short";
 	char what[96];
 	snprintf(what, sizeof(what), "%s", log_kind_name(r));
 	if (r->kind_case == DETRUN__LOG__RECORD__KIND_RESULT)
@@ -52,9 +58,10 @@ static const char *describe(const LogRecord *r, uint64_t time)
 static __attribute__((noreturn)) void diverged(struct task *t, const char *met)
 {
 	const LogRecord *r = head();
-	shim_abort(t, "replay diverged: the replay met %s, the recording has %s next (log "
-		   "offset %zu)", met, describe(r, r ? head_time() : 0),
-		   r ? replayed->offsets[next] : replayed->file_size);
+	char where[64];
+	source->where(source, where, sizeof(where));
+	shim_abort(t, "replay diverged: the replay met %s, the recording has %s next (%s)", met,
+		   describe(r, r ? head_time() : 0), where);
 }
 
 /* The head record, if it is of `kind`, at `time`, for task `vtid`; NULL otherwise. */
@@ -91,7 +98,7 @@ static bool replay_control(struct shim_call *c)
 	}
 	c->ret = res->ret;
 	c->sent_digest = res->sent_digest;
-	next++;
+	consume();
 	return true;
 }
 
@@ -99,7 +106,7 @@ static bool replay_ready(struct task *t, uint64_t time, bool native)
 {
 	if (!match(DETRUN__LOG__RECORD__KIND_READY, time, t->vtid))
 		return false;
-	next++;
+	consume();
 	return true;
 }
 
@@ -118,7 +125,7 @@ static int replay_wait_outside(uint64_t time, struct pollfd *fds, int nfds, int 
 		shim_abort(NULL, "replay diverged at t=%" PRIu64 ": the virtual clock reads %lld ns, "
 			   "the recording had %lld ns", time, (long long)vclock_now(),
 			   (long long)r->advance->clock_ns);
-	next++;
+	consume();
 	return 0;
 }
 
@@ -129,7 +136,7 @@ static void replay_signals(uint64_t time, const int *pending, int n, void (*deli
 			   time);
 	const LogRecord *r;
 	while ((r = match(DETRUN__LOG__RECORD__KIND_SIGNAL, time, 0))) {
-		next++;
+		consume();
 		deliver(r->signal->signo);
 	}
 }
@@ -151,12 +158,12 @@ static void replay_file(struct task *t, uint64_t time, const char *path, uint64_
 			   r->file->path, (unsigned long long)r->file->size,
 			   log_file_unit(r->file->path), (unsigned long long)r->file->hash,
 			   (unsigned long long)size, log_file_unit(path), (unsigned long long)hash);
-	next++;
+	consume();
 }
 
 static void replay_event(struct task *t, uint64_t time, long nr)
 {
-	digest = shim_digest_step(digest, time, t->vtid, nr);
+	uint64_t digest = shim_digest_event(time, t->vtid, nr);
 	const LogRecord *r = head();
 	if (r && head_time() < time) {
 		char met[96];
@@ -171,7 +178,7 @@ static void replay_event(struct task *t, uint64_t time, long nr)
 		shim_abort(t, "replay diverged by t=%" PRIu64 ": the events since the last digest "
 			   "differ from the recording (digest %016llx, recorded %016llx)", time,
 			   (unsigned long long)digest, (unsigned long long)r->digest->value);
-	next++;
+	consume();
 }
 
 static int replay_finish(uint64_t time, int code)
@@ -210,8 +217,17 @@ static const struct shim_ops replay_shim = {
 
 int replay_shim_start(const struct log *log)
 {
-	replayed = log;
-	next = 1;
+	struct input_source *s = log_source(log);
+	if (!s) {
+		fprintf(stderr, "detrun: out of memory\n");
+		return -1;
+	}
+	return replay_shim_start_source(s);
+}
+
+int replay_shim_start_source(struct input_source *s)
+{
+	source = s;
 	shim_set(&replay_shim);
 	return 0;
 }
