@@ -59,21 +59,32 @@ static void *renew(void *arg)
 	struct rep_link *l = arg;
 	char value[128];
 	lease_value(value, sizeof(value), l, held_epoch);
-	for (;;) {
-		usleep((useconds_t)(l->ttl_ms * 1000 / 4));
+	/* Every quarter of the TTL; a failed renewal (the bucket's stream electing a leader)
+	 * is tried again at once, so that an election does not eat the whole TTL. */
+	for (useconds_t pause = (useconds_t)(l->ttl_ms * 1000 / 4);; ) {
+		usleep(pause);
 		uint64_t rev = 0;
 		natsStatus s = kvStore_Update(&rev, l->kv, LEASE_KEY, value, (int)strlen(value),
 					      held_rev);
+		pause = s == NATS_OK ? (useconds_t)(l->ttl_ms * 1000 / 4) : 100 * 1000;
 		if (s == NATS_OK) {
 			held_rev = rev;
 			continue;
 		}
 		kvEntry *e = NULL;
 		if (kvStore_Get(&e, l->kv, LEASE_KEY) == NATS_OK) {
-			/* Another revision: someone else took it. An error: try again. */
-			bool ours = kvEntry_Revision(e) == held_rev;
+			/* Our value at another revision: an update that went through while its
+			 * answer was lost (a stream electing its leader). Someone else's value:
+			 * the lease is gone. An error: try again. */
+			const char *v = kvEntry_ValueString(e);
+			bool ours = v && !strcmp(v, value);
+			/* A server still catching up (restarted) may answer with an older
+			 * revision: only a newer one is adopted. */
+			bool newer = kvEntry_Revision(e) > held_rev;
+			if (ours && newer)
+				held_rev = kvEntry_Revision(e);
 			kvEntry_Destroy(e);
-			if (!ours)
+			if (!ours && newer)
 				break;
 		}
 	}
@@ -115,6 +126,19 @@ int rep_lease_holder(struct rep_link *l, char *node, size_t len, uint64_t *epoch
 		snprintf(node, len, "%s", name);
 		*epoch = ep;
 	}
+	kvEntry_Destroy(e);
+	return 0;
+}
+
+int rep_lease_revision(struct rep_link *l, uint64_t *rev)
+{
+	kvEntry *e = NULL;
+	natsStatus s = kvStore_Get(&e, l->kv, LEASE_KEY);
+	if (s == NATS_NOT_FOUND)
+		return 1;
+	if (s != NATS_OK)
+		return -1;
+	*rev = kvEntry_Revision(e);
 	kvEntry_Destroy(e);
 	return 0;
 }

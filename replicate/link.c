@@ -63,6 +63,8 @@ static natsStatus connect_options(natsOptions **o, const char *urls, const char 
 		s = natsOptions_SetMaxReconnect(*o, -1); /* a server restarts: keep trying */
 	if (s == NATS_OK)
 		s = natsOptions_SetReconnectWait(*o, 100);
+	if (s == NATS_OK) /* an append goes out at once, not when the flusher thread runs */
+		s = natsOptions_SetSendAsap(*o, true);
 	return s;
 }
 
@@ -140,7 +142,7 @@ int rep_open_group(struct rep_link *l, int64_t ttl_ms, bool create)
 	rep_signals_block(&saved);
 	natsStatus s = js_KeyValue(&l->kv, l->js, l->bucket);
 	/* A cluster just started may still be electing its JetStream meta leader. */
-	for (int tries = 0; s != NATS_OK && create && tries < 100; tries++) {
+	for (int tries = 0; s != NATS_OK && create && tries < 300; tries++) {
 		if (tries)
 			usleep(100 * 1000);
 		s = add_bucket(l, ttl_ms);
@@ -148,7 +150,7 @@ int rep_open_group(struct rep_link *l, int64_t ttl_ms, bool create)
 			s = js_KeyValue(&l->kv, l->js, l->bucket);
 	}
 	for (int tries = 0; s == NATS_OK && create && (s = add_stream(l)) != NATS_OK &&
-			    tries < 100; tries++) {
+			    tries < 300; tries++) {
 		usleep(100 * 1000);
 		s = NATS_OK; /* and try again */
 	}

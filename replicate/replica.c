@@ -19,6 +19,7 @@
 #include "scheduler/scheduler.h"
 #include "scheduler/task.h"
 #include "shim/shim.h"
+#include "supervisor/external_facts.h"
 #include "supervisor/remote.h"
 
 #define MAX_LISTENERS 32
@@ -214,11 +215,19 @@ static void check_lease(void)
 			   "one stops", link_->node);
 }
 
-/* Before an external call runs, every input so far is in the stream. */
+/* Does the call let something leave the node (bytes sent, a connection made or shut)?
+ * Receives and waits do not: appends before them stay in flight. */
+static bool lets_out(long nr)
+{
+	const struct external_facts *f = external_call_facts(nr);
+	return (f && f->sends != SEND_NONE) || nr == SYS_shutdown || nr == SYS_connect;
+}
+
+/* Before anything leaves the node, every input so far is in the stream. */
 static bool leader_control(struct shim_call *c)
 {
 	check_lease();
-	if (sink->sync && sink->sync(sink))
+	if (lets_out(c->nr) && sink->sync && sink->sync(sink))
 		shim_abort(c->task, "replicate: %s", link_->why);
 	return false;
 }

@@ -50,6 +50,8 @@ int rep_lease_keep(struct rep_link *l);
 bool rep_lease_lost(void);
 /* Who holds it now: 0 and the holder's node name ("" when nobody), -1 error. */
 int rep_lease_holder(struct rep_link *l, char *node, size_t len, uint64_t *epoch);
+/* The lease's current revision: 0 held, 1 absent (lapsed), -1 error. */
+int rep_lease_revision(struct rep_link *l, uint64_t *rev);
 /* Publishes this replica's progress (role, logical time, stream sequence) every 500 ms. */
 void rep_progress_start(struct rep_link *l);
 void rep_progress_set(bool leading, uint64_t time, uint64_t seq);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shim/shim.h"
@@ -28,7 +29,22 @@ struct js_source {
 	uint64_t last_seq;      /* stream sequence of the last record consumed */
 	bool took_over;
 	uint64_t epoch;
+	uint64_t lease_rev;     /* the lease's revision when last seen changing ... */
+	int64_t lease_seen_ms;  /* ... and when (monotonic) */
 };
+
+static natsStatus subscribe(struct js_source *j);
+static void drop_batch(struct js_source *j);
+
+/* Starts the consumer over at the record after the last one consumed. */
+static void resubscribe(struct js_source *j)
+{
+	drop_batch(j);
+	natsSubscription_Destroy(j->sub);
+	j->sub = NULL;
+	while (subscribe(j) != NATS_OK)
+		usleep(100 * 1000);
+}
 
 static void drop_batch(struct js_source *j)
 {
@@ -58,6 +74,14 @@ static bool unpack(struct js_source *j)
 	int kind;
 	const uint8_t *body;
 	size_t len;
+	if (seq && seq <= j->last_seq) {
+		j->at++; /* delivered again after a stream leader changed: consumed already */
+		return false;
+	}
+	if (seq > j->last_seq + 1) {
+		resubscribe(j); /* a gap: ask again from the first missing record */
+		return false;
+	}
 	if (rep_unframe((const uint8_t *)natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m),
 			&time, &kind, &body, &len))
 		shim_abort(NULL, "replicate: message %llu of %s is not a detrun record",
@@ -77,12 +101,27 @@ static bool unpack(struct js_source *j)
 	return true;
 }
 
-/* Nothing came: goes live if the lease lapsed and the stream holds nothing more. */
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* Nothing came: goes live if the lease lapsed and the stream holds nothing more. The
+ * lease counts as lapsed only when this replica has also seen no renewal for a whole TTL
+ * itself: while the bucket's stream elects a leader, a read can wrongly find no entry. */
 static void maybe_take_over(struct js_source *j)
 {
-	char holder[64];
-	uint64_t epoch;
-	if (rep_lease_holder(j->l, holder, sizeof(holder), &epoch) || holder[0])
+	uint64_t rev = 0, epoch;
+	int held = rep_lease_revision(j->l, &rev);
+	if (held == 0 && rev != j->lease_rev) {
+		j->lease_rev = rev;
+		j->lease_seen_ms = now_ms();
+	}
+	if (!j->lease_seen_ms)
+		j->lease_seen_ms = now_ms();
+	if (held != 1 || now_ms() - j->lease_seen_ms < j->l->ttl_ms)
 		return;
 	int64_t last = rep_last_seq(j->l);
 	if (last < 0 || (uint64_t)last != j->last_seq)
@@ -151,7 +190,7 @@ static natsStatus subscribe(struct js_source *j)
 	jsSubOptions_Init(&so);
 	so.Stream = j->l->stream;
 	so.Config.DeliverPolicy = js_DeliverByStartSequence;
-	so.Config.OptStartSeq = 2;
+	so.Config.OptStartSeq = j->last_seq + 1;
 	so.Config.AckPolicy = js_AckAll;
 	so.Config.AckWait = 3600LL * 1000000000LL;
 	sigset_t saved;

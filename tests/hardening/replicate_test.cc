@@ -80,6 +80,14 @@ class Replicate : public ::testing::Test {
 		}
 		for (int n = 0; n < 3; n++)
 			cluster->Start(n);
+		// JetStream answers once the servers have elected a meta leader (bounded).
+		for (int i = 0; i < 300; i++) {
+			RunResult r = RunCommand({"curl", "-s", "http://127.0.0.1:" +
+						  std::to_string(cluster->base + 20) + "/jsz"});
+			if (r.out.find("\"leader\"") != std::string::npos)
+				break;
+			usleep(100 * 1000);
+		}
 	}
 	static void TearDownTestSuite()
 	{
@@ -371,6 +379,7 @@ TEST_F(Replicate, StreamLeaderServerKilledDuringLoad)
 		std::unique_ptr<Child> *r;
 		~Guard() { KillOnExit k{{r[0].get(), r[1].get(), r[2].get()}}; }
 	} guard{r};
+	// The default lease (15 s): longer than the election of the stream's leader.
 	for (int n = 0; n < 3; n++) {
 		r[n] = Replica(dir, group, std::string(1, 'a' + n), prog);
 		ASSERT_TRUE(r[n]->WaitForOutput(n ? "follows group" : "leads group", 90, true))
@@ -382,7 +391,7 @@ TEST_F(Replicate, StreamLeaderServerKilledDuringLoad)
 	KillOnExit client_guard{{&client}};
 	ASSERT_TRUE(client.WaitForOutput("progress 500", 600)) << client.Finish().Describe();
 	int victim = StreamLeader("DETRUN_" + group, 0);
-	ASSERT_GE(victim, 0);
+	ASSERT_TRUE(victim >= 0 && victim < 3) << victim;
 	cluster->Kill(victim);
 	RunResult wrote = client.Finish();
 	ASSERT_TRUE(cluster->Start(victim)); // for the tests after this one
