@@ -6,8 +6,8 @@ PACKAGES  := build-essential cmake ninja-build pkg-config libseccomp-dev libunwi
              python3 make gcc strace golang-go zlib1g-dev clang-format \
              protobuf-compiler python3-protobuf clang libclang-rt-14-dev curl nginx \
              postgresql redis-server redis-tools memcached stress-ng wrk \
-             openjdk-17-jre-headless gdb
-.PHONY: all deps configure build test demo bench fuzz stress clean format-check
+             openjdk-17-jre-headless gdb nats-server libnats-dev libnats3.4
+.PHONY: all deps configure build test demo demo-replicate bench fuzz stress clean format-check
 
 all: build
 
@@ -44,9 +44,18 @@ demo: configure
 	  { tail -40 $(BUILD)/demo-build.log; exit 1; }
 	@sh examples/demo.sh $(BUILD)/detrun $(BUILD)/examples
 
+# `make demo-replicate`: kvserver replicated 3 ways on a NATS cluster started on loopback;
+# the leader is killed, a follower takes over with the state, the killed node catches up.
+demo-replicate: configure
+	@echo "building detrun and the demo programs (log: $(BUILD)/demo-build.log)"
+	@cmake --build $(BUILD) -j2 --target $(DEMO_TARGETS) > $(BUILD)/demo-build.log 2>&1 || \
+	  { tail -40 $(BUILD)/demo-build.log; exit 1; }
+	@sh examples/demo_replicate.sh $(BUILD)/detrun $(BUILD)/examples
+
 # `make bench QUICK=1`: fewer repetitions, smaller inputs, shorter server runs (< 2 min).
 bench: build
 	@python3 bench/bench.py --build $(BUILD) $(if $(filter-out 0,$(QUICK)),--quick)
+	@python3 bench/replicate.py --build $(BUILD) $(if $(filter-out 0,$(QUICK)),--quick)
 
 # `make stress`: the determinism suites (the e2e table and tests/hardening/load_test.cc) beside
 # a CPU hog on every CPU. A difference between runs or a hang fails it. The hog ends by itself

@@ -12,6 +12,7 @@
 
 #include "common/options.h"
 #include "recorder/fingerprint.h"
+#include "recorder/input.h"
 #include "recorder/log.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/task.h"
@@ -20,16 +21,14 @@
 
 #define DIGEST_EVERY 1024 /* events between digests: a divergence is caught within this */
 
-static struct log_writer *writer;
-static const char *log_path;
-static uint64_t digest = FNV64_INIT;
+static struct input_sink *sink;
 
 static void append(uint64_t time, int vtid, LogRecord *rec)
 {
 	rec->task = (uint32_t)vtid;
-	int err = log_append(writer, time, rec);
+	int err = sink->append(sink, time, rec);
 	if (err)
-		shim_abort(NULL, "cannot write the log %s: %s", log_path, strerror(-err));
+		shim_abort(NULL, "cannot write the log %s: %s", sink->name, strerror(-err));
 }
 
 static void record_monitor(const struct shim_call *c)
@@ -74,9 +73,9 @@ static bool record_ready(struct task *t, uint64_t time, bool native)
 static int record_wait_outside(uint64_t time, struct pollfd *fds, int nfds, int timeout_ms,
 			       int (*real_wait)(struct pollfd *, int, int))
 {
-	int err = log_flush(writer);
+	int err = sink->flush(sink);
 	if (err)
-		shim_abort(NULL, "cannot write the log %s: %s", log_path, strerror(-err));
+		shim_abort(NULL, "cannot write the log %s: %s", sink->name, strerror(-err));
 	int64_t clock = vclock_now();
 	int r = real_wait(fds, nfds, timeout_ms);
 	if (r == 0 && timeout_ms > 0) {
@@ -120,7 +119,7 @@ static void record_file(struct task *t, uint64_t time, const char *path, uint64_
 
 static void record_event(struct task *t, uint64_t time, long nr)
 {
-	digest = shim_digest_step(digest, time, sched_of(t)->vtid, nr);
+	uint64_t digest = shim_digest_event(time, sched_of(t)->vtid, nr);
 	if (time % DIGEST_EVERY)
 		return;
 	Detrun__Log__Digest d = DETRUN__LOG__DIGEST__INIT;
@@ -140,10 +139,11 @@ static int record_finish(uint64_t time, int code)
 	rec.kind_case = DETRUN__LOG__RECORD__KIND_END;
 	rec.end = &end;
 	append(time, 0, &rec);
-	int err = log_close(writer);
-	writer = NULL;
+	const char *name = sink->name;
+	int err = sink->close(sink);
+	sink = NULL;
 	if (err) {
-		fprintf(stderr, "detrun: cannot write the log %s: %s\n", log_path, strerror(-err));
+		fprintf(stderr, "detrun: cannot write the log %s: %s\n", name, strerror(-err));
 		return 125;
 	}
 	return code;
@@ -164,8 +164,8 @@ static const struct shim_ops record_shim = {
  * to disk: the log stays readable, cut short. */
 static void flush_at_exit(void)
 {
-	if (writer)
-		log_flush(writer);
+	if (sink)
+		sink->flush(sink);
 }
 
 /* Signals detrun itself was started with ignored: the program inherits them (detrun
@@ -181,8 +181,45 @@ static uint64_t ignored_at_start(void)
 	return mask;
 }
 
+/* The descriptors 0-2 as the program gets them, and standard input's file if it is one. */
+static void header_std_fds(Detrun__Log__Header *h, uint32_t *kinds, uint32_t *flags,
+			   char *stdin_file)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		struct stat st;
+		kinds[fd] = fstat(fd, &st) == 0 ? (uint32_t)(st.st_mode & S_IFMT) : 0;
+		int fl = fcntl(fd, F_GETFL);
+		flags[fd] = fl < 0 ? 0 : (uint32_t)fl;
+	}
+	h->n_std_kinds = h->n_std_flags = 3;
+	h->std_kinds = kinds;
+	h->std_flags = flags;
+	if (kinds[0] == S_IFREG && realpath("/proc/self/fd/0", stdin_file) &&
+	    fingerprint_fd(0, &h->stdin_hash, &(uint64_t){ 0 }) == 0) {
+		h->stdin_file = stdin_file;
+		h->stdin_offset = lseek(0, 0, SEEK_CUR);
+	}
+}
+
+static struct input_sink *open_log_file(const Detrun__Log__Header *h, void *path)
+{
+	struct input_sink *s = log_sink_create(path, h);
+	if (!s)
+		fprintf(stderr, "detrun: cannot create the log %s: %s\n", (char *)path,
+			strerror(errno));
+	return s;
+}
+
 int record_shim_start(const char *path, char **argv, const char *program,
 		      const struct tracer_options *opt, const int *outside_fds, int n_outside)
+{
+	return record_shim_start_sink(open_log_file, (void *)path, argv, program, opt,
+				      outside_fds, n_outside);
+}
+
+int record_shim_start_sink(struct input_sink *(*open_sink)(const Detrun__Log__Header *, void *),
+			   void *arg, char **argv, const char *program,
+			   const struct tracer_options *opt, const int *outside_fds, int n_outside)
 {
 	extern char **environ;
 	Detrun__Log__Header h = DETRUN__LOG__HEADER__INIT;
@@ -211,31 +248,23 @@ int record_shim_start(const char *path, char **argv, const char *program,
 	h.spin_budget_ms = opt->spin_budget_ms;
 	h.real_clock = opt->real_clock;
 	uint32_t kinds[3], flags[3];
-	for (int fd = 0; fd < 3; fd++) {
-		struct stat st;
-		kinds[fd] = fstat(fd, &st) == 0 ? (uint32_t)(st.st_mode & S_IFMT) : 0;
-		int fl = fcntl(fd, F_GETFL);
-		flags[fd] = fl < 0 ? 0 : (uint32_t)fl;
-	}
-	h.n_std_kinds = h.n_std_flags = 3;
-	h.std_kinds = kinds;
-	h.std_flags = flags;
 	char stdin_file[4096];
-	if (kinds[0] == S_IFREG && realpath("/proc/self/fd/0", stdin_file) &&
-	    fingerprint_fd(0, &h.stdin_hash, &(uint64_t){ 0 }) == 0) {
-		h.stdin_file = stdin_file;
-		h.stdin_offset = lseek(0, 0, SEEK_CUR);
-	}
+	header_std_fds(&h, kinds, flags, stdin_file);
 	h.ignored_signals = ignored_at_start();
 	h.n_outside_fds = (size_t)n_outside;
 	h.outside_fds = (int32_t *)outside_fds;
-	log_path = path;
-	writer = log_create(path, &h);
-	if (!writer) {
-		fprintf(stderr, "detrun: cannot create the log %s: %s\n", path, strerror(errno));
+	sink = open_sink(&h, arg);
+	if (!sink)
 		return -1;
-	}
 	atexit(flush_at_exit);
 	shim_set(&record_shim);
 	return 0;
+}
+
+/* Recording goes on from where a replay stands (a follower taking over): no header, the
+ * sink continues an existing stream. */
+void record_shim_continue(struct input_sink *s)
+{
+	sink = s;
+	shim_set(&record_shim);
 }

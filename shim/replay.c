@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "recorder/fingerprint.h"
+#include "recorder/input.h"
 #include "recorder/log.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/task.h"
@@ -15,19 +16,23 @@
 #include "shim/shim.h"
 #include "syscalls/syscall_table.h"
 
-static const struct log *replayed;
-static size_t next = 1; /* records[0] is the header */
-static uint64_t digest = FNV64_INIT;
+static struct input_source *source;
+static uint64_t head_at; /* the head record's logical time */
 static bool looks_logged; /* format 3: outside input carries the look it came at */
 
 static const LogRecord *head(void)
 {
-	return next < replayed->n ? replayed->records[next] : NULL;
+	return source->head(source, &head_at);
 }
 
 static uint64_t head_time(void)
 {
-	return replayed->times[next];
+	return head_at;
+}
+
+static void consume(void)
+{
+	source->consume(source);
 }
 
 /* "result of read for task 3 at t=120" */
@@ -35,7 +40,8 @@ static const char *describe(const LogRecord *r, uint64_t time)
 {
 	static char text[256];
 	if (!r)
-		return replayed->complete ? "nothing more" : "the end of a recording that was cut short";
+		return source->complete(source) ? "nothing more"
+						: "the end of a recording that was cut short";
 	char what[96];
 	snprintf(what, sizeof(what), "%s", log_kind_name(r));
 	if (r->kind_case == DETRUN__LOG__RECORD__KIND_RESULT)
@@ -54,9 +60,10 @@ static const char *describe(const LogRecord *r, uint64_t time)
 static __attribute__((noreturn)) void diverged(struct task *t, const char *met)
 {
 	const LogRecord *r = head();
-	shim_abort(t, "replay diverged: the replay met %s, the recording has %s next (log "
-		   "offset %zu)", met, describe(r, r ? head_time() : 0),
-		   r ? replayed->offsets[next] : replayed->file_size);
+	char where[64];
+	source->where(source, where, sizeof(where));
+	shim_abort(t, "replay diverged: the replay met %s, the recording has %s next (%s)", met,
+		   describe(r, r ? head_time() : 0), where);
 }
 
 /* The head record, if it is of `kind`, at `time`, for task `vtid`; NULL otherwise. */
@@ -125,7 +132,7 @@ static bool replay_control(struct shim_call *c)
 	}
 	c->ret = res->ret;
 	c->sent_digest = res->sent_digest;
-	next++;
+	consume();
 	return true;
 }
 
@@ -133,7 +140,7 @@ static bool replay_ready(struct task *t, uint64_t time, bool native)
 {
 	if (!at_look(match(DETRUN__LOG__RECORD__KIND_READY, time, sched_of(t)->vtid)))
 		return false;
-	next++;
+	consume();
 	return true;
 }
 
@@ -154,7 +161,7 @@ static int replay_wait_outside(uint64_t time, struct pollfd *fds, int nfds, int 
 		shim_abort(NULL, "replay diverged at t=%" PRIu64 ": the virtual clock reads %lld ns, "
 			   "the recording had %lld ns", time, (long long)vclock_now(),
 			   (long long)r->advance->clock_ns);
-	next++;
+	consume();
 	return 0;
 }
 
@@ -167,7 +174,7 @@ static void replay_signals(uint64_t time, const int *pending, int n, void (*deli
 	/* A signal the recording passed on after some looks waits for as many here. */
 	while ((r = match(DETRUN__LOG__RECORD__KIND_SIGNAL, time, 0)) &&
 	       (!looks_logged || r->signal->look <= sched_look())) {
-		next++;
+		consume();
 		deliver(r->signal->signo);
 	}
 }
@@ -189,12 +196,12 @@ static void replay_file(struct task *t, uint64_t time, const char *path, uint64_
 			   r->file->path, (unsigned long long)r->file->size,
 			   log_file_unit(r->file->path), (unsigned long long)r->file->hash,
 			   (unsigned long long)size, log_file_unit(path), (unsigned long long)hash);
-	next++;
+	consume();
 }
 
 static void replay_event(struct task *t, uint64_t time, long nr)
 {
-	digest = shim_digest_step(digest, time, sched_of(t)->vtid, nr);
+	uint64_t digest = shim_digest_event(time, sched_of(t)->vtid, nr);
 	const LogRecord *r = head();
 	if (r && head_time() < time) {
 		char met[96];
@@ -209,7 +216,7 @@ static void replay_event(struct task *t, uint64_t time, long nr)
 		shim_abort(t, "replay diverged by t=%" PRIu64 ": the events since the last digest "
 			   "differ from the recording (digest %016llx, recorded %016llx)", time,
 			   (unsigned long long)digest, (unsigned long long)r->digest->value);
-	next++;
+	consume();
 }
 
 static int replay_finish(uint64_t time, int code)
@@ -248,9 +255,21 @@ static const struct shim_ops replay_shim = {
 
 int replay_shim_start(const struct log *log)
 {
-	replayed = log;
-	next = 1;
+	struct input_source *s = log_source(log);
+	if (!s) {
+		fprintf(stderr, "detrun: out of memory\n");
+		return -1;
+	}
+	int err = replay_shim_start_source(s);
 	looks_logged = log->header->format_version >= 3;
+	return err;
+}
+
+/* A live source (a replica's stream) carries records of this detrun's own format. */
+int replay_shim_start_source(struct input_source *s)
+{
+	source = s;
+	looks_logged = true;
 	shim_set(&replay_shim);
 	return 0;
 }

@@ -43,6 +43,14 @@ void shim_abort(struct task *t, const char *fmt, ...)
 	exit(125);
 }
 
+static uint64_t running_digest = FNV64_INIT;
+
+uint64_t shim_digest_event(uint64_t time, int vtid, long nr)
+{
+	running_digest = shim_digest_step(running_digest, time, vtid, nr);
+	return running_digest;
+}
+
 uint64_t shim_digest_step(uint64_t digest, uint64_t time, int vtid, long nr)
 {
 	int64_t event[3] = { (int64_t)time, vtid, nr };

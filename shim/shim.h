@@ -96,6 +96,9 @@ __attribute__((format(printf, 2, 3), noreturn)) void shim_abort(struct task *t, 
 /* The running digest of the event stream (logical time, task, syscall of every event)
  * that record logs every so often and replay checks. */
 uint64_t shim_digest_step(uint64_t digest, uint64_t time, int vtid, long nr);
+/* Steps the one running digest of this run (record and replay share it, so a replica
+ * that stops replaying and starts recording goes on with it) and returns it. */
+uint64_t shim_digest_event(uint64_t time, int vtid, long nr);
 
 /* Built-in shims. Each returns 0 or -1 after printing why. */
 struct log;
@@ -103,6 +106,15 @@ struct tracer_options;
 int record_shim_start(const char *path, char **argv, const char *program,
 		      const struct tracer_options *opt, const int *outside_fds, int n_outside);
 int replay_shim_start(const struct log *log);
+/* The same with other places for the inputs (recorder/input.h; replicate/ uses these). */
+struct input_sink;
+struct input_source;
+typedef struct Detrun__Log__Header Detrun__Log__Header;
+int record_shim_start_sink(struct input_sink *(*open)(const Detrun__Log__Header *, void *),
+			   void *arg, char **argv, const char *program,
+			   const struct tracer_options *opt, const int *outside_fds, int n_outside);
+void record_shim_continue(struct input_sink *sink);
+int replay_shim_start_source(struct input_source *source);
 int program_shim_start(const char *command, bool control, char **argv);
 
 #endif

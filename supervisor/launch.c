@@ -407,9 +407,16 @@ int launch_program(const char *path, char **argv, const struct launch_options *l
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0)
 		return -errno;
 	*out = (struct launch){ .exec_error_fd = err[0] };
+	int own_pid_ns = lo->namespaces ? open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC) : -1;
 	out->namespaced = lo->namespaces && unshare(CLONE_NEWPID) == 0;
 	pid_t parent = getpid();
 	pid_t pid = fork();
+	/* Back in detrun's own namespace for what it starts later: no thread can be made
+	 * while new children would go to another (replicate's NATS client makes some). */
+	if (pid != 0 && own_pid_ns >= 0)
+		setns(own_pid_ns, CLONE_NEWPID);
+	if (pid != 0 && own_pid_ns >= 0)
+		close(own_pid_ns);
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {

@@ -16,6 +16,7 @@
 #include "recorder/log.h"
 #include "recorder/log_print.h"
 #include "shim/shim.h"
+#include "supervisor/commands.h"
 #include "supervisor/launch.h"
 #include "supervisor/report.h"
 #include "supervisor/sys_common.h"
@@ -26,6 +27,7 @@ static const char usage[] =
 	"usage: detrun [OPTIONS] [--] PROGRAM [ARGS...]\n"
 	"       detrun record -o LOG [OPTIONS] [--] PROGRAM [ARGS...]\n"
 	"       detrun replay [--trace] [--trace-file FILE] LOG\n"
+	"       detrun replicate --cluster URLS --group NAME [--node ID] [--] PROGRAM [ARGS...]\n"
 	"       detrun log [--json | --stats] LOG\n"
 	"\n"
 	"Runs PROGRAM, with every thread and process it starts, as a deterministic process\n"
@@ -534,6 +536,15 @@ static int cmd_replay(int argc, char **argv, struct command_line *cl)
 	return run_group(h->program, argv_copy, opt);
 }
 
+/* Options and the cluster are replicate/'s business; the run itself is the same. */
+static int cmd_replicate(int argc, char **argv, struct command_line *cl)
+{
+	char path[PATH_MAX];
+	char **prog_argv;
+	int code = replicate_command(argc, argv, &cl->opt, path, sizeof(path), &prog_argv);
+	return code >= 0 ? code : run_group(path, prog_argv, &cl->opt);
+}
+
 static int cmd_log(int argc, char **argv, struct command_line *cl)
 {
 	int first = parse_options(argc, argv, false, true, cl);
@@ -564,7 +575,8 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		int (*run)(int argc, char **argv, struct command_line *cl);
-	} commands[] = { { "record", cmd_record }, { "replay", cmd_replay }, { "log", cmd_log } };
+	} commands[] = { { "record", cmd_record }, { "replay", cmd_replay }, { "log", cmd_log },
+			 { "replicate", cmd_replicate } };
 	for (size_t i = 0; argc > 1 && i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1, &cl);

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""`make bench` part 2: memcached (4 threads) natively, under plain detrun, and replicated
+3 ways by `detrun replicate` on a 3-node NATS JetStream cluster on loopback — the same
+client each time: 4 connections, each setting its own keys one request at a time. Reports
+throughput and per-request latency (p50, p99). The replicated leader waits before every
+reply until the stream has acknowledged the request: that round trip is its cost."""
+import argparse, os, shutil, signal, socket, subprocess, sys, tempfile, threading, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CLUSTER = os.path.join(HERE, "..", "replicate", "cluster.sh")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, limit=60):
+    end = time.time() + limit
+    while time.time() < end:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def client(port, conns, per):
+    lat, errors = [], []
+    lock = threading.Lock()
+
+    def run(c):
+        mine = []
+        try:
+            s = socket.create_connection(("127.0.0.1", port), timeout=30)
+            f = s.makefile("rb")
+            for i in range(per):
+                v = b"v%d" % i
+                t0 = time.perf_counter()
+                s.sendall(b"set c%d_%d 0 0 %d\r\n%s\r\n" % (c, i, len(v), v))
+                if f.readline() != b"STORED\r\n":
+                    raise RuntimeError("bad answer")
+                mine.append(time.perf_counter() - t0)
+            s.close()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(str(e))
+        with lock:
+            lat.extend(mine)
+
+    t0 = time.perf_counter()
+    ts = [threading.Thread(target=run, args=(c,)) for c in range(conns)]
+    [t.start() for t in ts]
+    [t.join() for t in ts]
+    wall = time.perf_counter() - t0
+    lat.sort()
+    if errors or not lat:
+        return None
+    return {"rps": len(lat) / wall, "p50": lat[len(lat) // 2] * 1e6,
+            "p99": lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1e6}
+
+
+def memcached(port):
+    return ["/usr/bin/memcached", "-u", "root", "-t", "4", "-l", "127.0.0.1", "-p", str(port), "-U", "0"]
+
+
+def measure(name, argvs, port, conns, per, cwd):
+    procs = []
+    for i, argv in enumerate(argvs):
+        d = os.path.join(cwd, "%s%d" % (name, i))
+        os.makedirs(d, exist_ok=True)
+        procs.append(subprocess.Popen(argv, cwd=d, stdout=subprocess.DEVNULL,
+                                      stderr=open(os.path.join(d, "err"), "w"),
+                                      start_new_session=True))
+        if i == 0 and not wait_port(port):
+            break
+    r = client(port, conns, per) if wait_port(port) else None
+    for p in reversed(procs):
+        try:
+            os.killpg(p.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    for p in procs:
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    return r
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    detrun = os.path.abspath(os.path.join(a.build, "detrun"))
+    conns, per = 4, (100 if a.quick else 500)
+    tmp = tempfile.mkdtemp(prefix="detrun-bench-repl-")
+    base = free_port() % 20000 + 30000
+    try:
+        urls = subprocess.run(["sh", CLUSTER, "start", os.path.join(tmp, "nats"), str(base)],
+                              capture_output=True, text=True, timeout=60, check=True).stdout.strip()
+        rows = []
+        for name in ("native", "detrun", "replicated"):
+            port = free_port()
+            if name == "native":
+                argvs = [memcached(port)]
+            elif name == "detrun":
+                argvs = [[detrun, "--"] + memcached(port)]
+            else:
+                g = "bench%d" % os.getpid()
+                argvs = [[detrun, "replicate", "--cluster", urls, "--group", g, "--node", n, "--"]
+                         + memcached(port) for n in ("a", "b", "c")]
+            r = measure(name, argvs, port, conns, per, tmp)
+            rows.append((name, r))
+        print("memcached -t 4, %d connections x %d sets each (same client):" % (conns, per))
+        print("  %-11s %10s %10s %10s" % ("", "req/s", "p50 us", "p99 us"))
+        for name, r in rows:
+            if r:
+                print("  %-11s %10.0f %10.0f %10.0f" % (name, r["rps"], r["p50"], r["p99"]))
+            else:
+                print("  %-11s failed" % name)
+        return 0 if all(r for _, r in rows) else 1
+    finally:
+        subprocess.run(["sh", CLUSTER, "stop", os.path.join(tmp, "nats")], timeout=60)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

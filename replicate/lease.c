@@ -1,0 +1,184 @@
+/* The leader lease: key "leader" of the group's bucket, whose TTL is the lease's. Taken by
+ * create (compare-and-set against "no entry"), renewed by update against the last
+ * revision; the revision of the take is the epoch, written into the value so anyone can
+ * read who leads since when. A renewal that finds another revision has lost the lease. */
+#include "replicate/replicate.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LEASE_KEY "leader"
+
+static atomic_bool lost;
+static uint64_t held_rev, held_epoch;
+
+static void lease_value(char *buf, size_t len, const struct rep_link *l, uint64_t epoch)
+{
+	snprintf(buf, len, "%s %" PRIu64, l->node, epoch);
+}
+
+int rep_lease_take(struct rep_link *l, uint64_t *epoch)
+{
+	char value[128];
+	lease_value(value, sizeof(value), l, 0);
+	uint64_t rev = 0;
+	natsStatus s;
+	/* A failed create is a lease someone holds only if the entry is there; else the
+	 * bucket was not answering yet (just made, electing): try again. */
+	for (int tries = 0; (s = kvStore_Create(&rev, l->kv, LEASE_KEY, value,
+						(int)strlen(value))) != NATS_OK; tries++) {
+		kvEntry *e = NULL;
+		natsStatus g = kvStore_Get(&e, l->kv, LEASE_KEY);
+		kvEntry_Destroy(e);
+		if (g == NATS_OK)
+			return 1;
+		if (tries == 50) {
+			snprintf(l->why, sizeof(l->why), "cannot take the lease: %s",
+				 natsStatus_GetText(s));
+			return -1;
+		}
+		usleep(100 * 1000);
+	}
+	lease_value(value, sizeof(value), l, rev);
+	uint64_t rev2 = 0;
+	if (kvStore_Update(&rev2, l->kv, LEASE_KEY, value, (int)strlen(value), rev) != NATS_OK)
+		return 1;
+	held_rev = rev2;
+	held_epoch = rev;
+	*epoch = rev;
+	return 0;
+}
+
+static void *renew(void *arg)
+{
+	struct rep_link *l = arg;
+	char value[128];
+	lease_value(value, sizeof(value), l, held_epoch);
+	/* Every quarter of the TTL; a failed renewal (the bucket's stream electing a leader)
+	 * is tried again at once, so that an election does not eat the whole TTL. */
+	for (useconds_t pause = (useconds_t)(l->ttl_ms * 1000 / 4);; ) {
+		usleep(pause);
+		uint64_t rev = 0;
+		natsStatus s = kvStore_Update(&rev, l->kv, LEASE_KEY, value, (int)strlen(value),
+					      held_rev);
+		pause = s == NATS_OK ? (useconds_t)(l->ttl_ms * 1000 / 4) : 100 * 1000;
+		if (s == NATS_OK) {
+			held_rev = rev;
+			continue;
+		}
+		kvEntry *e = NULL;
+		if (kvStore_Get(&e, l->kv, LEASE_KEY) == NATS_OK) {
+			/* Our value at another revision: an update that went through while its
+			 * answer was lost (a stream electing its leader). Someone else's value:
+			 * the lease is gone. An error: try again. */
+			const char *v = kvEntry_ValueString(e);
+			bool ours = v && !strcmp(v, value);
+			/* A server still catching up (restarted) may answer with an older
+			 * revision: only a newer one is adopted. */
+			bool newer = kvEntry_Revision(e) > held_rev;
+			if (ours && newer)
+				held_rev = kvEntry_Revision(e);
+			kvEntry_Destroy(e);
+			if (!ours && newer)
+				break;
+		}
+	}
+	atomic_store(&lost, true);
+	return NULL;
+}
+
+int rep_lease_keep(struct rep_link *l)
+{
+	sigset_t saved;
+	rep_signals_block(&saved);
+	pthread_t th;
+	int err = pthread_create(&th, NULL, renew, l);
+	if (!err)
+		pthread_detach(th);
+	rep_signals_restore(&saved);
+	return err ? -1 : 0;
+}
+
+bool rep_lease_lost(void)
+{
+	return atomic_load(&lost);
+}
+
+int rep_lease_holder(struct rep_link *l, char *node, size_t len, uint64_t *epoch)
+{
+	node[0] = 0;
+	*epoch = 0;
+	kvEntry *e = NULL;
+	natsStatus s = kvStore_Get(&e, l->kv, LEASE_KEY);
+	if (s == NATS_NOT_FOUND)
+		return 0;
+	if (s != NATS_OK)
+		return -1;
+	const char *v = kvEntry_ValueString(e);
+	char name[64] = "";
+	unsigned long long ep = 0;
+	if (v && sscanf(v, "%63s %llu", name, &ep) >= 1) {
+		snprintf(node, len, "%s", name);
+		*epoch = ep;
+	}
+	kvEntry_Destroy(e);
+	return 0;
+}
+
+int rep_lease_revision(struct rep_link *l, uint64_t *rev)
+{
+	kvEntry *e = NULL;
+	natsStatus s = kvStore_Get(&e, l->kv, LEASE_KEY);
+	if (s == NATS_NOT_FOUND)
+		return 1;
+	if (s != NATS_OK)
+		return -1;
+	*rev = kvEntry_Revision(e);
+	kvEntry_Destroy(e);
+	return 0;
+}
+
+/* ---- progress, for --status ---- */
+
+static atomic_bool prog_leading;
+static atomic_uint_fast64_t prog_time, prog_seq;
+
+void rep_progress_set(bool leading, uint64_t time, uint64_t seq)
+{
+	atomic_store(&prog_leading, leading);
+	if (time)
+		atomic_store(&prog_time, time);
+	if (seq)
+		atomic_store(&prog_seq, seq);
+}
+
+static void *progress(void *arg)
+{
+	struct rep_link *l = arg;
+	char key[96], value[128];
+	snprintf(key, sizeof(key), "node.%s", l->node);
+	for (;;) {
+		snprintf(value, sizeof(value), "%s %" PRIu64 " %" PRIu64,
+			 atomic_load(&prog_leading) ? "leader" : "follower",
+			 (uint64_t)atomic_load(&prog_time), (uint64_t)atomic_load(&prog_seq));
+		uint64_t rev;
+		kvStore_PutString(&rev, l->kv, key, value);
+		usleep(500 * 1000);
+	}
+	return NULL;
+}
+
+void rep_progress_start(struct rep_link *l)
+{
+	sigset_t saved;
+	rep_signals_block(&saved);
+	pthread_t th;
+	if (!pthread_create(&th, NULL, progress, l))
+		pthread_detach(th);
+	rep_signals_restore(&saved);
+}

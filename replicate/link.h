@@ -1,0 +1,67 @@
+/*
+ * detrun's link to a NATS JetStream cluster for one replication group.
+ *
+ * A group NAME has: the stream DETRUN_NAME (subject detrun.NAME.in, 3 replicas, file
+ * storage) holding the leader's input records in order — the Header first, then every
+ * record with its logical time; and the key-value bucket DETRUN_LEASE_NAME holding the
+ * leader lease (key "leader") and each live replica's progress (key "node.ID"). The
+ * bucket's TTL is the lease TTL: a leader that stops renewing loses the lease after it.
+ *
+ * A message's payload is 8 bytes of logical time (little-endian), 1 byte of kind, then
+ * the kind's bytes: a serialized log Record (REP_RECORD), or a go-live mark (REP_GOLIVE:
+ * 8 bytes of epoch and the node's name) that a new leader appends before anything else.
+ *
+ * libnats starts threads of its own; they are created with every signal blocked so that
+ * the signals detrun relies on (SIGCHLD, SIGALRM, outside signals) reach its main thread.
+ */
+#ifndef DETRUN_REPLICATE_LINK_H
+#define DETRUN_REPLICATE_LINK_H
+
+#include <nats/nats.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+enum { REP_RECORD = 0, REP_GOLIVE = 1 };
+#define REP_STREAM_REPLICAS 3
+
+struct rep_link {
+	natsConnection *nc;
+	jsCtx *js;
+	kvStore *kv;
+	char group[64], node[64];
+	char stream[96], subject[96], bucket[96];
+	int64_t ttl_ms;     /* the lease TTL (the bucket's) */
+	char why[256];      /* the last failure, one line */
+};
+
+/* Is NAME usable as a group or node name (letters, digits, '-' and '_')? */
+bool rep_name_valid(const char *name);
+/* Connects to the comma-separated URLS. 0, or -1 with l->why set. */
+int rep_connect(struct rep_link *l, const char *urls, const char *group, const char *node);
+/* Creates the group's stream and bucket if missing (ttl_ms for a new bucket), or finds
+ * them (create false: -1 when the group does not exist). */
+int rep_open_group(struct rep_link *l, int64_t ttl_ms, bool create);
+/* The stream's last sequence (0: empty), or -1 with l->why set. */
+int64_t rep_last_seq(struct rep_link *l);
+/* Message seq of the stream (caller destroys it), NULL with l->why set. */
+natsMsg *rep_get(struct rep_link *l, uint64_t seq);
+void rep_close(struct rep_link *l);
+/* The publish-error handler of the leader's sink (sink.c), set on the context. */
+void rep_sink_handlers(jsOptions *o);
+
+/* Payload framing (see above). */
+int rep_frame(uint64_t time, int kind, const void *body, size_t len, uint8_t **out,
+	      size_t *out_len);
+/* 0 and the parts, or -1 for a payload too short to be one of ours. */
+int rep_unframe(const uint8_t *data, size_t len, uint64_t *time, int *kind,
+		const uint8_t **body, size_t *body_len);
+
+/* Blocks every signal in this thread (saving the old mask), for creating libnats threads. */
+void rep_signals_block(sigset_t *saved);
+void rep_signals_restore(const sigset_t *saved);
+
+/* "stream sequence 12", "status text (jetstream error 10071)" helpers */
+const char *rep_status_text(natsStatus s, jsErrCode jerr, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,63 @@
+/*
+ * `detrun replicate`: one program run on several nodes at once, kept identical.
+ *
+ * The leader runs the program under the record shim, whose input sink publishes every
+ * record to the group's JetStream stream (sink.c); before anything leaves the node (an
+ * external call runs) the stream has acknowledged every record so far, so no output a
+ * client sees depends on an input a follower could miss. Followers run the same program
+ * under the replay shim fed live from a pull consumer (source.c): they open no client
+ * connections and send nothing, their sends are digested and checked against the
+ * leader's. The lease (lease.c) is a key in a JetStream KV bucket taken by compare-and-set;
+ * when it lapses, a follower that has drained the stream takes it, appends a go-live mark
+ * and turns from replaying to recording at that point of the timeline (replica.c): its
+ * listening sockets become real, connections from before fail on every replica alike.
+ */
+#ifndef DETRUN_REPLICATE_REPLICATE_H
+#define DETRUN_REPLICATE_REPLICATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "recorder/input.h"
+#include "replicate/link.h"
+
+struct tracer_options;
+
+/* ---- the leader's sink (sink.c) ---- */
+/* Publishes after stream sequence `last_seq` under `epoch`. */
+struct input_sink *rep_sink_create(struct rep_link *l, uint64_t epoch, uint64_t last_seq);
+/* Publishes a go-live mark at `time` first (a follower taking over). 0 or -1 (l->why). */
+int rep_sink_golive(struct input_sink *s, uint64_t time);
+/* Publishes the Header as the stream's first message and waits for it. */
+int rep_sink_header(struct input_sink *s, const Detrun__Log__Header *h);
+uint64_t rep_sink_seq(struct input_sink *s); /* the sequence of the last append */
+
+/* ---- the follower's source (source.c) ---- */
+struct input_source *rep_source_create(struct rep_link *l);
+/* The stream sequence of the last record consumed. */
+uint64_t rep_source_seq(struct input_source *s);
+/* Set when the source found the lease lapsed at the stream's end and took it: the
+ * replica leads from now on (epoch and the last stream sequence are given). */
+bool rep_source_took_over(struct input_source *s, uint64_t *epoch, uint64_t *last_seq);
+/* Waits until a record is there (true) or this replica took over (false). */
+bool rep_source_wait(struct input_source *s);
+
+/* ---- the lease (lease.c) ---- */
+/* Takes the lease if nobody holds it: 0 and the epoch, 1 held by another, -1 error. */
+int rep_lease_take(struct rep_link *l, uint64_t *epoch);
+/* Renews the lease every TTL/4 in a thread of its own until it is lost. */
+int rep_lease_keep(struct rep_link *l);
+bool rep_lease_lost(void);
+/* Who holds it now: 0 and the holder's node name ("" when nobody), -1 error. */
+int rep_lease_holder(struct rep_link *l, char *node, size_t len, uint64_t *epoch);
+/* The lease's current revision: 0 held, 1 absent (lapsed), -1 error. */
+int rep_lease_revision(struct rep_link *l, uint64_t *rev);
+/* Publishes this replica's progress (role, logical time, stream sequence) every 500 ms. */
+void rep_progress_start(struct rep_link *l);
+void rep_progress_set(bool leading, uint64_t time, uint64_t seq);
+
+/* ---- the shim in between (replica.c) ---- */
+void rep_replica_follow(struct rep_link *l, struct input_source *src);
+void rep_replica_lead(struct rep_link *l, struct input_sink *sink);
+
+#endif

@@ -1,0 +1,188 @@
+/* The leader's input sink: every record is published to the group's stream with a
+ * message id (epoch, stream sequence it is meant to take) and the expected last sequence,
+ * so a deposed leader can never append (the sequence moved on) and a retried append is
+ * never stored twice (the id is remembered). Publishes are asynchronous and pipelined;
+ * `sync` waits until the stream acknowledged all of them — the record shim's owner calls
+ * it before any external call runs, so output never precedes its inputs' replication. */
+#include "replicate/replicate.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SYNC_SLICE_MS 1000  /* then unacknowledged publishes are sent again */
+#define SYNC_LIMIT_MS 60000 /* the cluster lost for this long: the leader gives up */
+
+struct js_sink {
+	struct input_sink ops;
+	struct rep_link *l;
+	uint64_t epoch;
+	uint64_t last_seq;  /* the sequence the previous publish takes */
+	bool pending;       /* publishes not yet known acknowledged */
+};
+
+static atomic_int refused;   /* a publish was refused: another node leads */
+static char refused_why[160];
+
+/* An append the stream refused (another leader appended: the expected sequence is not the
+ * last) deposes this leader. No answer at all (a stream electing its leader) is not a
+ * refusal: the message is sent again, with its id and expected sequence. */
+static void on_refused(jsCtx *js, jsPubAckErr *pae, void *closure)
+{
+	if (!pae->ErrCode && (pae->Err == NATS_NO_RESPONDERS || pae->Err == NATS_TIMEOUT)) {
+		usleep(50 * 1000);
+		if (js_PublishMsgAsync(js, &pae->Msg, NULL) == NATS_OK)
+			return;
+	}
+	if (atomic_exchange(&refused, 1))
+		return;
+	snprintf(refused_why, sizeof(refused_why), "%s", pae->ErrText ? pae->ErrText
+				: natsStatus_GetText(pae->Err));
+}
+
+static int publish(struct js_sink *k, uint64_t time, int kind, const void *body, size_t len)
+{
+	uint8_t *data;
+	size_t dlen;
+	if (rep_frame(time, kind, body, len, &data, &dlen))
+		return -ENOMEM;
+	char id[64];
+	snprintf(id, sizeof(id), "%llu-%llu", (unsigned long long)k->epoch,
+		 (unsigned long long)k->last_seq + 1);
+	jsPubOptions po;
+	jsPubOptions_Init(&po);
+	po.MsgId = id;
+	po.ExpectLastSeq = k->last_seq;
+	natsMsg *m = NULL;
+	natsStatus s = natsMsg_Create(&m, k->l->subject, NULL, (const char *)data, (int)dlen);
+	free(data);
+	if (s == NATS_OK)
+		s = js_PublishMsgAsync(k->l->js, &m, &po);
+	natsMsg_Destroy(m); /* NULL when the library took it */
+	if (s != NATS_OK)
+		return -EIO;
+	k->last_seq++;
+	k->pending = true;
+	return 0;
+}
+
+static int sink_append(struct input_sink *s, uint64_t time, LogRecord *rec)
+{
+	struct js_sink *k = (struct js_sink *)s;
+	rec->dt = 0; /* the frame carries the absolute time */
+	size_t len = detrun__log__record__get_packed_size(rec);
+	uint8_t *buf = malloc(len ? len : 1);
+	if (!buf)
+		return -ENOMEM;
+	detrun__log__record__pack(rec, buf);
+	int err = publish(k, time, REP_RECORD, buf, len);
+	free(buf);
+	return err;
+}
+
+/* Publishes still waiting after a slice are sent again (same id and expected sequence:
+ * stored at most once) — a stream leader that died took them with it. */
+static void resend_pending(struct js_sink *k)
+{
+	natsMsgList list = { 0 };
+	if (js_PublishAsyncGetPendingList(&list, k->l->js) != NATS_OK)
+		return;
+	for (int i = 0; i < list.Count; i++) {
+		if (js_PublishMsgAsync(k->l->js, &list.Msgs[i], NULL) == NATS_OK)
+			list.Msgs[i] = NULL;
+	}
+	natsMsgList_Destroy(&list);
+}
+
+static int sink_sync(struct input_sink *s)
+{
+	struct js_sink *k = (struct js_sink *)s;
+	if (!k->pending && !atomic_load(&refused))
+		return 0;
+	jsPubOptions po;
+	jsPubOptions_Init(&po);
+	po.MaxWait = SYNC_SLICE_MS;
+	natsStatus st = NATS_TIMEOUT;
+	for (int waited = 0; waited < SYNC_LIMIT_MS && st == NATS_TIMEOUT;
+	     waited += SYNC_SLICE_MS) {
+		st = js_PublishAsyncComplete(k->l->js, &po);
+		if (st == NATS_TIMEOUT)
+			resend_pending(k);
+	}
+	if (atomic_load(&refused)) {
+		snprintf(k->l->why, sizeof(k->l->why), "deposed: the stream refused an append "
+			 "(%s): another node leads", refused_why);
+		return -EPERM;
+	}
+	if (st != NATS_OK) {
+		snprintf(k->l->why, sizeof(k->l->why), "the stream did not acknowledge appends "
+			 "for %d s: %s", SYNC_LIMIT_MS / 1000, natsStatus_GetText(st));
+		return -EIO;
+	}
+	k->pending = false;
+	return 0;
+}
+
+static int sink_flush(struct input_sink *s)
+{
+	return sink_sync(s);
+}
+
+static int sink_close(struct input_sink *s)
+{
+	int err = sink_sync(s);
+	free(s);
+	return err;
+}
+
+struct input_sink *rep_sink_create(struct rep_link *l, uint64_t epoch, uint64_t last_seq)
+{
+	struct js_sink *k = calloc(1, sizeof(*k));
+	if (!k)
+		return NULL;
+	k->ops = (struct input_sink){ .name = l->stream, .append = sink_append,
+				      .flush = sink_flush, .sync = sink_sync,
+				      .close = sink_close };
+	k->l = l;
+	k->epoch = epoch;
+	k->last_seq = last_seq;
+	return &k->ops;
+}
+
+int rep_sink_golive(struct input_sink *s, uint64_t time)
+{
+	struct js_sink *k = (struct js_sink *)s;
+	uint8_t body[8 + 64];
+	for (int i = 0; i < 8; i++)
+		body[i] = (uint8_t)(k->epoch >> (8 * i));
+	size_t n = strlen(k->l->node);
+	memcpy(body + 8, k->l->node, n);
+	if (publish(k, time, REP_GOLIVE, body, 8 + n))
+		return -1;
+	return sink_sync(s) ? -1 : 0;
+}
+
+int rep_sink_header(struct input_sink *s, const Detrun__Log__Header *h)
+{
+	LogRecord rec = DETRUN__LOG__RECORD__INIT;
+	rec.kind_case = DETRUN__LOG__RECORD__KIND_HEADER;
+	rec.header = (Detrun__Log__Header *)h;
+	if (sink_append(s, 0, &rec))
+		return -1;
+	return sink_sync(s) ? -1 : 0;
+}
+
+/* The error handler is set on the link's JetStream context when it is made. */
+void rep_sink_handlers(jsOptions *o)
+{
+	o->PublishAsync.ErrHandler = on_refused;
+	o->PublishAsync.MaxPending = 4096;
+}
+
+uint64_t rep_sink_seq(struct input_sink *s)
+{
+	return ((struct js_sink *)s)->last_seq;
+}

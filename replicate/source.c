@@ -1,0 +1,240 @@
+/* The follower's input source: a durable pull consumer on the group's stream, read from
+ * its second message on (the first is the Header) and fed to the replay shim as the
+ * leader appends. When nothing comes, the lease is looked at: while someone holds it the
+ * follower waits; once it has lapsed and this replica has every record the stream holds,
+ * it takes the lease and goes live (replica.c) — the point where it stands in the timeline
+ * is the same on every replica, since all consumed the same records before. */
+#include "replicate/replicate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shim/shim.h"
+
+#define FETCH_BATCH 256
+#define FETCH_WAIT_MS 200
+
+struct js_source {
+	struct input_source ops;
+	struct rep_link *l;
+	natsSubscription *sub;
+	natsMsgList batch;
+	int at;                 /* index of the head in batch */
+	LogRecord *head;        /* the head, unpacked */
+	LogRecord *used;        /* the record consumed last: its bytes are still being copied */
+	uint64_t head_time, head_seq;
+	uint64_t last_seq;      /* stream sequence of the last record consumed */
+	bool took_over;
+	uint64_t epoch;
+	uint64_t lease_rev;     /* the lease's revision when last seen changing ... */
+	int64_t lease_seen_ms;  /* ... and when (monotonic) */
+};
+
+static natsStatus subscribe(struct js_source *j);
+static void drop_batch(struct js_source *j);
+
+/* Starts the consumer over at the record after the last one consumed. */
+static void resubscribe(struct js_source *j)
+{
+	drop_batch(j);
+	natsSubscription_Destroy(j->sub);
+	j->sub = NULL;
+	while (subscribe(j) != NATS_OK)
+		usleep(100 * 1000);
+}
+
+static void drop_batch(struct js_source *j)
+{
+	if (j->batch.Count > 0)
+		natsMsg_Ack(j->batch.Msgs[j->batch.Count - 1], NULL); /* acks all before too */
+	natsMsgList_Destroy(&j->batch);
+	memset(&j->batch, 0, sizeof(j->batch));
+	j->at = 0;
+}
+
+static uint64_t stream_seq(natsMsg *m)
+{
+	jsMsgMetaData *meta = NULL;
+	if (natsMsg_GetMetaData(&meta, m) != NATS_OK)
+		return 0;
+	uint64_t seq = meta->Sequence.Stream;
+	jsMsgMetaData_Destroy(meta);
+	return seq;
+}
+
+/* Unpacks message `at` of the batch: true for a record now at the head, false for a
+ * go-live mark (consumed here: it changes nothing on a follower). */
+static bool unpack(struct js_source *j)
+{
+	natsMsg *m = j->batch.Msgs[j->at];
+	uint64_t time, seq = stream_seq(m);
+	int kind;
+	const uint8_t *body;
+	size_t len;
+	if (seq && seq <= j->last_seq) {
+		j->at++; /* delivered again after a stream leader changed: consumed already */
+		return false;
+	}
+	if (seq > j->last_seq + 1) {
+		resubscribe(j); /* a gap: ask again from the first missing record */
+		return false;
+	}
+	if (rep_unframe((const uint8_t *)natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m),
+			&time, &kind, &body, &len))
+		shim_abort(NULL, "replicate: message %llu of %s is not a detrun record",
+			   (unsigned long long)seq, j->l->stream);
+	if (kind == REP_GOLIVE) {
+		j->last_seq = seq;
+		j->at++;
+		return false;
+	}
+	j->head = detrun__log__record__unpack(NULL, len, body);
+	if (kind != REP_RECORD || !j->head ||
+	    j->head->kind_case == DETRUN__LOG__RECORD__KIND_HEADER)
+		shim_abort(NULL, "replicate: message %llu of %s is not a detrun record",
+			   (unsigned long long)seq, j->l->stream);
+	j->head_time = time;
+	j->head_seq = seq;
+	return true;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* Nothing came: goes live if the lease lapsed and the stream holds nothing more. The
+ * lease counts as lapsed only when this replica has also seen no renewal for a whole TTL
+ * itself: while the bucket's stream elects a leader, a read can wrongly find no entry. */
+static void maybe_take_over(struct js_source *j)
+{
+	uint64_t rev = 0, epoch;
+	int held = rep_lease_revision(j->l, &rev);
+	if (held == 0 && rev != j->lease_rev) {
+		j->lease_rev = rev;
+		j->lease_seen_ms = now_ms();
+	}
+	if (!j->lease_seen_ms)
+		j->lease_seen_ms = now_ms();
+	if (held != 1 || now_ms() - j->lease_seen_ms < j->l->ttl_ms)
+		return;
+	int64_t last = rep_last_seq(j->l);
+	if (last < 0 || (uint64_t)last != j->last_seq)
+		return; /* records still to come: drain first */
+	if (rep_lease_take(j->l, &epoch))
+		return; /* another follower was quicker */
+	j->epoch = epoch;
+	j->took_over = true;
+}
+
+static const LogRecord *src_head(struct input_source *s, uint64_t *time)
+{
+	struct js_source *j = (struct js_source *)s;
+	while (!j->head && !j->took_over) {
+		if (j->at < j->batch.Count) {
+			if (!unpack(j))
+				continue;
+			break;
+		}
+		drop_batch(j);
+		natsStatus st = natsSubscription_Fetch(&j->batch, j->sub, FETCH_BATCH,
+						       FETCH_WAIT_MS, NULL);
+		if (st == NATS_TIMEOUT)
+			maybe_take_over(j);
+		else if (st != NATS_OK)
+			usleep(100 * 1000); /* the cluster is electing or reconnecting: again */
+	}
+	if (!j->head)
+		return NULL;
+	*time = j->head_time;
+	return j->head;
+}
+
+static void src_consume(struct input_source *s)
+{
+	struct js_source *j = (struct js_source *)s;
+	if (!j->head)
+		return;
+	if (j->used)
+		detrun__log__record__free_unpacked(j->used, NULL);
+	j->used = j->head;
+	j->head = NULL;
+	j->last_seq = j->head_seq;
+	j->at++;
+}
+
+static void src_where(struct input_source *s, char *buf, size_t len)
+{
+	struct js_source *j = (struct js_source *)s;
+	snprintf(buf, len, "stream %s sequence %llu", j->l->stream,
+		 (unsigned long long)(j->head ? j->head_seq : j->last_seq + 1));
+}
+
+static bool src_complete(struct input_source *s)
+{
+	return false;
+}
+
+static natsStatus subscribe(struct js_source *j)
+{
+	char durable[96];
+	snprintf(durable, sizeof(durable), "replica_%s", j->l->node);
+	jsErrCode jerr = 0;
+	js_DeleteConsumer(j->l->js, j->l->stream, durable, NULL, &jerr); /* start over */
+	jsSubOptions so;
+	jsSubOptions_Init(&so);
+	so.Stream = j->l->stream;
+	so.Config.DeliverPolicy = js_DeliverByStartSequence;
+	so.Config.OptStartSeq = j->last_seq + 1;
+	so.Config.AckPolicy = js_AckAll;
+	so.Config.AckWait = 3600LL * 1000000000LL;
+	sigset_t saved;
+	rep_signals_block(&saved);
+	natsStatus s = js_PullSubscribe(&j->sub, j->l->js, j->l->subject, durable, NULL, &so,
+					&jerr);
+	rep_signals_restore(&saved);
+	return s;
+}
+
+struct input_source *rep_source_create(struct rep_link *l)
+{
+	struct js_source *j = calloc(1, sizeof(*j));
+	if (!j)
+		return NULL;
+	j->ops = (struct input_source){ .head = src_head, .consume = src_consume,
+					.where = src_where, .complete = src_complete };
+	j->l = l;
+	j->last_seq = 1;
+	natsStatus s = subscribe(j);
+	if (s != NATS_OK) {
+		snprintf(l->why, sizeof(l->why), "cannot follow stream %s: %s", l->stream,
+			 natsStatus_GetText(s));
+		free(j);
+		return NULL;
+	}
+	return &j->ops;
+}
+
+uint64_t rep_source_seq(struct input_source *s)
+{
+	return ((struct js_source *)s)->last_seq;
+}
+
+bool rep_source_took_over(struct input_source *s, uint64_t *epoch, uint64_t *last_seq)
+{
+	struct js_source *j = (struct js_source *)s;
+	*epoch = j->epoch;
+	*last_seq = j->last_seq;
+	return j->took_over;
+}
+
+bool rep_source_wait(struct input_source *s)
+{
+	uint64_t time;
+	return src_head(s, &time) != NULL;
+}

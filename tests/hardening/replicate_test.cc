@@ -1,0 +1,417 @@
+// detrun replicate (issue 11) on a real 3-node NATS JetStream cluster on loopback, started
+// and stopped by the suite (stores under a temporary directory). Each replica is its own
+// detrun process in its own directory; they run on one machine, so only the leader binds
+// the server's port (followers never bind). What is asserted never depends on timing: a
+// leader is killed after the client has seen a given number of acknowledgements, and
+// every waiting step has a hard limit.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+
+namespace {
+
+const std::string kDetrun = DETRUN_PATH;
+const std::string kClient = std::string(GUEST_DIR) + "/repl_client";
+const std::string kKvServer = std::string(EXAMPLES_DIR) + "/kvserver";
+const std::string kKvClient = std::string(EXAMPLES_DIR) + "/kvclient";
+
+// The three nats-server processes of the suite.
+struct Cluster {
+	std::unique_ptr<TempDir> dir;
+	int base = 0;
+	std::string urls;
+	std::unique_ptr<Child> servers[3];
+
+	std::string Conf(int n) const
+	{
+		auto port = [&](int off) { return std::to_string(base + off); };
+		return "server_name: n" + std::to_string(n + 1) + "\nlisten: 127.0.0.1:" + port(n) +
+		       "\nhttp: 127.0.0.1:" + port(20 + n) + "\njetstream { store_dir: \"" +
+		       dir->path + "/n" + std::to_string(n + 1) + "\" }\ncluster { name: detrun, " +
+		       "listen: 127.0.0.1:" + port(10 + n) + ", routes: [nats://127.0.0.1:" +
+		       port(10) + ", nats://127.0.0.1:" + port(11) + ", nats://127.0.0.1:" +
+		       port(12) + "] }\n";
+	}
+	bool Start(int n)
+	{
+		std::string conf = (*dir) / ("n" + std::to_string(n + 1) + ".conf");
+		WriteFile(conf, Conf(n));
+		RunOptions opt;
+		opt.timeout_s = 1500;
+		servers[n] = std::make_unique<Child>(std::vector<std::string>{"nats-server", "-c", conf}, opt);
+		return servers[n]->WaitForOutput("Server is ready", 30, true);
+	}
+	void Kill(int n)
+	{
+		servers[n]->Signal(SIGKILL);
+		servers[n]->Finish();
+	}
+	void Stop()
+	{
+		for (auto &s : servers)
+			if (s) {
+				s->Signal(SIGTERM);
+				s->Finish();
+			}
+	}
+};
+
+Cluster *cluster;
+
+class Replicate : public ::testing::Test {
+ protected:
+	static void SetUpTestSuite()
+	{
+		cluster = new Cluster;
+		cluster->dir = std::make_unique<TempDir>("replicate");
+		cluster->base = FreePort() % 20000 + 30000;
+		for (int n = 0; n < 3; n++) {
+			if (!cluster->urls.empty())
+				cluster->urls += ",";
+			cluster->urls += "nats://127.0.0.1:" + std::to_string(cluster->base + n);
+		}
+		for (int n = 0; n < 3; n++)
+			cluster->Start(n);
+		// JetStream answers once the servers have elected a meta leader (bounded).
+		for (int i = 0; i < 300; i++) {
+			RunResult r = RunCommand({"curl", "-s", "http://127.0.0.1:" +
+						  std::to_string(cluster->base + 20) + "/jsz"});
+			if (r.out.find("\"leader\"") != std::string::npos)
+				break;
+			usleep(100 * 1000);
+		}
+	}
+	static void TearDownTestSuite()
+	{
+		cluster->Stop();
+		delete cluster;
+	}
+};
+
+// A replica: `detrun replicate` in DIR/NODE.
+std::unique_ptr<Child> Replica(const TempDir &dir, const std::string &group,
+			       const std::string &node, const std::vector<std::string> &prog,
+			       const std::vector<std::string> &extra = {})
+{
+	RunOptions opt;
+	opt.cwd = dir / node;
+	opt.timeout_s = 600;
+	mkdir(opt.cwd.c_str(), 0755);
+	// Standard output goes to a file: a pipe nobody reads would fill up and block the
+	// program's writes in the kernel, at moments the wall clock picks.
+	std::vector<std::string> argv = {"sh", "-c", "exec \"$0\" \"$@\" > stdout.txt", kDetrun,
+					 "replicate", "--cluster", cluster->urls, "--group", group,
+					 "--node", node};
+	argv.insert(argv.end(), extra.begin(), extra.end());
+	argv.push_back("--");
+	argv.insert(argv.end(), prog.begin(), prog.end());
+	return std::make_unique<Child>(argv, opt);
+}
+
+// Kills whatever is still running when a test leaves early (a failed ASSERT), so that
+// nothing waits for its hard limit and nothing is left behind.
+struct KillOnExit {
+	std::vector<Child *> children;
+	~KillOnExit()
+	{
+		for (Child *c : children)
+			if (c) {
+				c->Signal(SIGKILL);
+				c->Finish();
+			}
+	}
+};
+
+int CountOf(const std::string &s, const std::string &what)
+{
+	int n = 0;
+	for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1))
+		n++;
+	return n;
+}
+
+}  // namespace
+
+namespace {
+
+// What a failover run replicates: a server (PORT replaced), the client's protocol, how
+// many keys, and how the group is ended (kvserver's SHUTDOWN request, or SIGTERM).
+struct Server {
+	std::string name, proto;
+	std::vector<std::string> argv;
+	int keys;
+	bool shutdown_request;
+};
+
+std::vector<std::string> WithPort(std::vector<std::string> argv, int port)
+{
+	for (auto &a : argv)
+		a = Replace(a, "PORT", std::to_string(port));
+	return argv;
+}
+
+// The leader is killed with SIGKILL once the client has seen a quarter of its writes
+// acknowledged; a follower takes over, the client reconnects and finishes; the killed node
+// restarts and follows; every acknowledged write is read back from the new leader; then
+// the group ends and every replica agrees, with the same state.
+void FailoverRun(const Server &s)
+{
+	ASSERT_FALSE(cluster->urls.empty());
+	TempDir dir("repl-" + s.name);
+	int port = FreePort();
+	std::string group = s.name + std::to_string(getpid());
+	std::vector<std::string> prog = WithPort(s.argv, port);
+	std::unique_ptr<Child> r[3];
+	std::unique_ptr<Child> client;
+	struct Guard {
+		std::unique_ptr<Child> *r, *client;
+		~Guard()
+		{
+			KillOnExit k{{r[0].get(), r[1].get(), r[2].get(), client->get()}};
+		}
+	} guard{r, &client};
+	r[0] = Replica(dir, group, "a", prog, {"--lease-ms", "4000"});
+	ASSERT_TRUE(r[0]->WaitForOutput("leads group", 90, true)) << r[0]->Finish().Describe();
+	for (int n = 1; n < 3; n++) {
+		r[n] = Replica(dir, group, n == 1 ? "b" : "c", prog);
+		ASSERT_TRUE(r[n]->WaitForOutput("follows group", 90, true)) << r[n]->Finish().Describe();
+	}
+	RunOptions copt;
+	copt.timeout_s = 900;
+	client = std::make_unique<Child>(std::vector<std::string>{kClient, s.proto,
+				std::to_string(port), std::to_string(s.keys)}, copt);
+	ASSERT_TRUE(client->WaitForOutput("progress " + std::to_string(s.keys / 4), 600))
+		<< client->Finish().Describe();
+	r[0]->Signal(SIGKILL);
+	RunResult killed = r[0]->Finish();
+	RunResult wrote = client->Finish();
+	ASSERT_NE(wrote.out.find("acked " + std::to_string(s.keys) + " of"), std::string::npos)
+		<< wrote.Describe();
+	int leader = 0;
+	for (int n = 1; n < 3; n++)
+		if (r[n]->WaitForOutput("leads from t=", 0.5, true))
+			leader = n;
+	ASSERT_NE(leader, 0) << r[1]->Err() << r[2]->Err();
+	EXPECT_EQ(CountOf(r[1]->Err() + r[2]->Err(), "leads from t="), 1);
+
+	r[0] = Replica(dir, group, "a", prog); // the killed node comes back and follows
+	ASSERT_TRUE(r[0]->WaitForOutput("follows group", 90, true)) << r[0]->Finish().Describe();
+	RunResult check = RunCommand({kClient, s.proto, std::to_string(port),
+				      std::to_string(s.keys), "check"}, copt);
+	EXPECT_NE(check.out.find("readable " + std::to_string(s.keys) + " of"), std::string::npos)
+		<< check.Describe();
+
+	if (s.shutdown_request)
+		EXPECT_EQ(RunCommand({kKvClient, std::to_string(port), "1", "1", "8", "--shutdown"}).code, 0);
+	else
+		r[leader]->Signal(SIGTERM);
+	RunResult end[3];
+	for (int n = 0; n < 3; n++)
+		end[n] = r[n]->Finish();
+	for (int n = 0; n < 3; n++) {
+		EXPECT_EQ(end[n].code, end[leader].code) << end[n].Describe();
+		EXPECT_EQ(end[n].err.find("diverged"), std::string::npos)
+			<< end[n].Describe() << "\nthe leader's:\n" << end[leader].err;
+		EXPECT_TRUE(end[n].leftovers.empty()) << end[n].Describe();
+		if (n != leader) {
+			EXPECT_NE(end[n].err.find("a replicated end"), std::string::npos)
+				<< end[n].Describe();
+		}
+	}
+	if (s.shutdown_request) {
+		std::string snap = ReadFile(dir / "b/data.snapshot");
+		EXPECT_FALSE(snap.empty());
+		EXPECT_EQ(ReadFile(dir / "c/data.snapshot"), snap);
+		EXPECT_EQ(ReadFile(dir / "a/data.snapshot"), snap);
+	}
+}
+
+}  // namespace
+
+TEST_F(Replicate, KvServerLeaderKilledFollowerTakesOver)
+{
+	FailoverRun({"kv", "kv", {kKvServer, "PORT", "data"}, 2000, true});
+}
+
+TEST_F(Replicate, MemcachedLeaderKilledFollowerTakesOver)
+{
+	FailoverRun({"mc", "mc", {"/usr/bin/memcached", "-u", "root", "-t", "4", "-l", "127.0.0.1",
+				  "-p", "PORT", "-U", "0"}, 10000, false});
+}
+
+// kvserver's crash request crashes the leader's program; every follower crashes at the
+// same logical time, and says it is a replicated end, not a leader failure: none takes
+// over.
+TEST_F(Replicate, KvServerCrashIsReplicated)
+{
+	TempDir dir("repl-crash");
+	int port = FreePort();
+	std::string group = "crash" + std::to_string(getpid());
+	std::vector<std::string> prog = {kKvServer, std::to_string(port), "data"};
+	std::unique_ptr<Child> r[3];
+	struct Guard {
+		std::unique_ptr<Child> *r;
+		~Guard() { KillOnExit k{{r[0].get(), r[1].get(), r[2].get()}}; }
+	} guard{r};
+	r[0] = Replica(dir, group, "a", prog, {"--lease-ms", "4000"});
+	ASSERT_TRUE(r[0]->WaitForOutput("leads group", 90, true)) << r[0]->Finish().Describe();
+	for (int n = 1; n < 3; n++) {
+		r[n] = Replica(dir, group, n == 1 ? "b" : "c", prog);
+		ASSERT_TRUE(r[n]->WaitForOutput("follows group", 90, true)) << r[n]->Finish().Describe();
+	}
+	RunResult wrote = RunCommand({kClient, "kv", std::to_string(port), "100"});
+	EXPECT_NE(wrote.out.find("acked 100 of 100"), std::string::npos) << wrote.Describe();
+	RunCommand({kKvClient, std::to_string(port), "1", "0", "8", "--crash"});
+	RunResult end[3];
+	for (int n = 0; n < 3; n++)
+		end[n] = r[n]->Finish();
+	EXPECT_EQ(end[0].code, 128 + SIGSEGV) << end[0].Describe();
+	for (int n = 1; n < 3; n++) {
+		EXPECT_EQ(end[n].code, end[0].code) << end[n].Describe();
+		EXPECT_NE(end[n].err.find("a replicated end, not a leader failure"), std::string::npos)
+			<< end[n].Describe();
+		EXPECT_EQ(end[n].err.find("leads from"), std::string::npos) << end[n].Describe();
+		EXPECT_EQ(end[n].err.find("diverged"), std::string::npos) << end[n].Describe();
+	}
+}
+
+// Errors: one line each, a non-zero exit, nothing left running.
+TEST_F(Replicate, ErrorsAreOneLine)
+{
+	TempDir dir("repl-err");
+	int closed = FreePort();
+	struct Case {
+		std::vector<std::string> argv;
+		std::string says;
+	} cases[] = {
+		{{kDetrun, "replicate", "--cluster", "nats://127.0.0.1:" + std::to_string(closed),
+		  "--group", "g", "--", "/bin/true"}, "cannot reach the cluster"},
+		{{kDetrun, "replicate", "--status", "--cluster", cluster->urls, "--group",
+		  "nosuchgroup"}, "no group nosuchgroup"},
+		{{kDetrun, "replicate", "--cluster", cluster->urls, "--group", "a.b", "--", "/bin/true"},
+		 "bad or missing group name"},
+		{{kDetrun, "replicate", "--group", "g", "--", "/bin/true"}, "--cluster URLS is needed"},
+	};
+	for (const auto &c : cases) {
+		RunResult r = RunCommand(c.argv);
+		EXPECT_NE(r.code, 0) << r.Describe();
+		EXPECT_EQ(CountOf(r.err, "\n"), 1) << r.Describe();
+		EXPECT_NE(r.err.find(c.says), std::string::npos) << r.Describe();
+		EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	}
+}
+
+// A replica started with another program, or other arguments, than the leader's refuses
+// to follow.
+TEST_F(Replicate, ReplicaMustRunWhatTheLeaderRuns)
+{
+	TempDir dir("repl-mismatch");
+	int port = FreePort();
+	std::string group = "mismatch" + std::to_string(getpid());
+	auto leader = Replica(dir, group, "a", {kKvServer, std::to_string(port), "data"});
+	KillOnExit guard{{leader.get()}};
+	ASSERT_TRUE(leader->WaitForOutput("leads group", 90, true)) << leader->Finish().Describe();
+	mkdir((dir / "b").c_str(), 0755);
+	struct Case {
+		std::vector<std::string> prog;
+		std::string says;
+	} cases[] = {
+		{{kKvClient, std::to_string(port), "data"}, "is another program than the leader's"},
+		{{kKvServer, std::to_string(port), "other"}, "the arguments differ from the leader's"},
+	};
+	for (const auto &c : cases) {
+		std::vector<std::string> argv = {kDetrun, "replicate", "--cluster", cluster->urls,
+						 "--group", group, "--node", "b", "--"};
+		argv.insert(argv.end(), c.prog.begin(), c.prog.end());
+		RunResult r = RunCommand(argv);
+		EXPECT_EQ(r.code, 125) << r.Describe();
+		EXPECT_EQ(CountOf(r.err, "\n"), 1) << r.Describe();
+		EXPECT_NE(r.err.find(c.says), std::string::npos) << r.Describe();
+		EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	}
+	leader->Signal(SIGTERM);
+	RunResult end = leader->Finish();
+	EXPECT_TRUE(end.leftovers.empty()) << end.Describe();
+}
+
+namespace {
+
+// Which server (0..2) leads stream NAME now, from a live server's monitoring page; -1 if
+// none is known.
+int StreamLeader(const std::string &name, int ask)
+{
+	RunResult r = RunCommand({"curl", "-s", "http://127.0.0.1:" +
+				  std::to_string(cluster->base + 20 + ask) + "/jsz?streams=true"});
+	std::string page;
+	for (char c : r.out)
+		if (c != ' ' && c != '\n' && c != '\t')
+			page += c;
+	size_t at = page.find("\"name\":\"" + name + "\"");
+	size_t leader = at == std::string::npos ? at : page.find("\"leader\":\"n", at);
+	if (leader == std::string::npos)
+		return -1;
+	return page[leader + 11] - '1';
+}
+
+}  // namespace
+
+// The nats-server leading the group's stream is killed while a client writes: the stream
+// elects another leader, the replicas go on, every write is acknowledged once and is
+// there once on every replica (a lost or duplicated input would make the followers
+// diverge, and the snapshots counts every key).
+TEST_F(Replicate, StreamLeaderServerKilledDuringLoad)
+{
+	TempDir dir("repl-stream");
+	int port = FreePort();
+	const int keys = 3000;
+	std::string group = "stream" + std::to_string(getpid());
+	std::vector<std::string> prog = {kKvServer, std::to_string(port), "data"};
+	std::unique_ptr<Child> r[3];
+	struct Guard {
+		std::unique_ptr<Child> *r;
+		~Guard() { KillOnExit k{{r[0].get(), r[1].get(), r[2].get()}}; }
+	} guard{r};
+	// The default lease (15 s): longer than the election of the stream's leader.
+	for (int n = 0; n < 3; n++) {
+		r[n] = Replica(dir, group, std::string(1, 'a' + n), prog);
+		ASSERT_TRUE(r[n]->WaitForOutput(n ? "follows group" : "leads group", 90, true))
+			<< r[n]->Finish().Describe();
+	}
+	RunOptions copt;
+	copt.timeout_s = 900;
+	Child client({kClient, "kv", std::to_string(port), std::to_string(keys)}, copt);
+	KillOnExit client_guard{{&client}};
+	ASSERT_TRUE(client.WaitForOutput("progress 500", 600)) << client.Finish().Describe();
+	int victim = StreamLeader("DETRUN_" + group, 0);
+	ASSERT_TRUE(victim >= 0 && victim < 3) << victim;
+	cluster->Kill(victim);
+	RunResult wrote = client.Finish();
+	ASSERT_TRUE(cluster->Start(victim)); // for the tests after this one
+	EXPECT_NE(wrote.out.find("acked " + std::to_string(keys) + " of"), std::string::npos)
+		<< wrote.Describe();
+	RunResult check = RunCommand({kClient, "kv", std::to_string(port), std::to_string(keys),
+				      "check"}, copt);
+	EXPECT_NE(check.out.find("readable " + std::to_string(keys) + " of"), std::string::npos)
+		<< check.Describe();
+	EXPECT_EQ(RunCommand({kKvClient, std::to_string(port), "1", "1", "8", "--shutdown"}).code, 0);
+	RunResult end[3];
+	for (int n = 0; n < 3; n++)
+		end[n] = r[n]->Finish();
+	for (int n = 0; n < 3; n++) {
+		EXPECT_EQ(end[n].code, 0) << end[n].Describe();
+		EXPECT_EQ(end[n].err.find("leads from"), std::string::npos) << end[n].Describe();
+		EXPECT_EQ(end[n].err.find("diverged"), std::string::npos) << end[n].Describe();
+	}
+	std::string snap = ReadFile(dir / "a/data.snapshot");
+	EXPECT_EQ(CountOf(snap, "\n"), keys + 1) << "k0_0 of the shutdown client, and every key";
+	EXPECT_EQ(ReadFile(dir / "b/data.snapshot"), snap);
+	EXPECT_EQ(ReadFile(dir / "c/data.snapshot"), snap);
+}
