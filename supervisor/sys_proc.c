@@ -42,6 +42,7 @@
 enum proc_view {
 	VIEW_NONE,
 	VIEW_STAT,
+	VIEW_STATM,
 	VIEW_STATUS,
 	VIEW_MAPS,
 	VIEW_MOUNTINFO,
@@ -69,7 +70,7 @@ static enum proc_view view_of(int fd, char *link, size_t size)
 	static regex_t re;
 	static bool compiled;
 	if (!compiled) {
-		regcomp(&re, "(^|/)[0-9]+(/task/[0-9]+)?/(stat|status|maps|mountinfo|fdinfo/[0-9]+)$",
+		regcomp(&re, "(^|/)[0-9]+(/task/[0-9]+)?/(stat|statm|status|maps|mountinfo|fdinfo/[0-9]+)$",
 			REG_EXTENDED);
 		compiled = true;
 	}
@@ -79,6 +80,8 @@ static enum proc_view view_of(int fd, char *link, size_t size)
 	const char *leaf = link + m[3].rm_so;
 	if (!strcmp(leaf, "stat"))
 		return VIEW_STAT;
+	if (!strcmp(leaf, "statm"))
+		return VIEW_STATM;
 	if (!strcmp(leaf, "status"))
 		return VIEW_STATUS;
 	if (!strcmp(leaf, "maps"))
@@ -132,8 +135,13 @@ static int64_t ticks(int64_t ns)
 	return ns / 10000000LL; /* USER_HZ = 100 */
 }
 
+/* The resident set depends on the page cache (fault-around maps whichever pages of a file
+ * happen to be cached), so every view of it shows the whole mapped size instead, as
+ * getrusage's maxrss shows the peak size (sys_identity.c): deterministic, and never below
+ * the real figure. */
+
 /* stat: fields after the command name; fault counts (10-13), utime..cstime (14-17),
- * starttime (22), processor (39). */
+ * starttime (22), rss (24, from vsize, 23), processor (39). */
 static void rewrite_stat(struct task *t, const char *in, struct out *o)
 {
 	const char *paren = strrchr(in, ')');
@@ -144,6 +152,7 @@ static void rewrite_stat(struct task *t, const char *in, struct out *o)
 	put(o, in, (size_t)(paren - in + 1));
 	char *rest = strdup(paren + 1), *save = NULL;
 	int field = 3;
+	unsigned long long vsize = 0;
 	for (char *tok = strtok_r(rest, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save), field++) {
 		char num[32];
 		const char *value = tok;
@@ -155,6 +164,10 @@ static void rewrite_stat(struct task *t, const char *in, struct out *o)
 				      * often detrun itself touched the task's memory */
 		else if (field == 22)
 			snprintf(num, sizeof(num), "%lld", (long long)ticks(t->proc->start_ns)), value = num;
+		else if (field == 23)
+			vsize = strtoull(tok, NULL, 10);
+		else if (field == 24)
+			snprintf(num, sizeof(num), "%llu", vsize / 4096), value = num;
 		else if (field == 39)
 			value = "0";
 		else if (field == 3 && !strcmp(tok, "t"))
@@ -164,6 +177,28 @@ static void rewrite_stat(struct task *t, const char *in, struct out *o)
 	}
 	put(o, "\n", 1);
 	free(rest);
+}
+
+/* "NAME:\t<value of field `from` in the status text>\n", the resident-set lines' stand-ins. */
+static void status_copy_field(const char *in, const char *from, const char *name, char *out,
+			      size_t size)
+{
+	const char *f = strstr(in, from);
+	unsigned long long kb = f ? strtoull(f + strlen(from), NULL, 10) : 0;
+	snprintf(out, size, "%s\t%8llu kB\n", name, kb);
+}
+
+/* statm: size resident shared text lib data dt, in pages; resident is the size, and
+ * shared (resident file pages) none. */
+static void rewrite_statm(const char *in, struct out *o)
+{
+	unsigned long long v[7] = { 0 };
+	sscanf(in, "%llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+	       &v[6]);
+	char text[160];
+	int n = snprintf(text, sizeof(text), "%llu %llu 0 %llu %llu %llu %llu\n", v[0], v[0], v[3],
+			 v[4], v[5], v[6]);
+	put(o, text, (size_t)n);
 }
 
 static void rewrite_status(const char *in, struct out *o)
@@ -187,6 +222,15 @@ static void rewrite_status(const char *in, struct out *o)
 		else if (!strncmp(line, "Seccomp_filters:", 16) && f)
 			snprintf(repl, sizeof(repl), "Seccomp_filters:\t%d\n",
 				 own_filters > 0 ? own_filters : 0);
+		else if (!strncmp(line, "VmHWM:", 6))
+			status_copy_field(in, "\nVmPeak:", "VmHWM:", repl, sizeof(repl));
+		else if (!strncmp(line, "VmRSS:", 6) || !strncmp(line, "RssAnon:", 8))
+			status_copy_field(in, "\nVmSize:",
+					  !strncmp(line, "VmRSS:", 6) ? "VmRSS:" : "RssAnon:", repl,
+					  sizeof(repl));
+		else if (!strncmp(line, "RssFile:", 8) || !strncmp(line, "RssShmem:", 9))
+			snprintf(repl, sizeof(repl), "%.*s\t       0 kB\n",
+				 (int)(strchr(line, ':') - line + 1), line);
 		else if (!strncmp(line, "Cpus_allowed:", 13))
 			snprintf(repl, sizeof(repl), "Cpus_allowed:\t%llx\n",
 				 cpus >= 64 ? ~0ULL : (1ULL << cpus) - 1);
@@ -428,6 +472,8 @@ bool proc_view_read(struct task *t, int fd)
 	put(&o, "", 0);
 	if (view == VIEW_STAT)
 		rewrite_stat(t, real, &o);
+	else if (view == VIEW_STATM)
+		rewrite_statm(real, &o);
 	else if (view == VIEW_STATUS)
 		rewrite_status(real, &o);
 	else if (view == VIEW_MAPS)

@@ -7,9 +7,11 @@
 // the detrun output must equal the native one.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -224,6 +226,40 @@ TEST(ViewsInodes, NewFileAfterARemovalHasANewNumber)
 			first = r.out;
 		EXPECT_EQ(r.out, first) << "run " << run;
 	}
+}
+
+// The resident set follows the page cache: the kernel's fault-around maps a file's
+// neighbouring pages only if they are cached. The same program on the same file shows other
+// figures natively when the file's pages were evicted before the run; under detrun the
+// stat, statm and status views must not (they show the mapped size). Before, they were the
+// real figures, and an e2e case (inv_proc) differed between runs on a busy machine.
+TEST(ViewsRss, ResidentSetDoesNotFollowThePageCache)
+{
+	std::string data = "/tmp/detrun-views-rss-" + std::to_string(getpid());
+	ASSERT_EQ(RunCommand({"sh", "-c", "head -c 4194304 /dev/urandom > " + data}).code, 0);
+	auto warm = [&] { return RunCommand({"cat", data}).code == 0; };
+	auto cold = [&] {
+		int fd = open(data.c_str(), O_RDONLY);
+		bool ok = fd >= 0 && posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0;
+		if (fd >= 0)
+			close(fd);
+		return ok;
+	};
+	std::string guest = std::string(GUEST_DIR) + "/view_rss";
+	std::set<std::string> native, detrun;
+	for (int i = 0; i < 4; i++) {
+		ASSERT_TRUE(i % 2 ? cold() : warm());
+		RunResult n = RunCommand({guest, data});
+		ASSERT_EQ(n.code, 0) << n.Describe();
+		native.insert(n.out);
+		ASSERT_TRUE(i % 2 ? cold() : warm());
+		RunResult d = RunCommand(UnderDetrun({}, {guest, data}));
+		ASSERT_EQ(d.code, 0) << d.Describe();
+		detrun.insert(d.out);
+	}
+	unlink(data.c_str());
+	EXPECT_GT(native.size(), 1u) << "natively the figures never varied: " << *native.begin();
+	EXPECT_EQ(detrun.size(), 1u) << "under detrun they varied; one: " << *detrun.begin();
 }
 
 } // namespace
