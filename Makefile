@@ -32,8 +32,10 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j2
 
+# Every test, then the source formatting (make format-check); fails if either does.
 test: build
-	cd $(BUILD) && ctest --output-on-failure --timeout 900
+	@cd $(BUILD) && ctest --output-on-failure --timeout 900; rc=$$?; \
+	$(MAKE) --no-print-directory format-check || rc=1; exit $$rc
 
 # The demo builds only what it runs, quietly: the full build (tests, fuzzers, Go guests,
 # benchmarks) is `make build` or `make test`.

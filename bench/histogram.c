@@ -72,7 +72,7 @@ int main(int argc, char **argv)
 		if (pthread_create(&th[t], NULL, worker, &jobs[t]))
 			return 1;
 	}
-	uint64_t hist[3][256] = {{0}};
+	uint64_t hist[3][256] = { { 0 } };
 	for (int t = 0; t < nthreads; t++) {
 		pthread_join(th[t], NULL);
 		for (int c = 0; c < 3; c++)

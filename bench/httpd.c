@@ -39,7 +39,8 @@ static int respond(int fd, char *req)
 	if (sp)
 		*sp = 0; /* the path ends here; the rest of the head follows */
 	if (strncmp(req, "GET /", 5) || !sp || sp - (req + 4) >= 256 || strstr(req + 4, "..")) {
-		static const char bad[] = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+		static const char bad[] =
+			"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
 		write_all(fd, bad, sizeof bad - 1);
 		return -1;
 	}
@@ -59,10 +60,11 @@ static int respond(int fd, char *req)
 		close(f);
 		return -1;
 	}
-	int h = snprintf(resp, 256,
-			 "HTTP/1.1 200 OK\r\nServer: detrun-bench-httpd\r\nContent-Type: application/octet-stream\r\n"
-			 "Content-Length: %zu\r\nConnection: %s\r\n\r\n",
-			 size, keep ? "keep-alive" : "close");
+	int h = snprintf(
+		resp, 256,
+		"HTTP/1.1 200 OK\r\nServer: detrun-bench-httpd\r\nContent-Type: application/octet-stream\r\n"
+		"Content-Length: %zu\r\nConnection: %s\r\n\r\n",
+		size, keep ? "keep-alive" : "close");
 	size_t got = 0;
 	while (got < size) {
 		ssize_t r = read(f, resp + h + got, size - got);
@@ -116,7 +118,8 @@ int main(int argc, char **argv)
 	docroot = argv[2];
 	signal(SIGPIPE, SIG_IGN);
 	int ls = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[1]))};
+	struct sockaddr_in addr = { .sin_family = AF_INET,
+				    .sin_port = htons((uint16_t)atoi(argv[1])) };
 	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 	if (ls < 0 || bind(ls, (struct sockaddr *)&addr, sizeof addr) || listen(ls, 128)) {

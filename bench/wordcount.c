@@ -35,7 +35,7 @@ static void add(struct table *t, const char *w, uint32_t len, uint64_t count);
 
 static void grow(struct table *t)
 {
-	struct table bigger = {calloc(t->cap * 2, sizeof(struct entry)), t->cap * 2, 0};
+	struct table bigger = { calloc(t->cap * 2, sizeof(struct entry)), t->cap * 2, 0 };
 	if (!bigger.slots)
 		exit(1);
 	for (size_t i = 0; i < t->cap; i++)
@@ -69,7 +69,7 @@ struct job {
 static void *worker(void *arg)
 {
 	struct job *j = arg;
-	j->table = (struct table){calloc(1024, sizeof(struct entry)), 1024, 0};
+	j->table = (struct table){ calloc(1024, sizeof(struct entry)), 1024, 0 };
 	const char *p = j->lo;
 	while (p < j->hi) {
 		while (p < j->hi && !isalpha((unsigned char)*p))
@@ -108,7 +108,7 @@ int main(int argc, char **argv)
 	const char *text = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (text == MAP_FAILED)
 		return 1;
-	struct job jobs[64] = {{0}};
+	struct job jobs[64] = { { 0 } };
 	pthread_t th[64];
 	const char *start = text, *end = text + st.st_size;
 	for (int t = 0; t < nthreads; t++) { /* cut at whitespace so no word is split */
@@ -123,7 +123,7 @@ int main(int argc, char **argv)
 		if (pthread_create(&th[t], NULL, worker, &jobs[t]))
 			return 1;
 	}
-	struct table all = {calloc(1024, sizeof(struct entry)), 1024, 0};
+	struct table all = { calloc(1024, sizeof(struct entry)), 1024, 0 };
 	uint64_t words = 0;
 	for (int t = 0; t < nthreads; t++) {
 		pthread_join(th[t], NULL);
@@ -141,7 +141,8 @@ int main(int argc, char **argv)
 	qsort(list, n, sizeof *list, by_count);
 	printf("wordcount words=%llu distinct=%zu top:", (unsigned long long)words, n);
 	for (size_t i = 0; i < n && i < 10; i++)
-		printf(" %.*s=%llu", (int)list[i].len, list[i].word, (unsigned long long)list[i].count);
+		printf(" %.*s=%llu", (int)list[i].len, list[i].word,
+		       (unsigned long long)list[i].count);
 	printf("\n");
 	return 0;
 }

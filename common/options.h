@@ -13,14 +13,14 @@
 #define DETRUN_VERSION "0.2.0"
 
 struct tracer_options {
-	int quantum;          /* events per turn */
-	int spin_budget_ms;   /* run time without an event before the spin detector looks */
-	uint64_t seed;        /* for the PRNG behind getrandom */
-	int64_t epoch;        /* CLOCK_REALTIME at start, in seconds */
-	bool keep_vdso;       /* leave the vDSO mapped (clock reads then bypass detrun) */
-	int cpus;             /* virtual CPU count */
-	bool namespaces;      /* fresh PID, mount and UTS namespaces (needs root) */
-	bool real_clock;      /* wall-clock reads give the real time, as outside input */
+	int quantum;        /* events per turn */
+	int spin_budget_ms; /* run time without an event before the spin detector looks */
+	uint64_t seed;      /* for the PRNG behind getrandom */
+	int64_t epoch;      /* CLOCK_REALTIME at start, in seconds */
+	bool keep_vdso;     /* leave the vDSO mapped (clock reads then bypass detrun) */
+	int cpus;           /* virtual CPU count */
+	bool namespaces;    /* fresh PID, mount and UTS namespaces (needs root) */
+	bool real_clock;    /* wall-clock reads give the real time, as outside input */
 };
 
 #endif

@@ -14,7 +14,9 @@ struct task;
 
 /* ---- the connection (packets.c) ------------------------------------------------------ */
 
-enum { PACKET_MAX = 16384 };
+enum {
+	PACKET_MAX = 16384
+};
 
 /* Reads one packet into buf (NUL-terminated, checksum checked and acknowledged). Returns
  * its length, 0 for an interrupt byte (Ctrl-C) and -1 when gdb has gone. */
@@ -40,16 +42,23 @@ void regs_read_all(struct task *t, char *out);
 
 /* ---- breakpoints and watchpoints (points.c) ------------------------------------------ */
 
-enum point_type { POINT_SOFT = 0, POINT_HARD = 1, POINT_WRITE = 2, POINT_READ = 3,
-		  POINT_ACCESS = 4 };
+enum point_type {
+	POINT_SOFT = 0,
+	POINT_HARD = 1,
+	POINT_WRITE = 2,
+	POINT_READ = 3,
+	POINT_ACCESS = 4
+};
 struct point {
 	enum point_type type;
 	uint64_t addr;
 	int len;
-	bool inserted;   /* soft: the int3 is in memory */
-	uint8_t saved;   /* soft: the byte under it */
+	bool inserted; /* soft: the int3 is in memory */
+	uint8_t saved; /* soft: the byte under it */
 };
-enum { MAX_POINTS = 256 };
+enum {
+	MAX_POINTS = 256
+};
 extern struct point points[MAX_POINTS];
 extern int n_points;
 
@@ -67,7 +76,12 @@ void points_clean_forks(void);
 /* The memory of t as the program wrote it, breakpoints hidden. */
 int points_read_memory(struct task *t, uint64_t addr, void *buf, size_t len);
 
-enum trap_kind { TRAP_NONE, TRAP_BREAK, TRAP_WATCH, TRAP_STEP };
+enum trap_kind {
+	TRAP_NONE,
+	TRAP_BREAK,
+	TRAP_WATCH,
+	TRAP_STEP
+};
 /* What the SIGTRAP stop of t is; for TRAP_BREAK rip is moved back onto the int3's
  * address, for TRAP_WATCH *addr is the watched address. */
 enum trap_kind points_classify(struct task *t, uint64_t *addr);
@@ -98,15 +112,15 @@ struct position {
 struct dbg_state {
 	enum dbg_mode mode;
 	int listen_fd, conn_fd;
-	int announce_port;            /* --gdb: say where to connect once the program runs */
-	struct position now;          /* where the group is */
-	struct position goal;         /* SCAN: where gdb was; SEEK: where to stop */
-	struct position last_hit;     /* SCAN: the latest hit before goal (time 0: none) */
-	bool seek_event;              /* SEEK: goal is an event, not a hit */
-	bool at_begin;                /* SEEK: no hit was found: report the start */
-	uint64_t goto_time;           /* `monitor goto`: where the next resume goes, 0: none */
-	int selected_vtid;            /* Hg */
-	int stepping_vtid;            /* vCont;s asked for this task, 0 for none */
+	int announce_port;        /* --gdb: say where to connect once the program runs */
+	struct position now;      /* where the group is */
+	struct position goal;     /* SCAN: where gdb was; SEEK: where to stop */
+	struct position last_hit; /* SCAN: the latest hit before goal (time 0: none) */
+	bool seek_event;          /* SEEK: goal is an event, not a hit */
+	bool at_begin;            /* SEEK: no hit was found: report the start */
+	uint64_t goto_time;       /* `monitor goto`: where the next resume goes, 0: none */
+	int selected_vtid;        /* Hg */
+	int stepping_vtid;        /* vCont;s asked for this task, 0 for none */
 	bool connected;
 };
 extern struct dbg_state dbg;

@@ -24,7 +24,8 @@ extern char **environ;
 static int listen_on(int port)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(a);
 	int one = 1; /* a port still in TIME_WAIT from the last session is free */
@@ -81,12 +82,13 @@ static void take_resume(int *argc, char **argv)
 	char mode;
 	int no_ack, used = 0;
 	unsigned long long time, hits;
-	if (sscanf(argv[1] + 13, "%d/%c/%llu/%llu/%d%n", &dbg.conn_fd, &mode, &time, &hits,
-		   &no_ack, &used) != 5) {
+	if (sscanf(argv[1] + 13, "%d/%c/%llu/%llu/%d%n", &dbg.conn_fd, &mode, &time, &hits, &no_ack,
+		   &used) != 5) {
 		fprintf(stderr, "detrun: bad --gdb-resume\n");
 		exit(125);
 	}
-	for (const char *p = argv[1] + 13 + used; *p == '/'; p = strchr(p + 1, '/') ? strchr(p + 1, '/') : "") {
+	for (const char *p = argv[1] + 13 + used; *p == '/';
+	     p = strchr(p + 1, '/') ? strchr(p + 1, '/') : "") {
 		int type, len;
 		unsigned long long addr;
 		if (sscanf(p, "/%d.%llx.%d", &type, &addr, &len) == 3)
@@ -127,14 +129,14 @@ static const char *recorded_program(const char *log_path)
 }
 
 static __attribute__((noreturn)) void exec_gdb(const char *program, int port, int n_args,
-						char **args)
+					       char **args)
 {
 	char target[64];
 	snprintf(target, sizeof(target), "target extended-remote 127.0.0.1:%d", port);
 	char **argv = calloc((size_t)n_args + 12, sizeof(char *));
 	int n = 0;
 	const char *gdb = getenv("DETRUN_GDB") ? getenv("DETRUN_GDB") : "gdb";
-	const char *fixed[] = { gdb, "-q", "-ex", "set sysroot /", "-ex", "set pagination off",
+	const char *fixed[] = { gdb,   "-q",  "-ex", "set sysroot /", "-ex", "set pagination off",
 				"-ex", target };
 	for (size_t i = 0; argv && i < sizeof(fixed) / sizeof(fixed[0]); i++)
 		argv[n++] = (char *)fixed[i];
@@ -154,7 +156,8 @@ static __attribute__((noreturn)) void exec_gdb(const char *program, int port, in
 static void knock(int port)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	if (fd >= 0)
 		connect(fd, (struct sockaddr *)&a, sizeof(a));
@@ -221,7 +224,8 @@ static void take_debug(int *argc, char ***argv)
 	if (*argc < 2 || strcmp(av[1], "debug"))
 		return;
 	if (*argc < 3 || av[2][0] == '-') {
-		fprintf(stderr, "detrun: debug takes a LOG (usage: detrun debug LOG [GDB ARGS...])\n");
+		fprintf(stderr,
+			"detrun: debug takes a LOG (usage: detrun debug LOG [GDB ARGS...])\n");
 		exit(125);
 	}
 	check_gdb();

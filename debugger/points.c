@@ -24,17 +24,21 @@
 struct point points[MAX_POINTS];
 int n_points;
 
-static int points_aspace = -1;    /* the address space the int3s are in */
-static int generation = 1;        /* of the debug registers' contents */
-static int *task_generation;      /* by vtid: what each task has */
+static int points_aspace = -1; /* the address space the int3s are in */
+static int generation = 1;     /* of the debug registers' contents */
+static int *task_generation;   /* by vtid: what each task has */
 static int n_task_generation;
-enum { MAX_FORKED = 64 };
-static pid_t forked[MAX_FORKED];  /* children of forks not cleaned yet */
+enum {
+	MAX_FORKED = 64
+};
+static pid_t forked[MAX_FORKED]; /* children of forks not cleaned yet */
 static int n_forked;
-static int step_over_vtid;        /* a task stepping over an int3 taken out */
+static int step_over_vtid; /* a task stepping over an int3 taken out */
 static int step_over_index = -1;
 
-enum { INT3 = 0xcc };
+enum {
+	INT3 = 0xcc
+};
 
 /* Is addr in a private mapping of t? Breakpoints go nowhere else. */
 static bool private_mapping(struct task *t, uint64_t addr)
@@ -46,7 +50,8 @@ static bool private_mapping(struct task *t, uint64_t addr)
 	unsigned long long lo, hi;
 	char perms[8];
 	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) == 3 && addr >= lo && addr < hi) {
+		if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) == 3 && addr >= lo &&
+		    addr < hi) {
 			ok = perms[3] == 'p';
 			break;
 		}
@@ -172,7 +177,8 @@ void points_clean_forks(void)
 		for (int i = 0; i < n_points; i++) {
 			uint8_t byte;
 			struct point *p = &points[i];
-			if (p->inserted && remote_read(t, REMOTE(p->addr), &byte, 1) == 0 && byte == INT3)
+			if (p->inserted && remote_read(t, REMOTE(p->addr), &byte, 1) == 0 &&
+			    byte == INT3)
 				remote_patch_code(t, REMOTE(p->addr), &p->saved, 1);
 		}
 	}
@@ -196,8 +202,11 @@ static uint64_t dr7_value(uint64_t addr_out[4])
 		if (p->type == POINT_SOFT)
 			continue;
 		uint64_t rw = p->type == POINT_HARD ? 0 : p->type == POINT_WRITE ? 1 : 3;
-		uint64_t len = p->type == POINT_HARD ? 0 : p->len == 1 ? 0 : p->len == 2 ? 1
-						     : p->len == 8 ? 2 : 3;
+		uint64_t len = p->type == POINT_HARD ? 0
+			       : p->len == 1         ? 0
+			       : p->len == 2         ? 1
+			       : p->len == 8         ? 2
+						     : 3;
 		addr_out[slot] = p->addr;
 		dr7 |= (1ull << (2 * slot)) | (rw << (16 + 4 * slot)) | (len << (18 + 4 * slot));
 		slot++;
@@ -295,7 +304,8 @@ void points_step_over(struct task *t)
 	remote_load_regs(t);
 	step_over_index = -1;
 	for (int i = 0; i < n_points; i++)
-		if (points[i].type == POINT_SOFT && points[i].inserted && points[i].addr == t->regs.rip) {
+		if (points[i].type == POINT_SOFT && points[i].inserted &&
+		    points[i].addr == t->regs.rip) {
 			remove_soft(t, &points[i]);
 			step_over_index = i;
 		}

@@ -13,7 +13,15 @@
 #include "scheduler/task.h"
 #include "supervisor/remote.h"
 
-enum source { GPR, GPR32, FPR, FPR16, FTAG, FPR_HI, AVX };
+enum source {
+	GPR,
+	GPR32,
+	FPR,
+	FPR16,
+	FTAG,
+	FPR_HI,
+	AVX
+};
 
 struct reg {
 	const char *name;
@@ -23,23 +31,68 @@ struct reg {
 	size_t off; /* in user_regs_struct (GPR) or user_fpregs_struct (FPR) */
 };
 
-#define G(n, r, ty) { n, 64, ty, GPR, offsetof(struct user_regs_struct, r) }
-#define G32(n, r) { n, 32, "int32", GPR32, offsetof(struct user_regs_struct, r) }
-#define ST(i) { "st" #i, 80, "i387_ext", FPR, offsetof(struct user_fpregs_struct, st_space) + 16 * i }
-#define XMM(i) { "xmm" #i, 128, "vec128", FPR, offsetof(struct user_fpregs_struct, xmm_space) + 16 * i }
+#define G(n, r, ty) \
+	{ \
+		n, 64, ty, GPR, offsetof(struct user_regs_struct, r) \
+	}
+#define G32(n, r) \
+	{ \
+		n, 32, "int32", GPR32, offsetof(struct user_regs_struct, r) \
+	}
+#define ST(i) \
+	{ \
+		"st" #i, 80, "i387_ext", FPR, \
+			offsetof(struct user_fpregs_struct, st_space) + 16 * i \
+	}
+#define XMM(i) \
+	{ \
+		"xmm" #i, 128, "vec128", FPR, \
+			offsetof(struct user_fpregs_struct, xmm_space) + 16 * i \
+	}
 /* The upper halves of the ymm registers: XSAVE's AVX component, at its standard offset. */
-enum { XSAVE_SIZE = 4096, XSAVE_BV = 512, XSAVE_AVX = 576 };
-#define YMMH(i) { "ymm" #i "h", 128, "uint128", AVX, XSAVE_AVX + 16 * i }
+enum {
+	XSAVE_SIZE = 4096,
+	XSAVE_BV = 512,
+	XSAVE_AVX = 576
+};
+#define YMMH(i) \
+	{ \
+		"ymm" #i "h", 128, "uint128", AVX, XSAVE_AVX + 16 * i \
+	}
 
 static const struct reg regs[] = {
-	G("rax", rax, "int64"), G("rbx", rbx, "int64"), G("rcx", rcx, "int64"),
-	G("rdx", rdx, "int64"), G("rsi", rsi, "int64"), G("rdi", rdi, "int64"),
-	G("rbp", rbp, "data_ptr"), G("rsp", rsp, "data_ptr"), G("r8", r8, "int64"),
-	G("r9", r9, "int64"), G("r10", r10, "int64"), G("r11", r11, "int64"),
-	G("r12", r12, "int64"), G("r13", r13, "int64"), G("r14", r14, "int64"),
-	G("r15", r15, "int64"), G("rip", rip, "code_ptr"), G32("eflags", eflags),
-	G32("cs", cs), G32("ss", ss), G32("ds", ds), G32("es", es), G32("fs", fs), G32("gs", gs),
-	ST(0), ST(1), ST(2), ST(3), ST(4), ST(5), ST(6), ST(7),
+	G("rax", rax, "int64"),
+	G("rbx", rbx, "int64"),
+	G("rcx", rcx, "int64"),
+	G("rdx", rdx, "int64"),
+	G("rsi", rsi, "int64"),
+	G("rdi", rdi, "int64"),
+	G("rbp", rbp, "data_ptr"),
+	G("rsp", rsp, "data_ptr"),
+	G("r8", r8, "int64"),
+	G("r9", r9, "int64"),
+	G("r10", r10, "int64"),
+	G("r11", r11, "int64"),
+	G("r12", r12, "int64"),
+	G("r13", r13, "int64"),
+	G("r14", r14, "int64"),
+	G("r15", r15, "int64"),
+	G("rip", rip, "code_ptr"),
+	G32("eflags", eflags),
+	G32("cs", cs),
+	G32("ss", ss),
+	G32("ds", ds),
+	G32("es", es),
+	G32("fs", fs),
+	G32("gs", gs),
+	ST(0),
+	ST(1),
+	ST(2),
+	ST(3),
+	ST(4),
+	ST(5),
+	ST(6),
+	ST(7),
 	{ "fctrl", 32, "int", FPR16, offsetof(struct user_fpregs_struct, cwd) },
 	{ "fstat", 32, "int", FPR16, offsetof(struct user_fpregs_struct, swd) },
 	{ "ftag", 32, "int", FTAG, offsetof(struct user_fpregs_struct, ftw) },
@@ -48,15 +101,50 @@ static const struct reg regs[] = {
 	{ "foseg", 32, "int", FPR_HI, offsetof(struct user_fpregs_struct, rdp) },
 	{ "fooff", 32, "int", FPR, offsetof(struct user_fpregs_struct, rdp) },
 	{ "fop", 32, "int", FPR16, offsetof(struct user_fpregs_struct, fop) },
-	XMM(0), XMM(1), XMM(2), XMM(3), XMM(4), XMM(5), XMM(6), XMM(7),
-	XMM(8), XMM(9), XMM(10), XMM(11), XMM(12), XMM(13), XMM(14), XMM(15),
+	XMM(0),
+	XMM(1),
+	XMM(2),
+	XMM(3),
+	XMM(4),
+	XMM(5),
+	XMM(6),
+	XMM(7),
+	XMM(8),
+	XMM(9),
+	XMM(10),
+	XMM(11),
+	XMM(12),
+	XMM(13),
+	XMM(14),
+	XMM(15),
 	{ "mxcsr", 32, "int", FPR, offsetof(struct user_fpregs_struct, mxcsr) },
-	G("orig_rax", orig_rax, "int"), G("fs_base", fs_base, "int"), G("gs_base", gs_base, "int"),
-	YMMH(0), YMMH(1), YMMH(2), YMMH(3), YMMH(4), YMMH(5), YMMH(6), YMMH(7),
-	YMMH(8), YMMH(9), YMMH(10), YMMH(11), YMMH(12), YMMH(13), YMMH(14), YMMH(15),
+	G("orig_rax", orig_rax, "int"),
+	G("fs_base", fs_base, "int"),
+	G("gs_base", gs_base, "int"),
+	YMMH(0),
+	YMMH(1),
+	YMMH(2),
+	YMMH(3),
+	YMMH(4),
+	YMMH(5),
+	YMMH(6),
+	YMMH(7),
+	YMMH(8),
+	YMMH(9),
+	YMMH(10),
+	YMMH(11),
+	YMMH(12),
+	YMMH(13),
+	YMMH(14),
+	YMMH(15),
 };
-enum { N_REGS = sizeof(regs) / sizeof(regs[0]), FIRST_SSE = 40, FIRST_LINUX = 57,
-       FIRST_SEGMENTS = 58, FIRST_AVX = 60 };
+enum {
+	N_REGS = sizeof(regs) / sizeof(regs[0]),
+	FIRST_SSE = 40,
+	FIRST_LINUX = 57,
+	FIRST_SEGMENTS = 58,
+	FIRST_AVX = 60
+};
 
 /* Does this CPU have AVX (and the kernel save it)? XCR0 bit 2. */
 static bool have_avx(void)
@@ -87,12 +175,14 @@ const char *target_xml(void)
 	if (xml[0])
 		return xml;
 	size_t n = 0, size = sizeof(xml);
-	n += (size_t)snprintf(xml + n, size - n,
-		"<?xml version=\"1.0\"?><!DOCTYPE target SYSTEM \"gdb-target.dtd\"><target>"
-		"<architecture>i386:x86-64</architecture><osabi>GNU/Linux</osabi>"
-		"<feature name=\"org.gnu.gdb.i386.core\">");
+	n += (size_t)
+		snprintf(xml + n, size - n,
+			 "<?xml version=\"1.0\"?><!DOCTYPE target SYSTEM \"gdb-target.dtd\"><target>"
+			 "<architecture>i386:x86-64</architecture><osabi>GNU/Linux</osabi>"
+			 "<feature name=\"org.gnu.gdb.i386.core\">");
 	xml_regs(xml, size, 0, FIRST_SSE, &n);
-	n += (size_t)snprintf(xml + n, size - n,
+	n += (size_t)snprintf(
+		xml + n, size - n,
 		"</feature><feature name=\"org.gnu.gdb.i386.sse\">"
 		"<vector id=\"v4f\" type=\"ieee_single\" count=\"4\"/>"
 		"<vector id=\"v2d\" type=\"ieee_double\" count=\"2\"/>"
@@ -106,7 +196,8 @@ const char *target_xml(void)
 		"<field name=\"v2_int64\" type=\"v2i64\"/><field name=\"uint128\" type=\"uint128\"/>"
 		"</union>");
 	xml_regs(xml, size, FIRST_SSE, FIRST_LINUX, &n);
-	n += (size_t)snprintf(xml + n, size - n, "</feature><feature name=\"org.gnu.gdb.i386.linux\">");
+	n += (size_t)snprintf(xml + n, size - n,
+			      "</feature><feature name=\"org.gnu.gdb.i386.linux\">");
 	xml_regs(xml, size, FIRST_LINUX, FIRST_SEGMENTS, &n);
 	n += (size_t)snprintf(xml + n, size - n,
 			      "</feature><feature name=\"org.gnu.gdb.i386.segments\">");

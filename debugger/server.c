@@ -22,7 +22,9 @@
 
 struct dbg_state dbg = { .mode = MODE_OFF, .listen_fd = -1, .conn_fd = -1 };
 
-enum { TF = 0x100 };
+enum {
+	TF = 0x100
+};
 
 /* What gdb asked for when the conversation ended. */
 static struct {
@@ -55,9 +57,9 @@ struct task *server_find_vtid(int vtid)
 /* Linux signal numbers to gdb's (they differ from 7 on). */
 static int gdb_signal(int sig)
 {
-	static const unsigned char map[32] = { 0, 1, 2, 3, 4, 5, 6, 10, 8, 9, 30, 11, 31, 13, 14,
-					       15, 0, 20, 19, 17, 18, 21, 22, 16, 24, 25, 26, 27,
-					       28, 23, 0, 12 };
+	static const unsigned char map[32] = { 0,  1,  2,  3,  4,  5,  6,  10, 8,  9,  30,
+					       11, 31, 13, 14, 15, 0,  20, 19, 17, 18, 21,
+					       22, 16, 24, 25, 26, 27, 28, 23, 0,  12 };
 	return sig > 0 && sig < 32 ? map[sig] : 0;
 }
 
@@ -151,7 +153,8 @@ static void xfer_threads(const char *range)
 			continue;
 		char comm[32] = "";
 		size_t len = read_proc(t, "comm", comm, sizeof(comm) - 1);
-		while (len > 0 && (comm[len - 1] == '\n' || comm[len - 1] == '<' || comm[len - 1] == '&'))
+		while (len > 0 &&
+		       (comm[len - 1] == '\n' || comm[len - 1] == '<' || comm[len - 1] == '&'))
 			len--;
 		comm[len] = 0;
 		for (char *c = comm; *c; c++)
@@ -194,7 +197,8 @@ static void thread_list(void)
 	out[n++] = 'm';
 	for (struct task *t = sched_first(); t && n < sizeof(out) - 16; t = t->next)
 		if (t->state == TASK_STOPPED || t->state == TASK_RUNNING)
-			n += (size_t)snprintf(out + n, sizeof(out) - n, "%s%x", n > 1 ? "," : "", t->vtid);
+			n += (size_t)snprintf(out + n, sizeof(out) - n, "%s%x", n > 1 ? "," : "",
+					      t->vtid);
 	out[n] = 0;
 	send_or_die(out);
 }
@@ -307,7 +311,8 @@ static void registers(struct task *t, const char *cmd)
 			snprintf(out, sizeof(out), "E01");
 	} else {
 		int n = (int)hex_number(&p);
-		snprintf(out, sizeof(out), "%s", *p == '=' && !regs_write_one(t, n, p + 1) ? "OK" : "E01");
+		snprintf(out, sizeof(out), "%s",
+			 *p == '=' && !regs_write_one(t, n, p + 1) ? "OK" : "E01");
 	}
 	send_or_die(out);
 }
@@ -343,9 +348,9 @@ static void vcont(struct task *owner, const char *p)
 
 static void old_resume(struct task *owner, const char *cmd)
 {
-	action.step_vtid = cmd[0] == 's' || cmd[0] == 'S' ? (dbg.selected_vtid ? dbg.selected_vtid
-									  : owner->vtid)
-							 : 0;
+	action.step_vtid = cmd[0] == 's' || cmd[0] == 'S'
+				   ? (dbg.selected_vtid ? dbg.selected_vtid : owner->vtid)
+				   : 0;
 }
 
 static __attribute__((noreturn)) void kill_and_exit(void)
@@ -387,6 +392,25 @@ static void go_back_if_asked(void)
 }
 
 /* One packet; true when gdb resumed the group. */
+/* QStartNoAckMode, the one mode packet served. */
+static void set_mode(const char *cmd)
+{
+	bool no_ack = !strcmp(cmd, "QStartNoAckMode");
+	send_or_die(no_ack ? "OK" : "");
+	if (no_ack)
+		packet_no_ack();
+}
+
+/* bc (reverse-continue) runs again from the start and does not come back here; bs
+ * (reverse-step) is refused. */
+static void go_backwards(const char *cmd)
+{
+	if (cmd[1] == 'c')
+		travel_reexecute(MODE_SCAN, dbg.now);
+	warn("reverse-step is not supported: reverse-continue is (README, Limits)");
+	send_or_die("E01");
+}
+
 static bool dispatch(struct task *owner, const char *cmd)
 {
 	if (cmd[0] == 'c' || cmd[0] == 'C' || cmd[0] == 'b' || !strncmp(cmd, "vCont;c", 7) ||
@@ -394,31 +418,56 @@ static bool dispatch(struct task *owner, const char *cmd)
 		go_back_if_asked();
 	struct task *t = selected(owner);
 	switch (cmd[0]) {
-	case '?': send_or_die(last_reply); return false;
-	case 'q': query(owner, cmd); return false;
+	case '?':
+		send_or_die(last_reply);
+		return false;
+	case 'q':
+		query(owner, cmd);
+		return false;
 	case 'Q':
-		send_or_die(strcmp(cmd, "QStartNoAckMode") ? "" : "OK");
-		if (!strcmp(cmd, "QStartNoAckMode"))
-			packet_no_ack();
+		set_mode(cmd);
 		return false;
-	case 'H': select_thread(cmd + 2); return false;
-	case 'T': send_or_die(server_find_vtid((int)strtol(cmd + 1, NULL, 16)) ? "OK" : "E01");
+	case 'H':
+		select_thread(cmd + 2);
 		return false;
-	case 'g': case 'p': case 'P': registers(t, cmd); return false;
-	case 'm': read_memory(t, cmd + 1); return false;
-	case 'M': write_memory(t, cmd + 1); return false;
-	case 'Z': case 'z': point(t, cmd[0] == 'Z', cmd + 1); return false;
-	case 'v': return dispatch_v(owner, cmd);
-	case 'c': case 's': case 'C': case 'S': old_resume(owner, cmd); return true;
+	case 'T':
+		send_or_die(server_find_vtid((int)strtol(cmd + 1, NULL, 16)) ? "OK" : "E01");
+		return false;
+	case 'g':
+	case 'p':
+	case 'P':
+		registers(t, cmd);
+		return false;
+	case 'm':
+		read_memory(t, cmd + 1);
+		return false;
+	case 'M':
+		write_memory(t, cmd + 1);
+		return false;
+	case 'Z':
+	case 'z':
+		point(t, cmd[0] == 'Z', cmd + 1);
+		return false;
+	case 'v':
+		return dispatch_v(owner, cmd);
+	case 'c':
+	case 's':
+	case 'C':
+	case 'S':
+		old_resume(owner, cmd);
+		return true;
 	case 'b':
-		if (cmd[1] == 'c')
-			travel_reexecute(MODE_SCAN, dbg.now);
-		warn("reverse-step is not supported: reverse-continue is (README, Limits)");
-		send_or_die("E01");
+		go_backwards(cmd);
 		return false;
-	case 'D': send_or_die("OK"); action.detach = true; return true;
-	case 'k': kill_and_exit();
-	default: send_or_die(""); return false;
+	case 'D':
+		send_or_die("OK");
+		action.detach = true;
+		return true;
+	case 'k':
+		kill_and_exit();
+	default:
+		send_or_die("");
+		return false;
 	}
 }
 
@@ -507,7 +556,8 @@ bool debugger_on_stop(struct task *t, int status)
 	points_sync_task(t);
 	bool stepped_over = points_after_step(t, status);
 	int event = (unsigned)status >> 16;
-	if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK || event == PTRACE_EVENT_CLONE)
+	if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK ||
+	    event == PTRACE_EVENT_CLONE)
 		points_note_fork(t);
 	if (event == 0 && (WSTOPSIG(status) == SIGSEGV || WSTOPSIG(status) == SIGILL) &&
 	    (points_stepping(t) || dbg.stepping_vtid == t->vtid)) {
@@ -575,8 +625,10 @@ static void converse_at_event(struct task *t, const char *reply)
 static void first_stop(struct task *t)
 {
 	if (dbg.announce_port)
-		fprintf(stderr, "detrun: waiting for gdb on 127.0.0.1:%d (in gdb: target "
-			"extended-remote 127.0.0.1:%d)\n", dbg.announce_port, dbg.announce_port);
+		fprintf(stderr,
+			"detrun: waiting for gdb on 127.0.0.1:%d (in gdb: target "
+			"extended-remote 127.0.0.1:%d)\n",
+			dbg.announce_port, dbg.announce_port);
 	int fd;
 	while ((fd = accept4(dbg.listen_fd, NULL, NULL, SOCK_CLOEXEC)) < 0 && errno == EINTR)
 		;
@@ -651,13 +703,15 @@ int debugger_finish(int code)
 		static char buf[PACKET_MAX];
 		int n;
 		while ((n = packet_read(dbg.conn_fd, buf, sizeof(buf))) >= 0) {
-			if (n > 0 && (buf[0] == 'k' || buf[0] == 'D' || !strncmp(buf, "vKill", 5))) {
+			if (n > 0 &&
+			    (buf[0] == 'k' || buf[0] == 'D' || !strncmp(buf, "vKill", 5))) {
 				if (buf[0] != 'k')
 					packet_send(dbg.conn_fd, "OK", 2);
 				break;
 			}
 			if (n > 0)
-				packet_send(dbg.conn_fd, buf[0] == '?' ? reply : "E01", buf[0] == '?' ? strlen(reply) : 3);
+				packet_send(dbg.conn_fd, buf[0] == '?' ? reply : "E01",
+					    buf[0] == '?' ? strlen(reply) : 3);
 		}
 	}
 	close(dbg.conn_fd);

@@ -25,7 +25,7 @@
 #include "supervisor/task.h"
 #include "supervisor/report.h"
 
-static char **saved_argv;  /* detrun's command line, our own arguments taken out */
+static char **saved_argv; /* detrun's command line, our own arguments taken out */
 static char **saved_env;
 static char saved_cwd[PATH_MAX];
 
@@ -45,7 +45,7 @@ static void add_points_arg(char *spec, size_t size)
 }
 
 static __attribute__((noreturn)) void reexecute(enum dbg_mode mode, struct position goal,
-						 bool event, bool begin)
+						bool event, bool begin)
 {
 	static char spec[8192];
 	snprintf(spec, sizeof(spec), "--gdb-resume=%d/%c/%llu/%llu/%d", dbg.conn_fd,
@@ -105,9 +105,11 @@ void travel_scan_done(void)
 void travel_monitor(struct task *t, const char *cmd, char *out, size_t size)
 {
 	if (!strcmp(cmd, "when")) {
-		snprintf(out, size, "logical time %llu, %llu breakpoint hits after it; task %d "
-			 "(tid %d)\n", (unsigned long long)dbg.now.time,
-			 (unsigned long long)dbg.now.hits, t->vtid, t->ns_tid);
+		snprintf(out, size,
+			 "logical time %llu, %llu breakpoint hits after it; task %d "
+			 "(tid %d)\n",
+			 (unsigned long long)dbg.now.time, (unsigned long long)dbg.now.hits,
+			 t->vtid, t->ns_tid);
 		return;
 	}
 	if (!strncmp(cmd, "goto ", 5)) {
@@ -119,10 +121,13 @@ void travel_monitor(struct task *t, const char *cmd, char *out, size_t size)
 		}
 		/* gdb learns of a stop only as the answer to a resume: the next one goes there. */
 		dbg.goto_time = time;
-		snprintf(out, size, "the next continue (or reverse-continue) stops at logical time "
-			 "%llu%s\n", time, time <= dbg.now.time ? ", running again from the start" : "");
+		snprintf(out, size,
+			 "the next continue (or reverse-continue) stops at logical time "
+			 "%llu%s\n",
+			 time, time <= dbg.now.time ? ", running again from the start" : "");
 		return;
 	}
-	snprintf(out, size, "detrun monitor commands:\n  when    logical time and task of "
+	snprintf(out, size,
+		 "detrun monitor commands:\n  when    logical time and task of "
 		 "this stop\n  goto T  run again from the start to logical time T and stop\n");
 }

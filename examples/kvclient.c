@@ -18,8 +18,15 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-enum { KEY_MAX = 64, VALUE_MAX = 4096, MAX_CONNECTIONS = 256, TIMEOUT_SECONDS = 20 };
-enum { LINE_SIZE = sizeof "SET " + KEY_MAX + 1 + VALUE_MAX + 1 };
+enum {
+	KEY_MAX = 64,
+	VALUE_MAX = 4096,
+	MAX_CONNECTIONS = 256,
+	TIMEOUT_SECONDS = 20
+};
+enum {
+	LINE_SIZE = sizeof "SET " + KEY_MAX + 1 + VALUE_MAX + 1
+};
 
 static int port, value_size;
 static long requests_per_conn;
@@ -47,10 +54,10 @@ static int conn_open(struct conn *c, char *error, size_t size)
 		return -1;
 	}
 	/* A server that died or hangs must turn into an error, never into a hung client. */
-	struct timeval tv = {.tv_sec = TIMEOUT_SECONDS};
+	struct timeval tv = { .tv_sec = TIMEOUT_SECONDS };
 	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
 	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (connect(c->fd, (struct sockaddr *)&addr, sizeof addr) < 0) {
 		snprintf(error, size, "connect to port %d: %s", port, strerror(errno));
@@ -79,8 +86,7 @@ static int conn_send(struct conn *c, const char *buf, size_t len, char *error, s
 
 /* Reads one reply line into LINE without its newline. Returns 1 for a line, 0 when the
  * server closed the connection, -1 on an error (described in ERROR). */
-static int conn_read_line(struct conn *c, char *line, size_t line_size, char *error,
-			  size_t size)
+static int conn_read_line(struct conn *c, char *line, size_t line_size, char *error, size_t size)
 {
 	for (;;) {
 		char *nl = memchr(c->buf, '\n', c->len);

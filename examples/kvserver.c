@@ -21,10 +21,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-enum { KEY_MAX = 64, VALUE_MAX = 4096, NBUCKETS = 256 };
+enum {
+	KEY_MAX = 64,
+	VALUE_MAX = 4096,
+	NBUCKETS = 256
+};
 
 /* Large enough for the longest valid request; a line that does not fit is an error. */
-enum { REQUEST_MAX = sizeof "SET " + KEY_MAX + 1 + VALUE_MAX + 1 };
+enum {
+	REQUEST_MAX = sizeof "SET " + KEY_MAX + 1 + VALUE_MAX + 1
+};
 
 struct entry {
 	struct entry *next;
@@ -45,18 +51,21 @@ static volatile long requests;
 static int listen_fd;
 static atomic_bool stopping;
 
-enum op { OP_SET, OP_GET, OP_DEL, OP_STATS, OP_SHUTDOWN, OP_ERROR };
+enum op {
+	OP_SET,
+	OP_GET,
+	OP_DEL,
+	OP_STATS,
+	OP_SHUTDOWN,
+	OP_ERROR
+};
 
 static const struct {
 	const char *name;
 	int args;
 } ops[] = {
-	[OP_SET] = {"SET", 2},
-	[OP_GET] = {"GET", 1},
-	[OP_DEL] = {"DEL", 1},
-	[OP_STATS] = {"STATS", 0},
-	[OP_SHUTDOWN] = {"SHUTDOWN", 0},
-	[OP_ERROR] = {"ERROR", 0},
+	[OP_SET] = { "SET", 2 },     [OP_GET] = { "GET", 1 },           [OP_DEL] = { "DEL", 1 },
+	[OP_STATS] = { "STATS", 0 }, [OP_SHUTDOWN] = { "SHUTDOWN", 0 }, [OP_ERROR] = { "ERROR", 0 },
 };
 
 struct request {
@@ -102,7 +111,7 @@ static int put_all(int fd, const char *buf, size_t len, bool is_socket)
 
 static struct request parse(char *line)
 {
-	struct request rq = {OP_ERROR, NULL, NULL};
+	struct request rq = { OP_ERROR, NULL, NULL };
 	char *key = strchr(line, ' ');
 	if (key)
 		*key++ = '\0';
@@ -331,7 +340,7 @@ int main(int argc, char **argv)
 	int one = 1;
 	if (setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
 		die("setsockopt");
-	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
 	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (bind(listen_fd, (struct sockaddr *)&addr, sizeof addr) < 0)
 		die("bind");

@@ -17,7 +17,7 @@
 #include "recorder/log.h"
 
 struct input_sink {
-	const char *name;                      /* for messages: the file, the stream */
+	const char *name; /* for messages: the file, the stream */
 	/* Appends one record at logical time `time`. 0 or -errno. */
 	int (*append)(struct input_sink *s, uint64_t time, LogRecord *rec);
 	/* The group is about to wait for the outside: push what is buffered. 0 or -errno. */
@@ -33,7 +33,7 @@ struct input_source {
 	/* The next record and its absolute logical time; NULL at the end. A live source may
 	 * wait here until the next record exists. */
 	const LogRecord *(*head)(struct input_source *s, uint64_t *time);
-	void (*consume)(struct input_source *s);  /* the head was used: move past it */
+	void (*consume)(struct input_source *s); /* the head was used: move past it */
 	/* Where the head is, for a divergence report ("log offset 1234"). */
 	void (*where)(struct input_source *s, char *buf, size_t len);
 	bool (*complete)(struct input_source *s); /* the inputs end with an End record */

@@ -10,13 +10,12 @@
 #include <unistd.h>
 #include <zlib.h>
 
-
 /* ---- writing ------------------------------------------------------------------------- */
 
 struct log_writer {
 	int fd;
-	uint8_t *block;      /* payload being filled, after room for the 8-byte block header */
-	size_t used;         /* payload bytes */
+	uint8_t *block; /* payload being filled, after room for the 8-byte block header */
+	size_t used;    /* payload bytes */
 	uint64_t last_time;
 };
 
@@ -256,8 +255,10 @@ static int parse_block(const uint8_t *buf, const uint8_t *p, const uint8_t *end,
 		size_t used = get_varint(p, end, &rlen);
 		size_t roff = (size_t)(p - buf);
 		if (!used || rlen > (uint64_t)(end - p - (ptrdiff_t)used))
-			return reject(log, err, errlen, "corrupt at offset %zu: record length runs "
-				    "past its block", roff);
+			return reject(log, err, errlen,
+				      "corrupt at offset %zu: record length runs "
+				      "past its block",
+				      roff);
 		LogRecord *rec = detrun__log__record__unpack(NULL, rlen, p + used);
 		const char *wrong = record_problem(rec, log->n == 0, st);
 		if (wrong) {
@@ -281,19 +282,26 @@ static int parse_block_at(const uint8_t *buf, size_t len, size_t off, uint32_t *
 			  struct parse_state *st, struct log *log, char *err, size_t errlen)
 {
 	if (len - off < 8)
-		return reject(log, err, errlen, "truncated at offset %zu: block header cut short "
-			    "(%zu of 8 bytes)", off, len - off);
+		return reject(log, err, errlen,
+			      "truncated at offset %zu: block header cut short "
+			      "(%zu of 8 bytes)",
+			      off, len - off);
 	*size = get_le32(buf + off);
 	uint32_t crc = get_le32(buf + off + 4);
 	if (*size == 0 || *size > LOG_RECORD_MAX + 10)
-		return reject(log, err, errlen, "corrupt at offset %zu: block length %u is out of "
-			    "range", off, *size);
+		return reject(log, err, errlen,
+			      "corrupt at offset %zu: block length %u is out of "
+			      "range",
+			      off, *size);
 	if (len - off - 8 < *size)
-		return reject(log, err, errlen, "truncated at offset %zu: block of %u bytes, only "
-			    "%zu present", off, *size, len - off - 8);
+		return reject(log, err, errlen,
+			      "truncated at offset %zu: block of %u bytes, only "
+			      "%zu present",
+			      off, *size, len - off - 8);
 	const uint8_t *p = buf + off + 8;
 	if ((uint32_t)crc32(0L, p, *size) != crc)
-		return reject(log, err, errlen, "corrupt at offset %zu: block checksum mismatch", off);
+		return reject(log, err, errlen, "corrupt at offset %zu: block checksum mismatch",
+			      off);
 	return parse_block(buf, p, p + *size, off, st, log, err, errlen);
 }
 
@@ -318,9 +326,10 @@ int log_parse(const uint8_t *buf, size_t len, struct log *log, char *err, size_t
 	log->header = log->records[0]->header;
 	if (log->header->format_version < LOG_FORMAT_OLDEST ||
 	    log->header->format_version > LOG_FORMAT_VERSION)
-		return reject(log, err, errlen, "log format version %u, this detrun reads versions "
-			      "%d to %d", log->header->format_version, LOG_FORMAT_OLDEST,
-			      LOG_FORMAT_VERSION);
+		return reject(log, err, errlen,
+			      "log format version %u, this detrun reads versions "
+			      "%d to %d",
+			      log->header->format_version, LOG_FORMAT_OLDEST, LOG_FORMAT_VERSION);
 	log->complete = st.ended;
 	return 0;
 }
@@ -378,14 +387,23 @@ const char *log_file_unit(const char *path)
 const char *log_kind_name(const LogRecord *rec)
 {
 	switch (rec->kind_case) {
-	case DETRUN__LOG__RECORD__KIND_HEADER: return "header";
-	case DETRUN__LOG__RECORD__KIND_RESULT: return "result";
-	case DETRUN__LOG__RECORD__KIND_READY: return "ready";
-	case DETRUN__LOG__RECORD__KIND_ADVANCE: return "advance";
-	case DETRUN__LOG__RECORD__KIND_SIGNAL: return "signal";
-	case DETRUN__LOG__RECORD__KIND_FILE: return "file";
-	case DETRUN__LOG__RECORD__KIND_DIGEST: return "digest";
-	case DETRUN__LOG__RECORD__KIND_END: return "end";
-	default: return "unknown";
+	case DETRUN__LOG__RECORD__KIND_HEADER:
+		return "header";
+	case DETRUN__LOG__RECORD__KIND_RESULT:
+		return "result";
+	case DETRUN__LOG__RECORD__KIND_READY:
+		return "ready";
+	case DETRUN__LOG__RECORD__KIND_ADVANCE:
+		return "advance";
+	case DETRUN__LOG__RECORD__KIND_SIGNAL:
+		return "signal";
+	case DETRUN__LOG__RECORD__KIND_FILE:
+		return "file";
+	case DETRUN__LOG__RECORD__KIND_DIGEST:
+		return "digest";
+	case DETRUN__LOG__RECORD__KIND_END:
+		return "end";
+	default:
+		return "unknown";
 	}
 }

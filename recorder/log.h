@@ -19,8 +19,8 @@
 
 #define LOG_MAGIC "DETRUNLG"
 #define LOG_MAGIC_LEN 8
-#define LOG_FORMAT_VERSION 3 /* 2: Header.ignored_signals; 3: looks of outside input */
-#define LOG_FORMAT_OLDEST 1  /* a version-1 log does not say which signals were ignored */
+#define LOG_FORMAT_VERSION 3       /* 2: Header.ignored_signals; 3: looks of outside input */
+#define LOG_FORMAT_OLDEST 1        /* a version-1 log does not say which signals were ignored */
 #define LOG_BLOCK_MAX (1u << 20)   /* records are gathered into blocks up to this size */
 #define LOG_RECORD_MAX (64u << 20) /* one larger record (a big read) gets a block alone */
 
@@ -33,18 +33,18 @@ struct log_writer;
 struct log_writer *log_create(const char *path, const Detrun__Log__Header *header);
 /* Appends one record (its dt is computed from `time`). Returns 0 or -errno. */
 int log_append(struct log_writer *w, uint64_t time, LogRecord *rec);
-int log_flush(struct log_writer *w);          /* writes the pending block, if any */
-int log_close(struct log_writer *w);          /* flushes and closes */
+int log_flush(struct log_writer *w); /* writes the pending block, if any */
+int log_close(struct log_writer *w); /* flushes and closes */
 
 /* ---- reading ---- */
 struct log {
-	Detrun__Log__Header *header;  /* points into records[0] */
-	LogRecord **records;          /* records[1..n-1]: everything after the header */
-	uint64_t *times;              /* absolute logical time of each record */
-	size_t *offsets;              /* file offset of the block holding each record */
+	Detrun__Log__Header *header; /* points into records[0] */
+	LogRecord **records;         /* records[1..n-1]: everything after the header */
+	uint64_t *times;             /* absolute logical time of each record */
+	size_t *offsets;             /* file offset of the block holding each record */
 	size_t n;
 	size_t file_size;
-	bool complete;                /* ends with an End record */
+	bool complete; /* ends with an End record */
 };
 /* Parses and checks a whole log held in memory. 0, or -1 with a one-line message in err
  * naming the offset of the first problem. */

@@ -40,7 +40,9 @@ struct input_sink *log_sink_create(const char *path, const Detrun__Log__Header *
 		errno = saved;
 		return NULL;
 	}
-	f->ops = (struct input_sink){ .name = path, .append = file_append, .flush = file_flush,
+	f->ops = (struct input_sink){ .name = path,
+				      .append = file_append,
+				      .flush = file_flush,
 				      .close = file_close };
 	return &f->ops;
 }
@@ -82,8 +84,10 @@ struct input_source *log_source(const struct log *log)
 	struct file_source *f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
-	f->ops = (struct input_source){ .head = file_head, .consume = file_consume,
-					.where = file_where, .complete = file_complete };
+	f->ops = (struct input_source){ .head = file_head,
+					.consume = file_consume,
+					.where = file_where,
+					.complete = file_complete };
 	f->log = log;
 	f->next = 1;
 	return &f->ops;

@@ -34,15 +34,15 @@ static void json_string(const char *s)
 static void print_header_text(const struct log *log)
 {
 	const Detrun__Log__Header *h = log->header;
-	printf("log format %u, recorded by detrun %s in %s\n", h->format_version,
-	       h->detrun_version, h->cwd);
-	printf("program %s (%" PRIu64 " bytes, hash %016" PRIx64 "):", h->program,
-	       h->program_size, h->program_hash);
+	printf("log format %u, recorded by detrun %s in %s\n", h->format_version, h->detrun_version,
+	       h->cwd);
+	printf("program %s (%" PRIu64 " bytes, hash %016" PRIx64 "):", h->program, h->program_size,
+	       h->program_hash);
 	for (size_t i = 0; i < h->n_argv; i++)
 		printf(" %s", h->argv[i]);
 	printf("\nseed %" PRId64 ", epoch %" PRId64 ", quantum %d, cpus %d, namespaces %s, "
-	       "%zu environment variables, outside descriptors:", h->seed, h->epoch, h->quantum,
-	       h->cpus, h->namespaces ? "yes" : "no", h->n_env);
+	       "%zu environment variables, outside descriptors:",
+	       h->seed, h->epoch, h->quantum, h->cpus, h->namespaces ? "yes" : "no", h->n_env);
 	for (size_t i = 0; i < h->n_outside_fds; i++)
 		printf(" %d", h->outside_fds[i]);
 	printf("%s\n", h->n_outside_fds ? "" : " none");
@@ -78,8 +78,8 @@ static void print_record_text(const LogRecord *r, uint64_t time)
 		       r->signal->look);
 		break;
 	case DETRUN__LOG__RECORD__KIND_FILE:
-		printf(" %s, %" PRIu64 " %s, hash %016" PRIx64 "\n", r->file->path,
-		       r->file->size, log_file_unit(r->file->path), r->file->hash);
+		printf(" %s, %" PRIu64 " %s, hash %016" PRIx64 "\n", r->file->path, r->file->size,
+		       log_file_unit(r->file->path), r->file->hash);
 		break;
 	case DETRUN__LOG__RECORD__KIND_DIGEST:
 		printf(" %016" PRIx64 "\n", r->digest->value);
@@ -168,12 +168,14 @@ static void print_stats(const char *path, const struct log *log)
 	       log->complete ? "complete" : "cut short (no end record)");
 	printf("logical time: %" PRIu64 " events\n", last);
 	printf("records: %zu result, %zu ready, %zu advance, %zu signal, %zu file, %zu digest, "
-	       "%zu end\n", kinds[DETRUN__LOG__RECORD__KIND_RESULT],
-	       kinds[DETRUN__LOG__RECORD__KIND_READY], kinds[DETRUN__LOG__RECORD__KIND_ADVANCE],
-	       kinds[DETRUN__LOG__RECORD__KIND_SIGNAL], kinds[DETRUN__LOG__RECORD__KIND_FILE],
-	       kinds[DETRUN__LOG__RECORD__KIND_DIGEST], kinds[DETRUN__LOG__RECORD__KIND_END]);
+	       "%zu end\n",
+	       kinds[DETRUN__LOG__RECORD__KIND_RESULT], kinds[DETRUN__LOG__RECORD__KIND_READY],
+	       kinds[DETRUN__LOG__RECORD__KIND_ADVANCE], kinds[DETRUN__LOG__RECORD__KIND_SIGNAL],
+	       kinds[DETRUN__LOG__RECORD__KIND_FILE], kinds[DETRUN__LOG__RECORD__KIND_DIGEST],
+	       kinds[DETRUN__LOG__RECORD__KIND_END]);
 	printf("outside input: %" PRIu64 " bytes in %" PRIu64 " results, of which %" PRIu64
-	       " bytes of data in %" PRIu64 " reads\n", in_bytes, results, data_bytes, data_calls);
+	       " bytes of data in %" PRIu64 " reads\n",
+	       in_bytes, results, data_bytes, data_calls);
 	if (in_bytes)
 		printf("log bytes per byte of outside input: %.3f\n",
 		       (double)log->file_size / (double)in_bytes);
@@ -198,8 +200,8 @@ int log_print(const char *path, enum log_print_mode mode)
 		else
 			print_header_text(&log);
 		for (size_t i = 1; i < log.n; i++)
-			(mode == LOG_PRINT_JSON ? print_record_json : print_record_text)(
-				log.records[i], log.times[i]);
+			(mode == LOG_PRINT_JSON ? print_record_json
+						: print_record_text)(log.records[i], log.times[i]);
 		if (!log.complete && mode == LOG_PRINT_TEXT)
 			printf("(the recording was cut short: no end record)\n");
 	}

@@ -66,21 +66,33 @@ static int arg_error(const char *what, const char *arg)
 /* -1: go on; else the exit code. */
 static int parse(int argc, char **argv, struct rep_args *a)
 {
-	static const struct option longopts[] = {
-		{ "cluster", required_argument, NULL, 'c' }, { "group", required_argument, NULL, 'g' },
-		{ "node", required_argument, NULL, 'n' }, { "lease-ms", required_argument, NULL, 'l' },
-		{ "status", no_argument, NULL, 's' }, { "help", no_argument, NULL, 'h' },
-		{ 0 } };
+	static const struct option longopts[] = { { "cluster", required_argument, NULL, 'c' },
+						  { "group", required_argument, NULL, 'g' },
+						  { "node", required_argument, NULL, 'n' },
+						  { "lease-ms", required_argument, NULL, 'l' },
+						  { "status", no_argument, NULL, 's' },
+						  { "help", no_argument, NULL, 'h' },
+						  { 0 } };
 	int c;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'c': a->cluster = optarg; break;
-		case 'g': a->group = optarg; break;
-		case 'n': a->node = optarg; break;
-		case 's': a->status = true; break;
-		case 'h': fputs(help, stdout); return 0;
+		case 'c':
+			a->cluster = optarg;
+			break;
+		case 'g':
+			a->group = optarg;
+			break;
+		case 'n':
+			a->node = optarg;
+			break;
+		case 's':
+			a->status = true;
+			break;
+		case 'h':
+			fputs(help, stdout);
+			return 0;
 		case 'l': {
 			char *end;
 			a->lease_ms = strtoll(optarg, &end, 10);
@@ -112,7 +124,8 @@ static int status(struct rep_link *l)
 	uint64_t epoch;
 	int64_t last = rep_last_seq(l);
 	if (last < 0 || rep_lease_holder(l, holder, sizeof(holder), &epoch)) {
-		fprintf(stderr, "detrun: replicate: %s\n", last < 0 ? l->why : "cannot read the lease");
+		fprintf(stderr, "detrun: replicate: %s\n",
+			last < 0 ? l->why : "cannot read the lease");
 		return 125;
 	}
 	printf("group %s: stream %s, last sequence %" PRId64 ", lease %" PRId64 " ms\n", l->group,
@@ -170,8 +183,8 @@ static int lead(struct rep_link *l, uint64_t epoch, char **argv, const char *pat
 	rep_replica_lead(l, ls.sink);
 	if (rep_lease_keep(l))
 		return 125;
-	fprintf(stderr, "detrun: replicate: node %s leads group %s (epoch %" PRIu64 ")\n",
-		l->node, l->group, epoch);
+	fprintf(stderr, "detrun: replicate: node %s leads group %s (epoch %" PRIu64 ")\n", l->node,
+		l->group, epoch);
 	return -1;
 }
 
@@ -181,8 +194,10 @@ static LogRecord *group_header(struct rep_link *l)
 {
 	for (int64_t waited = 0; rep_last_seq(l) < 1; waited += 100) {
 		if (waited >= l->ttl_ms) {
-			snprintf(l->why, sizeof(l->why), "group %s has a leader but no input stream "
-				 "after %" PRId64 " ms", l->group, l->ttl_ms);
+			snprintf(l->why, sizeof(l->why),
+				 "group %s has a leader but no input stream "
+				 "after %" PRId64 " ms",
+				 l->group, l->ttl_ms);
 			return NULL;
 		}
 		usleep(100 * 1000);
@@ -193,8 +208,10 @@ static LogRecord *group_header(struct rep_link *l)
 	const uint8_t *body;
 	size_t len;
 	LogRecord *rec = NULL;
-	if (m && !rep_unframe((const uint8_t *)natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m),
-			      &time, &kind, &body, &len) && kind == REP_RECORD)
+	if (m &&
+	    !rep_unframe((const uint8_t *)natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m),
+			 &time, &kind, &body, &len) &&
+	    kind == REP_RECORD)
 		rec = detrun__log__record__unpack(NULL, len, body);
 	natsMsg_Destroy(m);
 	if (m && (!rec || rec->kind_case != DETRUN__LOG__RECORD__KIND_HEADER))
@@ -214,10 +231,12 @@ static int same_as_leader(struct rep_link *l, const Detrun__Log__Header *h, char
 		close(fd);
 	}
 	if (hash != h->program_hash || size != h->program_size)
-		return snprintf(l->why, sizeof(l->why), "%s is another program than the leader's "
+		return snprintf(l->why, sizeof(l->why),
+				"%s is another program than the leader's "
 				"%s (%" PRIu64 " bytes, hash %016" PRIx64 "; the leader's: %" PRIu64
-				" bytes, hash %016" PRIx64 ")", path, h->program, size, hash,
-				h->program_size, h->program_hash), -1;
+				" bytes, hash %016" PRIx64 ")",
+				path, h->program, size, hash, h->program_size, h->program_hash),
+		       -1;
 	size_t n = 0;
 	while (argv[n])
 		n++;
@@ -225,13 +244,18 @@ static int same_as_leader(struct rep_link *l, const Detrun__Log__Header *h, char
 	for (size_t i = 0; same && i < n; i++)
 		same = !strcmp(argv[i], h->argv[i]);
 	if (!same)
-		return snprintf(l->why, sizeof(l->why), "the arguments differ from the leader's "
-				"(argument %zu)", n), -1;
+		return snprintf(l->why, sizeof(l->why),
+				"the arguments differ from the leader's "
+				"(argument %zu)",
+				n),
+		       -1;
 	if ((uint64_t)h->seed != o->seed || h->epoch != o->epoch || h->quantum != o->quantum ||
 	    h->cpus != o->cpus || h->namespaces != o->namespaces ||
 	    h->spin_budget_ms != o->spin_budget_ms || h->real_clock != o->real_clock)
-		return snprintf(l->why, sizeof(l->why), "detrun's options differ from the "
-				"leader's"), -1;
+		return snprintf(l->why, sizeof(l->why),
+				"detrun's options differ from the "
+				"leader's"),
+		       -1;
 	return 0;
 }
 
@@ -280,9 +304,10 @@ static int join(struct rep_link *l, const struct rep_args *a, char **argv, const
 		return 125;
 	}
 	if (a->lease_given && l->ttl_ms != a->lease_ms) {
-		fprintf(stderr, "detrun: replicate: group %s has a lease of %" PRId64 " ms, not %"
-			PRId64 " (it is fixed when the group is made)\n", l->group, l->ttl_ms,
-			a->lease_ms);
+		fprintf(stderr,
+			"detrun: replicate: group %s has a lease of %" PRId64 " ms, not %" PRId64
+			" (it is fixed when the group is made)\n",
+			l->group, l->ttl_ms, a->lease_ms);
 		return 125;
 	}
 	int64_t last = rep_last_seq(l);
@@ -318,8 +343,9 @@ int replicate_command(int argc, char **argv, struct tracer_options *opt, char *p
 		return 125;
 	}
 	if (a.status)
-		return rep_open_group(&l, 0, false) ? (fprintf(stderr, "detrun: replicate: %s\n",
-							       l.why), 125) : status(&l);
+		return rep_open_group(&l, 0, false)
+			       ? (fprintf(stderr, "detrun: replicate: %s\n", l.why), 125)
+			       : status(&l);
 	int err = resolve_program(argv[a.first], path, path_len);
 	if (err) {
 		fprintf(stderr, "detrun: %s: %s\n", argv[a.first], strerror(-err));

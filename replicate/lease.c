@@ -30,8 +30,9 @@ int rep_lease_take(struct rep_link *l, uint64_t *epoch)
 	natsStatus s;
 	/* A failed create is a lease someone holds only if the entry is there; else the
 	 * bucket was not answering yet (just made, electing): try again. */
-	for (int tries = 0; (s = kvStore_Create(&rev, l->kv, LEASE_KEY, value,
-						(int)strlen(value))) != NATS_OK; tries++) {
+	for (int tries = 0;
+	     (s = kvStore_Create(&rev, l->kv, LEASE_KEY, value, (int)strlen(value))) != NATS_OK;
+	     tries++) {
 		kvEntry *e = NULL;
 		natsStatus g = kvStore_Get(&e, l->kv, LEASE_KEY);
 		kvEntry_Destroy(e);
@@ -61,7 +62,7 @@ static void *renew(void *arg)
 	lease_value(value, sizeof(value), l, held_epoch);
 	/* Every quarter of the TTL; a failed renewal (the bucket's stream electing a leader)
 	 * is tried again at once, so that an election does not eat the whole TTL. */
-	for (useconds_t pause = (useconds_t)(l->ttl_ms * 1000 / 4);; ) {
+	for (useconds_t pause = (useconds_t)(l->ttl_ms * 1000 / 4);;) {
 		usleep(pause);
 		uint64_t rev = 0;
 		natsStatus s = kvStore_Update(&rev, l->kv, LEASE_KEY, value, (int)strlen(value),

@@ -149,8 +149,8 @@ int rep_open_group(struct rep_link *l, int64_t ttl_ms, bool create)
 		if (s != NATS_OK)
 			s = js_KeyValue(&l->kv, l->js, l->bucket);
 	}
-	for (int tries = 0; s == NATS_OK && create && (s = add_stream(l)) != NATS_OK &&
-			    tries < 300; tries++) {
+	for (int tries = 0; s == NATS_OK && create && (s = add_stream(l)) != NATS_OK && tries < 300;
+	     tries++) {
 		usleep(100 * 1000);
 		s = NATS_OK; /* and try again */
 	}
@@ -158,8 +158,10 @@ int rep_open_group(struct rep_link *l, int64_t ttl_ms, bool create)
 		s = NATS_ERR;
 	rep_signals_restore(&saved);
 	if (s != NATS_OK) {
-		snprintf(l->why, sizeof(l->why), create ? "cannot set up group %s on the cluster: %s"
-			 : "no group %s on the cluster (%s)", l->group, natsStatus_GetText(s));
+		snprintf(l->why, sizeof(l->why),
+			 create ? "cannot set up group %s on the cluster: %s"
+				: "no group %s on the cluster (%s)",
+			 l->group, natsStatus_GetText(s));
 		return -1;
 	}
 	return 0;
@@ -189,7 +191,8 @@ natsMsg *rep_get(struct rep_link *l, uint64_t seq)
 	if (s != NATS_OK) {
 		char t[128];
 		snprintf(l->why, sizeof(l->why), "cannot read message %llu of %s: %s",
-			 (unsigned long long)seq, l->stream, rep_status_text(s, jerr, t, sizeof(t)));
+			 (unsigned long long)seq, l->stream,
+			 rep_status_text(s, jerr, t, sizeof(t)));
 		return NULL;
 	}
 	return m;
@@ -208,8 +211,7 @@ void rep_close(struct rep_link *l)
 	l->nc = NULL;
 }
 
-int rep_frame(uint64_t time, int kind, const void *body, size_t len, uint8_t **out,
-	      size_t *out_len)
+int rep_frame(uint64_t time, int kind, const void *body, size_t len, uint8_t **out, size_t *out_len)
 {
 	uint8_t *p = malloc(len + 9);
 	if (!p)
@@ -224,8 +226,8 @@ int rep_frame(uint64_t time, int kind, const void *body, size_t len, uint8_t **o
 	return 0;
 }
 
-int rep_unframe(const uint8_t *data, size_t len, uint64_t *time, int *kind,
-		const uint8_t **body, size_t *body_len)
+int rep_unframe(const uint8_t *data, size_t len, uint64_t *time, int *kind, const uint8_t **body,
+		size_t *body_len)
 {
 	if (!data || len < 9)
 		return -1;

@@ -22,7 +22,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum { REP_RECORD = 0, REP_GOLIVE = 1 };
+enum {
+	REP_RECORD = 0,
+	REP_GOLIVE = 1
+};
 #define REP_STREAM_REPLICAS 3
 
 struct rep_link {
@@ -31,8 +34,8 @@ struct rep_link {
 	kvStore *kv;
 	char group[64], node[64];
 	char stream[96], subject[96], bucket[96];
-	int64_t ttl_ms;     /* the lease TTL (the bucket's) */
-	char why[256];      /* the last failure, one line */
+	int64_t ttl_ms; /* the lease TTL (the bucket's) */
+	char why[256];  /* the last failure, one line */
 };
 
 /* Is NAME usable as a group or node name (letters, digits, '-' and '_')? */
@@ -54,8 +57,8 @@ void rep_sink_handlers(jsOptions *o);
 int rep_frame(uint64_t time, int kind, const void *body, size_t len, uint8_t **out,
 	      size_t *out_len);
 /* 0 and the parts, or -1 for a payload too short to be one of ours. */
-int rep_unframe(const uint8_t *data, size_t len, uint64_t *time, int *kind,
-		const uint8_t **body, size_t *body_len);
+int rep_unframe(const uint8_t *data, size_t len, uint64_t *time, int *kind, const uint8_t **body,
+		size_t *body_len);
 
 /* Blocks every signal in this thread (saving the old mask), for creating libnats threads. */
 void rep_signals_block(sigset_t *saved);

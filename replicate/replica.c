@@ -93,8 +93,10 @@ static void listen_for_real(void)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 		if (bind(fd, (struct sockaddr *)l->addr, l->addr_len) < 0 ||
 		    listen(fd, l->backlog) < 0)
-			fprintf(stderr, "detrun: replicate: warning: the program's listening socket "
-				"%d cannot listen here: %m; clients cannot reach this leader\n", l->fd);
+			fprintf(stderr,
+				"detrun: replicate: warning: the program's listening socket "
+				"%d cannot listen here: %m; clients cannot reach this leader\n",
+				l->fd);
 		close(fd);
 	}
 }
@@ -109,9 +111,11 @@ static void go_live(void)
 	if (!sink || rep_sink_golive(sink, sched_now()))
 		shim_abort(NULL, "replicate: cannot go live: %s", link_->why);
 	listen_for_real();
-	fprintf(stderr, "detrun: replicate: node %s leads from t=%llu (epoch %llu, after stream "
-		"sequence %llu)\n", link_->node, (unsigned long long)sched_now(),
-		(unsigned long long)epoch, (unsigned long long)last_seq);
+	fprintf(stderr,
+		"detrun: replicate: node %s leads from t=%llu (epoch %llu, after stream "
+		"sequence %llu)\n",
+		link_->node, (unsigned long long)sched_now(), (unsigned long long)epoch,
+		(unsigned long long)last_seq);
 	record_shim_continue(sink);
 	rep_replica_lead(link_, sink);
 }
@@ -185,7 +189,8 @@ static int follower_finish(uint64_t time, int code)
 {
 	int r = replay_ops->finish(time, code);
 	if (r == code)
-		fprintf(stderr, "detrun: replicate: the program ended with status %d at t=%llu "
+		fprintf(stderr,
+			"detrun: replicate: the program ended with status %d at t=%llu "
 			"on the leader and here alike: a replicated end, not a leader failure\n",
 			code, (unsigned long long)time);
 	return r;
@@ -197,10 +202,14 @@ void rep_replica_follow(struct rep_link *l, struct input_source *src)
 	source = src;
 	replay_ops = shim_get();
 	follower = (struct shim_ops){
-		.name = "replicate-follower", .control = follower_control,
-		.ready = follower_ready, .decides_readiness = true,
-		.wait_outside = follower_wait, .signals = follower_signals,
-		.file_opened = follower_file, .event = follower_event,
+		.name = "replicate-follower",
+		.control = follower_control,
+		.ready = follower_ready,
+		.decides_readiness = true,
+		.wait_outside = follower_wait,
+		.signals = follower_signals,
+		.file_opened = follower_file,
+		.event = follower_event,
 		.finish = follower_finish,
 	};
 	shim_set(&follower);
@@ -211,8 +220,10 @@ void rep_replica_follow(struct rep_link *l, struct input_source *src)
 static void check_lease(void)
 {
 	if (rep_lease_lost())
-		shim_abort(NULL, "replicate: node %s lost the lease: another node leads; this "
-			   "one stops", link_->node);
+		shim_abort(NULL,
+			   "replicate: node %s lost the lease: another node leads; this "
+			   "one stops",
+			   link_->node);
 }
 
 /* Does the call let something leave the node (bytes sent, a connection made or shut)?
@@ -237,7 +248,8 @@ static int (*real_wait_fn)(struct pollfd *, int, int);
 static int sliced_wait(struct pollfd *fds, int nfds, int timeout_ms)
 {
 	for (;;) {
-		int slice = timeout_ms < 0 || timeout_ms > WAIT_SLICE_MS ? WAIT_SLICE_MS : timeout_ms;
+		int slice = timeout_ms < 0 || timeout_ms > WAIT_SLICE_MS ? WAIT_SLICE_MS
+									 : timeout_ms;
 		int r = real_wait_fn(fds, nfds, slice);
 		if (r != 0 || slice == timeout_ms)
 			return r;

@@ -20,11 +20,11 @@ struct js_sink {
 	struct input_sink ops;
 	struct rep_link *l;
 	uint64_t epoch;
-	uint64_t last_seq;  /* the sequence the previous publish takes */
-	bool pending;       /* publishes not yet known acknowledged */
+	uint64_t last_seq; /* the sequence the previous publish takes */
+	bool pending;      /* publishes not yet known acknowledged */
 };
 
-static atomic_int refused;   /* a publish was refused: another node leads */
+static atomic_int refused; /* a publish was refused: another node leads */
 static char refused_why[160];
 
 /* An append the stream refused (another leader appended: the expected sequence is not the
@@ -39,8 +39,8 @@ static void on_refused(jsCtx *js, jsPubAckErr *pae, void *closure)
 	}
 	if (atomic_exchange(&refused, 1))
 		return;
-	snprintf(refused_why, sizeof(refused_why), "%s", pae->ErrText ? pae->ErrText
-				: natsStatus_GetText(pae->Err));
+	snprintf(refused_why, sizeof(refused_why), "%s",
+		 pae->ErrText ? pae->ErrText : natsStatus_GetText(pae->Err));
 }
 
 static int publish(struct js_sink *k, uint64_t time, int kind, const void *body, size_t len)
@@ -113,13 +113,17 @@ static int sink_sync(struct input_sink *s)
 			resend_pending(k);
 	}
 	if (atomic_load(&refused)) {
-		snprintf(k->l->why, sizeof(k->l->why), "deposed: the stream refused an append "
-			 "(%s): another node leads", refused_why);
+		snprintf(k->l->why, sizeof(k->l->why),
+			 "deposed: the stream refused an append "
+			 "(%s): another node leads",
+			 refused_why);
 		return -EPERM;
 	}
 	if (st != NATS_OK) {
-		snprintf(k->l->why, sizeof(k->l->why), "the stream did not acknowledge appends "
-			 "for %d s: %s", SYNC_LIMIT_MS / 1000, natsStatus_GetText(st));
+		snprintf(k->l->why, sizeof(k->l->why),
+			 "the stream did not acknowledge appends "
+			 "for %d s: %s",
+			 SYNC_LIMIT_MS / 1000, natsStatus_GetText(st));
 		return -EIO;
 	}
 	k->pending = false;
@@ -143,8 +147,10 @@ struct input_sink *rep_sink_create(struct rep_link *l, uint64_t epoch, uint64_t 
 	struct js_sink *k = calloc(1, sizeof(*k));
 	if (!k)
 		return NULL;
-	k->ops = (struct input_sink){ .name = l->stream, .append = sink_append,
-				      .flush = sink_flush, .sync = sink_sync,
+	k->ops = (struct input_sink){ .name = l->stream,
+				      .append = sink_append,
+				      .flush = sink_flush,
+				      .sync = sink_sync,
 				      .close = sink_close };
 	k->l = l;
 	k->epoch = epoch;

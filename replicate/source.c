@@ -22,15 +22,15 @@ struct js_source {
 	struct rep_link *l;
 	natsSubscription *sub;
 	natsMsgList batch;
-	int at;                 /* index of the head in batch */
-	LogRecord *head;        /* the head, unpacked */
-	LogRecord *used;        /* the record consumed last: its bytes are still being copied */
+	int at;          /* index of the head in batch */
+	LogRecord *head; /* the head, unpacked */
+	LogRecord *used; /* the record consumed last: its bytes are still being copied */
 	uint64_t head_time, head_seq;
-	uint64_t last_seq;      /* stream sequence of the last record consumed */
+	uint64_t last_seq; /* stream sequence of the last record consumed */
 	bool took_over;
 	uint64_t epoch;
-	uint64_t lease_rev;     /* the lease's revision when last seen changing ... */
-	int64_t lease_seen_ms;  /* ... and when (monotonic) */
+	uint64_t lease_rev;    /* the lease's revision when last seen changing ... */
+	int64_t lease_seen_ms; /* ... and when (monotonic) */
 };
 
 static natsStatus subscribe(struct js_source *j);
@@ -206,8 +206,10 @@ struct input_source *rep_source_create(struct rep_link *l)
 	struct js_source *j = calloc(1, sizeof(*j));
 	if (!j)
 		return NULL;
-	j->ops = (struct input_source){ .head = src_head, .consume = src_consume,
-					.where = src_where, .complete = src_complete };
+	j->ops = (struct input_source){ .head = src_head,
+					.consume = src_consume,
+					.where = src_where,
+					.complete = src_complete };
 	j->l = l;
 	j->last_seq = 1;
 	natsStatus s = subscribe(j);

@@ -36,7 +36,7 @@ struct task *sched_find(pid_t tid);
 struct task *sched_first(void); /* all tasks in vtid order, through sched_of(t)->next */
 int sched_live_count(void);
 
-uint64_t sched_now(void);   /* logical time of the latest event */
+uint64_t sched_now(void); /* logical time of the latest event */
 /* How many times, since the latest event, the scheduler has looked for a task to run.
  * Several looks can fall at one logical time (all tasks parked, a wait for the outside in
  * between); outside input found at a look is logged with its number, so a replay admits
@@ -47,7 +47,7 @@ void sched_event(struct task *t); /* an event of task t: advances the timeline *
 /* Parks t on w (copied). It stays stopped until w.ready() or w.on_timeout() prepares it. */
 void sched_park(struct task *t, const struct wait *w);
 void sched_unpark(struct task *t); /* prepared by someone else (a futex wake) */
-void sched_end_turn(void);       /* the current task gives up the rest of its quantum */
+void sched_end_turn(void);         /* the current task gives up the rest of its quantum */
 /* t's call must complete before anything else happens (an external call: its result is
  * logged at the logical time of the call): the next pick is t, whoever's turn it is. */
 void sched_continue(struct task *t);

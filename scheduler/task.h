@@ -53,33 +53,33 @@ struct wait {
 	/* May something outside the group (a terminal, a peer socket) make fds ready? Then
 	 * the scheduler waits for them in real time instead of declaring a deadlock. */
 	bool external;
-	bool interruptible;  /* a deliverable signal ends the wait */
-	bool sigmask_arg;    /* the call installs its own signal mask (sigsuspend, ppoll ...) */
-	uint64_t sigmask;    /* that mask, when sigmask_arg */
-	bool restartable;    /* restarted after a SA_RESTART handler (read, wait4 ...) */
+	bool interruptible; /* a deliverable signal ends the wait */
+	bool sigmask_arg;   /* the call installs its own signal mask (sigsuspend, ppoll ...) */
+	uint64_t sigmask;   /* that mask, when sigmask_arg */
+	bool restartable;   /* restarted after a SA_RESTART handler (read, wait4 ...) */
 };
 
 enum task_state {
-	TASK_NEW,      /* created; its first ptrace stop has not been seen yet */
-	TASK_STOPPED,  /* in a ptrace stop, at an event */
-	TASK_RUNNING,  /* resumed; the scheduler waits for its next stop */
-	TASK_EXITING,  /* past PTRACE_EVENT_EXIT; waiting for the kernel to report its death */
+	TASK_NEW,     /* created; its first ptrace stop has not been seen yet */
+	TASK_STOPPED, /* in a ptrace stop, at an event */
+	TASK_RUNNING, /* resumed; the scheduler waits for its next stop */
+	TASK_EXITING, /* past PTRACE_EVENT_EXIT; waiting for the kernel to report its death */
 	TASK_DEAD,
 };
 
 /* The scheduling part of a task: what the scheduler reads and writes. The supervisor's
  * struct task lays these fields out first (SCHED_TASK_FIELDS, in an anonymous union with a
  * struct sched_task) so its code names them directly: t->state, t->wait. */
-#define SCHED_TASK_FIELDS                                                                   \
-	int vtid;               /* creation order: the round-robin order */                \
-	pid_t tid;              /* host tid (sched_find) */                                \
-	enum task_state state;                                                              \
-	bool parked;                                                                        \
-	bool parked_at_exit;    /* parked at a syscall-exit stop, already rewound */       \
-	struct wait wait;                                                                   \
-	uint64_t signals_seen;  /* signal epoch at which the wait was last checked */      \
-	bool spin_descheduled;  /* yielded by the spin detector, not at a syscall */       \
-	struct task *next;      /* all tasks, in vtid order */
+#define SCHED_TASK_FIELDS \
+	int vtid;  /* creation order: the round-robin order */ \
+	pid_t tid; /* host tid (sched_find) */ \
+	enum task_state state; \
+	bool parked; \
+	bool parked_at_exit; /* parked at a syscall-exit stop, already rewound */ \
+	struct wait wait; \
+	uint64_t signals_seen; /* signal epoch at which the wait was last checked */ \
+	bool spin_descheduled; /* yielded by the spin detector, not at a syscall */ \
+	struct task *next;     /* all tasks, in vtid order */
 
 struct sched_task {
 	SCHED_TASK_FIELDS

@@ -10,13 +10,13 @@
 #include <stdint.h>
 #include <time.h>
 
-#define VCLOCK_STEP_NS 1000          /* virtual time per event */
+#define VCLOCK_STEP_NS 1000                    /* virtual time per event */
 #define VCLOCK_BOOT_NS (3600LL * 1000000000LL) /* monotonic clock at the group's start */
 
 void vclock_set_epoch(int64_t epoch_sec);
-int64_t vclock_now(void);             /* monotonic virtual nanoseconds */
-int64_t vclock_epoch_ns(void);        /* realtime = monotonic + this */
-void vclock_step(void);               /* one event */
+int64_t vclock_now(void);      /* monotonic virtual nanoseconds */
+int64_t vclock_epoch_ns(void); /* realtime = monotonic + this */
+void vclock_step(void);        /* one event */
 void vclock_advance_to(int64_t mono_ns);
 
 /* Virtual time for clock id `clk`; -EINVAL for clocks detrun does not know. */

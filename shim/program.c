@@ -181,8 +181,10 @@ static int program_wait_outside(uint64_t time, struct pollfd *fds, int nfds, int
 	all[n++] = (struct pollfd){ sock, POLLIN, 0 };
 	int r = real_wait(all, n, timeout_ms);
 	if (r > 0 && all[n - 1].revents)
-		shim_abort(NULL, "shim '%s' closed its socket while the group waited for outside "
-			   "input (t=%llu)", shim_command, (unsigned long long)time);
+		shim_abort(NULL,
+			   "shim '%s' closed its socket while the group waited for outside "
+			   "input (t=%llu)",
+			   shim_command, (unsigned long long)time);
 	for (int i = 0; i < n - 1; i++)
 		fds[i].revents = all[i].revents;
 	return r;
@@ -217,13 +219,16 @@ static int program_finish(uint64_t time, int code)
 	int pidfd = (int)syscall(SYS_pidfd_open, shim_pid, 0);
 	struct pollfd p = { pidfd, POLLIN, 0 };
 	if (pidfd >= 0 && poll(&p, 1, 5000) <= 0)
-		fprintf(stderr, "detrun: shim '%s' did not exit after the run: killed\n", shim_command);
+		fprintf(stderr, "detrun: shim '%s' did not exit after the run: killed\n",
+			shim_command);
 	if (pidfd >= 0)
 		close(pidfd);
 	char byte;
 	if (recv(sock, &byte, 1, MSG_DONTWAIT) < 0 && errno == ECONNRESET)
-		fprintf(stderr, "detrun: warning: shim '%s' exited without reading all detrun "
-			"sent it\n", shim_command);
+		fprintf(stderr,
+			"detrun: warning: shim '%s' exited without reading all detrun "
+			"sent it\n",
+			shim_command);
 	close(sock);
 	int status;
 	pid_t got = -1;

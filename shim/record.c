@@ -213,8 +213,8 @@ static struct input_sink *open_log_file(const Detrun__Log__Header *h, void *path
 int record_shim_start(const char *path, char **argv, const char *program,
 		      const struct tracer_options *opt, const int *outside_fds, int n_outside)
 {
-	return record_shim_start_sink(open_log_file, (void *)path, argv, program, opt,
-				      outside_fds, n_outside);
+	return record_shim_start_sink(open_log_file, (void *)path, argv, program, opt, outside_fds,
+				      n_outside);
 }
 
 int record_shim_start_sink(struct input_sink *(*open_sink)(const Detrun__Log__Header *, void *),

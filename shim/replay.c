@@ -17,7 +17,7 @@
 #include "syscalls/syscall_table.h"
 
 static struct input_source *source;
-static uint64_t head_at; /* the head record's logical time */
+static uint64_t head_at;  /* the head record's logical time */
 static bool looks_logged; /* format 3: outside input carries the look it came at */
 
 static const LogRecord *head(void)
@@ -118,14 +118,16 @@ static bool replay_control(struct shim_call *c)
 	}
 	const Detrun__Log__Result *res = r->result;
 	if (res->n_out > c->n_out)
-		shim_abort(c->task, "replay diverged at t=%" PRIu64 ": %s recorded %zu output "
-			   "regions, the replayed call has %zu", c->time, syscall_name(c->nr),
-			   res->n_out, c->n_out);
+		shim_abort(c->task,
+			   "replay diverged at t=%" PRIu64 ": %s recorded %zu output "
+			   "regions, the replayed call has %zu",
+			   c->time, syscall_name(c->nr), res->n_out, c->n_out);
 	for (size_t i = 0; i < res->n_out; i++) {
 		if (res->out[i].len > c->out[i].max)
-			shim_abort(c->task, "replay diverged at t=%" PRIu64 ": %s recorded %zu "
-				   "bytes where the replayed call has room for %llu", c->time,
-				   syscall_name(c->nr), res->out[i].len,
+			shim_abort(c->task,
+				   "replay diverged at t=%" PRIu64 ": %s recorded %zu "
+				   "bytes where the replayed call has room for %llu",
+				   c->time, syscall_name(c->nr), res->out[i].len,
 				   (unsigned long long)c->out[i].max);
 		c->out[i].len = res->out[i].len;
 		c->out[i].bytes = res->out[i].data;
@@ -158,9 +160,10 @@ static int replay_wait_outside(uint64_t time, struct pollfd *fds, int nfds, int 
 		diverged(NULL, met);
 	}
 	if (r->advance->clock_ns != vclock_now())
-		shim_abort(NULL, "replay diverged at t=%" PRIu64 ": the virtual clock reads %lld ns, "
-			   "the recording had %lld ns", time, (long long)vclock_now(),
-			   (long long)r->advance->clock_ns);
+		shim_abort(NULL,
+			   "replay diverged at t=%" PRIu64 ": the virtual clock reads %lld ns, "
+			   "the recording had %lld ns",
+			   time, (long long)vclock_now(), (long long)r->advance->clock_ns);
 	consume();
 	return 0;
 }
@@ -190,10 +193,11 @@ static void replay_file(struct task *t, uint64_t time, const char *path, uint64_
 		diverged(t, met);
 	}
 	if (strcmp(r->file->path, path) || r->file->size != size || r->file->hash != hash)
-		shim_abort(t, "replay diverged at t=%" PRIu64 ": %s differs from the recording "
+		shim_abort(t,
+			   "replay diverged at t=%" PRIu64 ": %s differs from the recording "
 			   "(recorded %s, %llu %s, hash %016llx; now %llu %s, hash %016llx); "
-			   "restore the files the recording started with", time, path,
-			   r->file->path, (unsigned long long)r->file->size,
+			   "restore the files the recording started with",
+			   time, path, r->file->path, (unsigned long long)r->file->size,
 			   log_file_unit(r->file->path), (unsigned long long)r->file->hash,
 			   (unsigned long long)size, log_file_unit(path), (unsigned long long)hash);
 	consume();
@@ -213,9 +217,10 @@ static void replay_event(struct task *t, uint64_t time, long nr)
 	if (!r)
 		return;
 	if (r->digest->value != digest)
-		shim_abort(t, "replay diverged by t=%" PRIu64 ": the events since the last digest "
-			   "differ from the recording (digest %016llx, recorded %016llx)", time,
-			   (unsigned long long)digest, (unsigned long long)r->digest->value);
+		shim_abort(t,
+			   "replay diverged by t=%" PRIu64 ": the events since the last digest "
+			   "differ from the recording (digest %016llx, recorded %016llx)",
+			   time, (unsigned long long)digest, (unsigned long long)r->digest->value);
 	consume();
 }
 
@@ -223,19 +228,24 @@ static int replay_finish(uint64_t time, int code)
 {
 	const LogRecord *r = head();
 	if (r && r->kind_case != DETRUN__LOG__RECORD__KIND_END) {
-		fprintf(stderr, "detrun: replay diverged: the group exited at t=%" PRIu64 ", the "
-			"recording goes on with %s\n", time, describe(r, head_time()));
+		fprintf(stderr,
+			"detrun: replay diverged: the group exited at t=%" PRIu64 ", the "
+			"recording goes on with %s\n",
+			time, describe(r, head_time()));
 		return 125;
 	}
 	if (!r) {
-		fprintf(stderr, "detrun: warning: the recording was cut short at t=%" PRIu64 "; "
-			"replay ran to its end\n", time);
+		fprintf(stderr,
+			"detrun: warning: the recording was cut short at t=%" PRIu64 "; "
+			"replay ran to its end\n",
+			time);
 		return code;
 	}
 	if (r->end->exit_code != code || head_time() != time) {
-		fprintf(stderr, "detrun: replay diverged: exit code %d at t=%" PRIu64 ", the "
-			"recording ended with %d at t=%" PRIu64 "\n", code, time, r->end->exit_code,
-			head_time());
+		fprintf(stderr,
+			"detrun: replay diverged: exit code %d at t=%" PRIu64 ", the "
+			"recording ended with %d at t=%" PRIu64 "\n",
+			code, time, r->end->exit_code, head_time());
 		return 125;
 	}
 	return code;

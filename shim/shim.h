@@ -31,10 +31,10 @@ struct task;
  * filled in, a length updated ...), in the order sys_external.c lists them. */
 struct shim_region {
 	uint64_t addr;
-	uint64_t max;      /* the room there */
-	uint64_t len;      /* bytes actually produced (monitor) or to produce (control) */
-	uint8_t *bytes;    /* len bytes */
-	bool data;         /* holds data from the peer (a read's buffer), not metadata */
+	uint64_t max;   /* the room there */
+	uint64_t len;   /* bytes actually produced (monitor) or to produce (control) */
+	uint8_t *bytes; /* len bytes */
+	bool data;      /* holds data from the peer (a read's buffer), not metadata */
 };
 
 struct shim_call {
@@ -42,7 +42,7 @@ struct shim_call {
 	uint64_t time;
 	int vtid;
 	long nr;
-	int fd;             /* the descriptor it works on, -1 for none (poll sets) */
+	int fd; /* the descriptor it works on, -1 for none (poll sets) */
 	uint64_t args[6];
 	int64_t ret;
 	struct shim_region *out;
@@ -91,7 +91,8 @@ bool shim_intercepts(void);
  * meets does not fit (replay divergence, a broken shim program). Prints `why` about task
  * t (NULL: no task) with its stack, kills the group, exits 125. */
 void shim_set_abort(void (*abort_run)(struct task *t, const char *why));
-__attribute__((format(printf, 2, 3), noreturn)) void shim_abort(struct task *t, const char *fmt, ...);
+__attribute__((format(printf, 2, 3), noreturn)) void shim_abort(struct task *t, const char *fmt,
+								...);
 
 /* The running digest of the event stream (logical time, task, syscall of every event)
  * that record logs every so often and replay checks. */

@@ -105,7 +105,9 @@ void exec_setup(struct task *t, bool remove_vdso)
 		long r = remote_syscall(t, __NR_munmap, special[i].start,
 					special[i].end - special[i].start, 0, 0, 0, 0);
 		if (r < 0)
-			task_warn(t, "cannot unmap the vDSO at %#llx (%s): clock reads there bypass "
-				  "detrun", (unsigned long long)special[i].start, strerror((int)-r));
+			task_warn(t,
+				  "cannot unmap the vDSO at %#llx (%s): clock reads there bypass "
+				  "detrun",
+				  (unsigned long long)special[i].start, strerror((int)-r));
 	}
 }

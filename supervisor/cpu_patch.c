@@ -55,7 +55,7 @@ struct patched {
 	struct cpu_trap trap;
 	const struct analysis *file; /* the file and offset the site was patched from */
 	uint64_t offset;
-	bool seen;                   /* still mapped there, at the latest full scan */
+	bool seen; /* still mapped there, at the latest full scan */
 	struct patched *next;
 };
 
@@ -163,7 +163,8 @@ static void symbol_ranges(const struct elf *e, struct range **r, int *n, int *ca
 		for (size_t k = 0; k < s->sh_size / sizeof(Elf64_Sym); k++)
 			if (ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC && sym[k].st_value &&
 			    sym[k].st_size)
-				add_range(r, n, cap, sym[k].st_value, sym[k].st_value + sym[k].st_size);
+				add_range(r, n, cap, sym[k].st_value,
+					  sym[k].st_value + sym[k].st_size);
 	}
 }
 
@@ -231,7 +232,8 @@ static void eh_frame_ranges(const struct elf *e, struct range **r, int *n, int *
 		while (end - p >= 8) {
 			uint32_t len;
 			memcpy(&len, p, 4);
-			if (len == 0 || len == 0xffffffff || (uint64_t)(end - p) < 4 + (uint64_t)len)
+			if (len == 0 || len == 0xffffffff ||
+			    (uint64_t)(end - p) < 4 + (uint64_t)len)
 				break;
 			const uint8_t *rec = p + 4, *next = rec + len;
 			uint32_t id;
@@ -242,9 +244,10 @@ static void eh_frame_ranges(const struct elf *e, struct range **r, int *n, int *
 				uint8_t version = *q++;
 				const char *aug = (const char *)q;
 				q += strnlen(aug, (size_t)(next - q)) + 1;
-				uleb(&q, next);                 /* code alignment */
-				uleb(&q, next);                 /* data alignment (sleb, skipped) */
-				version == 1 ? (void)q++ : (void)uleb(&q, next); /* return register */
+				uleb(&q, next); /* code alignment */
+				uleb(&q, next); /* data alignment (sleb, skipped) */
+				version == 1 ? (void)q++
+					     : (void)uleb(&q, next); /* return register */
 				if (aug[0] == 'z') {
 					uleb(&q, next);
 					for (const char *a = aug + 1; *a && q < next; a++) {
@@ -255,7 +258,8 @@ static void eh_frame_ranges(const struct elf *e, struct range **r, int *n, int *
 						} else if (*a == 'P') {
 							uint8_t penc = *q++;
 							uint64_t ignored;
-							if (!read_encoded(&q, next, penc, 0, &ignored))
+							if (!read_encoded(&q, next, penc, 0,
+									  &ignored))
 								break;
 						}
 					}
@@ -323,8 +327,7 @@ static bool is_trapped_insn(unsigned id)
 }
 
 /* Decodes function `f` from its start; records every CPUID/RDRAND/RDSEED it contains. */
-static void decode_function(csh cs, const struct elf *e, const struct range *f,
-			    struct analysis *an)
+static void decode_function(csh cs, const struct elf *e, const struct range *f, struct analysis *an)
 {
 	uint64_t off = elf_offset_of(e, f->start);
 	if (!off || off + (f->end - f->start) > e->size)
@@ -349,12 +352,31 @@ static bool implausible(const cs_insn *insn)
 		    insn->detail->groups[i] == X86_GRP_IRET)
 			return true;
 	switch (insn->id) {
-	case X86_INS_IN: case X86_INS_INSB: case X86_INS_INSW: case X86_INS_INSD:
-	case X86_INS_OUT: case X86_INS_OUTSB: case X86_INS_OUTSW: case X86_INS_OUTSD:
-	case X86_INS_HLT: case X86_INS_ENTER: case X86_INS_LJMP: case X86_INS_LCALL:
-	case X86_INS_INT: case X86_INS_INTO: case X86_INS_INT1: case X86_INS_SALC:
-	case X86_INS_RETF: case X86_INS_RETFQ: case X86_INS_CLI: case X86_INS_STI:
-	case X86_INS_LDS: case X86_INS_LES: case X86_INS_LSS: case X86_INS_LFS: case X86_INS_LGS:
+	case X86_INS_IN:
+	case X86_INS_INSB:
+	case X86_INS_INSW:
+	case X86_INS_INSD:
+	case X86_INS_OUT:
+	case X86_INS_OUTSB:
+	case X86_INS_OUTSW:
+	case X86_INS_OUTSD:
+	case X86_INS_HLT:
+	case X86_INS_ENTER:
+	case X86_INS_LJMP:
+	case X86_INS_LCALL:
+	case X86_INS_INT:
+	case X86_INS_INTO:
+	case X86_INS_INT1:
+	case X86_INS_SALC:
+	case X86_INS_RETF:
+	case X86_INS_RETFQ:
+	case X86_INS_CLI:
+	case X86_INS_STI:
+	case X86_INS_LDS:
+	case X86_INS_LES:
+	case X86_INS_LSS:
+	case X86_INS_LFS:
+	case X86_INS_LGS:
 		return true;
 	}
 	for (int i = 0; i < x86->op_count; i++)
@@ -410,7 +432,8 @@ static void code_regions(const struct elf *e, struct range **r, int *n, int *cap
 		return;
 	for (int i = 0; i < e->eh->e_phnum; i++)
 		if (e->ph[i].p_type == PT_LOAD && (e->ph[i].p_flags & PF_X))
-			add_range(r, n, cap, e->ph[i].p_vaddr, e->ph[i].p_vaddr + e->ph[i].p_filesz);
+			add_range(r, n, cap, e->ph[i].p_vaddr,
+				  e->ph[i].p_vaddr + e->ph[i].p_filesz);
 }
 
 /* Sweeps the parts of the executable regions that no function range (sorted) covers. */
@@ -538,18 +561,22 @@ static void patch_site(struct task *t, uint64_t addr, const struct analysis *an,
 
 /* Sites in a shared mapping run natively: writing there would write the file. Said once
  * per mapping. */
-static void shared_mapping_hazard(struct task *t, uint64_t start, uint64_t addr,
-				  const char *file)
+static void shared_mapping_hazard(struct task *t, uint64_t start, uint64_t addr, const char *file)
 {
-	static struct { int aspace; uint64_t start; } said[64];
+	static struct {
+		int aspace;
+		uint64_t start;
+	} said[64];
 	static int n_said;
 	for (int i = 0; i < n_said; i++)
 		if (said[i].aspace == t->proc->aspace && said[i].start == start)
 			return;
 	if (n_said < 64)
 		said[n_said].aspace = t->proc->aspace, said[n_said++].start = start;
-	hazard(t, "CPUID/RDRAND/RDSEED/RDPID at %#llx runs natively: it is in a shared mapping "
-		  "of %s, and patching it would change the file", (unsigned long long)addr, file);
+	hazard(t,
+	       "CPUID/RDRAND/RDSEED/RDPID at %#llx runs natively: it is in a shared mapping "
+	       "of %s, and patching it would change the file",
+	       (unsigned long long)addr, file);
 }
 
 /* Forgets patches of t's address space whose code is no longer mapped there. */
@@ -584,7 +611,8 @@ static void patch_in(struct task *t, uint64_t lo, uint64_t hi, bool full)
 		char perms[8];
 		int name_at = 0;
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off,
-			   &name_at) < 4 || perms[2] != 'x' || end <= lo || start >= hi)
+			   &name_at) < 4 ||
+		    perms[2] != 'x' || end <= lo || start >= hi)
 			continue;
 		code_range_add(t->proc->aspace, start, end);
 		if (!name_at || line[name_at] != '/')

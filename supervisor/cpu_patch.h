@@ -8,13 +8,18 @@
 #include "supervisor/task.h"
 
 /* RDPID (F3 0F C7 /7) is listed apart: capstone 4 decodes it as RDSEED. */
-enum trap_kind { TRAP_CPUID, TRAP_RDRAND, TRAP_RDSEED, TRAP_RDPID };
+enum trap_kind {
+	TRAP_CPUID,
+	TRAP_RDRAND,
+	TRAP_RDSEED,
+	TRAP_RDPID
+};
 
 struct cpu_trap {
 	enum trap_kind kind;
-	uint8_t length;  /* of the original instruction */
-	unsigned reg;    /* capstone register id of RDRAND/RDSEED's destination */
-	uint8_t width;   /* its size in bytes */
+	uint8_t length; /* of the original instruction */
+	unsigned reg;   /* capstone register id of RDRAND/RDSEED's destination */
+	uint8_t width;  /* its size in bytes */
 };
 
 /* Patches every CPUID/RDRAND/RDSEED/RDPID in t's private executable file mappings not

@@ -26,7 +26,11 @@ bool is_random_device(const struct fd_info *info);
 uint64_t room_for_write(int fd, mode_t type);
 
 /* ---- sys_fd_ready.c ---- */
-enum fd_kind { FD_OTHER, FD_SIGNALFD, FD_EPOLL };
+enum fd_kind {
+	FD_OTHER,
+	FD_SIGNALFD,
+	FD_EPOLL
+};
 enum fd_kind fd_kind(int fd);
 /* Is descriptor fd of process pid one of detrun's own files? */
 bool fd_link_internal(pid_t pid, int fd);

@@ -18,9 +18,9 @@
 /* The sentinel tells detrun with this signal, the terminal's signal as its value. */
 #define SENTINEL_SIGNAL (SIGRTMAX - 1)
 
-static int tty_fd = -1;     /* detrun's controlling terminal, while detrun is in front */
-static bool given;          /* the group's process group holds the terminal */
-static pid_t sentinel;      /* reports the terminal's signals; 0 for none */
+static int tty_fd = -1;      /* detrun's controlling terminal, while detrun is in front */
+static bool given;           /* the group's process group holds the terminal */
+static pid_t sentinel;       /* reports the terminal's signals; 0 for none */
 static int sentinel_go = -1; /* a byte here: the sentinel is in place, detrun listens */
 static pid_t own_pgid;
 static pid_t group_pgid;
@@ -92,7 +92,8 @@ void foreground_prepare(void)
 	close(go[0]);
 	if (pid < 0) {
 		warn("cannot start the terminal sentinel (%s): the program runs in the "
-		     "terminal's background", strerror(errno));
+		     "terminal's background",
+		     strerror(errno));
 		close(go[1]);
 		close(fd);
 		return;

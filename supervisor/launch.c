@@ -21,10 +21,10 @@
 
 #include "supervisor/filter.h"
 
-#define TRACE_OPTIONS                                                                       \
-	(PTRACE_O_EXITKILL | PTRACE_O_TRACESECCOMP | PTRACE_O_TRACECLONE |                  \
-	 PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEVFORKDONE |               \
-	 PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_TRACESYSGOOD)
+#define TRACE_OPTIONS \
+	(PTRACE_O_EXITKILL | PTRACE_O_TRACESECCOMP | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | \
+	 PTRACE_O_TRACEVFORK | PTRACE_O_TRACEVFORKDONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | \
+	 PTRACE_O_TRACESYSGOOD)
 
 static int executable_file(const char *path)
 {
@@ -305,8 +305,10 @@ static void private_shm(void)
 	if (stat("/dev/shm", &st) < 0 || !S_ISDIR(st.st_mode))
 		return;
 	if (mount("detrun-shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
-		fprintf(stderr, "detrun: warning: cannot give the group its own /dev/shm (%s): "
-			"it shares the host's\n", strerror(errno));
+		fprintf(stderr,
+			"detrun: warning: cannot give the group its own /dev/shm (%s): "
+			"it shares the host's\n",
+			strerror(errno));
 }
 
 static void enter_private_views(const struct launch_options *lo)
@@ -315,7 +317,8 @@ static void enter_private_views(const struct launch_options *lo)
 		return;
 	mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
 	if (detach_host_proc())
-		fprintf(stderr, "detrun: warning: the host's /proc cannot be detached from the "
+		fprintf(stderr,
+			"detrun: warning: the host's /proc cannot be detached from the "
 			"group's mount namespace (locked mounts); the group's /proc covers it\n");
 	/* A /proc of the new PID namespace: /proc/self and /proc/PID use the group's pids. */
 	mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
@@ -340,7 +343,9 @@ static void send_pid(int sock)
 	char control[CMSG_SPACE(sizeof(cred))] = { 0 };
 	char byte = 0;
 	struct iovec iov = { &byte, 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
+	struct msghdr msg = { .msg_iov = &iov,
+			      .msg_iovlen = 1,
+			      .msg_control = control,
 			      .msg_controllen = sizeof(control) };
 	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
 	c->cmsg_level = SOL_SOCKET;
@@ -359,7 +364,9 @@ static pid_t receive_pid(int sock)
 	char control[CMSG_SPACE(sizeof(cred))];
 	char byte;
 	struct iovec iov = { &byte, 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
+	struct msghdr msg = { .msg_iov = &iov,
+			      .msg_iovlen = 1,
+			      .msg_control = control,
 			      .msg_controllen = sizeof(control) };
 	if (recvmsg(sock, &msg, 0) != 1)
 		return -1;
@@ -376,8 +383,8 @@ static pid_t receive_pid(int sock)
  * not reach it: it is non-dumpable (see drop_ptrace_capability) and keeps no descriptor
  * but the standard ones, which the program has too. */
 static __attribute__((noreturn)) void namespace_init(const char *path, char **argv,
-						      const struct launch_options *lo,
-						      int go_fd, int err_fd, int sock)
+						     const struct launch_options *lo, int go_fd,
+						     int err_fd, int sock)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	prctl(PR_SET_DUMPABLE, 0);

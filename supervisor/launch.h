@@ -16,8 +16,8 @@
 #include <sys/types.h>
 
 struct launch_options {
-	int cpus;          /* virtual CPU count shown in /proc and /sys */
-	bool namespaces;   /* run in fresh PID, mount and UTS namespaces */
+	int cpus;             /* virtual CPU count shown in /proc and /sys */
+	bool namespaces;      /* run in fresh PID, mount and UTS namespaces */
 	bool shim_intercepts; /* external calls stop (the filter's EXTERNAL rows) */
 };
 

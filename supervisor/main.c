@@ -106,8 +106,8 @@ static long parse_number(const char *opt, const char *text, long min, long max)
 static bool parse_choice(const char *opt, const char *text, const char *first, const char *second)
 {
 	if (strcmp(text, first) && strcmp(text, second)) {
-		fprintf(stderr, "detrun: %s is %s or %s, not '%s' (try 'detrun --help')\n", opt, first,
-			second, text);
+		fprintf(stderr, "detrun: %s is %s or %s, not '%s' (try 'detrun --help')\n", opt,
+			first, second, text);
 		exit(125);
 	}
 	return !strcmp(text, second);
@@ -126,13 +126,23 @@ static void open_trace_file(const char *path)
 	setvbuf(report_trace_out, NULL, _IOFBF, 1 << 16);
 }
 
-enum { OPT_SPIN_BUDGET = 1000, OPT_CLOCK, OPT_KEEP_VDSO, OPT_CPUS, OPT_NO_NAMESPACES, OPT_TRACE_FILE,
-       OPT_SHIM, OPT_SHIM_MODE, OPT_JSON, OPT_STATS };
+enum {
+	OPT_SPIN_BUDGET = 1000,
+	OPT_CLOCK,
+	OPT_KEEP_VDSO,
+	OPT_CPUS,
+	OPT_NO_NAMESPACES,
+	OPT_TRACE_FILE,
+	OPT_SHIM,
+	OPT_SHIM_MODE,
+	OPT_JSON,
+	OPT_STATS
+};
 
 struct command_line {
 	struct tracer_options opt;
-	const char *log_path;   /* record: -o */
-	const char *shim;       /* --shim */
+	const char *log_path; /* record: -o */
+	const char *shim;     /* --shim */
 	bool shim_control;
 	bool json, stats;       /* log */
 	const char *run_option; /* the first option that shapes a run (replay takes the log's) */
@@ -208,7 +218,8 @@ static __attribute__((noreturn)) void unknown_option(char **argv)
 {
 	if (optopt) {
 		char o[3] = { '-', (char)optopt, 0 };
-		usage_error(strchr("oqse", optopt) ? "option %s needs a value" : "option %s is unknown",
+		usage_error(strchr("oqse", optopt) ? "option %s needs a value"
+						   : "option %s is unknown",
 			    o);
 	}
 	usage_error("unknown option '%s'", argv[optind - 1]);
@@ -227,7 +238,7 @@ static void apply_other_option(int c, bool record, bool reads_log, struct comman
 			cl->log_path = optarg;
 		else if (reads_log)
 			usage_error("%s", "-o is not an option of replay or log (the trace goes to "
-				    "--trace-file FILE)");
+					  "--trace-file FILE)");
 		else
 			cl->trace_path = optarg;
 		break;
@@ -258,8 +269,9 @@ static int parse_options(int argc, char **argv, bool record, bool reads_log,
 	int c;
 	while ((c = getopt_long(argc, argv, "+to:q:s:e:hV", longopts, NULL)) != -1) {
 		bool shapes_run = strchr("qse", c) || (c >= OPT_SPIN_BUDGET && c <= OPT_SHIM_MODE &&
-							c != OPT_TRACE_FILE);
-		for (const struct option *o = longopts; shapes_run && !cl->run_option && o->name; o++)
+						       c != OPT_TRACE_FILE);
+		for (const struct option *o = longopts; shapes_run && !cl->run_option && o->name;
+		     o++)
 			if (o->val == c)
 				cl->run_option = o->name;
 		if (!apply_run_option(c, cl))
@@ -314,7 +326,8 @@ static int cmd_run(int argc, char **argv, struct command_line *cl)
 {
 	int first = parse_options(argc, argv, false, false, cl);
 	if (first >= argc)
-		usage_error("%s", "no program given (usage: detrun [OPTIONS] -- PROGRAM [ARGS...])");
+		usage_error("%s",
+			    "no program given (usage: detrun [OPTIONS] -- PROGRAM [ARGS...])");
 	if (cl->shim_control && !cl->shim)
 		usage_error("%s", "--shim-mode needs --shim COMMAND");
 	char path[PATH_MAX];
@@ -363,9 +376,10 @@ static void check_program(const Detrun__Log__Header *h)
 	fingerprint_fd(fd, &hash, &size);
 	close(fd);
 	if (hash != h->program_hash || size != h->program_size) {
-		fprintf(stderr, "detrun: cannot replay: %s differs from the recorded program "
-			"(%llu bytes, hash %016llx; recorded %llu bytes, hash %016llx)\n", h->program,
-			(unsigned long long)size, (unsigned long long)hash,
+		fprintf(stderr,
+			"detrun: cannot replay: %s differs from the recorded program "
+			"(%llu bytes, hash %016llx; recorded %llu bytes, hash %016llx)\n",
+			h->program, (unsigned long long)size, (unsigned long long)hash,
 			(unsigned long long)h->program_size, (unsigned long long)h->program_hash);
 		exit(125);
 	}
@@ -374,13 +388,20 @@ static void check_program(const Detrun__Log__Header *h)
 static const char *kind_name(uint32_t kind)
 {
 	switch (kind) {
-	case 0: return "closed";
-	case S_IFREG: return "a file";
-	case S_IFIFO: return "a pipe";
-	case S_IFSOCK: return "a socket";
-	case S_IFCHR: return "a character device";
-	case S_IFDIR: return "a directory";
-	default: return "a special file";
+	case 0:
+		return "closed";
+	case S_IFREG:
+		return "a file";
+	case S_IFIFO:
+		return "a pipe";
+	case S_IFSOCK:
+		return "a socket";
+	case S_IFCHR:
+		return "a character device";
+	case S_IFDIR:
+		return "a directory";
+	default:
+		return "a special file";
 	}
 }
 
@@ -392,7 +413,8 @@ static void warn_std_kinds(const Detrun__Log__Header *h)
 		struct stat st;
 		uint32_t now = fstat(fd, &st) == 0 ? (uint32_t)(st.st_mode & S_IFMT) : 0;
 		if (now != h->std_kinds[fd])
-			fprintf(stderr, "detrun: warning: %s is %s, it was %s when recorded; the "
+			fprintf(stderr,
+				"detrun: warning: %s is %s, it was %s when recorded; the "
 				"program may notice and the replay diverge\n",
 				fd == 1 ? "standard output" : "standard error", kind_name(now),
 				kind_name(h->std_kinds[fd]));
@@ -460,7 +482,8 @@ static void replay_standard_fds(const Detrun__Log__Header *h)
 static void replay_ignored_signals(const Detrun__Log__Header *h)
 {
 	if (h->format_version < 2) {
-		fprintf(stderr, "detrun: warning: a log of format %u does not say which signals "
+		fprintf(stderr,
+			"detrun: warning: a log of format %u does not say which signals "
 			"were ignored at start; the program starts with this shell's\n",
 			h->format_version);
 		return;
@@ -511,9 +534,10 @@ static int cmd_replay(int argc, char **argv, struct command_line *cl)
 		putenv(h->env[i]);
 	if (h->quantum < 1 || h->cpus < 1 || h->cpus > 64 || h->spin_budget_ms < 1 ||
 	    h->spin_budget_ms > 60000) {
-		fprintf(stderr, "detrun: %s: corrupt header: options out of range (quantum %d, cpus "
-			"%d, spin budget %d ms)\n", argv[first], h->quantum, h->cpus,
-			h->spin_budget_ms);
+		fprintf(stderr,
+			"detrun: %s: corrupt header: options out of range (quantum %d, cpus "
+			"%d, spin budget %d ms)\n",
+			argv[first], h->quantum, h->cpus, h->spin_budget_ms);
 		return 125;
 	}
 	struct tracer_options *opt = &cl->opt;
@@ -554,8 +578,9 @@ static int cmd_log(int argc, char **argv, struct command_line *cl)
 		usage_error("%s", "--json and --stats do not go together");
 	if (cl->run_option)
 		usage_error("log only reads a log: --%s is for running a program", cl->run_option);
-	return log_print(argv[first], cl->json ? LOG_PRINT_JSON
-					       : cl->stats ? LOG_PRINT_STATS : LOG_PRINT_TEXT);
+	return log_print(argv[first], cl->json    ? LOG_PRINT_JSON
+				      : cl->stats ? LOG_PRINT_STATS
+						  : LOG_PRINT_TEXT);
 }
 
 int main(int argc, char **argv)
@@ -575,7 +600,9 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		int (*run)(int argc, char **argv, struct command_line *cl);
-	} commands[] = { { "record", cmd_record }, { "replay", cmd_replay }, { "log", cmd_log },
+	} commands[] = { { "record", cmd_record },
+			 { "replay", cmd_replay },
+			 { "log", cmd_log },
 			 { "replicate", cmd_replicate } };
 	for (size_t i = 0; argc > 1 && i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))

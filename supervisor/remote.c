@@ -96,7 +96,8 @@ static bool private_writable(struct task *t, uint64_t start, uint64_t end)
 	unsigned long long lo, hi;
 	char perms[8];
 	while (f && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) != 3 || start < lo || start >= hi)
+		if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) != 3 || start < lo ||
+		    start >= hi)
 			continue;
 		ok = end <= hi && perms[0] == 'r' && perms[1] == 'w' && perms[3] == 'p';
 		break;
@@ -142,7 +143,7 @@ void remote_forget_process(struct process *p)
 static const int arg_offsets[6] = {
 	offsetof(struct user_regs_struct, rdi), offsetof(struct user_regs_struct, rsi),
 	offsetof(struct user_regs_struct, rdx), offsetof(struct user_regs_struct, r10),
-	offsetof(struct user_regs_struct, r8),	offsetof(struct user_regs_struct, r9),
+	offsetof(struct user_regs_struct, r8),  offsetof(struct user_regs_struct, r9),
 };
 
 uint64_t syscall_arg(const struct task *t, int n)

@@ -17,7 +17,9 @@
 #include "supervisor/task.h"
 
 /* A tracee address: a distinct type so it is never dereferenced by accident. */
-typedef struct { uint64_t addr; } remote_ptr;
+typedef struct {
+	uint64_t addr;
+} remote_ptr;
 #define REMOTE(a) ((remote_ptr){ (uint64_t)(a) })
 
 int remote_load_regs(struct task *t);  /* fills t->regs once per stop */

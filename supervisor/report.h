@@ -13,7 +13,7 @@
 
 struct task;
 
-extern bool report_trace;     /* --trace: one line per event */
+extern bool report_trace; /* --trace: one line per event */
 extern FILE *report_trace_out;
 
 __attribute__((format(printf, 1, 2), noreturn)) void die(const char *fmt, ...);
@@ -22,8 +22,8 @@ __attribute__((format(printf, 1, 2))) void warn(const char *fmt, ...);
 __attribute__((format(printf, 2, 3))) void task_warn(const struct task *t, const char *fmt, ...);
 /* The same without "warning:", for what ends the run; the caller ends it. */
 __attribute__((format(printf, 2, 3))) void task_error(const struct task *t, const char *fmt, ...);
-__attribute__((format(printf, 2, 3), noreturn)) void task_die(const struct task *t,
-							      const char *fmt, ...);
+__attribute__((format(printf, 2, 3), noreturn)) void task_die(const struct task *t, const char *fmt,
+							      ...);
 /* One --trace line: "[t=55 task 3] futex(...)". */
 __attribute__((format(printf, 2, 3))) void trace_event(const struct task *t, const char *fmt, ...);
 /* The --trace line of a call at its stop: its name and its arguments, as many as it takes,

@@ -28,7 +28,8 @@ bool seccomp_strict_enter(struct task *t)
 	}
 	if (result == 0) {
 		t->seccomp_strict = true;
-		trace_event(t, "  seccomp strict mode: only read, write, _exit, rt_sigreturn from now");
+		trace_event(t,
+			    "  seccomp strict mode: only read, write, _exit, rt_sigreturn from now");
 	}
 	syscall_emulate(t, result);
 	return true;

@@ -13,7 +13,7 @@
  * dropped and detrun passes its own on at a logged point (tracer_outside.c); a pending
  * one counts only where proc->terminal_due says it was really delivered (or sent by a
  * member). */
-#define TERMINAL_SIGNALS (SIGBIT(SIGINT) | SIGBIT(SIGQUIT) | SIGBIT(SIGTSTP) | \
-			  SIGBIT(SIGWINCH) | SIGBIT(SIGHUP))
+#define TERMINAL_SIGNALS \
+	(SIGBIT(SIGINT) | SIGBIT(SIGQUIT) | SIGBIT(SIGTSTP) | SIGBIT(SIGWINCH) | SIGBIT(SIGHUP))
 
 #endif

@@ -23,14 +23,13 @@
 #include "syscalls/syscall_table.h"
 #include "supervisor/tracer.h"
 
-
 enum {
-	SAMPLES = 6,             /* register samples per probe */
-	SAMPLE_GAP_US = 1500,    /* wall time before the first look at a sample's run */
-	SAMPLE_CPU_NS = 1000000, /* CPU time the task must use between two samples */
-	SAMPLE_WAIT_US = 500000, /* longest wall-clock wait for that CPU time */
-	MAX_BUDGET_MS = 4000,    /* a computing task is looked at no less often than this */
-	READONLY_PATIENCE = 8,   /* probes a changing read-only loop gets before a hazard */
+	SAMPLES = 6,                  /* register samples per probe */
+	SAMPLE_GAP_US = 1500,         /* wall time before the first look at a sample's run */
+	SAMPLE_CPU_NS = 1000000,      /* CPU time the task must use between two samples */
+	SAMPLE_WAIT_US = 500000,      /* longest wall-clock wait for that CPU time */
+	MAX_BUDGET_MS = 4000,         /* a computing task is looked at no less often than this */
+	READONLY_PATIENCE = 8,        /* probes a changing read-only loop gets before a hazard */
 	MAX_DIGEST_BYTES = 256 << 20, /* memory digested per probe (where pages are not tracked) */
 };
 
@@ -239,7 +238,7 @@ static struct {
 	struct space *space;
 	struct range_ {
 		uint64_t start, end;
-	} *r;
+	} * r;
 	int n, cap;
 } active;
 
@@ -254,7 +253,8 @@ static bool aspace_alive(int aspace)
 void spin_end(void)
 {
 	for (int i = 0; i < active.n; i++) {
-		struct uffdio_range range = { active.r[i].start, active.r[i].end - active.r[i].start };
+		struct uffdio_range range = { active.r[i].start,
+					      active.r[i].end - active.r[i].start };
 		ioctl(active.space->uffd, UFFDIO_UNREGISTER, &range);
 	}
 	active.n = 0;
@@ -347,8 +347,8 @@ static struct space *space_of(struct task *t)
 
 struct region {
 	uint64_t start, end;
-	uint64_t digest;  /* untracked regions: a digest of the contents */
-	bool tracked;     /* registered: the kernel tracks its written pages */
+	uint64_t digest; /* untracked regions: a digest of the contents */
+	bool tracked;    /* registered: the kernel tracks its written pages */
 };
 
 struct page_hash {
@@ -358,8 +358,8 @@ struct page_hash {
 struct probe {
 	struct region *regions;
 	int n;
-	bool untrackable;  /* digested memory too large to compare */
-	bool overflow;     /* the first window wrote too many pages to compare */
+	bool untrackable; /* digested memory too large to compare */
+	bool overflow;    /* the first window wrote too many pages to compare */
 	struct space *space;
 	struct page_hash *pages;
 	int npages;
@@ -405,9 +405,13 @@ static bool written_pages(struct probe *p, const struct region *r, bool protect,
 	uint64_t from = r->start;
 	while (from < r->end) {
 		struct pm_scan_arg_ a = {
-			.size = sizeof(a), .flags = protect ? PM_SCAN_WP_MATCHING_ : 0,
-			.start = from, .end = r->end, .vec = (uint64_t)(uintptr_t)vec,
-			.vec_len = 256, .category_mask = PAGE_IS_WRITTEN_,
+			.size = sizeof(a),
+			.flags = protect ? PM_SCAN_WP_MATCHING_ : 0,
+			.start = from,
+			.end = r->end,
+			.vec = (uint64_t)(uintptr_t)vec,
+			.vec_len = 256,
+			.category_mask = PAGE_IS_WRITTEN_,
 			.return_mask = PAGE_IS_WRITTEN_,
 		};
 		long n = ioctl(p->space->pagemap, PAGEMAP_SCAN_, &a);
@@ -599,7 +603,12 @@ static enum spin_verdict deschedule(struct task *t)
 	return SPIN_DESCHEDULE;
 }
 
-enum sampling { SAMPLED, SAMPLING_MET_EVENT, SAMPLING_INCONCLUSIVE, SAMPLING_SAW_WRITES };
+enum sampling {
+	SAMPLED,
+	SAMPLING_MET_EVENT,
+	SAMPLING_INCONCLUSIVE,
+	SAMPLING_SAW_WRITES
+};
 
 /* Lets t run in short slices, sampling its registers after each into samples[0..SAMPLES].
  * A first window shows which pages the loop writes; the verdict window follows. */
@@ -685,9 +694,12 @@ static bool branch_counters_present(void)
 {
 	static int present = -1;
 	if (present < 0) {
-		struct perf_event_attr a = { .type = PERF_TYPE_HARDWARE, .size = sizeof(a),
+		struct perf_event_attr a = { .type = PERF_TYPE_HARDWARE,
+					     .size = sizeof(a),
 					     .config = PERF_COUNT_HW_BRANCH_INSTRUCTIONS,
-					     .disabled = 1, .exclude_kernel = 1, .exclude_hv = 1 };
+					     .disabled = 1,
+					     .exclude_kernel = 1,
+					     .exclude_hv = 1 };
 		int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 		present = fd >= 0;
 		if (fd >= 0)
@@ -704,10 +716,11 @@ enum spin_verdict spin_preempt_for_timer(struct task *t, void (*handle)(int, int
 		return SPIN_EVENT;
 	if (!t->timer_hazard_shown) {
 		t->timer_hazard_shown = true;
-		hazard(t, "a loop without syscalls that stop kept running while a timer signal "
-			  "was due; %s, so it is stopped where the wall clock found it "
-			  "(after %lld ms) and the signal lands there: this task's output may vary "
-			  "between runs",
+		hazard(t,
+		       "a loop without syscalls that stop kept running while a timer signal "
+		       "was due; %s, so it is stopped where the wall clock found it "
+		       "(after %lld ms) and the signal lands there: this task's output may vary "
+		       "between runs",
 		       branch_counters_present()
 			       ? "this machine has branch counters, which detrun does not use yet"
 			       : "without branch counters no deterministic point can be chosen",

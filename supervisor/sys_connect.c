@@ -70,7 +70,8 @@ static int listener_full(const struct connect_target *want)
 		struct unix_diag_req req;
 	} msg = {
 		.nh = { sizeof(msg), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, 1, 0 },
-		.req = { .sdiag_family = AF_UNIX, .udiag_states = 1 << TCP_LISTEN,
+		.req = { .sdiag_family = AF_UNIX,
+			 .udiag_states = 1 << TCP_LISTEN,
 			 .udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_VFS | UDIAG_SHOW_RQLEN },
 	};
 	int full = 0;

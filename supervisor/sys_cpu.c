@@ -48,23 +48,40 @@ static unsigned decode_at_ip(struct task *t, unsigned *length)
 static uint64_t *register_slot(struct task *t, unsigned reg)
 {
 	struct user_regs_struct *r = &t->regs;
-	static const struct { unsigned ids[3]; size_t offset; } map[] = {
-		{ { X86_REG_RAX, X86_REG_EAX, X86_REG_AX }, offsetof(struct user_regs_struct, rax) },
-		{ { X86_REG_RBX, X86_REG_EBX, X86_REG_BX }, offsetof(struct user_regs_struct, rbx) },
-		{ { X86_REG_RCX, X86_REG_ECX, X86_REG_CX }, offsetof(struct user_regs_struct, rcx) },
-		{ { X86_REG_RDX, X86_REG_EDX, X86_REG_DX }, offsetof(struct user_regs_struct, rdx) },
-		{ { X86_REG_RSI, X86_REG_ESI, X86_REG_SI }, offsetof(struct user_regs_struct, rsi) },
-		{ { X86_REG_RDI, X86_REG_EDI, X86_REG_DI }, offsetof(struct user_regs_struct, rdi) },
-		{ { X86_REG_RBP, X86_REG_EBP, X86_REG_BP }, offsetof(struct user_regs_struct, rbp) },
-		{ { X86_REG_RSP, X86_REG_ESP, X86_REG_SP }, offsetof(struct user_regs_struct, rsp) },
+	static const struct {
+		unsigned ids[3];
+		size_t offset;
+	} map[] = {
+		{ { X86_REG_RAX, X86_REG_EAX, X86_REG_AX },
+		  offsetof(struct user_regs_struct, rax) },
+		{ { X86_REG_RBX, X86_REG_EBX, X86_REG_BX },
+		  offsetof(struct user_regs_struct, rbx) },
+		{ { X86_REG_RCX, X86_REG_ECX, X86_REG_CX },
+		  offsetof(struct user_regs_struct, rcx) },
+		{ { X86_REG_RDX, X86_REG_EDX, X86_REG_DX },
+		  offsetof(struct user_regs_struct, rdx) },
+		{ { X86_REG_RSI, X86_REG_ESI, X86_REG_SI },
+		  offsetof(struct user_regs_struct, rsi) },
+		{ { X86_REG_RDI, X86_REG_EDI, X86_REG_DI },
+		  offsetof(struct user_regs_struct, rdi) },
+		{ { X86_REG_RBP, X86_REG_EBP, X86_REG_BP },
+		  offsetof(struct user_regs_struct, rbp) },
+		{ { X86_REG_RSP, X86_REG_ESP, X86_REG_SP },
+		  offsetof(struct user_regs_struct, rsp) },
 		{ { X86_REG_R8, X86_REG_R8D, X86_REG_R8W }, offsetof(struct user_regs_struct, r8) },
 		{ { X86_REG_R9, X86_REG_R9D, X86_REG_R9W }, offsetof(struct user_regs_struct, r9) },
-		{ { X86_REG_R10, X86_REG_R10D, X86_REG_R10W }, offsetof(struct user_regs_struct, r10) },
-		{ { X86_REG_R11, X86_REG_R11D, X86_REG_R11W }, offsetof(struct user_regs_struct, r11) },
-		{ { X86_REG_R12, X86_REG_R12D, X86_REG_R12W }, offsetof(struct user_regs_struct, r12) },
-		{ { X86_REG_R13, X86_REG_R13D, X86_REG_R13W }, offsetof(struct user_regs_struct, r13) },
-		{ { X86_REG_R14, X86_REG_R14D, X86_REG_R14W }, offsetof(struct user_regs_struct, r14) },
-		{ { X86_REG_R15, X86_REG_R15D, X86_REG_R15W }, offsetof(struct user_regs_struct, r15) },
+		{ { X86_REG_R10, X86_REG_R10D, X86_REG_R10W },
+		  offsetof(struct user_regs_struct, r10) },
+		{ { X86_REG_R11, X86_REG_R11D, X86_REG_R11W },
+		  offsetof(struct user_regs_struct, r11) },
+		{ { X86_REG_R12, X86_REG_R12D, X86_REG_R12W },
+		  offsetof(struct user_regs_struct, r12) },
+		{ { X86_REG_R13, X86_REG_R13D, X86_REG_R13W },
+		  offsetof(struct user_regs_struct, r13) },
+		{ { X86_REG_R14, X86_REG_R14D, X86_REG_R14W },
+		  offsetof(struct user_regs_struct, r14) },
+		{ { X86_REG_R15, X86_REG_R15D, X86_REG_R15W },
+		  offsetof(struct user_regs_struct, r15) },
 	};
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		for (int k = 0; k < 3; k++)

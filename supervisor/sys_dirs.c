@@ -83,8 +83,8 @@ static void free_list(struct dent *list, int n)
 
 /* The directory's position, shared with the tracee, counts entries of the sorted list:
  * rewinddir (offset 0) starts over, telldir/seekdir get these d_off values back. */
-static size_t pack_entries(const struct dent *list, int n, int64_t *pos, uint64_t dev,
-			   char *out, size_t size, bool legacy)
+static size_t pack_entries(const struct dent *list, int n, int64_t *pos, uint64_t dev, char *out,
+			   size_t size, bool legacy)
 {
 	size_t used = 0;
 	for (; *pos < n; (*pos)++) {

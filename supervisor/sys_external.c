@@ -18,8 +18,8 @@
  *
  * A call's output — the bytes it leaves in the program's memory — is described once per
  * syscall, in its row of syscalls.def (outputs column), and turned into a list of regions
- * here (describe_outputs); recording reads them after the call, replay writes them back,
- * in that order. What a call sends is described by the row's data column.
+ * by call_outputs.c; recording reads them after the call, replay writes them back, in that
+ * order. What a call sends is described by the row's data column.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +40,7 @@
 #include "recorder/fingerprint.h"
 #include "scheduler/vclock.h"
 #include "shim/shim.h"
+#include "supervisor/call_outputs.h"
 #include "supervisor/report.h"
 #include "supervisor/sys_common.h"
 #include "supervisor/sys_park.h"
@@ -57,7 +58,7 @@ static struct object_id {
 	dev_t dev;
 	ino_t ino;
 	bool inherited;
-} *outside;
+} * outside;
 static size_t n_outside, cap_outside;
 
 static const struct object_id *outside_object(const struct stat *st)
@@ -115,220 +116,6 @@ static bool outside_fd(struct task *t, int tfd, bool *made)
 	*made = o && !o->inherited;
 	close(fd);
 	return o;
-}
-
-/* ---- output regions ----------------------------------------------------------------------- */
-
-enum region_kind {
-	R_DATA,       /* takes the next bytes of the call's data budget (read data, iov) */
-	R_BUDGET,     /* a 4-byte count the call fills in that becomes the data budget */
-	R_LEN,        /* a length field (4 or 8 bytes) the call updates ... */
-	R_ADDR,       /* ... bounding the address or control data that follows it */
-	R_FIXED,      /* `max` bytes, when the call succeeds */
-	R_PER_RESULT, /* ret elements of `elem` bytes (epoll events, mmsghdrs) */
-};
-
-struct region_spec {
-	enum region_kind kind;
-	uint64_t addr, max;
-	uint32_t elem;
-};
-
-/* Enough for any call with at most MAX_IOVECS buffers (and MAX_MMSGS messages); a call
- * with more is marked incomplete: record warns, replay refuses — never a silent gap. */
-#define MAX_REGIONS 256
-#define MAX_IOVECS 16
-#define MAX_MMSGS 8
-
-struct outputs {
-	struct region_spec r[MAX_REGIONS];
-	int n;
-	bool incomplete;
-};
-
-static void add(struct outputs *o, enum region_kind kind, uint64_t addr, uint64_t max,
-		uint32_t elem)
-{
-	if (!addr)
-		return;
-	if (o->n == MAX_REGIONS)
-		o->incomplete = true;
-	else
-		o->r[o->n++] = (struct region_spec){ kind, addr, max, elem };
-}
-
-static void add_iovecs(struct task *t, struct outputs *o, uint64_t iov_addr, uint64_t count)
-{
-	struct iovec iov[MAX_IOVECS];
-	if (count > MAX_IOVECS) {
-		count = MAX_IOVECS;
-		o->incomplete = true;
-	}
-	if (remote_read(t, REMOTE(iov_addr), iov, count * sizeof(iov[0])))
-		return;
-	for (uint64_t i = 0; i < count; i++)
-		add(o, R_DATA, (uint64_t)iov[i].iov_base, iov[i].iov_len, 0);
-}
-
-/* A length field in tracee memory, read now: the room of the buffer it describes. */
-static uint64_t room_at(struct task *t, uint64_t len_addr, size_t size)
-{
-	uint64_t v = 0;
-	if (len_addr)
-		remote_read(t, REMOTE(len_addr), &v, size);
-	return v;
-}
-
-static void add_sockaddr(struct task *t, struct outputs *o, uint64_t addr, uint64_t len_addr)
-{
-	if (!addr || !len_addr)
-		return;
-	add(o, R_LEN, len_addr, 4, 4);
-	add(o, R_ADDR, addr, room_at(t, len_addr, 4), 0);
-}
-
-static void add_msghdr(struct task *t, struct outputs *o, uint64_t msg_addr)
-{
-	struct msghdr m;
-	if (remote_read(t, REMOTE(msg_addr), &m, sizeof(m)))
-		return;
-	add_iovecs(t, o, (uint64_t)m.msg_iov, m.msg_iovlen);
-	if (m.msg_name) {
-		add(o, R_LEN, msg_addr + offsetof(struct msghdr, msg_namelen), 4, 4);
-		add(o, R_ADDR, (uint64_t)m.msg_name, m.msg_namelen, 0);
-	}
-	if (m.msg_control) {
-		add(o, R_LEN, msg_addr + offsetof(struct msghdr, msg_controllen), 8, 8);
-		add(o, R_ADDR, (uint64_t)m.msg_control, m.msg_controllen, 0);
-	}
-	add(o, R_FIXED, msg_addr + offsetof(struct msghdr, msg_flags), 4, 0);
-}
-
-/* Bytes an ioctl fills in at its argument. Requests that encode a size say it; the
- * terminal requests that predate the encoding are listed. */
-static uint64_t ioctl_out_size(uint64_t req)
-{
-	switch (req) {
-	case TCGETS:
-		return 36; /* the kernel's struct termios */
-	case TIOCGWINSZ:
-		return sizeof(struct winsize);
-	case FIONREAD:
-	case TIOCOUTQ:
-	case TIOCGPGRP:
-	case TIOCGSID:
-		return sizeof(int);
-	}
-	return (_IOC_DIR(req) & _IOC_READ) ? _IOC_SIZE(req) : 0;
-}
-
-/* One region list entry of the call's row: its shape applied to the call's arguments. */
-static void add_output(struct task *t, struct outputs *o, const struct syscall_output *spec,
-		       const uint64_t *a)
-{
-	uint64_t addr = a[spec->arg], count = spec->count_arg >= 0 ? a[spec->count_arg] : 0;
-	switch ((enum output_shape)spec->shape) {
-	case SHAPE_BUF:
-		add(o, R_DATA, addr, count, 0);
-		break;
-	case SHAPE_IOV:
-		add_iovecs(t, o, addr, count);
-		break;
-	case SHAPE_MSG:
-		add_msghdr(t, o, addr);
-		break;
-	case SHAPE_MMSG:
-		o->incomplete = count > MAX_MMSGS;
-		for (uint64_t i = 0; i < count && i < MAX_MMSGS; i++) {
-			uint64_t m = addr + i * sizeof(struct mmsghdr);
-			add(o, R_BUDGET, m + offsetof(struct mmsghdr, msg_len), 4, 0);
-			add_msghdr(t, o, m);
-		}
-		break;
-	case SHAPE_SIZED:
-		add_sockaddr(t, o, addr, count);
-		break;
-	case SHAPE_FIXED:
-		add(o, R_FIXED, addr, spec->size, 0);
-		break;
-	case SHAPE_ARRAY:
-		add(o, R_FIXED, addr, count * spec->size, 0);
-		break;
-	case SHAPE_FDSET:
-		add(o, R_FIXED, addr, (count + 63) / 64 * 8, 0);
-		break;
-	case SHAPE_PER_RESULT:
-		add(o, R_PER_RESULT, addr, count * spec->size, spec->size);
-		break;
-	case SHAPE_IOCTL:
-		add(o, R_FIXED, addr, ioctl_out_size(count), 0);
-		break;
-	case SHAPE_NONE:
-		break;
-	}
-}
-
-/* The regions the call's row lists (syscalls.def, outputs column), in order. */
-static void describe_outputs(struct task *t, struct outputs *o)
-{
-	uint64_t a[6];
-	for (int i = 0; i < 6; i++)
-		a[i] = syscall_arg(t, i);
-	o->n = 0;
-	o->incomplete = false;
-	const struct syscall_entry *e = syscall_lookup(t->syscall_nr);
-	for (int i = 0; e && i < SYSCALL_MAX_OUTPUTS && e->out[i].shape != SHAPE_NONE; i++)
-		add_output(t, o, &e->out[i], a);
-}
-
-/* Bytes each region holds after a call that returned ret, read from tracee memory. */
-static void read_outputs(struct task *t, const struct outputs *o, int64_t ret,
-			 struct shim_region *out)
-{
-	uint64_t budget = ret > 0 ? (uint64_t)ret : 0, bound = 0;
-	for (int i = 0; i < o->n; i++) {
-		const struct region_spec *s = &o->r[i];
-		uint64_t len = 0;
-		if (ret >= 0) {
-			switch (s->kind) {
-			case R_DATA:
-				len = s->max < budget ? s->max : budget;
-				budget -= len;
-				break;
-			case R_BUDGET:
-				len = 4;
-				budget = room_at(t, s->addr, 4);
-				break;
-			case R_LEN:
-				len = s->elem;
-				bound = room_at(t, s->addr, s->elem);
-				break;
-			case R_ADDR:
-				len = bound < s->max ? bound : s->max;
-				break;
-			case R_FIXED:
-				len = s->max;
-				break;
-			case R_PER_RESULT:
-				len = (uint64_t)ret * s->elem;
-				if (len > s->max)
-					len = s->max;
-				break;
-			}
-		}
-		out[i] = (struct shim_region){ s->addr, s->max, len, NULL, s->kind == R_DATA };
-		if (len) {
-			out[i].bytes = malloc(len);
-			if (!out[i].bytes || remote_read(t, REMOTE(s->addr), out[i].bytes, len))
-				out[i].len = 0;
-		}
-	}
-}
-
-static void free_regions(struct shim_region *out, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(out[i].bytes);
 }
 
 /* ---- what a call sends --------------------------------------------------------------------- */
@@ -431,8 +218,11 @@ static uint8_t *sent_bytes(struct task *t, uint64_t result, size_t *len)
 
 static void describe_call(struct task *t, struct shim_call *c)
 {
-	*c = (struct shim_call){ .task = t, .time = sched_now(), .vtid = t->vtid,
-				 .nr = t->syscall_nr, .fd = -1 };
+	*c = (struct shim_call){ .task = t,
+				 .time = sched_now(),
+				 .vtid = t->vtid,
+				 .nr = t->syscall_nr,
+				 .fd = -1 };
 	for (int i = 0; i < 6; i++)
 		c->args[i] = syscall_arg(t, i);
 	int fd_arg = syscall_fd_arg(syscall_lookup(t->syscall_nr));
@@ -480,9 +270,10 @@ static void monitored_exit(struct task *t)
 		return;
 	}
 	if (o->incomplete && ret > 0)
-		hazard(t, "%s produced more output regions than detrun records (over %d buffers "
-		       "or %d messages): a replay of this log stops here", syscall_name(t->syscall_nr),
-		       MAX_IOVECS, MAX_MMSGS);
+		hazard(t,
+		       "%s produced more output regions than detrun records (over %d buffers "
+		       "or %d messages): a replay of this log stops here",
+		       syscall_name(t->syscall_nr), MAX_IOVECS, MAX_MMSGS);
 	struct shim_call c;
 	describe_call(t, &c);
 	c.ret = ret;
@@ -513,7 +304,8 @@ static void make_placeholder(struct task *t, int64_t want)
 	}
 	uint64_t flags = t->syscall_nr == __NR_accept4 ? syscall_arg(t, 3) : 0;
 	long fd = remote_syscall(t, __NR_socket, (uint64_t)domain,
-				 SOCK_STREAM | (flags & (SOCK_NONBLOCK | SOCK_CLOEXEC)), 0, 0, 0, 0);
+				 SOCK_STREAM | (flags & (SOCK_NONBLOCK | SOCK_CLOEXEC)), 0, 0, 0,
+				 0);
 	if (fd < 0)
 		shim_abort(t, "cannot create the stand-in for accepted descriptor %lld: %s",
 			   (long long)want, strerror((int)-fd));
@@ -521,9 +313,11 @@ static void make_placeholder(struct task *t, int64_t want)
 	 * other means the descriptor table differs from the recording's. */
 	if (fd != want) {
 		remote_syscall(t, __NR_close, (uint64_t)fd, 0, 0, 0, 0, 0);
-		shim_abort(t, "replay diverged at t=%llu: %s would get descriptor %ld, the "
-			   "recording's got %lld", (unsigned long long)sched_now(),
-			   syscall_name(t->syscall_nr), fd, (long long)want);
+		shim_abort(t,
+			   "replay diverged at t=%llu: %s would get descriptor %ld, the "
+			   "recording's got %lld",
+			   (unsigned long long)sched_now(), syscall_name(t->syscall_nr), fd,
+			   (long long)want);
 	}
 	register_tracee_fd(t, (int)fd);
 }
@@ -549,7 +343,8 @@ static void bind_unix_path(struct task *t, const struct shim_call *c)
 		return; /* not a path: abstract, unnamed, or another family */
 	long r = remote_syscall(t, __NR_bind, c->args[0], c->args[1], c->args[2], 0, 0, 0);
 	if (r < 0)
-		shim_abort(t, "replay diverged at t=%llu: bind to %.*s succeeded in the recording, "
+		shim_abort(t,
+			   "replay diverged at t=%llu: bind to %.*s succeeded in the recording, "
 			   "now fails: %s (remove the files the recorded run created)",
 			   (unsigned long long)c->time,
 			   (int)(len - offsetof(struct sockaddr_un, sun_path)), a.sun_path,
@@ -589,9 +384,10 @@ static bool controlled(struct task *t)
 	if (!shim->control(&c))
 		return false;
 	if (o.incomplete && c.ret > 0)
-		shim_abort(t, "%s has more output regions than detrun records (over %d buffers or "
-			   "%d messages): its output cannot be supplied", syscall_name(c.nr),
-			   MAX_IOVECS, MAX_MMSGS);
+		shim_abort(t,
+			   "%s has more output regions than detrun records (over %d buffers or "
+			   "%d messages): its output cannot be supplied",
+			   syscall_name(c.nr), MAX_IOVECS, MAX_MMSGS);
 	for (size_t i = 0; i < c.n_out; i++)
 		if (out[i].len && remote_write(t, REMOTE(out[i].addr), out[i].bytes, out[i].len))
 			shim_abort(t, "cannot write %llu bytes of %s's output at %#llx",
@@ -602,9 +398,10 @@ static bool controlled(struct task *t)
 		call_sent(t, &c, c.ret);
 		free((void *)c.sent);
 		if (c.sent_digest != expected)
-			shim_abort(t, "replay diverged at t=%llu: %s(fd %d) sends other bytes than "
-				   "the recording did", (unsigned long long)c.time, syscall_name(c.nr),
-				   c.fd);
+			shim_abort(t,
+				   "replay diverged at t=%llu: %s(fd %d) sends other bytes than "
+				   "the recording did",
+				   (unsigned long long)c.time, syscall_name(c.nr), c.fd);
 	}
 	controlled_side_effects(t, &c);
 	syscall_emulate(t, c.ret);
@@ -795,5 +592,6 @@ void sys_external(struct task *t)
 	const struct syscall_entry *e = syscall_lookup(t->syscall_nr);
 	int fd_arg = syscall_fd_arg(e);
 	if (fd_arg >= 0)
-		external_fd_call(t, (int)syscall_arg(t, fd_arg), syscall_reads_data(e) ? POLLIN : 0);
+		external_fd_call(t, (int)syscall_arg(t, fd_arg),
+				 syscall_reads_data(e) ? POLLIN : 0);
 }

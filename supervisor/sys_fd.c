@@ -40,8 +40,8 @@
 bool is_random_device(const struct fd_info *info)
 {
 	dev_t dev = info->rdev;
-	return info->type == S_IFCHR &&
-	       (dev == makedev(1, 8) || dev == makedev(1, 9) || dev == makedev(10, 183) /* hwrng */);
+	return info->type == S_IFCHR && (dev == makedev(1, 8) || dev == makedev(1, 9) ||
+					 dev == makedev(10, 183) /* hwrng */);
 }
 
 int must_wait(struct task *t, int tfd, short events, struct fd_info *info)
@@ -353,8 +353,7 @@ static uint64_t vector_total(const struct vector_write *v)
 }
 
 /* The piece that starts `done` bytes into the vector: address and length. */
-static void vector_piece(const struct vector_write *v, uint64_t done, uint64_t *addr,
-			 uint64_t *len)
+static void vector_piece(const struct vector_write *v, uint64_t done, uint64_t *addr, uint64_t *len)
 {
 	for (int i = 0; i < v->n; i++) {
 		if (done < v->iov[i].iov_len) {
@@ -369,8 +368,8 @@ static void vector_piece(const struct vector_write *v, uint64_t done, uint64_t *
 
 static bool continues_vector_write(struct task *t)
 {
-	return t->exit.want && !t->exit.buf && vector_call(t->exit.vector.nr) &&
-	       t->exit.ctx && t->exit.rip == syscall_insn_addr(t);
+	return t->exit.want && !t->exit.buf && vector_call(t->exit.vector.nr) && t->exit.ctx &&
+	       t->exit.rip == syscall_insn_addr(t);
 }
 
 static void vector_done(struct task *t);
@@ -433,8 +432,8 @@ static void start_vector_write(struct task *t, int fd, mode_t type)
 {
 	int stype = 0;
 	socklen_t len = sizeof(stype);
-	if (type == S_IFSOCK && (getsockopt(fd, SOL_SOCKET, SO_TYPE, &stype, &len) ||
-				 stype != SOCK_STREAM))
+	if (type == S_IFSOCK &&
+	    (getsockopt(fd, SOL_SOCKET, SO_TYPE, &stype, &len) || stype != SOCK_STREAM))
 		return; /* a datagram goes whole or not at all */
 	if (t->syscall_nr == __NR_pwritev2 &&
 	    ((int64_t)syscall_arg(t, 3) != -1 || (syscall_arg(t, 5) & RWF_NOWAIT)))

@@ -36,7 +36,9 @@
 
 /* ---- internal files -------------------------------------------------------------------- */
 
-static struct { uint64_t dev, ino; } *internal;
+static struct {
+	uint64_t dev, ino;
+} * internal;
 static size_t n_internal, cap_internal;
 
 static bool internal_dev_ino(uint64_t dev, uint64_t ino)
@@ -64,7 +66,8 @@ static bool link_internal(const char *link)
 	unsigned long long ino;
 	if (sscanf(link, "pipe:[%llu]", &ino) == 1 || sscanf(link, "socket:[%llu]", &ino) == 1)
 		return ino_internal(ino);
-	return strcmp(link, "anon_inode:[eventfd]") == 0 || strcmp(link, "anon_inode:[timerfd]") == 0;
+	return strcmp(link, "anon_inode:[eventfd]") == 0 ||
+	       strcmp(link, "anon_inode:[timerfd]") == 0;
 }
 
 bool fd_link_internal(pid_t pid, int fd)
@@ -261,7 +264,6 @@ bool reader_dependent(struct task *t, int fd)
 	return reader_dependent_at(t, fd, 0);
 }
 
-
 /* An epoll set is readable when one of its items has one of its registered events (the
  * kernel always registers EPOLLERR and EPOLLHUP; a disarmed EPOLLONESHOT item has none). */
 static short epoll_revents(struct task *t, int epfd, short events, int depth)
@@ -311,7 +313,8 @@ static void collect_leaves(struct task *t, int epfd, int depth, struct pollfd **
 			if (!*out)
 				abort();
 		}
-		(*out)[(*n)++] = (struct pollfd){ items[i].fd, (short)(items[i].events & 0xffff), 0 };
+		(*out)[(*n)++] = (struct pollfd){ items[i].fd, (short)(items[i].events & 0xffff),
+						  0 };
 	}
 	free(items);
 }
@@ -354,8 +357,8 @@ static enum wait_result fds_ready(struct task *t)
 	return fds_ready_for(t, t->wait.fds, t->wait.nfds) ? WAIT_READY : WAIT_NOT_READY;
 }
 
-void park_on_fds(struct task *t, const char *what, struct pollfd *fds, int nfds,
-		 int64_t deadline, void (*on_timeout)(struct task *), bool restartable)
+void park_on_fds(struct task *t, const char *what, struct pollfd *fds, int nfds, int64_t deadline,
+		 void (*on_timeout)(struct task *), bool restartable)
 {
 	struct wait w = {
 		.what = what,

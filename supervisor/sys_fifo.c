@@ -45,7 +45,8 @@ static bool process_holds(pid_t tgid, dev_t dev, ino_t ino, bool want_write)
 		char fdpath[320], line[128];
 		struct stat st;
 		snprintf(fdpath, sizeof(fdpath), "/proc/%d/fd/%s", tgid, e->d_name);
-		if (stat(fdpath, &st) || !S_ISFIFO(st.st_mode) || st.st_dev != dev || st.st_ino != ino)
+		if (stat(fdpath, &st) || !S_ISFIFO(st.st_mode) || st.st_dev != dev ||
+		    st.st_ino != ino)
 			continue;
 		snprintf(fdpath, sizeof(fdpath), "/proc/%d/fdinfo/%s", tgid, e->d_name);
 		FILE *f = fopen(fdpath, "re");
@@ -78,7 +79,7 @@ static bool group_holds(dev_t dev, ino_t ino, bool want_write)
 static enum wait_result reader_came(struct task *t)
 {
 	return group_holds(t->parked_on.fifo.dev, t->parked_on.fifo.ino, false) ? WAIT_READY
-										  : WAIT_NOT_READY;
+										: WAIT_NOT_READY;
 }
 
 static enum wait_result writer_came(struct task *t)
@@ -87,7 +88,7 @@ static enum wait_result writer_came(struct task *t)
 	    (t->wait.fds[0].revents & (POLLIN | POLLHUP)))
 		return WAIT_READY;
 	return group_holds(t->parked_on.fifo.dev, t->parked_on.fifo.ino, true) ? WAIT_READY
-										 : WAIT_NOT_READY;
+									       : WAIT_NOT_READY;
 }
 
 /* A signal ends the reader's wait: its open is undone and rewound, so the scheduler either
@@ -102,7 +103,8 @@ static void reader_interrupted(struct task *t)
 static void park_fifo(struct task *t, const struct stat *st, int reader_fd, int supervisor_fd)
 {
 	struct wait w = {
-		.what = reader_fd >= 0 ? "open of a FIFO for reading" : "open of a FIFO for writing",
+		.what = reader_fd >= 0 ? "open of a FIFO for reading"
+				       : "open of a FIFO for writing",
 		.deadline_ns = -1,
 		.ready = reader_fd >= 0 ? writer_came : reader_came,
 		.on_interrupt = reader_fd >= 0 ? reader_interrupted : NULL,

@@ -48,7 +48,10 @@ struct vfile {
 	struct vfile *next;
 };
 
-enum { BUCKETS = 4096, MAX_DEVS = 256 };
+enum {
+	BUCKETS = 4096,
+	MAX_DEVS = 256
+};
 static struct vfile *buckets[BUCKETS];
 static uint64_t next_vino = 2;
 static uint64_t real_devs[MAX_DEVS];
@@ -189,7 +192,8 @@ static int path_base(struct task *t, int dirfd, const char *path)
 {
 	char proc[64];
 	if (path[0] == '/' || dirfd == AT_FDCWD) {
-		snprintf(proc, sizeof(proc), "/proc/%d/%s", t->tid, path[0] == '/' ? "root" : "cwd");
+		snprintf(proc, sizeof(proc), "/proc/%d/%s", t->tid,
+			 path[0] == '/' ? "root" : "cwd");
 		return open(proc, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	}
 	int fd = remote_dup_fd(t, dirfd);
@@ -197,8 +201,7 @@ static int path_base(struct task *t, int dirfd, const char *path)
 }
 
 /* stat(2) of a tracee path, or of its parent directory. */
-int stat_path(struct task *t, int dirfd, uint64_t addr, bool parent, bool follow,
-	      struct stat *st)
+int stat_path(struct task *t, int dirfd, uint64_t addr, bool parent, bool follow, struct stat *st)
 {
 	char path[PATH_MAX];
 	if (read_path(t, addr, path, sizeof(path)))
@@ -389,7 +392,9 @@ static void open_done(struct task *t)
 	int dirfd = t->syscall_nr == __NR_open || t->syscall_nr == __NR_creat
 			    ? AT_FDCWD
 			    : (int)syscall_arg(t, 0);
-	uint64_t path = syscall_arg(t, t->syscall_nr == __NR_open || t->syscall_nr == __NR_creat ? 0 : 1);
+	uint64_t path = syscall_arg(t, t->syscall_nr == __NR_open || t->syscall_nr == __NR_creat
+					       ? 0
+					       : 1);
 	if (created && stat_path(t, dirfd, path, true, true, &st) == 0)
 		touched(&st, false);
 }
@@ -424,7 +429,7 @@ static struct seen_file {
 	ino_t ino;
 	off_t size;
 	struct timespec mtime, ctime;
-} *seen_files;
+} * seen_files;
 static size_t n_seen_files, cap_seen_files;
 
 static bool same_time(struct timespec a, struct timespec b)
@@ -564,17 +569,17 @@ static void note_removed_inode(struct task *t, const struct entry_change *c)
 {
 	t->exit.removal.frees = false;
 	bool renames = c->moves_inode;
-	if (c->creates || (renames && t->syscall_nr == __NR_renameat2 &&
-			   (syscall_arg(t, 4) & RENAME_EXCHANGE)))
+	if (c->creates ||
+	    (renames && t->syscall_nr == __NR_renameat2 && (syscall_arg(t, 4) & RENAME_EXCHANGE)))
 		return;
 	int i = renames ? 1 : 0;
 	struct stat st, from;
-	if (stat_path(t, arg_dirfd(t, c->dirfd[i]), syscall_arg(t, c->path[i]), false, false,
-		      &st))
+	if (stat_path(t, arg_dirfd(t, c->dirfd[i]), syscall_arg(t, c->path[i]), false, false, &st))
 		return;
-	if (renames && stat_path(t, arg_dirfd(t, c->dirfd[0]), syscall_arg(t, c->path[0]), false,
-				 false, &from) == 0 && from.st_dev == st.st_dev &&
-	    from.st_ino == st.st_ino)
+	if (renames &&
+	    stat_path(t, arg_dirfd(t, c->dirfd[0]), syscall_arg(t, c->path[0]), false, false,
+		      &from) == 0 &&
+	    from.st_dev == st.st_dev && from.st_ino == st.st_ino)
 		return; /* renamed onto another name of itself: nothing is freed */
 	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1)
 		return;
@@ -597,9 +602,10 @@ static void entry_changed(struct task *t)
 			      &st) == 0)
 			touched(&st, false);
 	if ((c->creates || c->moves_inode) &&
-	    stat_path(t, arg_dirfd(t, c->dirfd[last]), syscall_arg(t, c->path[last]), false,
-		      false, &st) == 0)
-		touched(&st, c->creates && t->syscall_nr != __NR_link && t->syscall_nr != __NR_linkat);
+	    stat_path(t, arg_dirfd(t, c->dirfd[last]), syscall_arg(t, c->path[last]), false, false,
+		      &st) == 0)
+		touched(&st,
+			c->creates && t->syscall_nr != __NR_link && t->syscall_nr != __NR_linkat);
 }
 
 /* Implements mkdir, mknod, rmdir, unlink, symlink, link, rename and their *at forms:
@@ -639,10 +645,11 @@ static void utime_done(struct task *t)
 			if (remote_read(t, REMOTE(times), ts, sizeof(ts)))
 				return;
 			for (int i = 0; i < 2; i++)
-				set[i] = ts[i].tv_nsec == UTIME_NOW	 ? now
-					 : ts[i].tv_nsec == UTIME_OMIT ? (i ? timespec_to_ns(st.st_mtim)
-									    : timespec_to_ns(st.st_atim))
-									 : timespec_to_ns(ts[i]);
+				set[i] = ts[i].tv_nsec == UTIME_NOW ? now
+					 : ts[i].tv_nsec == UTIME_OMIT
+						 ? (i ? timespec_to_ns(st.st_mtim)
+						      : timespec_to_ns(st.st_atim))
+						 : timespec_to_ns(ts[i]);
 		} else if (nr == __NR_utime) {
 			struct utimbuf ub;
 			if (remote_read(t, REMOTE(times), &ub, sizeof(ub)))

@@ -12,8 +12,7 @@
 
 /* stat(2) of a path argument as task t sees it (relative to dirfd, its cwd or root); with
  * `parent`, of the directory holding it. 0 or -errno. */
-int stat_path(struct task *t, int dirfd, uint64_t addr, bool parent, bool follow,
-	      struct stat *st);
+int stat_path(struct task *t, int dirfd, uint64_t addr, bool parent, bool follow, struct stat *st);
 /* sys_files.c's handling of opens (stamping, fingerprints); sys_open_fifo comes first. */
 void sys_open(struct task *t);
 

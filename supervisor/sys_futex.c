@@ -98,12 +98,18 @@ static int64_t futex_wait(struct task *t, struct futex_key key, uint32_t bitset,
 static bool wake_op_compare(uint32_t old, int cmp, int arg)
 {
 	switch (cmp) {
-	case FUTEX_OP_CMP_EQ: return (int)old == arg;
-	case FUTEX_OP_CMP_NE: return (int)old != arg;
-	case FUTEX_OP_CMP_LT: return (int)old < arg;
-	case FUTEX_OP_CMP_LE: return (int)old <= arg;
-	case FUTEX_OP_CMP_GT: return (int)old > arg;
-	case FUTEX_OP_CMP_GE: return (int)old >= arg;
+	case FUTEX_OP_CMP_EQ:
+		return (int)old == arg;
+	case FUTEX_OP_CMP_NE:
+		return (int)old != arg;
+	case FUTEX_OP_CMP_LT:
+		return (int)old < arg;
+	case FUTEX_OP_CMP_LE:
+		return (int)old <= arg;
+	case FUTEX_OP_CMP_GT:
+		return (int)old > arg;
+	case FUTEX_OP_CMP_GE:
+		return (int)old >= arg;
 	}
 	return false;
 }
@@ -133,12 +139,23 @@ static int64_t futex_wake_op(struct task *t, struct futex_key key, bool private)
 	if (futex_key_of(t, addr2, private, &key2) || read_word(t, addr2, &old))
 		return -EFAULT;
 	switch (op) {
-	case FUTEX_OP_SET: val = (uint32_t)oparg; break;
-	case FUTEX_OP_ADD: val = old + (uint32_t)oparg; break;
-	case FUTEX_OP_OR: val = old | (uint32_t)oparg; break;
-	case FUTEX_OP_ANDN: val = old & ~(uint32_t)oparg; break;
-	case FUTEX_OP_XOR: val = old ^ (uint32_t)oparg; break;
-	default: return -ENOSYS;
+	case FUTEX_OP_SET:
+		val = (uint32_t)oparg;
+		break;
+	case FUTEX_OP_ADD:
+		val = old + (uint32_t)oparg;
+		break;
+	case FUTEX_OP_OR:
+		val = old | (uint32_t)oparg;
+		break;
+	case FUTEX_OP_ANDN:
+		val = old & ~(uint32_t)oparg;
+		break;
+	case FUTEX_OP_XOR:
+		val = old ^ (uint32_t)oparg;
+		break;
+	default:
+		return -ENOSYS;
 	}
 	if (remote_write(t, REMOTE(addr2), &val, sizeof(val)))
 		return -EFAULT;
@@ -177,9 +194,12 @@ static int64_t futex_lock_pi(struct task *t, struct futex_key key, bool try, clo
 			return err;
 	}
 	futex_enqueue(t, key, ~0u);
-	struct wait w = { .what = "futex lock_pi", .deadline_ns = deadline,
-			  .on_timeout = futex_timed_out, .on_interrupt = futex_interrupted,
-			  .interruptible = true, .restartable = true };
+	struct wait w = { .what = "futex lock_pi",
+			  .deadline_ns = deadline,
+			  .on_timeout = futex_timed_out,
+			  .on_interrupt = futex_interrupted,
+			  .interruptible = true,
+			  .restartable = true };
 	sched_park(t, &w);
 	return 0;
 }

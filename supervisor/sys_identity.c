@@ -58,8 +58,9 @@ void sys_sysinfo(struct task *t)
 static int64_t status_kb(pid_t tid, const char *field)
 {
 	char buf[4096];
-	return proc_status_read(tid, buf, sizeof(buf)) ? 0
-						       : (int64_t)proc_status_field(buf, field, 10, 0);
+	return proc_status_read(tid, buf, sizeof(buf))
+		       ? 0
+		       : (int64_t)proc_status_field(buf, field, 10, 0);
 }
 
 /* ru_maxrss: the resident set depends on the page cache (fault-around maps whatever pages
@@ -129,7 +130,8 @@ void sys_sched_getaffinity(struct task *t)
  * the one real CPU it runs on. */
 void sys_sched_setaffinity(struct task *t)
 {
-	uint64_t mask = 0, valid = tracer_opts->cpus >= 64 ? ~0ULL : (1ULL << tracer_opts->cpus) - 1;
+	uint64_t mask = 0,
+		 valid = tracer_opts->cpus >= 64 ? ~0ULL : (1ULL << tracer_opts->cpus) - 1;
 	size_t len = syscall_arg(t, 1) < sizeof(mask) ? syscall_arg(t, 1) : sizeof(mask);
 	if (remote_read(t, REMOTE(syscall_arg(t, 2)), &mask, len)) {
 		syscall_emulate(t, -EFAULT);

@@ -22,8 +22,8 @@ bool internal_file(int supervisor_fd);
 
 /* Parks t on supervisor descriptors `fds` (ownership passes to the wait) until one is
  * ready, the virtual deadline passes (on_timeout) or a signal interrupts. */
-void park_on_fds(struct task *t, const char *what, struct pollfd *fds, int nfds,
-		 int64_t deadline, void (*on_timeout)(struct task *), bool restartable);
+void park_on_fds(struct task *t, const char *what, struct pollfd *fds, int nfds, int64_t deadline,
+		 void (*on_timeout)(struct task *), bool restartable);
 bool fds_ready_now(struct pollfd *fds, int nfds);
 /* The same as task t would find them: a signalfd by t's pending signals, an epoll set
  * holding one item by item (sys_fd.c). */

@@ -37,14 +37,14 @@
 /* ---- poll, select, epoll ------------------------------------------------------------------ */
 
 struct poll_args {
-	uint64_t fds_addr;   /* pollfd array (poll, ppoll) */
+	uint64_t fds_addr; /* pollfd array (poll, ppoll) */
 	int nfds;
-	uint64_t sets[3];    /* fd_set pointers (select, pselect6) */
+	uint64_t sets[3]; /* fd_set pointers (select, pselect6) */
 	bool is_select;
-	int timeout_arg;     /* argument holding the timeout */
-	bool timeout_in_reg; /* milliseconds in the register itself */
-	bool timeval;        /* select: struct timeval; others: struct timespec */
-	int sigmask_arg;     /* -1 for none */
+	int timeout_arg;       /* argument holding the timeout */
+	bool timeout_in_reg;   /* milliseconds in the register itself */
+	bool timeval;          /* select: struct timeval; others: struct timespec */
+	int sigmask_arg;       /* -1 for none */
 	bool sigmask_indirect; /* pselect6: pointer to { sigset_t *, size_t } */
 };
 

@@ -70,7 +70,8 @@ static enum proc_view view_of(int fd, char *link, size_t size)
 	static regex_t re;
 	static bool compiled;
 	if (!compiled) {
-		regcomp(&re, "(^|/)[0-9]+(/task/[0-9]+)?/(stat|statm|status|maps|mountinfo|fdinfo/[0-9]+)$",
+		regcomp(&re,
+			"(^|/)[0-9]+(/task/[0-9]+)?/(stat|statm|status|maps|mountinfo|fdinfo/[0-9]+)$",
 			REG_EXTENDED);
 		compiled = true;
 	}
@@ -153,17 +154,20 @@ static void rewrite_stat(struct task *t, const char *in, struct out *o)
 	char *rest = strdup(paren + 1), *save = NULL;
 	int field = 3;
 	unsigned long long vsize = 0;
-	for (char *tok = strtok_r(rest, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save), field++) {
+	for (char *tok = strtok_r(rest, " \n", &save); tok;
+	     tok = strtok_r(NULL, " \n", &save), field++) {
 		char num[32];
 		const char *value = tok;
 		if (field == 14)
-			snprintf(num, sizeof(num), "%lld", (long long)ticks(vclock_now() - VCLOCK_BOOT_NS)),
+			snprintf(num, sizeof(num), "%lld",
+				 (long long)ticks(vclock_now() - VCLOCK_BOOT_NS)),
 				value = num;
 		else if ((field >= 15 && field <= 17) || (field >= 10 && field <= 13))
 			value = "0"; /* system CPU time, and page-fault counts that depend on how
 				      * often detrun itself touched the task's memory */
 		else if (field == 22)
-			snprintf(num, sizeof(num), "%lld", (long long)ticks(t->proc->start_ns)), value = num;
+			snprintf(num, sizeof(num), "%lld", (long long)ticks(t->proc->start_ns)),
+				value = num;
 		else if (field == 23)
 			vsize = strtoull(tok, NULL, 10);
 		else if (field == 24)
@@ -235,8 +239,10 @@ static void rewrite_status(const char *in, struct out *o)
 			snprintf(repl, sizeof(repl), "Cpus_allowed:\t%llx\n",
 				 cpus >= 64 ? ~0ULL : (1ULL << cpus) - 1);
 		else if (!strncmp(line, "Cpus_allowed_list:", 18))
-			snprintf(repl, sizeof(repl), cpus == 1 ? "Cpus_allowed_list:\t0\n"
-						   : "Cpus_allowed_list:\t0-%d\n", cpus - 1);
+			snprintf(repl, sizeof(repl),
+				 cpus == 1 ? "Cpus_allowed_list:\t0\n"
+					   : "Cpus_allowed_list:\t0-%d\n",
+				 cpus - 1);
 		if (*repl)
 			put(o, repl, strlen(repl));
 		else
@@ -259,8 +265,9 @@ static void rewrite_maps(const char *in, struct out *o)
 			uint64_t dev = ino ? files_virtual_dev(makedev(maj, min)) : 0;
 			uint64_t vino = ino ? files_virtual_ino(makedev(maj, min), ino) : 0;
 			char head[160];
-			int n = snprintf(head, sizeof(head), "%08llx-%08llx %s %08llx %02x:%02x %llu ",
-					 start, stop, perms, off, major(dev), minor(dev),
+			int n = snprintf(head, sizeof(head),
+					 "%08llx-%08llx %s %08llx %02x:%02x %llu ", start, stop,
+					 perms, off, major(dev), minor(dev),
 					 (unsigned long long)vino);
 			put(o, head, (size_t)n);
 			if (name_at && line + name_at < end) {
@@ -301,7 +308,8 @@ static uint64_t renumbered(struct renumber *r, uint64_t real)
 }
 
 static struct renumber mount_ids = { .first = 21 }, peer_groups = { .first = 1 },
-		       eventfd_ids = { .first = 0 }, unique_mount_ids = { .first = (1ULL << 31) + 1 };
+		       eventfd_ids = { .first = 0 },
+		       unique_mount_ids = { .first = (1ULL << 31) + 1 };
 
 uint64_t proc_virtual_mount_id(uint64_t id, bool unique)
 {
@@ -312,7 +320,8 @@ uint64_t proc_virtual_mount_id(uint64_t id, bool unique)
  * mountinfo's neighbours print it). */
 static uint64_t virtual_kdev(uint64_t kdev)
 {
-	uint64_t dev = files_virtual_dev(makedev((unsigned)(kdev >> 20), (unsigned)(kdev & 0xfffff)));
+	uint64_t dev = files_virtual_dev(
+		makedev((unsigned)(kdev >> 20), (unsigned)(kdev & 0xfffff)));
 	return (uint64_t)major(dev) << 20 | minor(dev);
 }
 
@@ -322,7 +331,8 @@ static uint64_t virtual_kdev(uint64_t kdev)
 static void rewrite_mountinfo(const char *in, struct out *o)
 {
 	unsigned long long id, parent;
-	for (const char *line = in; *line; line = strchrnul(line, '\n') + (*strchrnul(line, '\n') != 0))
+	for (const char *line = in; *line;
+	     line = strchrnul(line, '\n') + (*strchrnul(line, '\n') != 0))
 		if (sscanf(line, "%llu", &id) == 1)
 			renumbered(&mount_ids, id);
 	for (const char *line = in; *line;) {
@@ -330,7 +340,8 @@ static void rewrite_mountinfo(const char *in, struct out *o)
 		size_t len = (size_t)(end - line) + (*end ? 1 : 0);
 		unsigned maj, min;
 		int rest = 0;
-		if (sscanf(line, "%llu %llu %u:%u %n", &id, &parent, &maj, &min, &rest) < 4 || !rest) {
+		if (sscanf(line, "%llu %llu %u:%u %n", &id, &parent, &maj, &min, &rest) < 4 ||
+		    !rest) {
 			put(o, line, len);
 			line += len;
 			continue;
@@ -358,7 +369,8 @@ static void rewrite_mountinfo(const char *in, struct out *o)
 			    (!strncmp(p, "shared:", 7) || !strncmp(p, "master:", 7) ||
 			     !strncmp(p, "propagate_from:", 15)) &&
 			    sscanf(colon + 1, "%llu", &group) == 1) {
-				n = snprintf(word, sizeof(word), "%.*s%llu", (int)(colon + 1 - p), p,
+				n = snprintf(word, sizeof(word), "%.*s%llu", (int)(colon + 1 - p),
+					     p,
 					     (unsigned long long)renumbered(&peer_groups, group));
 				put(o, word, (size_t)n);
 			} else {
@@ -526,8 +538,11 @@ static uint64_t anon_fs_dev(const char *type, size_t len)
 			close(s);
 		return socket_dev;
 	}
-	static const char *const ns[] = { "cgroup", "ipc", "mnt", "net", "pid", "pid_for_children",
-					  "time", "time_for_children", "user", "uts" };
+	static const char *const ns[] = { "cgroup", "ipc",
+					  "mnt",    "net",
+					  "pid",    "pid_for_children",
+					  "time",   "time_for_children",
+					  "user",   "uts" };
 	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++)
 		if (strlen(ns[i]) == len && !strncmp(type, ns[i], len)) {
 			if (!ns_dev && stat("/proc/self/ns/mnt", &st) == 0)
@@ -580,7 +595,8 @@ static uint64_t virtual_ino_of_fd(struct task *t, int tfd)
 {
 	int fd = remote_dup_fd(t, tfd);
 	struct stat st;
-	uint64_t vino = fd >= 0 && fstat(fd, &st) == 0 ? files_virtual_ino(st.st_dev, st.st_ino) : 0;
+	uint64_t vino = fd >= 0 && fstat(fd, &st) == 0 ? files_virtual_ino(st.st_dev, st.st_ino)
+						       : 0;
 	if (fd >= 0)
 		close(fd);
 	return vino;

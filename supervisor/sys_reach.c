@@ -81,7 +81,11 @@ static bool refuse_pid_arg(struct task *t, int arg, const char *what)
 	return true;
 }
 
-enum fd_target { FD_NOT_A_PROCESS, FD_MEMBER, FD_OUTSIDE };
+enum fd_target {
+	FD_NOT_A_PROCESS,
+	FD_MEMBER,
+	FD_OUTSIDE
+};
 
 /* The "Pid:" of a pidfd, in detrun's own (host) pid namespace; 0 when there is none. */
 static pid_t pidfd_host_pid(int fd)
@@ -157,8 +161,8 @@ static void kill_every_member(struct task *t, int sig)
 	for (struct task *u = sched_first(); u; u = u->next) {
 		if (u->tid != u->proc->tgid || u->proc == t->proc || u->state == TASK_DEAD)
 			continue;
-		last = remote_syscall(t, __NR_kill, (uint64_t)u->proc->ns_tgid, (uint64_t)sig, 0,
-				      0, 0, 0);
+		last = remote_syscall(t, __NR_kill, (uint64_t)u->proc->ns_tgid, (uint64_t)sig, 0, 0,
+				      0, 0);
 		if (last)
 			continue;
 		sent++;

@@ -18,7 +18,6 @@
 #include "supervisor/sys_timer.h"
 #include "supervisor/trap_signals.h"
 
-
 static pid_t process_group_of(pid_t pid)
 {
 	char path[64], buf[512];
@@ -150,8 +149,7 @@ void sys_pause(struct task *t)
 void sys_sigsuspend(struct task *t)
 {
 	struct wait w = { .what = "sigsuspend", .deadline_ns = -1, .interruptible = true };
-	int err = read_sigmask(t, syscall_arg(t, 0), syscall_arg(t, 1), &w.sigmask,
-			       &w.sigmask_arg);
+	int err = read_sigmask(t, syscall_arg(t, 0), syscall_arg(t, 1), &w.sigmask, &w.sigmask_arg);
 	if (err || !w.sigmask_arg)
 		return; /* the kernel reports the bad argument */
 	sched_park(t, &w);
@@ -188,8 +186,10 @@ void sys_sigtimedwait(struct task *t)
 	if (read_sigmask(t, syscall_arg(t, 0), syscall_arg(t, 3), &set, &present) || !present)
 		return;
 	tracer_want_exit(t, sigtimedwait_done);
-	struct wait w = { .what = "sigtimedwait", .deadline_ns = -1,
-			  .ready = waited_signal_pending, .on_timeout = sigtimedwait_timed_out,
+	struct wait w = { .what = "sigtimedwait",
+			  .deadline_ns = -1,
+			  .ready = waited_signal_pending,
+			  .on_timeout = sigtimedwait_timed_out,
 			  .interruptible = true };
 	t->parked_on.sigset = set;
 	uint64_t tsp = syscall_arg(t, 2);

@@ -114,7 +114,8 @@ void sys_nanosleep(struct task *t)
 		syscall_emulate(t, clock_variant ? -EINVAL : -EINVAL);
 		return;
 	}
-	struct wait w = { .what = "sleep", .on_timeout = sleep_done,
+	struct wait w = { .what = "sleep",
+			  .on_timeout = sleep_done,
 			  .on_interrupt = absolute ? NULL : sleep_interrupted,
 			  .interruptible = true };
 	t->parked_on.rem_addr = rem;

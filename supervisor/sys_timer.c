@@ -32,22 +32,26 @@
 #include "supervisor/sys_common.h"
 #include "supervisor/sys_timer.h"
 
-enum timer_kind { ITIMER, POSIX_TIMER, TIMERFD };
+enum timer_kind {
+	ITIMER,
+	POSIX_TIMER,
+	TIMERFD
+};
 
 struct vtimer {
 	enum timer_kind kind;
-	pid_t tgid;          /* owning process (host pid) */
-	int id;              /* itimer which, POSIX timer id, or the tracee's timerfd number */
+	pid_t tgid; /* owning process (host pid) */
+	int id;     /* itimer which, POSIX timer id, or the tracee's timerfd number */
 	clockid_t clock;
-	int64_t deadline;    /* virtual monotonic ns; -1 when disarmed */
+	int64_t deadline; /* virtual monotonic ns; -1 when disarmed */
 	int64_t interval;
-	int signo;           /* 0: no signal (SIGEV_NONE, timerfd) */
-	pid_t target_tid;    /* SIGEV_THREAD_ID target (host tid), 0 for the process */
-	uint64_t value;      /* sigev_value */
-	int overrun;         /* expirations since the queued signal was sent, less one */
-	int overrun_last;    /* the overrun the last taken signal carried (timer_getoverrun) */
-	bool queued;         /* a POSIX timer's signal is queued and not yet taken */
-	int fd;              /* timerfd: supervisor duplicate */
+	int signo;        /* 0: no signal (SIGEV_NONE, timerfd) */
+	pid_t target_tid; /* SIGEV_THREAD_ID target (host tid), 0 for the process */
+	uint64_t value;   /* sigev_value */
+	int overrun;      /* expirations since the queued signal was sent, less one */
+	int overrun_last; /* the overrun the last taken signal carried (timer_getoverrun) */
+	bool queued;      /* a POSIX timer's signal is queued and not yet taken */
+	int fd;           /* timerfd: supervisor duplicate */
 	struct vtimer *next;
 };
 
@@ -74,8 +78,13 @@ static struct vtimer *add_timer(pid_t tgid, enum timer_kind kind, int id)
 	struct vtimer *v = calloc(1, sizeof(*v));
 	if (!v)
 		abort();
-	*v = (struct vtimer){ .kind = kind, .tgid = tgid, .id = id, .clock = CLOCK_MONOTONIC,
-			      .deadline = -1, .fd = -1, .next = timers };
+	*v = (struct vtimer){ .kind = kind,
+			      .tgid = tgid,
+			      .id = id,
+			      .clock = CLOCK_MONOTONIC,
+			      .deadline = -1,
+			      .fd = -1,
+			      .next = timers };
 	timers = v;
 	return v;
 }

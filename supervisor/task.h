@@ -16,8 +16,8 @@
 
 /* How the next resume of a stopped task continues it. */
 enum resume_mode {
-	RESUME_CONT,     /* PTRACE_CONT: run until the next event */
-	RESUME_SYSCALL,  /* PTRACE_SYSCALL: the handler wants the syscall-exit stop */
+	RESUME_CONT,    /* PTRACE_CONT: run until the next event */
+	RESUME_SYSCALL, /* PTRACE_SYSCALL: the handler wants the syscall-exit stop */
 };
 
 /* A signal action as rt_sigaction(2) passes it (struct kernel_sigaction on x86_64). */
@@ -27,28 +27,28 @@ struct signal_action {
 
 /* State shared by the threads of one process (one address space, one signal table). */
 struct process {
-	int refs;               /* tasks that point here (the supervisor frees it at 0) */
-	pid_t tgid;             /* host pid: what ptrace and detrun's /proc use */
-	pid_t ns_tgid;          /* the pid the group itself sees (its PID namespace) */
-	int aspace;             /* address-space id; vfork children share their parent's */
-	int pidfd;              /* for pidfd_getfd; -1 until first needed */
-	int stat_fd;            /* /proc/TGID/stat, kept open; -1 until first needed */
-	uint64_t sa_restart;    /* bit (sig-1) set when that signal's handler has SA_RESTART */
-	uint64_t caught;        /* bit (sig-1) set when that signal has a handler */
-	uint64_t ignored;       /* bit (sig-1) set when that signal is SIG_IGN */
-	uint64_t terminal_due;  /* terminal signals whose pending copy stands for a delivery */
-	uint64_t syscall_insn;  /* address of a syscall instruction, for injected calls */
+	int refs;                  /* tasks that point here (the supervisor frees it at 0) */
+	pid_t tgid;                /* host pid: what ptrace and detrun's /proc use */
+	pid_t ns_tgid;             /* the pid the group itself sees (its PID namespace) */
+	int aspace;                /* address-space id; vfork children share their parent's */
+	int pidfd;                 /* for pidfd_getfd; -1 until first needed */
+	int stat_fd;               /* /proc/TGID/stat, kept open; -1 until first needed */
+	uint64_t sa_restart;       /* bit (sig-1) set when that signal's handler has SA_RESTART */
+	uint64_t caught;           /* bit (sig-1) set when that signal has a handler */
+	uint64_t ignored;          /* bit (sig-1) set when that signal is SIG_IGN */
+	uint64_t terminal_due;     /* terminal signals whose pending copy stands for a delivery */
+	uint64_t syscall_insn;     /* address of a syscall instruction, for injected calls */
 	struct task *vfork_parent; /* parked parent while this vfork child shares its memory */
-	bool dying;             /* exit_group, a fatal signal or SIGKILL: every thread will die */
-	int64_t start_ns;       /* virtual monotonic time of its creation */
-	unsigned persona;       /* personality(2) as the program set it; the kernel's also has
+	bool dying;       /* exit_group, a fatal signal or SIGKILL: every thread will die */
+	int64_t start_ns; /* virtual monotonic time of its creation */
+	unsigned persona; /* personality(2) as the program set it; the kernel's also has
 				 * ADDR_NO_RANDOMIZE, always */
 	/* SIGILL and SIGSEGV, which detrun's traps use (supervisor/trap_signals.h): the
 	 * program's actions, and the handlers the kernel has in their place. */
 	struct signal_action trap_program[2], trap_kernel[2];
-	bool trap_armed;        /* the kernel's are handlers: forcing shows a blocked signal */
+	bool trap_armed;            /* the kernel's are handlers: forcing shows a blocked signal */
 	int64_t children_maxrss_kb; /* getrusage(RUSAGE_CHILDREN)'s ru_maxrss */
-	int stopped_by;         /* the signal of a group stop in force, 0 for none (jobctl.c) */
+	int stopped_by;             /* the signal of a group stop in force, 0 for none (jobctl.c) */
 };
 
 /* What the handler that parked a task keeps for its wait's predicate, by family. */
@@ -60,32 +60,32 @@ union wait_state {
 	uint64_t epoch;
 	/* epoll_wait retried (sys_fd.c): the logical time of the last look. */
 	uint64_t looked_at;
-	struct {                /* open(2) of a FIFO (sys_fifo.c) */
+	struct { /* open(2) of a FIFO (sys_fifo.c) */
 		dev_t dev;
 		ino_t ino;
-		int reader_fd;  /* the reader's descriptor in the task; -1 for a writer */
+		int reader_fd; /* the reader's descriptor in the task; -1 for a writer */
 	} fifo;
-	mode_t write_type;      /* a write waiting for room (sys_fd.c): the file type */
-	struct {                /* splice-like calls waiting on both ends (sys_fd.c) */
-		int len_arg;    /* the length's argument, -1 for none */
-		int out;        /* the output end's index in the wait's fds, -1 for none */
+	mode_t write_type;   /* a write waiting for room (sys_fd.c): the file type */
+	struct {             /* splice-like calls waiting on both ends (sys_fd.c) */
+		int len_arg; /* the length's argument, -1 for none */
+		int out;     /* the output end's index in the wait's fds, -1 for none */
 	} ends;
 	struct connect_target *connect; /* connect to a full backlog (sys_connect.c): owned */
 	/* An outside wait set (sys_external.c): rewrites the call's timeout to zero. */
 	void (*zero_timeout)(struct task *t);
-	uint64_t sigset;        /* sigtimedwait's set (sys_signal.c) */
-	uint64_t rem_addr;      /* nanosleep's remaining-time argument (sys_time.c) */
+	uint64_t sigset;   /* sigtimedwait's set (sys_signal.c) */
+	uint64_t rem_addr; /* nanosleep's remaining-time argument (sys_time.c) */
 };
 
 /* Handler state carried from a syscall's entry stop to its exit stop (and, for calls done
  * in pieces, on to the next piece's entry). One member per handler family. */
 struct pending_exit {
 	void (*on_exit)(struct task *t);
-	uint64_t progress;     /* bytes already moved by earlier chunks of a chunked write */
-	uint64_t want;         /* total bytes the program asked for */
-	uint64_t buf;          /* the program's buffer, for chunked writes */
-	uint64_t rip;          /* where the chunked call lives, to recognise its next chunk */
-	const void *ctx;       /* the handler's description of the call */
+	uint64_t progress; /* bytes already moved by earlier chunks of a chunked write */
+	uint64_t want;     /* total bytes the program asked for */
+	uint64_t buf;      /* the program's buffer, for chunked writes */
+	uint64_t rip;      /* where the chunked call lives, to recognise its next chunk */
+	const void *ctx;   /* the handler's description of the call */
 	union {
 		/* One argument register the handler changed and restores (retried calls,
 		 * FIFO opens, lengths cut to a socket's room). */
@@ -103,33 +103,33 @@ struct pending_exit {
 		uint64_t waitall_flags; /* a MSG_WAITALL receive in pieces: its flags */
 		struct {                /* epoll_wait retried at its exit (sys_fd.c) */
 			long nr;
-			uint64_t timeout;  /* the program's timeout argument */
-			int64_t deadline;  /* virtual deadline, -1 for none */
+			uint64_t timeout; /* the program's timeout argument */
+			int64_t deadline; /* virtual deadline, -1 for none */
 		} epoll;
-		struct {                /* semop/msgrcv retried non-blocking (sys_ipc.c) */
+		struct { /* semop/msgrcv retried non-blocking (sys_ipc.c) */
 			long nr;
-			int arg;           /* the argument changed, and its value */
+			int arg; /* the argument changed, and its value */
 			uint64_t value;
-			int would_block;   /* the errno that says it would have blocked */
-			int64_t deadline;  /* virtual deadline, -1 for none */
+			int would_block;  /* the errno that says it would have blocked */
+			int64_t deadline; /* virtual deadline, -1 for none */
 		} ipc;
-		struct {                /* opens (sys_files.c) */
-			bool created;   /* O_CREAT of a file that did not exist */
+		struct {              /* opens (sys_files.c) */
+			bool created; /* O_CREAT of a file that did not exist */
 			uint64_t flags;
 		} open;
-		struct {                /* unlink, rmdir, rename (sys_files.c) */
-			bool frees;     /* the call removes the inode's last name */
+		struct {            /* unlink, rmdir, rename (sys_files.c) */
+			bool frees; /* the call removes the inode's last name */
 			uint64_t dev, ino;
 		} removal;
-		uint64_t remap_len;     /* mremap of code: the new length (sys_misc.c) */
-		struct {                /* personality (sys_misc.c) */
+		uint64_t remap_len; /* mremap of code: the new length (sys_misc.c) */
+		struct {            /* personality (sys_misc.c) */
 			unsigned previous, requested;
 		} persona;
 		/* clone, fork, vfork, clone3 (sys_process.c), read at the clone event by
 		 * tracer_tasks.c. */
 		struct {
 			uint64_t flags;
-			uint64_t child_tid;  /* CLONE_CHILD_CLEARTID's address */
+			uint64_t child_tid;   /* CLONE_CHILD_CLEARTID's address */
 			uint64_t clone3_args; /* clone3's own argument when it read a copy; 0 */
 		} clone;
 	};
@@ -142,41 +142,41 @@ struct task {
 			SCHED_TASK_FIELDS
 		};
 	};
-	pid_t ns_tid;           /* the tid the group sees */
+	pid_t ns_tid; /* the tid the group sees */
 	struct process *proc;
 	bool is_leader;
 	bool regs_valid, regs_dirty;
 	struct user_regs_struct regs;
 
 	enum resume_mode resume;
-	bool exit_stop_wanted;  /* resumed for a handler's syscall-exit stop, not seen yet */
-	bool in_allowed_call;   /* every-call mode: past an entry stop with no seccomp stop */
-	bool seccomp_strict;    /* the program put this task in seccomp strict mode */
+	bool exit_stop_wanted;   /* resumed for a handler's syscall-exit stop, not seen yet */
+	bool in_allowed_call;    /* every-call mode: past an entry stop with no seccomp stop */
+	bool seccomp_strict;     /* the program put this task in seccomp strict mode */
 	bool timer_hazard_shown; /* the hazard for a syscall-free loop was printed */
 	bool long_compute_shown; /* the hazard for a long computation holding others back */
-	int inject_signal;      /* signal to deliver with the next resume (signal-delivery stop) */
+	int inject_signal;       /* signal to deliver with the next resume (signal-delivery stop) */
 	struct pending_exit exit;
 	union wait_state parked_on; /* the parking handler's data, while parked */
 
 	uint64_t clear_child_tid; /* kernel zeroes and futex-wakes this at thread exit */
-	long syscall_nr;        /* syscall of the current stop, -1 if not at a syscall */
-	bool in_exec_stop;      /* at PTRACE_EVENT_EXEC: the execve has yet to return, and
+	long syscall_nr;          /* syscall of the current stop, -1 if not at a syscall */
+	bool in_exec_stop;        /* at PTRACE_EVENT_EXEC: the execve has yet to return, and
 				 * an injected call only runs after it (remote.c) */
 	long external_restart_nr; /* the external call a signal from outside interrupted and
 				   * the kernel restarts; -1 for none */
-	int spin_probes;        /* probes since the last event that found a read-only loop */
-	int64_t run_budget_ms;  /* CPU-time budget before the spin detector looks */
-	int64_t run_cpu_ns;     /* the task's CPU time when that budget started */
+	int spin_probes;          /* probes since the last event that found a read-only loop */
+	int64_t run_budget_ms;    /* CPU-time budget before the spin detector looks */
+	int64_t run_cpu_ns;       /* the task's CPU time when that budget started */
 	/* A probe cut short the native call `probe_restart_nr` at `probe_restart_rip`: its
 	 * restart by the kernel is the same call going on, resumed with this request. */
-	long probe_restart_nr;  /* -1 for none */
+	long probe_restart_nr; /* -1 for none */
 	uint64_t probe_restart_rip;
 	uint64_t probe_restart_args; /* digest of its six argument registers */
 	int probe_restart_request;
-	int exit_status;        /* wait status once dead */
-	int vcpu;               /* the virtual CPU it runs on: 0, or the first one of the
+	int exit_status;  /* wait status once dead */
+	int vcpu;         /* the virtual CPU it runs on: 0, or the first one of the
 				 * affinity it set (getcpu, RDPID, RDTSCP's TSC_AUX) */
-	bool tsc_sigsegv;       /* the program asked for PR_TSC_SIGSEGV (the real TSC always traps) */
+	bool tsc_sigsegv; /* the program asked for PR_TSC_SIGSEGV (the real TSC always traps) */
 };
 
 /* sched_of() relies on it. */

@@ -420,7 +420,9 @@ static bool still_traced(const struct task *t)
 	return false;
 }
 
-enum { LONG_COMPUTATION_MS = 30000 }; /* see warn_long_computation */
+enum {
+	LONG_COMPUTATION_MS = 30000
+}; /* see warn_long_computation */
 
 static int64_t monotonic_ms(void)
 {
@@ -446,11 +448,13 @@ static void warn_long_computation(struct task *t, int64_t ran_ms)
 	if (t->long_compute_shown || ran_ms < LONG_COMPUTATION_MS)
 		return;
 	for (struct task *u = sched_first(); u; u = u->next)
-		if (u != t && u->state == TASK_STOPPED && (!u->parked || u->wait.deadline_ns >= 0)) {
+		if (u != t && u->state == TASK_STOPPED &&
+		    (!u->parked || u->wait.deadline_ns >= 0)) {
 			t->long_compute_shown = true;
-			hazard(t, "has computed for %lld s without an event while task %d waits for "
-				  "its turn; if it waits for that task (a spin-wait that writes "
-				  "memory), the group cannot go on (README, Limits)",
+			hazard(t,
+			       "has computed for %lld s without an event while task %d waits for "
+			       "its turn; if it waits for that task (a spin-wait that writes "
+			       "memory), the group cannot go on (README, Limits)",
 			       (long long)ran_ms / 1000, u->vtid);
 			return;
 		}
@@ -489,7 +493,8 @@ static void run_until_event(struct task *t)
 				break;
 			if (v == SPIN_KEEP_RUNNING)
 				budget = (int)t->run_budget_ms;
-			if (v == SPIN_KEEP_RUNNING || still_traced(t)) /* an event may have ended t */
+			if (v == SPIN_KEEP_RUNNING ||
+			    still_traced(t)) /* an event may have ended t */
 				spin_start(t);
 			left = budget;
 		}
@@ -514,8 +519,8 @@ static bool claim_cpu_slot(int cpu, int slot)
 	if (fd < 0)
 		return false;
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	int len = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, "detrun-cpu-%d-%d",
-			   cpu, slot);
+	int len = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, "detrun-cpu-%d-%d", cpu,
+			   slot);
 	socklen_t size = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len);
 	if (bind(fd, (struct sockaddr *)&addr, size) == 0)
 		return true; /* held open until detrun exits */
@@ -584,7 +589,8 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 	/* Forked before detrun changes its own signal dispositions: ignored signals survive
 	 * exec, and the program must start with the dispositions it was given. */
 	struct launch launched;
-	struct launch_options lo = { .cpus = opt->cpus, .namespaces = opt->namespaces,
+	struct launch_options lo = { .cpus = opt->cpus,
+				     .namespaces = opt->namespaces,
 				     .shim_intercepts = shim_intercepts() };
 	shim_set_abort(abort_run);
 	int err = launch_program(path, argv, &lo, &launched);
@@ -592,7 +598,8 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 		die("cannot start %s: %s", argv[0], strerror(-err));
 	if (opt->namespaces && !launched.namespaced)
 		warn("cannot create namespaces (%s): pids, the hostname and the CPU count files "
-		     "are the host's", strerror(errno));
+		     "are the host's",
+		     strerror(errno));
 	install_supervisor_signals();
 	foreground_give(launched.init_pid > 0 ? launched.init_pid : launched.pid,
 			outside_notify_fd());

@@ -31,18 +31,18 @@ void on_exit_event(struct task *t);
 void on_clone_event(struct task *parent, int event);
 void on_exec_event(struct task *reported);
 void tracer_report_deadlock(void);
-void tracer_quiesce(void);   /* reaps every task on its way out */
+void tracer_quiesce(void); /* reaps every task on its way out */
 void tracer_kill_group(void);
 int tracer_exit_code(int status);
 int tracer_group_status(int if_unknown); /* the first process's wait status */
 
 /* tracer_outside.c */
 void install_supervisor_signals(void);
-int outside_notify_fd(void);         /* where the foreground sentinel reports signals */
-void queue_outside_signal(int sig);  /* passed on at the next pass_outside_signals */
+int outside_notify_fd(void);        /* where the foreground sentinel reports signals */
+void queue_outside_signal(int sig); /* passed on at the next pass_outside_signals */
 void pass_outside_signals(void);
 int wait_outside(struct pollfd *fds, int nfds, int timeout_ms);
-bool take_waiting_stops(void);       /* a SIGCHLD came during wait_outside (and clears it) */
+bool take_waiting_stops(void); /* a SIGCHLD came during wait_outside (and clears it) */
 bool waiting_stops_pending(void);
 /* waitpid(-1) for any task; 0 when the spin alarm fired, -1 when no child is left. */
 pid_t tracer_wait_any(int *status);

@@ -154,8 +154,7 @@ static int n_noted;
 static void note_outside_signals(void)
 {
 	struct outside_signal_msg msg;
-	while (n_noted < MAX_NOTED &&
-	       read(self_pipe[0], &msg, sizeof(msg)) == sizeof(msg)) {
+	while (n_noted < MAX_NOTED && read(self_pipe[0], &msg, sizeof(msg)) == sizeof(msg)) {
 		if (msg.sig == SIGCHLD)
 			stops_waiting = true;
 		else
@@ -313,7 +312,8 @@ pid_t tracer_wait_any(int *status)
  * beside a task that spins. */
 void tracer_arm_alarm(int ms)
 {
-	struct itimerval it = { { ms / 1000, (ms % 1000) * 1000 }, { ms / 1000, (ms % 1000) * 1000 } };
+	struct itimerval it = { { ms / 1000, (ms % 1000) * 1000 },
+				{ ms / 1000, (ms % 1000) * 1000 } };
 	alarm_fired = 0;
 	setitimer(ITIMER_REAL, &it, NULL);
 }

@@ -35,8 +35,8 @@
 #include "supervisor/tracer.h"
 #include "supervisor/tracer_internal.h"
 
-static pid_t root_tgid;          /* the first process: its exit status is detrun's */
-static pid_t namespace_init;     /* pid 1 of the group's PID namespace, or 0 */
+static pid_t root_tgid;      /* the first process: its exit status is detrun's */
+static pid_t namespace_init; /* pid 1 of the group's PID namespace, or 0 */
 static int root_status = -1;
 static int next_aspace = 1;
 
@@ -51,8 +51,9 @@ static int n_early;
 static uint64_t read_ignored_signals(const struct task *t)
 {
 	char buf[4096];
-	return proc_status_read(t->tid, buf, sizeof(buf)) ? 0
-							  : proc_status_field(buf, "\nSigIgn:", 16, 0);
+	return proc_status_read(t->tid, buf, sizeof(buf))
+		       ? 0
+		       : proc_status_field(buf, "\nSigIgn:", 16, 0);
 }
 
 /* The program (the first process) has exited and the tasks it left behind wait for each
@@ -252,7 +253,7 @@ static struct task *adopt_child(struct task *parent, pid_t tid, int event)
 	if (flags & CLONE_CHILD_CLEARTID)
 		child->clear_child_tid = parent->exit.clone.child_tid;
 	child->is_leader = child->tid == p->tgid;
-	child->vcpu = parent->vcpu; /* affinity is inherited */
+	child->vcpu = parent->vcpu;               /* affinity is inherited */
 	child->tsc_sigsegv = parent->tsc_sigsegv; /* the kernel's TSC mode is inherited too */
 
 	int status = -1;
@@ -324,7 +325,7 @@ void on_exec_event(struct task *reported)
 	p->dying = false; /* the other threads died for the exec, not the process */
 	p->aspace = next_aspace++;
 	p->syscall_insn = 0;
-	p->caught = 0;  /* handlers do not survive exec; ignored signals do */
+	p->caught = 0; /* handlers do not survive exec; ignored signals do */
 	p->sa_restart = 0;
 	p->ignored = read_ignored_signals(t);
 	timers_process_gone(p->tgid, true);

@@ -65,9 +65,10 @@ static bool arm(struct task *t, int sig)
 	struct signal_action k = kernel_action(&p->trap_program[slot(sig)]);
 	int err = install(t, sig, &k);
 	if (err) {
-		task_warn(t, "cannot install detrun's stand-in action for signal %d (%s): a "
-			  "program that blocks it may find it unblocked after a trap", sig,
-			  strerror(-err));
+		task_warn(t,
+			  "cannot install detrun's stand-in action for signal %d (%s): a "
+			  "program that blocks it may find it unblocked after a trap",
+			  sig, strerror(-err));
 		return false;
 	}
 	p->trap_kernel[slot(sig)] = k;
@@ -82,7 +83,8 @@ void trap_signals_exec(struct task *t)
 	for (int sig = SIGILL; sig <= SIGSEGV; sig += SIGSEGV - SIGILL) {
 		bool ignored = p->trap_armed ? p->trap_program[slot(sig)].handler == HANDLER_IGN
 					     : (p->ignored & SIGBIT(sig)) != 0;
-		p->trap_program[slot(sig)] = (struct signal_action){ ignored ? HANDLER_IGN : HANDLER_DFL,
+		p->trap_program[slot(sig)] = (struct signal_action){ ignored ? HANDLER_IGN
+									     : HANDLER_DFL,
 								     0, 0, 0 };
 		if (ignored)
 			p->ignored |= SIGBIT(sig);
@@ -123,8 +125,10 @@ void trap_signals_after_trap(struct task *t, int sig)
 	uint64_t mask;
 	if (install(t, sig, &p->trap_kernel[slot(sig)]) ||
 	    ptrace(PTRACE_GETSIGMASK, t->tid, sizeof(mask), &mask) < 0) {
-		task_warn(t, "cannot restore signal %d after a trap: it stays unblocked with its "
-			  "default action", sig);
+		task_warn(t,
+			  "cannot restore signal %d after a trap: it stays unblocked with its "
+			  "default action",
+			  sig);
 		return;
 	}
 	mask |= SIGBIT(sig);
@@ -180,8 +184,7 @@ static void sigaction_done(struct task *t)
 	int sig = (int)syscall_arg(t, 0);
 	uint64_t act = syscall_arg(t, 1), oldact = syscall_arg(t, 2);
 	struct signal_action old = p->trap_program[slot(sig)], now;
-	if (p->trap_armed && oldact &&
-	    remote_write(t, REMOTE(oldact), &old, sizeof(old)))
+	if (p->trap_armed && oldact && remote_write(t, REMOTE(oldact), &old, sizeof(old)))
 		task_warn(t, "cannot write the old action of signal %d", sig);
 	if (!act || remote_read(t, REMOTE(act), &now, sizeof(now)))
 		return;

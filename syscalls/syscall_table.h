@@ -48,10 +48,10 @@ enum output_shape {
 #define SYSCALL_MAX_OUTPUTS 4
 
 struct syscall_output {
-	uint8_t shape;   /* enum output_shape */
-	int8_t arg;      /* the argument holding the region's address */
+	uint8_t shape;    /* enum output_shape */
+	int8_t arg;       /* the argument holding the region's address */
 	int8_t count_arg; /* the argument holding its size, count or length pointer; -1 none */
-	uint32_t size;   /* fixed size, or element size */
+	uint32_t size;    /* fixed size, or element size */
 };
 
 /* Which way a call's data crosses the boundary; the SEND_ values say how the sent bytes

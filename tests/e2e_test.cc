@@ -38,10 +38,10 @@
 #define GO_GUEST ""
 #endif
 
-
 #include "harness.h"
 
-namespace {
+namespace
+{
 
 // ---------------------------------------------------------------------------------------
 // Shared inputs: generated data files and the real python executable
@@ -62,7 +62,8 @@ std::string DataDir()
 			x = x * 6364136223846793005ul + 1442695040888963407ul;
 			return (unsigned)(x >> 33);
 		};
-		static const char *syll[] = {"ka", "lo", "mi", "ne", "ru", "ta", "vo", "zi", "pe", "su"};
+		static const char *syll[] = { "ka", "lo", "mi", "ne", "ru",
+					      "ta", "vo", "zi", "pe", "su" };
 		{
 			std::ofstream w(dir + "/words.txt");
 			for (int i = 0; i < 5000; i++) {
@@ -90,7 +91,7 @@ struct DataDirCleanup : ::testing::Environment {
 	void TearDown() override
 	{
 		if (!g_data_dir.empty()) // created by this process
-			RunCommand({"rm", "-rf", g_data_dir});
+			RunCommand({ "rm", "-rf", g_data_dir });
 	}
 };
 ::testing::Environment *const data_env = ::testing::AddGlobalTestEnvironment(new DataDirCleanup);
@@ -166,9 +167,8 @@ p = subprocess.run(["/bin/sh", "-c", "echo from a subprocess; exit 3"], capture_
 print("subprocess", repr(p.stdout), p.returncode)
 )PY";
 
-const char *kPyHashOrder =
-	"print(' '.join({'w%02d' % i for i in range(40)}))\n"
-	"import os; print(len(os.urandom(16)))\n";
+const char *kPyHashOrder = "print(' '.join({'w%02d' % i for i in range(40)}))\n"
+			   "import os; print(len(os.urandom(16)))\n";
 
 const char *kPyInventory =
 	"import time, random, uuid, os\n"
@@ -188,64 +188,84 @@ std::vector<Case> Cases()
 	const std::string G = "{guests}/";
 	return {
 		// guest programs: nondeterministic natively
-		{"racy_counter_4x2M", {G + "racy_counter", "4", "2000000"}, 10, kMustVary, 0},
-		{"racy_counter_2x2M", {G + "racy_counter", "2", "2000000"}, 10, kMustVary, 0},
-		{"racy_counter_8x500k", {G + "racy_counter", "8", "500000"}, 10, kMustVary, 0},
-		{"racy_counter_quantum7", {G + "racy_counter", "4", "2000000"}, 10, kMustVary, 0,
-		 {"--quantum", "7"}},
-		{"racy_counter_seed99", {G + "racy_counter", "3", "1000000"}, 10, kMustVary, 0,
-		 {"--seed", "99"}},
-		{"mutex_condvar", {G + "mutex_condvar"}, 10, kMustVary, 0},
-		{"mutex_condvar_5p2c", {G + "mutex_condvar", "5", "2", "100"}, 10, kMustVary, 0},
-		{"spin_barrier", {G + "spin_barrier"}, 10, kMustVary, 0},
-		{"spin_barrier_3x5", {G + "spin_barrier", "3", "5"}, 10, kMustVary, 0},
-		{"pipe_writers", {G + "pipe_writers"}, 10, kMustVary, 0},
-		{"epoll_pipes", {G + "epoll_pipes"}, 10, kMustVary, 0},
-		{"signals", {G + "signals"}, 10, kMustVary, 0},
-		{"stdout_threads", {G + "stdout_threads"}, 10, kMustVary, 0},
-		{"sleeps", {G + "sleeps"}, 10, kMustVary, 0},
+		{ "racy_counter_4x2M", { G + "racy_counter", "4", "2000000" }, 10, kMustVary, 0 },
+		{ "racy_counter_2x2M", { G + "racy_counter", "2", "2000000" }, 10, kMustVary, 0 },
+		{ "racy_counter_8x500k", { G + "racy_counter", "8", "500000" }, 10, kMustVary, 0 },
+		{ "racy_counter_quantum7",
+		  { G + "racy_counter", "4", "2000000" },
+		  10,
+		  kMustVary,
+		  0,
+		  { "--quantum", "7" } },
+		{ "racy_counter_seed99",
+		  { G + "racy_counter", "3", "1000000" },
+		  10,
+		  kMustVary,
+		  0,
+		  { "--seed", "99" } },
+		{ "mutex_condvar", { G + "mutex_condvar" }, 10, kMustVary, 0 },
+		{ "mutex_condvar_5p2c", { G + "mutex_condvar", "5", "2", "100" }, 10, kMustVary, 0 },
+		{ "spin_barrier", { G + "spin_barrier" }, 10, kMustVary, 0 },
+		{ "spin_barrier_3x5", { G + "spin_barrier", "3", "5" }, 10, kMustVary, 0 },
+		{ "pipe_writers", { G + "pipe_writers" }, 10, kMustVary, 0 },
+		{ "epoll_pipes", { G + "epoll_pipes" }, 10, kMustVary, 0 },
+		{ "signals", { G + "signals" }, 10, kMustVary, 0 },
+		{ "stdout_threads", { G + "stdout_threads" }, 10, kMustVary, 0 },
+		{ "sleeps", { G + "sleeps" }, 10, kMustVary, 0 },
 		// guest programs whose output does not depend on the schedule
-		{"atomic_flag_wait", {G + "atomic_flag_wait"}, 10, kSameAsNative, 0},
+		{ "atomic_flag_wait", { G + "atomic_flag_wait" }, 10, kSameAsNative, 0 },
 		// exit codes
-		{"exit_code_0", {G + "exit_code", "0"}, 10, kSameAsNative, 0},
-		{"exit_code_3", {G + "exit_code", "3"}, 10, kSameAsNative, 3},
-		{"exit_code_255", {G + "exit_code", "255"}, 10, kSameAsNative, 255},
-		{"kill_self_15", {G + "kill_self", "15"}, 10, kSameAsNative, 143},
-		{"kill_self_9", {G + "kill_self", "9"}, 10, kSameAsNative, 137},
-		{"sh_exit_7", {"sh", "-c", "exit 7"}, 10, kSameAsNative, 7},
+		{ "exit_code_0", { G + "exit_code", "0" }, 10, kSameAsNative, 0 },
+		{ "exit_code_3", { G + "exit_code", "3" }, 10, kSameAsNative, 3 },
+		{ "exit_code_255", { G + "exit_code", "255" }, 10, kSameAsNative, 255 },
+		{ "kill_self_15", { G + "kill_self", "15" }, 10, kSameAsNative, 143 },
+		{ "kill_self_9", { G + "kill_self", "9" }, 10, kSameAsNative, 137 },
+		{ "sh_exit_7", { "sh", "-c", "exit 7" }, 10, kSameAsNative, 7 },
 		// real programs
-		{"sh_pipeline", {"sh", "-c", "seq 1 2000 | sort -r | head -5 | tr 0-9 a-j"}, 10,
-		 kSameAsNative, 0},
-		{"ls_root", {"ls", "/"}, 10, kSameAsNative, 0},
-		{"wc_file", {"wc", "{data}/words.txt"}, 10, kSameAsNative, 0},
-		{"cat_file", {"cat", "{data}/words.txt"}, 10, kSameAsNative, 0},
-		{"sort_words", {"sort", "{data}/words.txt"}, 10, kSameAsNative, 0},
-		{"sort_numbers_parallel", {"sort", "-n", "--parallel=2", "-S", "2M", "{data}/numbers.txt"},
-		 10, kSameAsNative, 0},
-		{"python_threads_lock", {"{python}", "-c", kPyThreads}, 10, kMustVary, 0},
-		{"python_deterministic", {"{python}", "-c", kPyDeterministic}, 10, kSameAsNative, 0},
-		{"python_hash_order", {"{python}", "-c", kPyHashOrder}, 10, kMustVary, 0},
-		{"go_goroutines", {"{go}"}, 10, kMustVary, 0},
+		{ "sh_pipeline",
+		  { "sh", "-c", "seq 1 2000 | sort -r | head -5 | tr 0-9 a-j" },
+		  10,
+		  kSameAsNative,
+		  0 },
+		{ "ls_root", { "ls", "/" }, 10, kSameAsNative, 0 },
+		{ "wc_file", { "wc", "{data}/words.txt" }, 10, kSameAsNative, 0 },
+		{ "cat_file", { "cat", "{data}/words.txt" }, 10, kSameAsNative, 0 },
+		{ "sort_words", { "sort", "{data}/words.txt" }, 10, kSameAsNative, 0 },
+		{ "sort_numbers_parallel",
+		  { "sort", "-n", "--parallel=2", "-S", "2M", "{data}/numbers.txt" },
+		  10,
+		  kSameAsNative,
+		  0 },
+		{ "python_threads_lock", { "{python}", "-c", kPyThreads }, 10, kMustVary, 0 },
+		{ "python_deterministic",
+		  { "{python}", "-c", kPyDeterministic },
+		  10,
+		  kSameAsNative,
+		  0 },
+		{ "python_hash_order", { "{python}", "-c", kPyHashOrder }, 10, kMustVary, 0 },
+		{ "go_goroutines", { "{go}" }, 10, kMustVary, 0 },
 		// the inventory of internal nondeterminism: one guest per row, each varies natively
-		{"inv_time", {G + "inv_time"}, 10, kMustVary, 0},
-		{"inv_random", {G + "inv_random"}, 10, kMustVary, 0},
-		{"inv_random_device", {G + "inv_random_device"}, 10, kMustVary, 0},
-		{"inv_identity", {G + "inv_identity"}, 10, kMustVary, 0},
-		{"inv_layout", {G + "inv_layout"}, 10, kMustVary, 0},
-		{"inv_files", {G + "inv_files"}, 10, kMustVary, 0},
-		{"inv_proc", {G + "inv_proc"}, 10, kMustVary, 0},
-		{"inv_shared_memory", {G + "inv_shared_memory"}, 10, kMustVary, 0},
-		{"inv_cpuid", {G + "inv_cpuid"}, 10, kAnyNative, 0},
-		{"inv_python", {"{python}", "-c", kPyInventory}, 10, kMustVary, 0},
-		{"inv_go", {"{go}-inventory"}, 10, kMustVary, 0},
-		{"inv_date", {"date", "+%s.%N %c"}, 10, kMustVary, 0},
-		{"inv_ls_full_time", {"sh", "-c", kShListCreated}, 10, kMustVary, 0},
+		{ "inv_time", { G + "inv_time" }, 10, kMustVary, 0 },
+		{ "inv_random", { G + "inv_random" }, 10, kMustVary, 0 },
+		{ "inv_random_device", { G + "inv_random_device" }, 10, kMustVary, 0 },
+		{ "inv_identity", { G + "inv_identity" }, 10, kMustVary, 0 },
+		{ "inv_layout", { G + "inv_layout" }, 10, kMustVary, 0 },
+		{ "inv_files", { G + "inv_files" }, 10, kMustVary, 0 },
+		{ "inv_proc", { G + "inv_proc" }, 10, kMustVary, 0 },
+		{ "inv_shared_memory", { G + "inv_shared_memory" }, 10, kMustVary, 0 },
+		{ "inv_cpuid", { G + "inv_cpuid" }, 10, kAnyNative, 0 },
+		{ "inv_python", { "{python}", "-c", kPyInventory }, 10, kMustVary, 0 },
+		{ "inv_go", { "{go}-inventory" }, 10, kMustVary, 0 },
+		{ "inv_date", { "date", "+%s.%N %c" }, 10, kMustVary, 0 },
+		{ "inv_ls_full_time", { "sh", "-c", kShListCreated }, 10, kMustVary, 0 },
 		// __DATE__/__TIME__ change once a second natively: only determinism is checked
-		{"inv_gcc_build_stamp", {"sh", "-c", kShBuildStamp}, 10, kAnyNative, 0},
+		{ "inv_gcc_build_stamp", { "sh", "-c", kShBuildStamp }, 10, kAnyNative, 0 },
 	};
 }
 
-class E2E : public ::testing::TestWithParam<Case> {};
+class E2E : public ::testing::TestWithParam<Case>
+{
+};
 
 // Every case is also recorded and replayed, as rr does for each of its tests: the replay
 // must print what the recording printed (stdout and stderr) and end with the same exit
@@ -256,7 +276,7 @@ void RecordAndReplay(const Case &c, const std::vector<std::string> &argv)
 	TempDir dir("e2e-rec");
 	ASSERT_FALSE(dir.path.empty()) << "cannot create a directory for the log";
 	std::string log = dir / "run.dlog";
-	std::vector<std::string> record = {DETRUN_PATH, "record", "-o", log};
+	std::vector<std::string> record = { DETRUN_PATH, "record", "-o", log };
 	record.insert(record.end(), c.detrun_opts.begin(), c.detrun_opts.end());
 	record.push_back("--");
 	record.insert(record.end(), argv.begin(), argv.end());
@@ -266,7 +286,7 @@ void RecordAndReplay(const Case &c, const std::vector<std::string> &argv)
 					   << rec.Describe();
 	ASSERT_EQ(rec.code, c.exit_code) << "recording\n" << rec.Describe();
 
-	RunResult rep = RunCommand({DETRUN_PATH, "replay", log});
+	RunResult rep = RunCommand({ DETRUN_PATH, "replay", log });
 	ASSERT_FALSE(rep.timed_out) << "the replay hung\n" << rep.Describe();
 	EXPECT_TRUE(rep.leftovers.empty()) << "the replay left processes behind\n"
 					   << rep.Describe();
@@ -275,7 +295,8 @@ void RecordAndReplay(const Case &c, const std::vector<std::string> &argv)
 		std::cout << "[ replay  ] KNOWN DIVERGENCE (" << c.replay_divergence << "): "
 			  << (same ? "replayed the same this time"
 				   : "exit code " + std::to_string(rep.code) + ", " +
-					     FirstDifference("recording", rec.out, "replay", rep.out))
+					      FirstDifference("recording", rec.out, "replay",
+							      rep.out))
 			  << "\n";
 		return;
 	}
@@ -283,9 +304,8 @@ void RecordAndReplay(const Case &c, const std::vector<std::string> &argv)
 	EXPECT_TRUE(rep.out == rec.out)
 		<< "REPLAY DIVERGED: " << FirstDifference("recording", rec.out, "replay", rep.out)
 		<< rep.Describe();
-	EXPECT_TRUE(rep.err == rec.err)
-		<< "REPLAY DIVERGED on stderr: "
-		<< FirstDifference("recording", rec.err, "replay", rep.err);
+	EXPECT_TRUE(rep.err == rec.err) << "REPLAY DIVERGED on stderr: "
+					<< FirstDifference("recording", rec.err, "replay", rep.err);
 	std::cout << "[ replay  ] recorded (" << rec.seconds << " s) and replayed (" << rep.seconds
 		  << " s): same output, exit code " << rep.code << "\n";
 }
@@ -302,7 +322,8 @@ TEST_P(E2E, DeterministicUnderDetrun)
 		}
 		if (a.find("{go}") != std::string::npos) {
 			if (std::string(GO_GUEST).empty() || access(GO_GUEST, X_OK))
-				GTEST_SKIP() << "Go guest not built (go not found at configure time?)";
+				GTEST_SKIP()
+					<< "Go guest not built (go not found at configure time?)";
 			a = Replace(a, "{go}", GO_GUEST);
 		}
 		if (a.find("{data}") != std::string::npos) {
@@ -327,17 +348,20 @@ TEST_P(E2E, DeterministicUnderDetrun)
 			RunResult again = RunCommand(argv);
 			ASSERT_FALSE(again.timed_out) << again.Describe();
 			EXPECT_TRUE(again.leftovers.empty()) << again.Describe();
-			ASSERT_EQ(again.code, c.exit_code) << "native run " << i << "\n" << again.Describe();
+			ASSERT_EQ(again.code, c.exit_code) << "native run " << i << "\n"
+							   << again.Describe();
 			if (again.out != native.out) {
 				varied = true;
 				std::cout << "[ native  ] varied at run " << i << ": "
 					  << FirstDifference("native run 0", native.out,
-							     "native run " + std::to_string(i), again.out);
+							     "native run " + std::to_string(i),
+							     again.out);
 			}
 		}
-		EXPECT_TRUE(varied) << "the program never varied in " << c.native_tries
-				    << " native runs, so this case proves nothing on this machine; output:\n"
-				    << Head(native.out);
+		EXPECT_TRUE(varied)
+			<< "the program never varied in " << c.native_tries
+			<< " native runs, so this case proves nothing on this machine; output:\n"
+			<< Head(native.out);
 	}
 
 	// Under detrun: every run identical, same exit code.
@@ -353,14 +377,16 @@ TEST_P(E2E, DeterministicUnderDetrun)
 			reference = r.out;
 			if (c.native == kSameAsNative) {
 				ASSERT_TRUE(r.out == native.out)
-					<< FirstDifference("native", native.out, "detrun run 0", r.out)
+					<< FirstDifference("native", native.out, "detrun run 0",
+							   r.out)
 					<< r.Describe();
 			}
 			continue;
 		}
 		ASSERT_TRUE(r.out == reference)
 			<< "NOT DETERMINISTIC: "
-			<< FirstDifference("detrun run 0", reference, "detrun run " + std::to_string(i), r.out)
+			<< FirstDifference("detrun run 0", reference,
+					   "detrun run " + std::to_string(i), r.out)
 			<< r.Describe();
 	}
 	std::cout << "[ detrun  ] " << c.runs << " identical runs, exit code " << c.exit_code
@@ -370,7 +396,9 @@ TEST_P(E2E, DeterministicUnderDetrun)
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, E2E, ::testing::ValuesIn(Cases()),
-			 [](const ::testing::TestParamInfo<Case> &info) { return info.param.name; });
+			 [](const ::testing::TestParamInfo<Case> &info) {
+				 return info.param.name;
+			 });
 
 // ---------------------------------------------------------------------------------------
 // make -j2 of a generated C project: natively and under detrun
@@ -407,23 +435,24 @@ std::string MakeProject()
 	WriteFile(dir + "/common.h", header.str());
 	WriteFile(dir + "/main.c", mainc.str());
 	WriteFile(dir + "/Makefile", objs.str() + "\n\n"
-				     "prog: $(OBJS)\n"
-				     "\tgcc -o $@ $(OBJS)\n\n"
-				     "%.o: %.c common.h\n"
-				     "\tgcc -O2 -c $< -o $@\n");
+						  "prog: $(OBJS)\n"
+						  "\tgcc -o $@ $(OBJS)\n\n"
+						  "%.o: %.c common.h\n"
+						  "\tgcc -O2 -c $< -o $@\n");
 	return dir;
 }
 
 TEST(E2EMake, ParallelBuildOfGeneratedProject)
 {
-	const std::vector<std::string> unset = {"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"};
-	const std::vector<std::string> make = {"make", "-j2", "--no-print-directory"};
+	const std::vector<std::string> unset = { "MAKEFLAGS", "MFLAGS", "MAKELEVEL",
+						 "MAKEOVERRIDES" };
+	const std::vector<std::string> make = { "make", "-j2", "--no-print-directory" };
 	struct Cleanup {
 		std::vector<std::string> dirs;
 		~Cleanup()
 		{
 			for (const auto &d : dirs)
-				RunCommand({"rm", "-rf", d});
+				RunCommand({ "rm", "-rf", d });
 		}
 	} cleanup; // removes the project directories however the test ends
 	std::vector<std::string> &dirs = cleanup.dirs;
@@ -438,7 +467,7 @@ TEST(E2EMake, ParallelBuildOfGeneratedProject)
 	ASSERT_FALSE(native.timed_out) << native.Describe();
 	EXPECT_TRUE(native.leftovers.empty()) << native.Describe();
 	ASSERT_EQ(native.code, 0) << "native make\n" << native.Describe();
-	RunResult nprog = RunCommand({ndir + "/prog"});
+	RunResult nprog = RunCommand({ ndir + "/prog" });
 	ASSERT_EQ(nprog.code, 0) << nprog.Describe();
 
 	const int runs = 3;
@@ -455,11 +484,13 @@ TEST(E2EMake, ParallelBuildOfGeneratedProject)
 		ASSERT_FALSE(r.timed_out) << "detrun make run " << i << " hung\n" << r.Describe();
 		EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
 		ASSERT_EQ(r.code, native.code) << "detrun make run " << i << "\n" << r.Describe();
-		RunResult prog = RunCommand({dir + "/prog"});
+		RunResult prog = RunCommand({ dir + "/prog" });
 		ASSERT_EQ(prog.code, 0) << prog.Describe();
 		EXPECT_TRUE(prog.out == nprog.out)
 			<< FirstDifference("natively built prog", nprog.out,
-					   "prog built under detrun (run " + std::to_string(i) + ")", prog.out);
+					   "prog built under detrun (run " + std::to_string(i) +
+						   ")",
+					   prog.out);
 		if (i == 0)
 			reference = r.out;
 		else
@@ -480,7 +511,7 @@ TEST(E2EHarness, ReportsLeftBehindProcesses)
 {
 	// natively, a background child outlives the shell, once in the same group and once
 	// escaped into its own session
-	RunResult r = RunCommand({"sh", "-c", "sleep 1000 & setsid sleep 1001 & echo started"});
+	RunResult r = RunCommand({ "sh", "-c", "sleep 1000 & setsid sleep 1001 & echo started" });
 	EXPECT_FALSE(r.timed_out) << r.Describe();
 	EXPECT_EQ(r.code, 0) << r.Describe();
 	EXPECT_EQ(r.out, "started\n") << r.Describe();
@@ -492,7 +523,7 @@ TEST(E2EHarness, TimeoutKillsTheGroup)
 {
 	RunOptions opt;
 	opt.timeout_s = 1;
-	RunResult r = RunCommand({"sh", "-c", "sleep 1000 | cat; echo never"}, opt);
+	RunResult r = RunCommand({ "sh", "-c", "sleep 1000 | cat; echo never" }, opt);
 	EXPECT_TRUE(r.timed_out) << r.Describe();
 	EXPECT_EQ(r.code, 128 + SIGKILL) << r.Describe();
 	EXPECT_EQ(r.out, "") << r.Describe();
@@ -503,7 +534,8 @@ TEST(E2EHarness, TimeoutKillsTheGroup)
 TEST(E2EDetrun, BackgroundChildDoesNotEscape)
 {
 	for (int i = 0; i < 3; i++) {
-		RunResult r = RunCommand(UnderDetrun({}, {"sh", "-c", "sleep 1000 & echo started"}));
+		RunResult r = RunCommand(
+			UnderDetrun({}, { "sh", "-c", "sleep 1000 & echo started" }));
 		ASSERT_FALSE(r.timed_out) << r.Describe();
 		EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
 		EXPECT_EQ(r.code, 0) << r.Describe();
@@ -521,7 +553,7 @@ size_t CountLines(const std::string &s)
 
 TEST(E2EBadInput, NonexistentProgram)
 {
-	RunResult r = RunCommand({DETRUN_PATH, "--", "/nonexistent"});
+	RunResult r = RunCommand({ DETRUN_PATH, "--", "/nonexistent" });
 	ASSERT_FALSE(r.timed_out) << r.Describe();
 	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
 	EXPECT_EQ(r.code, 127) << r.Describe();
@@ -532,7 +564,7 @@ TEST(E2EBadInput, NonexistentProgram)
 TEST(E2EBadInput, NotExecutable)
 {
 	ASSERT_FALSE(DataDir().empty());
-	RunResult r = RunCommand({DETRUN_PATH, "--", DataDir() + "/words.txt"});
+	RunResult r = RunCommand({ DETRUN_PATH, "--", DataDir() + "/words.txt" });
 	ASSERT_FALSE(r.timed_out) << r.Describe();
 	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
 	EXPECT_EQ(r.code, 126) << r.Describe();
@@ -541,21 +573,22 @@ TEST(E2EBadInput, NotExecutable)
 
 TEST(E2EBadInput, UnknownOption)
 {
-	RunResult r = RunCommand({DETRUN_PATH, "--bogus-flag", "--", "true"});
+	RunResult r = RunCommand({ DETRUN_PATH, "--bogus-flag", "--", "true" });
 	ASSERT_FALSE(r.timed_out) << r.Describe();
 	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
 	EXPECT_NE(r.code, 0) << r.Describe();
 	EXPECT_LT(r.code, 128) << "must exit, not crash\n" << r.Describe();
 	EXPECT_EQ(CountLines(r.err), 1u) << "want a one-line error\n" << r.Describe();
 	EXPECT_NE(r.err.find("bogus-flag"), std::string::npos) << "should name the option\n"
-								<< r.Describe();
+							       << r.Describe();
 	EXPECT_EQ(r.out, "") << r.Describe();
 }
 
 TEST(E2EBadInput, NoProgram)
 {
 	for (const std::vector<std::string> &argv :
-	     {std::vector<std::string>{DETRUN_PATH}, std::vector<std::string>{DETRUN_PATH, "--"}}) {
+	     { std::vector<std::string>{ DETRUN_PATH },
+	       std::vector<std::string>{ DETRUN_PATH, "--" } }) {
 		RunResult r = RunCommand(argv);
 		ASSERT_FALSE(r.timed_out) << r.Describe();
 		EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
@@ -564,9 +597,8 @@ TEST(E2EBadInput, NoProgram)
 		std::string lower = r.err;
 		std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
 		EXPECT_NE(lower.find("usage"), std::string::npos) << "want a usage message\n"
-								    << r.Describe();
+								  << r.Describe();
 	}
 }
 
 } // namespace
-

@@ -43,7 +43,6 @@ double MonoNow()
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-
 // A /proc file's text; empty when the process is gone meanwhile (libstdc++'s streams
 // would throw on that read error).
 std::string ReadProcFile(const std::string &path)
@@ -125,7 +124,7 @@ bool WaitBounded(pid_t pid, int *status, int seconds)
 {
 	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (fd >= 0) {
-		struct pollfd p = {fd, POLLIN, 0};
+		struct pollfd p = { fd, POLLIN, 0 };
 		while (poll(&p, 1, seconds * 1000) < 0 && errno == EINTR) {
 		}
 		close(fd);
@@ -146,10 +145,11 @@ std::vector<std::string> KillLeftovers(pid_t leader)
 				std::ostringstream s;
 				s << "pid " << p.pid << " (" << p.comm << ") state " << p.state
 				  << (p.state == 'Z' ? " (zombie, not reaped)" : "")
-				  << (p.ppid == getpid() ? " [re-parented to the test: its parent exited first]"
-							 : "")
-				  << " ppid "
-				  << p.ppid << " pgrp " << p.pgrp << " sid " << p.sid << ": " << p.cmdline;
+				  << (p.ppid == getpid()
+					      ? " [re-parented to the test: its parent exited first]"
+					      : "")
+				  << " ppid " << p.ppid << " pgrp " << p.pgrp << " sid " << p.sid
+				  << ": " << p.cmdline;
 				desc.push_back(s.str());
 			}
 			kill(p.pid, SIGKILL);
@@ -248,15 +248,15 @@ bool Child::Pump(double until, const std::function<bool()> &done)
 		struct pollfd fds[3];
 		int nf = 0, iout = -1, ierr = -1, ipid = -1;
 		if (out_fd_ >= 0) {
-			fds[nf] = {out_fd_, POLLIN, 0};
+			fds[nf] = { out_fd_, POLLIN, 0 };
 			iout = nf++;
 		}
 		if (err_fd_ >= 0) {
-			fds[nf] = {err_fd_, POLLIN, 0};
+			fds[nf] = { err_fd_, POLLIN, 0 };
 			ierr = nf++;
 		}
 		if (!reaped_ && pidfd_ >= 0) {
-			fds[nf] = {pidfd_, POLLIN, 0};
+			fds[nf] = { pidfd_, POLLIN, 0 };
 			ipid = nf++;
 		}
 		int ms = (int)(left * 1000) + 1;
@@ -265,9 +265,9 @@ bool Child::Pump(double until, const std::function<bool()> &done)
 		int n = poll(fds, (nfds_t)nf, ms);
 		if (n < 0 && errno != EINTR)
 			return false;
-		int *fdp[2] = {&out_fd_, &err_fd_};
-		std::string *dst[2] = {&r_.out, &r_.err};
-		int idx[2] = {iout, ierr};
+		int *fdp[2] = { &out_fd_, &err_fd_ };
+		std::string *dst[2] = { &r_.out, &r_.err };
+		int idx[2] = { iout, ierr };
 		for (int k = 0; k < 2; k++) {
 			if (idx[k] < 0 || !fds[idx[k]].revents)
 				continue;
@@ -321,7 +321,7 @@ RunResult Child::Finish()
 		std::vector<std::string> l = KillLeftovers(pid_);
 		r_.leftovers.insert(r_.leftovers.end(), l.begin(), l.end());
 	}
-	for (int *fd : {&pidfd_, &out_fd_, &err_fd_})
+	for (int *fd : { &pidfd_, &out_fd_, &err_fd_ })
 		if (*fd >= 0) {
 			close(*fd);
 			*fd = -1;
@@ -345,7 +345,7 @@ RunResult RunCommand(const std::vector<std::string> &argv, const RunOptions &opt
 std::vector<std::string> UnderDetrun(const std::vector<std::string> &opts,
 				     const std::vector<std::string> &argv)
 {
-	std::vector<std::string> v{DETRUN_PATH};
+	std::vector<std::string> v{ DETRUN_PATH };
 	v.insert(v.end(), opts.begin(), opts.end());
 	v.push_back("--");
 	v.insert(v.end(), argv.begin(), argv.end());
@@ -407,7 +407,8 @@ std::string Head(const std::string &s, size_t lines)
 std::string Python()
 {
 	static std::string py = [] {
-		RunResult r = RunCommand({"python3", "-c", "import sys; print(sys.executable)"}, {});
+		RunResult r = RunCommand({ "python3", "-c", "import sys; print(sys.executable)" },
+					 {});
 		std::string p = r.out;
 		while (!p.empty() && (p.back() == '\n' || p.back() == '\r'))
 			p.pop_back();
@@ -448,7 +449,7 @@ TempDir::TempDir(const std::string &prefix)
 TempDir::~TempDir()
 {
 	if (!path.empty())
-		RunCommand({"rm", "-rf", path});
+		RunCommand({ "rm", "-rf", path });
 }
 
 int FreePort()
@@ -468,7 +469,7 @@ int FreePort()
 
 bool MakeNginxPrefix(const std::string &source_dir, const std::string &dir, int port)
 {
-	for (const char *sub : {"/logs", "/html", "/tmp"})
+	for (const char *sub : { "/logs", "/html", "/tmp" })
 		if (mkdir((dir + sub).c_str(), 0755) != 0)
 			return false;
 	std::string conf = ReadFile(source_dir + "/bench/nginx.conf");
@@ -476,7 +477,8 @@ bool MakeNginxPrefix(const std::string &source_dir, const std::string &dir, int 
 		return false;
 	conf = Replace(Replace(conf, "@PREFIX@", dir), "@PORT@", std::to_string(port));
 	conf = Replace(Replace(conf, "@WORKERS@", "2"), "@MASTER@", "on");
-	conf = Replace(conf, "error_log " + dir + "/logs/error.log warn;", "error_log stderr notice;");
+	conf = Replace(conf, "error_log " + dir + "/logs/error.log warn;",
+		       "error_log stderr notice;");
 	WriteFile(dir + "/nginx.conf", conf);
 	return true;
 }

@@ -16,18 +16,18 @@
 #include <vector>
 
 struct RunOptions {
-	std::string cwd;                   // empty: inherit
-	int timeout_s = 120;               // hard limit; the group is killed after it
+	std::string cwd;                    // empty: inherit
+	int timeout_s = 120;                // hard limit; the group is killed after it
 	std::vector<std::string> unset_env; // variables removed in the child
-	int stdin_fd = -1;                 // the child's stdin (e.g. a pty slave); -1: /dev/null
-	bool controlling_tty = false;      // make stdin_fd (a terminal) the controlling tty
+	int stdin_fd = -1;                  // the child's stdin (e.g. a pty slave); -1: /dev/null
+	bool controlling_tty = false;       // make stdin_fd (a terminal) the controlling tty
 };
 
 struct RunResult {
 	std::vector<std::string> argv;
 	std::string out, err;
-	int status = -1;       // raw wait status
-	int code = -1;         // exit code, or 128 + N if killed by signal N
+	int status = -1; // raw wait status
+	int code = -1;   // exit code, or 128 + N if killed by signal N
 	bool timed_out = false;
 	double seconds = 0;                 // wall time, for information only
 	std::vector<std::string> leftovers; // processes left behind by the run
@@ -53,8 +53,9 @@ struct RunResult {
 double MonoNow();
 
 // A command running in the background (a server): its output can be awaited while it runs.
-class Child {
- public:
+class Child
+{
+      public:
 	Child(const std::vector<std::string> &argv, const RunOptions &opt = RunOptions());
 	~Child(); // finishes (kills at the timeout) if Finish was not called
 	Child(const Child &) = delete;
@@ -62,13 +63,19 @@ class Child {
 	// Collects output until stdout (or stderr) contains `text` (true), the command ends or
 	// the time is up.
 	bool WaitForOutput(const std::string &text, double timeout_s, bool on_stderr = false);
-	const std::string &Out() const { return r_.out; }
-	const std::string &Err() const { return r_.err; }
+	const std::string &Out() const
+	{
+		return r_.out;
+	}
+	const std::string &Err() const
+	{
+		return r_.err;
+	}
 	void Signal(int sig); // to the command's own process
 	// Waits for the end (killing the group at the run's timeout) and returns everything.
 	RunResult Finish();
 
- private:
+      private:
 	bool Pump(double until, const std::function<bool()> &done);
 	RunOptions opt_;
 	RunResult r_;
@@ -103,7 +110,7 @@ std::string Head(const std::string &s, size_t lines = 20);
 // The python interpreter itself, not a wrapper script (pyenv shims run several processes).
 std::string Python();
 std::string Replace(std::string s, const std::string &from, const std::string &to);
-std::string ReadFile(const std::string &path);   // whole file; empty if unreadable
+std::string ReadFile(const std::string &path); // whole file; empty if unreadable
 void WriteFile(const std::string &path, const std::string &text);
 // A TCP port on 127.0.0.1 that was free a moment ago (the kernel picked it).
 int FreePort();
@@ -119,7 +126,10 @@ struct TempDir {
 	~TempDir();
 	TempDir(const TempDir &) = delete;
 	TempDir &operator=(const TempDir &) = delete;
-	std::string operator/(const std::string &name) const { return path + "/" + name; }
+	std::string operator/(const std::string &name) const
+	{
+		return path + "/" + name;
+	}
 };
 
 #endif

@@ -27,7 +27,8 @@
 
 #include "harness.h"
 
-namespace {
+namespace
+{
 
 const std::string kDetrun = DETRUN_PATH;
 const std::string kServer = std::string(EXAMPLES_DIR) + "/kvserver";
@@ -43,14 +44,14 @@ long NumberAfter(const std::string &text, const std::string &key)
 // `detrun log --stats` figure "log bytes per byte of data read: X".
 double DataRatio(const std::string &log)
 {
-	RunResult s = RunCommand({kDetrun, "log", "--stats", log});
+	RunResult s = RunCommand({ kDetrun, "log", "--stats", log });
 	size_t at = s.out.find("per byte of data read: ");
 	return at == std::string::npos ? -1 : atof(s.out.c_str() + at + 23);
 }
 
 RunResult Replay(const std::string &log, const std::vector<std::string> &extra = {})
 {
-	std::vector<std::string> argv{"unshare", "-n", kDetrun, "replay"};
+	std::vector<std::string> argv{ "unshare", "-n", kDetrun, "replay" };
 	argv.insert(argv.end(), extra.begin(), extra.end());
 	argv.push_back(log);
 	return RunCommand(argv);
@@ -79,7 +80,7 @@ ServerRun RunServer(const TempDir &dir, const std::vector<std::string> &prefix,
 		    const std::vector<std::string> &client_args)
 {
 	std::vector<std::string> argv = prefix;
-	argv.insert(argv.end(), {kServer, "0", "data.log"});
+	argv.insert(argv.end(), { kServer, "0", "data.log" });
 	RunOptions opt;
 	opt.cwd = dir.path;
 	opt.timeout_s = 120;
@@ -87,7 +88,7 @@ ServerRun RunServer(const TempDir &dir, const std::vector<std::string> &prefix,
 	Child server(argv, opt);
 	if (server.WaitForOutput("listening on port ", 60)) {
 		long port = NumberAfter(server.Out(), "listening on port ");
-		std::vector<std::string> c{kClient, std::to_string(port)};
+		std::vector<std::string> c{ kClient, std::to_string(port) };
 		c.insert(c.end(), client_args.begin(), client_args.end());
 		r.client = RunCommand(c);
 	}
@@ -102,7 +103,7 @@ ServerRun RunServer(const TempDir &dir, const std::vector<std::string> &prefix,
 TEST(RecordReplay, MultithreadedServerUnderLoadReplaysOffline)
 {
 	TempDir dir("record");
-	const std::vector<std::string> load{"8", "60", "1024", "--shutdown"};
+	const std::vector<std::string> load{ "8", "60", "1024", "--shutdown" };
 	// Natively, the interleaving of the connection threads' lines varies.
 	std::set<std::string> native;
 	for (int i = 0; i < 10 && native.size() < 2; i++) {
@@ -112,7 +113,7 @@ TEST(RecordReplay, MultithreadedServerUnderLoadReplaysOffline)
 	}
 	ASSERT_GE(native.size(), 2u) << "the server's output never varied natively";
 
-	ServerRun rec = RunServer(dir, {kDetrun, "record", "-o", dir / "kv.dlog", "--"}, load);
+	ServerRun rec = RunServer(dir, { kDetrun, "record", "-o", dir / "kv.dlog", "--" }, load);
 	ASSERT_EQ(rec.client.code, 0) << rec.client.Describe();
 	ASSERT_EQ(rec.server.code, 0) << rec.server.Describe();
 	ASSERT_TRUE(rec.server.leftovers.empty()) << rec.server.Describe();
@@ -136,14 +137,14 @@ TEST(RecordReplay, MultithreadedServerUnderLoadReplaysOffline)
 	std::cout << "[ figure ] kvserver, 8 connections x 60 requests, 1 KiB values: " << ratio
 		  << " log bytes per byte of data read\n";
 	EXPECT_GT(ratio, 0);
-	EXPECT_LE(ratio, 1.3) << RunCommand({kDetrun, "log", "--stats", dir / "kv.dlog"}).out;
+	EXPECT_LE(ratio, 1.3) << RunCommand({ kDetrun, "log", "--stats", dir / "kv.dlog" }).out;
 }
 
 TEST(RecordReplay, CrashBugReproducesAtTheSameLogicalTime)
 {
 	TempDir dir("record");
-	ServerRun rec = RunServer(dir, {kDetrun, "record", "-o", dir / "crash.dlog", "--"},
-				  {"4", "20", "256", "--crash"});
+	ServerRun rec = RunServer(dir, { kDetrun, "record", "-o", dir / "crash.dlog", "--" },
+				  { "4", "20", "256", "--crash" });
 	ASSERT_EQ(rec.client.code, 0) << rec.client.Describe();
 	ASSERT_EQ(rec.server.code, 139) << "the DEL bug must kill the server with SIGSEGV\n"
 					<< rec.server.Describe();
@@ -168,10 +169,11 @@ TEST(RecordReplay, RecordingCutShortStaysReadable)
 	TempDir dir("record");
 	RunOptions opt;
 	opt.cwd = dir.path;
-	Child rec({kDetrun, "record", "-o", dir / "cut.dlog", "--", kServer, "0", "data.log"}, opt);
+	Child rec({ kDetrun, "record", "-o", dir / "cut.dlog", "--", kServer, "0", "data.log" },
+		  opt);
 	ASSERT_TRUE(rec.WaitForOutput("listening on port ", 60)) << rec.Finish().Describe();
 	long port = NumberAfter(rec.Out(), "listening on port ");
-	RunResult client = RunCommand({kClient, std::to_string(port), "2", "10", "64"});
+	RunResult client = RunCommand({ kClient, std::to_string(port), "2", "10", "64" });
 	ASSERT_EQ(client.code, 0) << client.Describe();
 	rec.Signal(SIGKILL);
 	RunResult killed = rec.Finish();
@@ -180,7 +182,7 @@ TEST(RecordReplay, RecordingCutShortStaysReadable)
 	// harness reaps them. Every other way of ending detrun is checked for leftovers.)
 	ASSERT_EQ(killed.code, 128 + SIGKILL) << killed.Describe();
 
-	RunResult listed = RunCommand({kDetrun, "log", "--stats", dir / "cut.dlog"});
+	RunResult listed = RunCommand({ kDetrun, "log", "--stats", dir / "cut.dlog" });
 	EXPECT_EQ(listed.code, 0) << listed.Describe();
 	EXPECT_NE(listed.out.find("cut short (no end record)"), std::string::npos) << listed.out;
 	unlink((dir / "data.log").c_str());
@@ -212,17 +214,18 @@ TEST(RecordReplay, PythonHttpServerWithCurl)
 
 	RunOptions opt;
 	opt.cwd = dir / "srv";
-	Child rec({kDetrun, "record", "-o", dir / "http.dlog", "--", py, "-u", "-m", "http.server",
-		   "0", "--bind", "127.0.0.1", "--directory", "www"},
+	Child rec({ kDetrun, "record", "-o", dir / "http.dlog", "--", py, "-u", "-m", "http.server",
+		    "0", "--bind", "127.0.0.1", "--directory", "www" },
 		  opt);
-	ASSERT_TRUE(rec.WaitForOutput("Serving HTTP on 127.0.0.1 port ", 60)) << rec.Finish().Describe();
+	ASSERT_TRUE(rec.WaitForOutput("Serving HTTP on 127.0.0.1 port ", 60))
+		<< rec.Finish().Describe();
 	long port = NumberAfter(rec.Out(), "Serving HTTP on 127.0.0.1 port ");
 	std::string base = "http://127.0.0.1:" + std::to_string(port);
-	RunResult hello = RunCommand({"curl", "-sS", base + "/hello.txt"});
-	RunResult listing = RunCommand({"curl", "-sS", base + "/sub/"});
-	RunResult big = RunCommand({"curl", "-sS", base + "/sub/data.bin"});
-	RunResult missing = RunCommand({"curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}",
-					base + "/missing"});
+	RunResult hello = RunCommand({ "curl", "-sS", base + "/hello.txt" });
+	RunResult listing = RunCommand({ "curl", "-sS", base + "/sub/" });
+	RunResult big = RunCommand({ "curl", "-sS", base + "/sub/data.bin" });
+	RunResult missing = RunCommand(
+		{ "curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", base + "/missing" });
 	rec.Signal(SIGINT); // from outside, to detrun alone: passed on at a logged point
 	RunResult recorded = rec.Finish();
 	EXPECT_EQ(hello.out, "hello from the recorded server\n") << hello.Describe();
@@ -237,11 +240,13 @@ TEST(RecordReplay, PythonHttpServerWithCurl)
 
 	RunResult rep = Replay(dir / "http.dlog");
 	EXPECT_EQ(rep.code, recorded.code) << rep.Describe();
-	EXPECT_EQ(rep.out, recorded.out) << FirstDifference("recording", recorded.out, "replay", rep.out);
-	EXPECT_EQ(rep.err, recorded.err) << FirstDifference("recording", recorded.err, "replay", rep.err);
+	EXPECT_EQ(rep.out, recorded.out)
+		<< FirstDifference("recording", recorded.out, "replay", rep.out);
+	EXPECT_EQ(rep.err, recorded.err)
+		<< FirstDifference("recording", recorded.err, "replay", rep.err);
 	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
 
-	RunResult listed = RunCommand({kDetrun, "log", dir / "http.dlog"});
+	RunResult listed = RunCommand({ kDetrun, "log", dir / "http.dlog" });
 	EXPECT_EQ(listed.code, 0) << listed.Describe();
 	EXPECT_NE(listed.out.find("signal   2 (Interrupt)"), std::string::npos) << listed.out;
 	EXPECT_NE(listed.out.find("accept"), std::string::npos) << listed.out;
@@ -256,22 +261,24 @@ TEST(RecordReplay, GoHttpServerWithCurl)
 	TempDir dir("record");
 	RunOptions opt;
 	opt.cwd = dir.path;
-	Child rec({kDetrun, "record", "-o", dir / "go.dlog", "--", GO_HTTP_SERVER}, opt);
+	Child rec({ kDetrun, "record", "-o", dir / "go.dlog", "--", GO_HTTP_SERVER }, opt);
 	ASSERT_TRUE(rec.WaitForOutput("listening on port ", 60)) << rec.Finish().Describe();
 	std::string base = "http://127.0.0.1:" +
 			   std::to_string(NumberAfter(rec.Out(), "listening on port "));
 	std::string answers;
-	for (const char *name : {"ada", "grace", "edsger"})
-		answers += RunCommand({"curl", "-sS", base + "/hello?name=" + name}).out;
+	for (const char *name : { "ada", "grace", "edsger" })
+		answers += RunCommand({ "curl", "-sS", base + "/hello?name=" + name }).out;
 	rec.Signal(SIGTERM);
 	RunResult recorded = rec.Finish();
 	ASSERT_EQ(recorded.code, 0) << recorded.Describe();
-	ASSERT_NE(answers.find("hello 3 edsger at 2030-01-01T00:00:00"), std::string::npos) << answers;
+	ASSERT_NE(answers.find("hello 3 edsger at 2030-01-01T00:00:00"), std::string::npos)
+		<< answers;
 	ASSERT_NE(recorded.out.find("served 3 requests"), std::string::npos) << recorded.Describe();
 
 	RunResult rep = Replay(dir / "go.dlog");
 	EXPECT_EQ(rep.code, 0) << rep.Describe();
-	EXPECT_EQ(rep.out, recorded.out) << FirstDifference("recording", recorded.out, "replay", rep.out);
+	EXPECT_EQ(rep.out, recorded.out)
+		<< FirstDifference("recording", recorded.out, "replay", rep.out);
 	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
 }
 
@@ -292,15 +299,15 @@ TEST(RecordReplay, NginxWithCurl)
 
 	RunOptions opt;
 	opt.cwd = dir.path;
-	Child rec({kDetrun, "record", "-o", dir / "nginx.dlog", "--", "nginx", "-e", "stderr", "-c",
-		   dir / "nginx.conf", "-p", dir.path + "/"},
+	Child rec({ kDetrun, "record", "-o", dir / "nginx.dlog", "--", "nginx", "-e", "stderr",
+		    "-c", dir / "nginx.conf", "-p", dir.path + "/" },
 		  opt);
 	ASSERT_TRUE(rec.WaitForOutput("start worker process", 60, true)) << rec.Finish().Describe();
 	std::string base = "http://127.0.0.1:" + std::to_string(port);
-	RunResult index = RunCommand({"curl", "-sS", base + "/"});
-	RunResult got = RunCommand({"curl", "-sS", base + "/big.txt", base + "/big.txt"});
-	RunResult missing = RunCommand({"curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}",
-					base + "/missing"});
+	RunResult index = RunCommand({ "curl", "-sS", base + "/" });
+	RunResult got = RunCommand({ "curl", "-sS", base + "/big.txt", base + "/big.txt" });
+	RunResult missing = RunCommand(
+		{ "curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", base + "/missing" });
 	rec.Signal(SIGTERM);
 	RunResult recorded = rec.Finish();
 	EXPECT_EQ(index.out, "<p>recorded</p>\n") << index.Describe();
@@ -309,12 +316,13 @@ TEST(RecordReplay, NginxWithCurl)
 	ASSERT_EQ(recorded.code, 0) << recorded.Describe();
 	ASSERT_NE(recorded.err.find("exiting"), std::string::npos) << recorded.Describe();
 
-	for (const char *made : {"/nginx.pid"})
+	for (const char *made : { "/nginx.pid" })
 		unlink((dir.path + made).c_str());
-	RunCommand({"sh", "-c", "rm -rf " + dir.path + "/tmp/*"});
+	RunCommand({ "sh", "-c", "rm -rf " + dir.path + "/tmp/*" });
 	RunResult rep = Replay(dir / "nginx.dlog");
 	EXPECT_EQ(rep.code, 0) << rep.Describe();
-	EXPECT_EQ(rep.err, recorded.err) << FirstDifference("recording", recorded.err, "replay", rep.err);
+	EXPECT_EQ(rep.err, recorded.err)
+		<< FirstDifference("recording", recorded.err, "replay", rep.err);
 	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
 }
 
@@ -328,7 +336,7 @@ struct Pty {
 	Pty()
 	{
 		master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-		struct winsize ws = {31, 97, 0, 0};
+		struct winsize ws = { 31, 97, 0, 0 };
 		if (master >= 0 && grantpt(master) == 0 && unlockpt(master) == 0 &&
 		    ioctl(master, TIOCSWINSZ, &ws) == 0)
 			slave = open(ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -359,8 +367,8 @@ TEST(RecordReplay, TerminalInput)
 	ASSERT_GE(pty.slave, 0);
 	// Typed ahead: canonical mode hands the program one line per read.
 	ASSERT_TRUE(pty.Type("first line\nsecond line\nquit\n"));
-	RunResult rec = RunCommand({kDetrun, "record", "-o", dir / "tty.dlog", "--",
-				    std::string(GUEST_DIR) + "/tty_reader"},
+	RunResult rec = RunCommand({ kDetrun, "record", "-o", dir / "tty.dlog", "--",
+				     std::string(GUEST_DIR) + "/tty_reader" },
 				   pty.options(dir.path));
 	ASSERT_EQ(rec.code, 3) << rec.Describe();
 	ASSERT_NE(rec.out.find("tty: yes\nsize: 31x97\ngot 1: first line at "), std::string::npos)
@@ -380,8 +388,8 @@ TEST(RecordReplay, CtrlCFromTheTerminal)
 	TempDir dir("record");
 	Pty pty;
 	ASSERT_GE(pty.slave, 0);
-	Child rec({kDetrun, "record", "-o", dir / "intr.dlog", "--",
-		   std::string(GUEST_DIR) + "/tty_reader"},
+	Child rec({ kDetrun, "record", "-o", dir / "intr.dlog", "--",
+		    std::string(GUEST_DIR) + "/tty_reader" },
 		  pty.options(dir.path));
 	ASSERT_TRUE(pty.Type("one line\n"));
 	ASSERT_TRUE(rec.WaitForOutput("got 1: one line", 60)) << rec.Finish().Describe();
@@ -391,9 +399,10 @@ TEST(RecordReplay, CtrlCFromTheTerminal)
 
 	RunResult rep = Replay(dir / "intr.dlog");
 	EXPECT_EQ(rep.code, 128 + SIGINT) << rep.Describe();
-	EXPECT_EQ(rep.out, recorded.out) << FirstDifference("recording", recorded.out, "replay", rep.out);
+	EXPECT_EQ(rep.out, recorded.out)
+		<< FirstDifference("recording", recorded.out, "replay", rep.out);
 	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
-	RunResult listed = RunCommand({kDetrun, "log", dir / "intr.dlog"});
+	RunResult listed = RunCommand({ kDetrun, "log", dir / "intr.dlog" });
 	EXPECT_NE(listed.out.find("signal   2 (Interrupt)"), std::string::npos) << listed.out;
 }
 
@@ -402,10 +411,11 @@ TEST(RecordReplay, CtrlCFromTheTerminal)
 TEST(RecordReplay, RealClockIsOutsideInput)
 {
 	TempDir dir("record");
-	const std::vector<std::string> prog{"sh", "-c", "date +%s.%N; date +%s.%N"};
+	const std::vector<std::string> prog{ "sh", "-c", "date +%s.%N; date +%s.%N" };
 	std::vector<std::string> outs;
-	for (const std::string name : {"c1.dlog", "c2.dlog"}) {
-		std::vector<std::string> argv{kDetrun, "record", "--clock=real", "-o", dir / name, "--"};
+	for (const std::string name : { "c1.dlog", "c2.dlog" }) {
+		std::vector<std::string> argv{ kDetrun, "record",   "--clock=real",
+					       "-o",    dir / name, "--" };
 		argv.insert(argv.end(), prog.begin(), prog.end());
 		RunResult r = RunCommand(argv);
 		ASSERT_EQ(r.code, 0) << r.Describe();
@@ -420,8 +430,10 @@ TEST(RecordReplay, RealClockIsOutsideInput)
 	}
 	RunResult virt = RunCommand(UnderDetrun({}, prog));
 	ASSERT_EQ(virt.code, 0) << virt.Describe();
-	EXPECT_GE(atof(virt.out.c_str()), 1893456000.0) << "virtual by default\n" << virt.Describe();
-	EXPECT_LT(atof(virt.out.c_str()), 1893456001.0) << "virtual by default\n" << virt.Describe();
+	EXPECT_GE(atof(virt.out.c_str()), 1893456000.0) << "virtual by default\n"
+							<< virt.Describe();
+	EXPECT_LT(atof(virt.out.c_str()), 1893456001.0) << "virtual by default\n"
+							<< virt.Describe();
 }
 
 // An outside wait with its own signal mask (ppoll on a connection to a peer that stays
@@ -441,13 +453,14 @@ TEST(RecordReplay, OutsideWaitEndedBySignalUnderItsOwnMask)
 	ASSERT_EQ(getsockname(listener, (struct sockaddr *)&a, &len), 0);
 	RunOptions opt;
 	opt.cwd = dir.path;
-	RunResult rec = RunCommand({kDetrun, "record", "-o", dir / "ppoll.dlog", "--",
-				    std::string(GUEST_DIR) + "/ppoll_signal",
-				    std::to_string(ntohs(a.sin_port))},
+	RunResult rec = RunCommand({ kDetrun, "record", "-o", dir / "ppoll.dlog", "--",
+				     std::string(GUEST_DIR) + "/ppoll_signal",
+				     std::to_string(ntohs(a.sin_port)) },
 				   opt);
 	close(listener);
 	ASSERT_EQ(rec.code, 0) << rec.Describe();
-	ASSERT_EQ(rec.out, "ppoll=-1 Interrupted system call revents=0 alarms=1\n") << rec.Describe();
+	ASSERT_EQ(rec.out, "ppoll=-1 Interrupted system call revents=0 alarms=1\n")
+		<< rec.Describe();
 	RunResult rep = Replay(dir / "ppoll.dlog");
 	EXPECT_EQ(rep.code, 0) << rep.Describe();
 	EXPECT_EQ(rep.out, rec.out) << rep.Describe();
@@ -461,8 +474,8 @@ std::string RecordSmallLog(const TempDir &dir)
 	WriteFile(dir / "input.txt", "some input\n");
 	RunOptions opt;
 	opt.cwd = dir.path;
-	RunResult r = RunCommand({kDetrun, "record", "-o", dir / "good.dlog", "--", "sh", "-c",
-				  "cat input.txt; echo done"},
+	RunResult r = RunCommand({ kDetrun, "record", "-o", dir / "good.dlog", "--", "sh", "-c",
+				   "cat input.txt; echo done" },
 				 opt);
 	EXPECT_EQ(r.code, 0) << r.Describe();
 	EXPECT_EQ(r.out, "some input\ndone\n") << r.Describe();
@@ -497,20 +510,20 @@ TEST(RecordReplay, DamagedLogsAreRefusedWithTheOffset)
 	std::string flipped = good;
 	flipped[good.size() / 2] ^= 0x10;
 	std::vector<Damage> damages = {
-		{"empty", "", "empty file"},
-		{"truncated", good.substr(0, good.size() - 7), "truncated at offset"},
-		{"cut-in-header", good.substr(0, 12), "truncated at offset 8"},
-		{"bit-flipped", flipped, "corrupt at offset"},
-		{"not-a-log", "#!/bin/sh\necho hello\n", "not a detrun log"},
+		{ "empty", "", "empty file" },
+		{ "truncated", good.substr(0, good.size() - 7), "truncated at offset" },
+		{ "cut-in-header", good.substr(0, 12), "truncated at offset 8" },
+		{ "bit-flipped", flipped, "corrupt at offset" },
+		{ "not-a-log", "#!/bin/sh\necho hello\n", "not a detrun log" },
 	};
 	for (const Damage &d : damages) {
 		SCOPED_TRACE(d.name);
 		WriteFile(dir / d.name, d.bytes);
-		ExpectCleanRefusal({kDetrun, "replay", dir / d.name}, d.must_say);
-		ExpectCleanRefusal({kDetrun, "log", dir / d.name}, d.must_say);
-		ExpectCleanRefusal({kDetrun, "log", "--stats", dir / d.name}, d.must_say);
+		ExpectCleanRefusal({ kDetrun, "replay", dir / d.name }, d.must_say);
+		ExpectCleanRefusal({ kDetrun, "log", dir / d.name }, d.must_say);
+		ExpectCleanRefusal({ kDetrun, "log", "--stats", dir / d.name }, d.must_say);
 	}
-	ExpectCleanRefusal({kDetrun, "replay", dir / "no-such.dlog"}, "No such file");
+	ExpectCleanRefusal({ kDetrun, "replay", dir / "no-such.dlog" }, "No such file");
 }
 
 TEST(RecordReplay, ChangedInputFileStopsTheReplayAndSaysWhich)
@@ -532,7 +545,8 @@ TEST(RecordReplay, ChangedDirectoryStopsTheReplay)
 	TempDir dir("record");
 	ASSERT_EQ(mkdir((dir / "d").c_str(), 0755), 0);
 	WriteFile(dir / "d/one", "1");
-	RunResult rec = RunCommand({kDetrun, "record", "-o", dir / "ls.dlog", "--", "ls", dir / "d"});
+	RunResult rec = RunCommand(
+		{ kDetrun, "record", "-o", dir / "ls.dlog", "--", "ls", dir / "d" });
 	ASSERT_EQ(rec.code, 0) << rec.Describe();
 	ASSERT_EQ(rec.out, "one\n") << rec.Describe();
 	WriteFile(dir / "d/two", "2");
@@ -557,7 +571,8 @@ TEST(RecordReplay, StandardInputFromAFile)
 	ASSERT_GE(in, 0);
 	RunOptions opt;
 	opt.stdin_fd = in;
-	RunResult rec = RunCommand({kDetrun, "record", "-o", dir / "in.dlog", "--", "wc", "-l"}, opt);
+	RunResult rec = RunCommand({ kDetrun, "record", "-o", dir / "in.dlog", "--", "wc", "-l" },
+				   opt);
 	close(in);
 	ASSERT_EQ(rec.code, 0) << rec.Describe();
 	ASSERT_EQ(rec.out, "500\n") << rec.Describe();
@@ -565,53 +580,58 @@ TEST(RecordReplay, StandardInputFromAFile)
 	EXPECT_EQ(rep.code, 0) << rep.Describe();
 	EXPECT_EQ(rep.out, "500\n") << rep.Describe();
 	WriteFile(dir / "in.txt", lines + "500\n");
-	ExpectCleanRefusal({kDetrun, "replay", dir / "in.dlog"}, "in.txt differs from the recording");
+	ExpectCleanRefusal({ kDetrun, "replay", dir / "in.dlog" },
+			   "in.txt differs from the recording");
 }
 
 TEST(RecordReplay, ChangedProgramIsRefused)
 {
 	TempDir dir("record");
-	ASSERT_EQ(RunCommand({"cp", std::string(GUEST_DIR) + "/exit_code", dir / "prog"}).code, 0);
+	ASSERT_EQ(RunCommand({ "cp", std::string(GUEST_DIR) + "/exit_code", dir / "prog" }).code,
+		  0);
 	RunOptions opt;
 	opt.cwd = dir.path;
-	RunResult rec = RunCommand({kDetrun, "record", "-o", dir / "p.dlog", "--", "./prog"}, opt);
+	RunResult rec = RunCommand({ kDetrun, "record", "-o", dir / "p.dlog", "--", "./prog" },
+				   opt);
 	ASSERT_LT(rec.code, 125) << rec.Describe();
 	std::ofstream(dir / "prog", std::ios::app) << "extra";
-	ExpectCleanRefusal({kDetrun, "replay", dir / "p.dlog"}, "differs from the recorded program");
+	ExpectCleanRefusal({ kDetrun, "replay", dir / "p.dlog" },
+			   "differs from the recorded program");
 }
 
 TEST(RecordReplay, LogListingsDescribeEveryRecord)
 {
 	TempDir dir("record");
 	RecordSmallLog(dir);
-	RunResult text = RunCommand({kDetrun, "log", dir / "good.dlog"});
+	RunResult text = RunCommand({ kDetrun, "log", dir / "good.dlog" });
 	ASSERT_EQ(text.code, 0) << text.Describe();
-	EXPECT_NE(text.out.find("): sh -c cat input.txt; echo done\n"), std::string::npos) << text.out;
+	EXPECT_NE(text.out.find("): sh -c cat input.txt; echo done\n"), std::string::npos)
+		<< text.out;
 	EXPECT_NE(text.out.find(dir / "input.txt"), std::string::npos) << text.out;
 	EXPECT_NE(text.out.find("end      exit code 0"), std::string::npos) << text.out;
-	RunResult json = RunCommand({kDetrun, "log", "--json", dir / "good.dlog"});
+	RunResult json = RunCommand({ kDetrun, "log", "--json", dir / "good.dlog" });
 	ASSERT_EQ(json.code, 0) << json.Describe();
 	std::vector<std::string> lines = SplitLines(json.out);
 	ASSERT_GE(lines.size(), 3u) << json.out;
 	for (const std::string &l : lines)
 		EXPECT_TRUE(l.front() == '{' && l.back() == '}') << l;
 	EXPECT_NE(json.out.find("\"kind\":\"end\",\"exit_code\":0"), std::string::npos) << json.out;
-	RunResult stats = RunCommand({kDetrun, "log", "--stats", dir / "good.dlog"});
+	RunResult stats = RunCommand({ kDetrun, "log", "--stats", dir / "good.dlog" });
 	ASSERT_EQ(stats.code, 0) << stats.Describe();
 	EXPECT_NE(stats.out.find("complete"), std::string::npos) << stats.out;
 }
 
 TEST(RecordReplay, CommandLineMistakes)
 {
-	ExpectCleanRefusal({kDetrun, "record", "--", "true"}, "record needs -o LOG");
-	ExpectCleanRefusal({kDetrun, "record", "-o", "/tmp/x.dlog"}, "no program given");
-	ExpectCleanRefusal({kDetrun, "replay"}, "replay takes one LOG");
-	ExpectCleanRefusal({kDetrun, "log", "--json", "--stats", "x"}, "do not go together");
-	ExpectCleanRefusal({kDetrun, "replay", "--seed", "4", "x.dlog"}, "--seed cannot change");
-	ExpectCleanRefusal({kDetrun, "replay", "--cpus=2", "x.dlog"}, "--cpus cannot change");
-	ExpectCleanRefusal({kDetrun, "log", "-q", "3", "x.dlog"}, "--quantum is for running");
-	ExpectCleanRefusal({kDetrun, "replay", "-o", "x.dlog", "x.dlog"}, "-o is not an option");
-	ExpectCleanRefusal({kDetrun, "record", "-o", "/nonexistent-dir/x.dlog", "--", "true"},
+	ExpectCleanRefusal({ kDetrun, "record", "--", "true" }, "record needs -o LOG");
+	ExpectCleanRefusal({ kDetrun, "record", "-o", "/tmp/x.dlog" }, "no program given");
+	ExpectCleanRefusal({ kDetrun, "replay" }, "replay takes one LOG");
+	ExpectCleanRefusal({ kDetrun, "log", "--json", "--stats", "x" }, "do not go together");
+	ExpectCleanRefusal({ kDetrun, "replay", "--seed", "4", "x.dlog" }, "--seed cannot change");
+	ExpectCleanRefusal({ kDetrun, "replay", "--cpus=2", "x.dlog" }, "--cpus cannot change");
+	ExpectCleanRefusal({ kDetrun, "log", "-q", "3", "x.dlog" }, "--quantum is for running");
+	ExpectCleanRefusal({ kDetrun, "replay", "-o", "x.dlog", "x.dlog" }, "-o is not an option");
+	ExpectCleanRefusal({ kDetrun, "record", "-o", "/nonexistent-dir/x.dlog", "--", "true" },
 			   "cannot create the log");
 }
 

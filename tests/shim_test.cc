@@ -27,7 +27,8 @@
 #error "tests/CMakeLists.txt defines DETRUN_PATH, EXAMPLES_DIR, SOURCE_DIR, DEBIAN_PYTHON, PROTO_PY_DIR"
 #endif
 
-namespace {
+namespace
+{
 
 const std::string kServer = EXAMPLES_DIR "/kvserver";
 const std::string kClient = EXAMPLES_DIR "/kvclient";
@@ -69,7 +70,7 @@ RunResult Client(std::vector<std::string> args)
 
 // kvserver under detrun with the shim, running until it printed its port.
 struct ShimRun {
-	TempDir dir{"shim"};
+	TempDir dir{ "shim" };
 	std::string log = dir / "shim.log", data = dir / "data";
 	std::unique_ptr<Child> detrun;
 	int port = 0;
@@ -79,7 +80,8 @@ struct ShimRun {
 		ASSERT_FALSE(dir.path.empty());
 		RunOptions opt;
 		opt.timeout_s = 120;
-		detrun = std::make_unique<Child>(UnderDetrun(detrun_options, {kServer, "0", data}),
+		detrun = std::make_unique<Child>(UnderDetrun(detrun_options,
+							     { kServer, "0", data }),
 						 opt);
 		static const std::regex listening("^listening on port ([0-9]+)\n");
 		std::smatch m;
@@ -90,7 +92,10 @@ struct ShimRun {
 		port = std::stoi(m[1]);
 	}
 
-	RunResult Stop() { return detrun->Finish(); }
+	RunResult Stop()
+	{
+		return detrun->Finish();
+	}
 };
 
 // What kvclient sends and receives (see run_worker in examples/kvclient.c): per
@@ -132,15 +137,15 @@ std::vector<LoggedCall> LoggedCalls(const std::string &log)
 	std::smatch m;
 	for (const auto &line : SplitLines(log))
 		if (std::regex_match(line, m, call))
-			v.push_back({m[1], m[3], std::stoi(m[2])});
+			v.push_back({ m[1], m[3], std::stoi(m[2]) });
 	return v;
 }
 
 // A run that a broken shim ended: detrun's own error code, stderr exactly `shim_lines`
 // (what the shim itself printed) and then one line naming the shim and why (`reason`, a
 // regex), in bounded time, with nothing left behind.
-void ExpectEndedByTheShim(const RunResult &r, const std::string &command,
-			  const std::string &reason, const std::string &shim_lines = "")
+void ExpectEndedByTheShim(const RunResult &r, const std::string &command, const std::string &reason,
+			  const std::string &shim_lines = "")
 {
 	EXPECT_FALSE(r.timed_out) << "detrun hangs after its shim exited";
 	EXPECT_TRUE(r.leftovers.empty());
@@ -149,17 +154,18 @@ void ExpectEndedByTheShim(const RunResult &r, const std::string &command,
 	std::vector<std::string> lines = SplitLines(r.err.substr(shim_lines.size()));
 	ASSERT_EQ(lines.size(), 1u);
 	EXPECT_TRUE(std::regex_match(lines[0], std::regex("detrun: shim '" + RegexEscape(command) +
-							 "' (" + reason + ")")))
+							  "' (" + reason + ")")))
 		<< lines[0];
 }
 
 TEST(Shim, MonitorModeShowsEveryExternalCallAndItsBytes)
 {
 	ShimRun run;
-	ASSERT_NO_FATAL_FAILURE(run.Start({"--shim", ShimCommand(run.log)}));
+	ASSERT_NO_FATAL_FAILURE(run.Start({ "--shim", ShimCommand(run.log) }));
 	const int conns = 3, reqs = 4, value_size = 16;
-	RunResult client = Client({std::to_string(run.port), std::to_string(conns),
-				   std::to_string(reqs), std::to_string(value_size), "--shutdown"});
+	RunResult client = Client({ std::to_string(run.port), std::to_string(conns),
+				    std::to_string(reqs), std::to_string(value_size),
+				    "--shutdown" });
 	RunResult server = run.Stop();
 	std::string log = ReadFile(run.log);
 	SCOPED_TRACE("kvserver under detrun:\n" + server.Describe() + "\nstdout:\n" +
@@ -171,8 +177,9 @@ TEST(Shim, MonitorModeShowsEveryExternalCallAndItsBytes)
 	EXPECT_EQ(server.code, 0);
 	EXPECT_TRUE(server.leftovers.empty());
 	EXPECT_EQ(server.err, ""); // in particular no warning: the shim exited 0
-	EXPECT_TRUE(EndsWith(server.out, "\nserved " + std::to_string(conns * reqs + 1) + " requests, " +
-						 std::to_string(conns * reqs / 2) + " keys\n"));
+	EXPECT_TRUE(EndsWith(server.out, "\nserved " + std::to_string(conns * reqs + 1) +
+						 " requests, " + std::to_string(conns * reqs / 2) +
+						 " keys\n"));
 
 	// Every connection (3 workers and the shutdown) was accepted in front of the shim, and
 	// the bytes it saw cross the boundary are exactly what kvclient sent and received.
@@ -197,22 +204,23 @@ TEST(Shim, MonitorModeShowsEveryExternalCallAndItsBytes)
 	EXPECT_EQ(log.rfind("hello: monitor mode, program " + kServer + " 0 " + run.data + "\n", 0),
 		  0u);
 	EXPECT_TRUE(EndsWith(log, "bye: exit code 0\ncalls=" + std::to_string(calls.size()) +
-				       " bytes_in=" + std::to_string(traffic.sent) +
-				       " bytes_out=" + std::to_string(traffic.received) + "\n"))
-		<< "end of the shim log:\n" << LogEnd(log);
+					  " bytes_in=" + std::to_string(traffic.sent) +
+					  " bytes_out=" + std::to_string(traffic.received) + "\n"))
+		<< "end of the shim log:\n"
+		<< LogEnd(log);
 }
 
 TEST(Shim, ControlModeDropsTheThirdSocketReadAsAConnectionReset)
 {
 	ShimRun run;
-	ASSERT_NO_FATAL_FAILURE(
-		run.Start({"--shim-mode", "control", "--shim", ShimCommand(run.log, " --drop-read 3")}));
+	ASSERT_NO_FATAL_FAILURE(run.Start(
+		{ "--shim-mode", "control", "--shim", ShimCommand(run.log, " --drop-read 3") }));
 	// One connection, one request per read: reads 1 and 2 bring SET and GET k0_0; read 3,
 	// the SET of k0_1, fails with ECONNRESET, so kvserver closes the connection with that
 	// request unread and kvclient sees it closed instead of an answer.
-	RunResult client = Client({std::to_string(run.port), "1", "6", "16"});
+	RunResult client = Client({ std::to_string(run.port), "1", "6", "16" });
 	// Then a connection with no request (kvclient's worker) and one that shuts down.
-	RunResult stopper = Client({std::to_string(run.port), "1", "0", "1", "--shutdown"});
+	RunResult stopper = Client({ std::to_string(run.port), "1", "0", "1", "--shutdown" });
 	RunResult server = run.Stop();
 	std::string log = ReadFile(run.log);
 	SCOPED_TRACE("kvserver under detrun:\n" + server.Describe() + "\nstdout:\n" +
@@ -247,9 +255,12 @@ TEST(Shim, ControlModeDropsTheThirdSocketReadAsAConnectionReset)
 	EXPECT_EQ(reads[2].fd, reads[0].fd);
 	for (size_t i = 3; i < reads.size(); i++)
 		EXPECT_EQ(reads[i].rest, ": run") << "read " << i + 1;
-	EXPECT_TRUE(EndsWith(log, "bye: exit code 0\ncalls=" + std::to_string(LoggedCalls(log).size()) +
-				       " socket_reads=" + std::to_string(reads.size()) + " dropped=1\n"))
-		<< "end of the shim log:\n" << LogEnd(log);
+	EXPECT_TRUE(
+		EndsWith(log, "bye: exit code 0\ncalls=" + std::to_string(LoggedCalls(log).size()) +
+				      " socket_reads=" + std::to_string(reads.size()) +
+				      " dropped=1\n"))
+		<< "end of the shim log:\n"
+		<< LogEnd(log);
 }
 
 // A shim that is gone before detrun's first message, or soon after: the run ends at once.
@@ -262,7 +273,9 @@ void PrintTo(const DeadShim &d, std::ostream *os)
 {
 	*os << "--shim '" << d.command << "' --shim-mode " << d.mode;
 }
-class ShimGone : public testing::TestWithParam<DeadShim> {};
+class ShimGone : public testing::TestWithParam<DeadShim>
+{
+};
 
 const std::string kSendFailed = "stopped listening: (Broken pipe|Connection reset by peer)";
 const std::string kGoneWhileWaiting =
@@ -271,11 +284,11 @@ const std::string kGoneWhileWaiting =
 TEST_P(ShimGone, EndsTheRunWithAnErrorNamingTheShim)
 {
 	const DeadShim &d = GetParam();
-	TempDir dir{"shim"};
+	TempDir dir{ "shim" };
 	RunOptions opt;
 	opt.timeout_s = 10; // it takes ~50 ms
-	RunResult r = RunCommand(UnderDetrun({"--shim-mode", d.mode, "--shim", d.command},
-					     {kServer, "0", dir / "data"}),
+	RunResult r = RunCommand(UnderDetrun({ "--shim-mode", d.mode, "--shim", d.command },
+					     { kServer, "0", dir / "data" }),
 				 opt);
 	SCOPED_TRACE(r.Describe());
 	ExpectEndedByTheShim(r, d.command, d.reason, d.shim_lines);
@@ -287,18 +300,20 @@ TEST_P(ShimGone, EndsTheRunWithAnErrorNamingTheShim)
 INSTANTIATE_TEST_SUITE_P(
 	Shim, ShimGone,
 	testing::Values(
-		DeadShim{"monitor", "exit 0", "monitor", kSendFailed + "|" + kGoneWhileWaiting, ""},
-		DeadShim{"control", "true", "control",
-			 kSendFailed +
-				 "|closed its socket without a verdict(: Connection reset by peer)?",
-			 ""},
+		DeadShim{ "monitor", "exit 0", "monitor", kSendFailed + "|" + kGoneWhileWaiting,
+			  "" },
+		DeadShim{
+			"control", "true", "control",
+			kSendFailed +
+				"|closed its socket without a verdict(: Connection reset by peer)?",
+			"" },
 		// fault_shim.py refuses --drop-read in monitor mode once it has read the Hello: it
 		// says why, exits 1, and detrun's line follows its own.
-		DeadShim{"fault_shim_misconfigured",
-			 Quote(DEBIAN_PYTHON) + " " + Quote(kShim) + " --drop-read 1 --proto-dir " +
-				 Quote(PROTO_PY_DIR),
-			 "monitor", kSendFailed + "|" + kGoneWhileWaiting,
-			 "fault_shim: --drop-read needs detrun --shim-mode control\n"}),
+		DeadShim{ "fault_shim_misconfigured",
+			  Quote(DEBIAN_PYTHON) + " " + Quote(kShim) +
+				  " --drop-read 1 --proto-dir " + Quote(PROTO_PY_DIR),
+			  "monitor", kSendFailed + "|" + kGoneWhileWaiting,
+			  "fault_shim: --drop-read needs detrun --shim-mode control\n" }),
 	[](const testing::TestParamInfo<DeadShim> &i) { return i.param.name; });
 
 // Before detrun ignored SIGPIPE a shim that was already gone killed it (exit 141, no
@@ -309,16 +324,17 @@ INSTANTIATE_TEST_SUITE_P(
 // well, about once in 10000 runs.) 500 runs take ~10 s.
 TEST(Shim, ShimGoneBeforeHelloNeverKillsDetrunWithSigpipe)
 {
-	TempDir dir{"shim"};
+	TempDir dir{ "shim" };
 	RunOptions opt;
 	opt.timeout_s = 30;
 	for (int i = 0; i < 500; i++) {
 		const std::string closed = dir / ("closed" + std::to_string(i));
 		const std::string shim = "exec 3>&-; : >" + Quote(closed); // no fork
-		RunResult r = RunCommand(
-			UnderDetrun({"--shim", shim},
-				    {"/bin/sh", "-c", "while [ ! -e \"$0\" ]; do :; done", closed}),
-			opt);
+		RunResult r = RunCommand(UnderDetrun({ "--shim", shim },
+						     { "/bin/sh", "-c",
+						       "while [ ! -e \"$0\" ]; do :; done",
+						       closed }),
+					 opt);
 		SCOPED_TRACE("run " + std::to_string(i) + ": " + r.Describe());
 		ExpectEndedByTheShim(r, shim, kSendFailed);
 		if (HasFailure())
@@ -333,12 +349,12 @@ TEST(Shim, ShimDyingWhileTheGroupWaitsEndsTheRun)
 {
 	int in[2];
 	ASSERT_EQ(pipe2(in, O_CLOEXEC), 0);
-	TempDir dir{"shim"};
+	TempDir dir{ "shim" };
 	RunOptions opt;
 	opt.stdin_fd = in[0];
 	opt.timeout_s = 30;
 	const std::string shim = "head -c 1 >/dev/null";
-	Child detrun(UnderDetrun({"--shim", shim}, {kServer, "0", dir / "data"}), opt);
+	Child detrun(UnderDetrun({ "--shim", shim }, { kServer, "0", dir / "data" }), opt);
 	close(in[0]);
 	bool up = detrun.WaitForOutput("\n", 20);
 	ASSERT_EQ(write(in[1], "x", 1), 1);
@@ -359,14 +375,15 @@ TEST(Shim, ShimFailingAfterTheRunIsReportedInAWarning)
 	const struct {
 		std::string shim, how;
 	} cases[] = {
-		{"cat <&3 >/dev/null; exit 3", "exited with status 3"},
-		{"cat <&3 >/dev/null; kill -9 $$", "was killed by signal 9"},
+		{ "cat <&3 >/dev/null; exit 3", "exited with status 3" },
+		{ "cat <&3 >/dev/null; kill -9 $$", "was killed by signal 9" },
 	};
 	for (const auto &c : cases) {
 		RunOptions opt;
 		opt.timeout_s = 30;
-		RunResult r = RunCommand(
-			UnderDetrun({"--shim", c.shim}, {"/bin/sh", "-c", "echo hi; exit 7"}), opt);
+		RunResult r = RunCommand(UnderDetrun({ "--shim", c.shim },
+						     { "/bin/sh", "-c", "echo hi; exit 7" }),
+					 opt);
 		EXPECT_EQ(r.code, 7) << r.Describe();
 		EXPECT_EQ(r.out, "hi\n") << r.Describe();
 		EXPECT_EQ(r.err, "detrun: warning: shim '" + c.shim + "' " + c.how + "\n")
@@ -383,9 +400,10 @@ TEST(Shim, FaultShimRejectsABrokenStream)
 		std::string bytes, error;
 	} cases[] = {
 		// a ShimMessage holding an empty Call where the Hello must be
-		{std::string("\x02\0\0\0\x12\0", 6), "protocol error: the first message is not a Hello"},
-		{std::string("\x03\0\0\0\xff\xff\xff", 7), "protocol error: undecodable message"},
-		{std::string("\x10\0\0\0\x0a", 5), "protocol error: socket closed after 1 of 16"},
+		{ std::string("\x02\0\0\0\x12\0", 6),
+		  "protocol error: the first message is not a Hello" },
+		{ std::string("\x03\0\0\0\xff\xff\xff", 7), "protocol error: undecodable message" },
+		{ std::string("\x10\0\0\0\x0a", 5), "protocol error: socket closed after 1 of 16" },
 	};
 	for (const auto &c : cases) {
 		int sv[2];
@@ -395,9 +413,10 @@ TEST(Shim, FaultShimRejectsABrokenStream)
 		RunOptions opt;
 		opt.stdin_fd = sv[1];
 		opt.timeout_s = 30;
-		RunResult r = RunCommand({"/bin/sh", "-c",
-					  "export DETRUN_SHIM_FD=3; exec \"$@\" 3<&0 </dev/null",
-					  "sh", DEBIAN_PYTHON, kShim, "--proto-dir", PROTO_PY_DIR},
+		RunResult r = RunCommand({ "/bin/sh", "-c",
+					   "export DETRUN_SHIM_FD=3; exec \"$@\" 3<&0 </dev/null",
+					   "sh", DEBIAN_PYTHON, kShim, "--proto-dir",
+					   PROTO_PY_DIR },
 					 opt);
 		close(sv[0]);
 		close(sv[1]);

@@ -32,7 +32,8 @@ struct task {
 	struct sched_task s;
 };
 
-namespace {
+namespace
+{
 
 // ---- the only code that builds tasks or touches their fields ---------------------------
 
@@ -48,28 +49,49 @@ struct task *NewTask(enum task_state state = TASK_STOPPED)
 	sched_of(t)->state = state;
 	return t;
 }
-void SetState(struct task *t, enum task_state s) { sched_of(t)->state = s; }
-void SetSpinning(struct task *t) { sched_of(t)->spin_descheduled = true; }
-bool Spinning(const struct task *t) { return sched_of_const(t)->spin_descheduled; }
-bool Parked(const struct task *t) { return sched_of_const(t)->parked; }
-int Vtid(const struct task *t) { return sched_of_const(t)->vtid; }
-pid_t Tid(const struct task *t) { return sched_of_const(t)->tid; }
+void SetState(struct task *t, enum task_state s)
+{
+	sched_of(t)->state = s;
+}
+void SetSpinning(struct task *t)
+{
+	sched_of(t)->spin_descheduled = true;
+}
+bool Spinning(const struct task *t)
+{
+	return sched_of_const(t)->spin_descheduled;
+}
+bool Parked(const struct task *t)
+{
+	return sched_of_const(t)->parked;
+}
+int Vtid(const struct task *t)
+{
+	return sched_of_const(t)->vtid;
+}
+pid_t Tid(const struct task *t)
+{
+	return sched_of_const(t)->tid;
+}
 std::string WaitWhat(const struct task *t)
 {
 	const char *what = sched_of_const(t)->wait.what;
 	return what ? what : "(null)";
 }
-struct task *Next(const struct task *t) { return sched_of_const(t)->next; }
+struct task *Next(const struct task *t)
+{
+	return sched_of_const(t)->next;
+}
 
 // ---- fake supervisor services --------------------------------------------------------------
 
 struct Fake {
-	std::map<const struct task *, bool> ready;         // what each wait's predicate says
-	std::map<const struct task *, bool> signal_ends;   // a deliverable signal ends its wait
-	std::vector<std::string> log;                       // timeouts, interrupts, timers, waits
+	std::map<const struct task *, bool> ready;       // what each wait's predicate says
+	std::map<const struct task *, bool> signal_ends; // a deliverable signal ends its wait
+	std::vector<std::string> log;                    // timeouts, interrupts, timers, waits
 	int between_events = 0, deadlocks = 0, ready_calls = 0;
-	int64_t timer = -1;                                 // armed timer deadline, -1 none
-	std::function<void()> on_timer;                     // what the timer's firing does
+	int64_t timer = -1;             // armed timer deadline, -1 none
+	std::function<void()> on_timer; // what the timer's firing does
 	struct OutsideWait {
 		std::vector<int> fds;
 		int timeout_ms;
@@ -92,7 +114,10 @@ enum wait_result FakeReady(struct task *t)
 	fake.ready_calls++;
 	return fake.ready[t] ? WAIT_READY : WAIT_NOT_READY;
 }
-void FakeTimeout(struct task *t) { fake.log.push_back("timeout " + Name(t)); }
+void FakeTimeout(struct task *t)
+{
+	fake.log.push_back("timeout " + Name(t));
+}
 int FakeInterruptWait(struct task *t)
 {
 	fake.log.push_back("interrupt? " + Name(t));
@@ -112,8 +137,14 @@ int FakeWaitOutside(struct pollfd *fds, int nfds, int timeout_ms)
 	}
 	return fake.during_outside_wait();
 }
-void FakeReportDeadlock() { fake.deadlocks++; }
-void FakeBetweenEvents() { fake.between_events++; }
+void FakeReportDeadlock()
+{
+	fake.deadlocks++;
+}
+void FakeBetweenEvents()
+{
+	fake.between_events++;
+}
 void FakeFireTimers()
 {
 	if (fake.timer >= 0 && fake.timer <= vclock_now()) {
@@ -123,8 +154,14 @@ void FakeFireTimers()
 			fake.on_timer();
 	}
 }
-int64_t FakeNextTimer() { return fake.timer; }
-bool FakeStopsPending() { return fake.stops; }
+int64_t FakeNextTimer()
+{
+	return fake.timer;
+}
+bool FakeStopsPending()
+{
+	return fake.stops;
+}
 
 const struct sched_ops kOps = {
 	FakeInterruptWait, FakeWaitOutside, FakeReportDeadlock, FakeBetweenEvents,
@@ -165,8 +202,9 @@ std::vector<std::string> PickAndRun(int n)
 
 using Names = std::vector<std::string>;
 
-class Sched : public ::testing::Test {
- protected:
+class Sched : public ::testing::Test
+{
+      protected:
 	void SetUp() override
 	{
 		fake = Fake();
@@ -272,7 +310,7 @@ TEST_F(Sched, RoundRobinInVtidOrder)
 	Named("a");
 	Named("b");
 	Named("c");
-	EXPECT_EQ(PickAndRun(7), (Names{"a", "b", "c", "a", "b", "c", "a"}));
+	EXPECT_EQ(PickAndRun(7), (Names{ "a", "b", "c", "a", "b", "c", "a" }));
 }
 
 TEST_F(Sched, QuantumKeepsTheCpuForThatManyEvents)
@@ -280,9 +318,9 @@ TEST_F(Sched, QuantumKeepsTheCpuForThatManyEvents)
 	sched_init(3);
 	Named("a");
 	Named("b");
-	EXPECT_EQ(PickAndRun(8), (Names{"a", "a", "a", "b", "b", "b", "a", "a"}));
+	EXPECT_EQ(PickAndRun(8), (Names{ "a", "a", "a", "b", "b", "b", "a", "a" }));
 	sched_init(0); // not a quantum: one event a turn
-	EXPECT_EQ(PickAndRun(3), (Names{"a", "b", "a"}));
+	EXPECT_EQ(PickAndRun(3), (Names{ "a", "b", "a" }));
 }
 
 TEST_F(Sched, EndingTheTurnPassesTheCpuToTheNextTask)
@@ -290,9 +328,9 @@ TEST_F(Sched, EndingTheTurnPassesTheCpuToTheNextTask)
 	sched_init(5);
 	Named("a");
 	Named("b");
-	EXPECT_EQ(PickAndRun(2), (Names{"a", "a"}));
+	EXPECT_EQ(PickAndRun(2), (Names{ "a", "a" }));
 	sched_end_turn();
-	EXPECT_EQ(PickAndRun(1), (Names{"b"}));
+	EXPECT_EQ(PickAndRun(1), (Names{ "b" }));
 }
 
 TEST_F(Sched, OnlyStoppedTasksArePicked)
@@ -304,7 +342,7 @@ TEST_F(Sched, OnlyStoppedTasksArePicked)
 	EXPECT_EQ(sched_pick(), nullptr) << "nothing is stopped: nothing to resume";
 	EXPECT_EQ(fake.deadlocks, 0) << "tasks that run are no deadlock";
 	Named("stopped");
-	EXPECT_EQ(PickAndRun(3), (Names{"stopped", "stopped", "stopped"}));
+	EXPECT_EQ(PickAndRun(3), (Names{ "stopped", "stopped", "stopped" }));
 }
 
 TEST_F(Sched, RemovingTheCurrentTaskContinuesAfterIt)
@@ -312,9 +350,9 @@ TEST_F(Sched, RemovingTheCurrentTaskContinuesAfterIt)
 	struct task *a = Named("a"), *b = Named("b");
 	Named("c");
 	(void)a;
-	EXPECT_EQ(PickAndRun(2), (Names{"a", "b"}));
+	EXPECT_EQ(PickAndRun(2), (Names{ "a", "b" }));
 	sched_remove(b); // b was the last to run
-	EXPECT_EQ(PickAndRun(2), (Names{"c", "a"}));
+	EXPECT_EQ(PickAndRun(2), (Names{ "c", "a" }));
 }
 
 TEST_F(Sched, ContinuedTaskIsPickedNextOnce)
@@ -322,18 +360,18 @@ TEST_F(Sched, ContinuedTaskIsPickedNextOnce)
 	struct task *a = Named("a");
 	Named("b");
 	struct task *c = Named("c");
-	EXPECT_EQ(PickAndRun(1), (Names{"a"}));
+	EXPECT_EQ(PickAndRun(1), (Names{ "a" }));
 	sched_continue(a); // a's external call completes before anything else
-	EXPECT_EQ(PickAndRun(2), (Names{"a", "b"}));
+	EXPECT_EQ(PickAndRun(2), (Names{ "a", "b" }));
 	// A continued task that parked meanwhile is not resumed.
 	Park(c, Wait("futex"));
 	sched_continue(c);
-	EXPECT_EQ(PickAndRun(1), (Names{"a"}));
+	EXPECT_EQ(PickAndRun(1), (Names{ "a" }));
 	// Nor one removed meanwhile.
 	struct task *d = Named("d");
 	sched_continue(d);
 	sched_remove(d);
-	EXPECT_EQ(PickAndRun(1), (Names{"b"}));
+	EXPECT_EQ(PickAndRun(1), (Names{ "b" }));
 }
 
 // ---- parking and waking ----------------------------------------------------------------------
@@ -343,16 +381,17 @@ TEST_F(Sched, ParkedTaskIsSkippedUntilItsPredicateHolds)
 	sched_init(5);
 	struct task *a = Named("a");
 	Named("b");
-	EXPECT_EQ(PickAndRun(1), (Names{"a"}));
+	EXPECT_EQ(PickAndRun(1), (Names{ "a" }));
 	Park(a, Wait("read fd 3"));
 	EXPECT_TRUE(Parked(a));
-	EXPECT_EQ(PickAndRun(3), (Names{"b", "b", "b"})) << "parking ended a's turn";
+	EXPECT_EQ(PickAndRun(3), (Names{ "b", "b", "b" })) << "parking ended a's turn";
 	fake.ready[a] = true;
 	int calls = fake.ready_calls;
-	EXPECT_EQ(PickAndRun(2), (Names{"b", "b"})) << "b's quantum goes on";
-	EXPECT_EQ(fake.ready_calls, calls) << "predicates are evaluated only when a task could resume";
+	EXPECT_EQ(PickAndRun(2), (Names{ "b", "b" })) << "b's quantum goes on";
+	EXPECT_EQ(fake.ready_calls, calls)
+		<< "predicates are evaluated only when a task could resume";
 	sched_end_turn();
-	EXPECT_EQ(PickAndRun(1), (Names{"a"}));
+	EXPECT_EQ(PickAndRun(1), (Names{ "a" }));
 	EXPECT_FALSE(Parked(a)) << "a woken task is unparked";
 	EXPECT_EQ(fake.ready_calls, calls + 1);
 }
@@ -364,10 +403,10 @@ TEST_F(Sched, ParkingEndsTheTurnEvenIfTheWaitEndsAtOnce)
 	sched_init(5);
 	struct task *a = Named("a");
 	Named("b");
-	EXPECT_EQ(PickAndRun(1), (Names{"a"}));
+	EXPECT_EQ(PickAndRun(1), (Names{ "a" }));
 	Park(a, Wait("futex"));
 	sched_unpark(a);
-	EXPECT_EQ(PickAndRun(1), (Names{"b"}));
+	EXPECT_EQ(PickAndRun(1), (Names{ "b" }));
 }
 
 TEST_F(Sched, ParkKeepsItsOwnCopyOfTheDescription)
@@ -396,7 +435,7 @@ struct wait WaitOnFd(int fd, bool external, int64_t deadline_ns = -1)
 {
 	struct wait w = Wait("read", deadline_ns);
 	w.fds = static_cast<struct pollfd *>(malloc(sizeof(struct pollfd)));
-	w.fds[0] = {fd, POLLIN, 0};
+	w.fds[0] = { fd, POLLIN, 0 };
 	w.nfds = 1;
 	w.external = external;
 	return w;
@@ -429,14 +468,14 @@ TEST_F(Sched, InterruptIsAskedOncePerSignalEpoch)
 	struct wait w = Wait("pause");
 	w.interruptible = true;
 	sched_park(a, &w);
-	EXPECT_EQ(PickAndRun(3), (Names{"b", "b", "b"}));
-	EXPECT_EQ(fake.log, (Names{"interrupt? a"})) << "asked once: no signal came since";
+	EXPECT_EQ(PickAndRun(3), (Names{ "b", "b", "b" }));
+	EXPECT_EQ(fake.log, (Names{ "interrupt? a" })) << "asked once: no signal came since";
 	sched_signals_changed();
-	EXPECT_EQ(PickAndRun(1), (Names{"b"}));
-	EXPECT_EQ(fake.log, (Names{"interrupt? a", "interrupt? a"}));
+	EXPECT_EQ(PickAndRun(1), (Names{ "b" }));
+	EXPECT_EQ(fake.log, (Names{ "interrupt? a", "interrupt? a" }));
 	fake.signal_ends[a] = true;
 	sched_signals_changed();
-	EXPECT_EQ(PickAndRun(1), (Names{"a"})) << "a signal ends a's wait";
+	EXPECT_EQ(PickAndRun(1), (Names{ "a" })) << "a signal ends a's wait";
 	EXPECT_FALSE(Parked(a));
 }
 
@@ -447,7 +486,7 @@ TEST_F(Sched, UninterruptibleWaitIgnoresSignals)
 	fake.signal_ends[a] = true;
 	Park(a, Wait("futex"));
 	sched_signals_changed();
-	EXPECT_EQ(PickAndRun(2), (Names{"b", "b"}));
+	EXPECT_EQ(PickAndRun(2), (Names{ "b", "b" }));
 	EXPECT_TRUE(fake.log.empty());
 }
 
@@ -457,9 +496,9 @@ TEST_F(Sched, SpinnerRunsOnlyWhenNoOtherTaskCan)
 {
 	struct task *a = Named("a"), *s = Named("spinner");
 	SetSpinning(s);
-	EXPECT_EQ(PickAndRun(3), (Names{"a", "a", "a"}));
+	EXPECT_EQ(PickAndRun(3), (Names{ "a", "a", "a" }));
 	Park(a, Wait("futex"));
-	EXPECT_EQ(PickAndRun(1), (Names{"spinner"}));
+	EXPECT_EQ(PickAndRun(1), (Names{ "spinner" }));
 	EXPECT_FALSE(Spinning(s)) << "picked: no longer descheduled";
 	EXPECT_EQ(fake.deadlocks, 0);
 }
@@ -470,8 +509,9 @@ TEST_F(Sched, SpinnerWaitsWhileTimeMovesForASleeper)
 	SetSpinning(s);
 	int64_t deadline = vclock_now() + 1000000;
 	Park(a, Wait("nanosleep", deadline));
-	EXPECT_EQ(PickAndRun(1), (Names{"a"})) << "the sleeper's deadline comes before the spinner";
-	EXPECT_EQ(fake.log, (Names{"timeout a"}));
+	EXPECT_EQ(PickAndRun(1), (Names{ "a" }))
+		<< "the sleeper's deadline comes before the spinner";
+	EXPECT_EQ(fake.log, (Names{ "timeout a" }));
 	EXPECT_TRUE(Spinning(s));
 	EXPECT_EQ(vclock_now(), deadline + VCLOCK_STEP_NS) << "the jump, then a's event";
 }
@@ -487,7 +527,7 @@ TEST_F(Sched, WhenAllSleepTheClockJumpsToTheEarliestDeadline)
 	Park(c, Wait("sleep", now + 9000000));
 	ASSERT_EQ(sched_pick(), b);
 	EXPECT_EQ(vclock_now(), now + 2000000);
-	EXPECT_EQ(fake.log, (Names{"timeout b"})) << "the others still sleep";
+	EXPECT_EQ(fake.log, (Names{ "timeout b" })) << "the others still sleep";
 	EXPECT_TRUE(Parked(a));
 	SetState(b, TASK_DEAD);
 	ASSERT_EQ(sched_pick(), a);
@@ -495,7 +535,7 @@ TEST_F(Sched, WhenAllSleepTheClockJumpsToTheEarliestDeadline)
 	SetState(a, TASK_DEAD);
 	ASSERT_EQ(sched_pick(), c);
 	EXPECT_EQ(vclock_now(), now + 9000000);
-	EXPECT_EQ(fake.log, (Names{"timeout b", "timeout a", "timeout c"}));
+	EXPECT_EQ(fake.log, (Names{ "timeout b", "timeout a", "timeout c" }));
 	EXPECT_EQ(fake.deadlocks, 0);
 }
 
@@ -506,7 +546,7 @@ TEST_F(Sched, DeadlineAlreadyPastWakesAtOnceAndTimeNeverRunsBack)
 	Park(a, Wait("sleep", now - 5000));
 	ASSERT_EQ(sched_pick(), a);
 	EXPECT_EQ(vclock_now(), now);
-	EXPECT_EQ(fake.log, (Names{"timeout a"}));
+	EXPECT_EQ(fake.log, (Names{ "timeout a" }));
 }
 
 // Tasks whose deadlines tie wake in round-robin order from the task after the last to run,
@@ -514,9 +554,9 @@ TEST_F(Sched, DeadlineAlreadyPastWakesAtOnceAndTimeNeverRunsBack)
 TEST_F(Sched, DeadlineTiesWakeInRoundRobinOrder)
 {
 	struct task *a = Named("a"), *b = Named("b"), *c = Named("c");
-	EXPECT_EQ(PickAndRun(2), (Names{"a", "b"}));
+	EXPECT_EQ(PickAndRun(2), (Names{ "a", "b" }));
 	int64_t deadline = vclock_now() + 3000000;
-	for (struct task *t : {a, b, c})
+	for (struct task *t : { a, b, c })
 		Park(t, Wait("sleep", deadline));
 	std::vector<std::string> order;
 	for (int i = 0; i < 3; i++) {
@@ -526,8 +566,8 @@ TEST_F(Sched, DeadlineTiesWakeInRoundRobinOrder)
 		order.push_back(Name(t));
 		SetState(t, TASK_RUNNING); // it runs on; no event yet
 	}
-	EXPECT_EQ(order, (Names{"c", "a", "b"}));
-	EXPECT_EQ(fake.log, (Names{"timeout c", "timeout a", "timeout b"}));
+	EXPECT_EQ(order, (Names{ "c", "a", "b" }));
+	EXPECT_EQ(fake.log, (Names{ "timeout c", "timeout a", "timeout b" }));
 }
 
 TEST_F(Sched, TimerBeforeASleepersDeadlineFiresFirst)
@@ -539,7 +579,7 @@ TEST_F(Sched, TimerBeforeASleepersDeadlineFiresFirst)
 	fake.on_timer = [a] { fake.ready[a] = true; }; // its signal ends a's wait
 	ASSERT_EQ(sched_pick(), a);
 	EXPECT_EQ(vclock_now(), now + 1000000) << "the clock stops at the timer";
-	EXPECT_EQ(fake.log, (Names{"timer fired"}));
+	EXPECT_EQ(fake.log, (Names{ "timer fired" }));
 }
 
 TEST_F(Sched, TimerThatWakesNobodyLetsTimeMoveOn)
@@ -550,7 +590,7 @@ TEST_F(Sched, TimerThatWakesNobodyLetsTimeMoveOn)
 	fake.timer = now + 1000000;
 	ASSERT_EQ(sched_pick(), a);
 	EXPECT_EQ(vclock_now(), now + 5000000);
-	EXPECT_EQ(fake.log, (Names{"timer fired", "timeout a"}));
+	EXPECT_EQ(fake.log, (Names{ "timer fired", "timeout a" }));
 }
 
 TEST_F(Sched, TimerTiedWithADeadlineFiresBeforeTheSleeperWakes)
@@ -561,7 +601,7 @@ TEST_F(Sched, TimerTiedWithADeadlineFiresBeforeTheSleeperWakes)
 	fake.timer = when;
 	ASSERT_EQ(sched_pick(), a);
 	EXPECT_EQ(vclock_now(), when);
-	EXPECT_EQ(fake.log, (Names{"timer fired", "timeout a"}));
+	EXPECT_EQ(fake.log, (Names{ "timer fired", "timeout a" }));
 }
 
 TEST_F(Sched, TimerAloneMovesTheClockForASpinner)
@@ -573,7 +613,7 @@ TEST_F(Sched, TimerAloneMovesTheClockForASpinner)
 	fake.on_timer = [s] { /* its signal: the spinner is interrupted */ (void)s; };
 	ASSERT_EQ(sched_pick(), s);
 	EXPECT_EQ(vclock_now(), when) << "the spinner waits for the timer, which time must reach";
-	EXPECT_EQ(fake.log, (Names{"timer fired"}));
+	EXPECT_EQ(fake.log, (Names{ "timer fired" }));
 }
 
 // ---- outside input ---------------------------------------------------------------------------
@@ -589,10 +629,10 @@ TEST_F(Sched, OutsideWaitGetsOnlyExternalDescriptorsAndTheNextDeadline)
 	Park(b, WaitOnFd(fb, false));
 	ASSERT_EQ(sched_pick(), a) << "the outside wait timed out: a's deadline came";
 	ASSERT_EQ(fake.outside.size(), 1u);
-	EXPECT_EQ(fake.outside[0].fds, std::vector<int>{fa}) << "b's pipe is inside the group";
+	EXPECT_EQ(fake.outside[0].fds, std::vector<int>{ fa }) << "b's pipe is inside the group";
 	EXPECT_EQ(fake.outside[0].timeout_ms, 3);
 	EXPECT_EQ(vclock_now(), deadline);
-	EXPECT_EQ(fake.log, (Names{"timeout a"}));
+	EXPECT_EQ(fake.log, (Names{ "timeout a" }));
 	close(p[0]);
 	close(p[1]);
 }
@@ -688,15 +728,19 @@ TEST_F(Sched, DeadlockIsReportedOnceThenASignalFromOutsideIsAwaited)
 // ---- futex wait queues -----------------------------------------------------------------------
 
 std::vector<std::string> woken_names;
-void Woken(struct task *t) { woken_names.push_back(Name(t)); }
+void Woken(struct task *t)
+{
+	woken_names.push_back(Name(t));
+}
 
 struct futex_key Key(uint64_t space, uint64_t off, uint64_t ino = 0)
 {
-	return futex_key{space, ino, off};
+	return futex_key{ space, ino, off };
 }
 
-class Futex : public Sched {
- protected:
+class Futex : public Sched
+{
+      protected:
 	void SetUp() override
 	{
 		Sched::SetUp();
@@ -723,7 +767,7 @@ TEST_F(Futex, WakesOldestFirstAndOnlyAsManyAsAsked)
 	futex_enqueue(c, k, ~0u);
 	EXPECT_EQ(futex_waiter_count(k), 3);
 	EXPECT_EQ(futex_first_waiter(k), b);
-	EXPECT_EQ(Wake(k, 2), (Names{"b", "a"})) << "enqueue order, not vtid order";
+	EXPECT_EQ(Wake(k, 2), (Names{ "b", "a" })) << "enqueue order, not vtid order";
 	EXPECT_FALSE(futex_queued(b));
 	EXPECT_TRUE(futex_queued(c));
 	EXPECT_EQ(futex_first_waiter(k), c);
@@ -737,7 +781,7 @@ TEST_F(Futex, WakingMoreThanAreWaitingWakesThoseThere)
 	futex_enqueue(a, k, ~0u);
 	futex_enqueue(b, k, ~0u);
 	int n = -1;
-	EXPECT_EQ(Wake(k, 10, ~0u, &n), (Names{"a", "b"}));
+	EXPECT_EQ(Wake(k, 10, ~0u, &n), (Names{ "a", "b" }));
 	EXPECT_EQ(n, 2);
 	EXPECT_EQ(Wake(k, 10, ~0u, &n), Names{}) << "an empty queue wakes nobody";
 	EXPECT_EQ(n, 0);
@@ -746,7 +790,7 @@ TEST_F(Futex, WakingMoreThanAreWaitingWakesThoseThere)
 	// the queue is whole again after it was emptied
 	futex_enqueue(b, k, ~0u);
 	futex_enqueue(a, k, ~0u);
-	EXPECT_EQ(Wake(k, 10), (Names{"b", "a"}));
+	EXPECT_EQ(Wake(k, 10), (Names{ "b", "a" }));
 }
 
 TEST_F(Futex, WakeOfNoneWakesNone)
@@ -762,7 +806,8 @@ TEST_F(Futex, WakeOfNoneWakesNone)
 TEST_F(Futex, KeysAreAddressSpaceAddressOrBackingObject)
 {
 	struct futex_key k1 = Key(1, 0x1000), k2 = Key(2, 0x1000), k3 = Key(1, 0x1004),
-			 shared = Key(0x803, 0x40, 1234), shared_other_file = Key(0x803, 0x40, 1235);
+			 shared = Key(0x803, 0x40, 1234),
+			 shared_other_file = Key(0x803, 0x40, 1235);
 	struct task *a = Named("a"), *b = Named("b"), *c = Named("c"), *d = Named("d"),
 		    *e = Named("e"), *f = Named("f");
 	futex_enqueue(a, k1, ~0u);
@@ -771,8 +816,8 @@ TEST_F(Futex, KeysAreAddressSpaceAddressOrBackingObject)
 	futex_enqueue(d, shared, ~0u);
 	futex_enqueue(e, k1, ~0u);
 	futex_enqueue(f, shared_other_file, ~0u);
-	EXPECT_EQ(Wake(k1, 10), (Names{"a", "e"}));
-	EXPECT_EQ(Wake(shared, 10), (Names{"d"}));
+	EXPECT_EQ(Wake(k1, 10), (Names{ "a", "e" }));
+	EXPECT_EQ(Wake(shared, 10), (Names{ "d" }));
 	EXPECT_EQ(futex_waiter_count(k2), 1);
 	EXPECT_EQ(futex_waiter_count(k3), 1);
 	EXPECT_EQ(futex_waiter_count(shared_other_file), 1);
@@ -786,9 +831,9 @@ TEST_F(Futex, BitsetsChooseWhomToWakeAndOnlyThoseCount)
 	futex_enqueue(b, k, 0x2);
 	futex_enqueue(c, k, 0x3);
 	futex_enqueue(d, k, 0x4);
-	EXPECT_EQ(Wake(k, 1, 0x2), (Names{"b"})) << "a does not match and is not counted";
+	EXPECT_EQ(Wake(k, 1, 0x2), (Names{ "b" })) << "a does not match and is not counted";
 	EXPECT_EQ(Wake(k, 10, 0x8), Names{}) << "no waiter has bit 3";
-	EXPECT_EQ(Wake(k, 10, 0x5), (Names{"a", "c", "d"}));
+	EXPECT_EQ(Wake(k, 10, 0x5), (Names{ "a", "c", "d" }));
 }
 
 TEST_F(Futex, DequeueLeavesTheOthersInOrder)
@@ -803,21 +848,21 @@ TEST_F(Futex, DequeueLeavesTheOthersInOrder)
 	futex_dequeue(c); // the newest: the next enqueue still goes last
 	futex_enqueue(d, k, ~0u);
 	EXPECT_FALSE(futex_queued(b));
-	EXPECT_EQ(Wake(k, 10), (Names{"a", "d"}));
+	EXPECT_EQ(Wake(k, 10), (Names{ "a", "d" }));
 }
 
 TEST_F(Futex, RequeueWakesThenMovesTheOldestOnes)
 {
 	struct futex_key from = Key(1, 0x100), to = Key(1, 0x200);
 	struct task *a = Named("a"), *b = Named("b"), *c = Named("c"), *d = Named("d");
-	for (struct task *t : {a, b, c, d})
+	for (struct task *t : { a, b, c, d })
 		futex_enqueue(t, from, ~0u);
 	woken_names.clear();
 	EXPECT_EQ(futex_requeue(from, to, 1, 2, Woken), 3) << "woken + requeued";
-	EXPECT_EQ(woken_names, (Names{"a"}));
+	EXPECT_EQ(woken_names, (Names{ "a" }));
 	EXPECT_EQ(futex_waiter_count(from), 1);
 	EXPECT_EQ(futex_first_waiter(from), d);
-	EXPECT_EQ(Wake(to, 10), (Names{"b", "c"}));
+	EXPECT_EQ(Wake(to, 10), (Names{ "b", "c" }));
 }
 
 TEST_F(Futex, RequeueOfMoreThanAreWaitingCountsThoseThere)
@@ -828,7 +873,7 @@ TEST_F(Futex, RequeueOfMoreThanAreWaitingCountsThoseThere)
 	futex_enqueue(b, from, ~0u);
 	woken_names.clear();
 	EXPECT_EQ(futex_requeue(from, to, 1, 10, Woken), 2);
-	EXPECT_EQ(woken_names, (Names{"a"}));
+	EXPECT_EQ(woken_names, (Names{ "a" }));
 	EXPECT_EQ(futex_waiter_count(to), 1);
 	woken_names.clear();
 	EXPECT_EQ(futex_requeue(from, to, 5, 5, Woken), 0) << "nobody left on from";
@@ -843,9 +888,9 @@ TEST_F(Futex, RequeueWakesAnyBitsetAndMovedWaitersKeepTheirs)
 	futex_enqueue(b, from, 0x2);
 	woken_names.clear();
 	EXPECT_EQ(futex_requeue(from, to, 1, 1, Woken), 2);
-	EXPECT_EQ(woken_names, (Names{"a"})) << "a requeue's wake matches every bitset";
+	EXPECT_EQ(woken_names, (Names{ "a" })) << "a requeue's wake matches every bitset";
 	EXPECT_EQ(Wake(to, 10, 0x1), Names{}) << "b still waits for bit 1 only";
-	EXPECT_EQ(Wake(to, 10, 0x2), (Names{"b"}));
+	EXPECT_EQ(Wake(to, 10, 0x2), (Names{ "b" }));
 }
 
 // All waiters are in one FIFO (like the waiters of one of the kernel's hash buckets): a
@@ -860,13 +905,13 @@ TEST_F(Futex, RequeuedWaitersKeepTheirPlaceInTheOneFifo)
 	woken_names.clear();
 	EXPECT_EQ(futex_requeue(from, to, 0, 2, Woken), 2);
 	EXPECT_TRUE(woken_names.empty());
-	EXPECT_EQ(Wake(to, 10), (Names{"a", "x", "b"}));
+	EXPECT_EQ(Wake(to, 10), (Names{ "a", "x", "b" }));
 	// onto its own key: nothing moves
 	futex_enqueue(a, from, ~0u);
 	futex_enqueue(b, from, ~0u);
 	woken_names.clear();
 	EXPECT_EQ(futex_requeue(from, from, 0, 1, Woken), 1);
-	EXPECT_EQ(Wake(from, 10), (Names{"a", "b"}));
+	EXPECT_EQ(Wake(from, 10), (Names{ "a", "b" }));
 }
 
 } // namespace

@@ -43,12 +43,30 @@ TEST(SyscallTable, BlockingCallsNeverRunFreely)
 {
 	// Calls that can sleep in the kernel must stop at the tracer, or one sleeping task
 	// would block the whole serial group.
-	const long must_stop[] = { __NR_read, __NR_write, __NR_futex, __NR_wait4, __NR_waitid,
-				   __NR_poll, __NR_ppoll, __NR_select, __NR_pselect6,
-				   __NR_epoll_wait, __NR_epoll_pwait, __NR_nanosleep,
-				   __NR_clock_nanosleep, __NR_pause, __NR_rt_sigsuspend,
-				   __NR_accept, __NR_accept4, __NR_recvfrom, __NR_sendto,
-				   __NR_flock, __NR_clone, __NR_clone3, __NR_fork, __NR_vfork };
+	const long must_stop[] = { __NR_read,
+				   __NR_write,
+				   __NR_futex,
+				   __NR_wait4,
+				   __NR_waitid,
+				   __NR_poll,
+				   __NR_ppoll,
+				   __NR_select,
+				   __NR_pselect6,
+				   __NR_epoll_wait,
+				   __NR_epoll_pwait,
+				   __NR_nanosleep,
+				   __NR_clock_nanosleep,
+				   __NR_pause,
+				   __NR_rt_sigsuspend,
+				   __NR_accept,
+				   __NR_accept4,
+				   __NR_recvfrom,
+				   __NR_sendto,
+				   __NR_flock,
+				   __NR_clone,
+				   __NR_clone3,
+				   __NR_fork,
+				   __NR_vfork };
 	for (long nr : must_stop) {
 		const syscall_entry *e = syscall_lookup(nr);
 		ASSERT_NE(e, nullptr) << nr;
@@ -73,7 +91,7 @@ TEST(SyscallTable, RowsNarrowedByValueStopForTheirValues)
 		ASSERT_NE(e, nullptr) << v.nr;
 		EXPECT_NE(e->cls, SC_ALLOW) << e->name;
 		EXPECT_NE(e->handler, &sys_none) << e->name;
-		EXPECT_TRUE(seen.insert({v.nr, v.value}).second) << e->name << " " << v.value;
+		EXPECT_TRUE(seen.insert({ v.nr, v.value }).second) << e->name << " " << v.value;
 		for (size_t j = 0; j < syscall_conditions_len; j++)
 			EXPECT_NE(syscall_conditions[j].nr, v.nr)
 				<< e->name << ": STOP_WHEN and STOP_WHEN_EQ on one row";
@@ -118,14 +136,15 @@ TEST(SyscallTable, ArgumentCountsMatchTheRunningKernel)
 	if (!std::ifstream(dir + "sys_enter_read/format"))
 		GTEST_SKIP() << "tracefs is not mounted at /sys/kernel/tracing";
 	const std::map<std::string, std::string> kernel_name = {
-		{ "stat", "newstat" }, { "lstat", "newlstat" }, { "fstat", "newfstat" },
-		{ "uname", "newuname" }, { "sendfile", "sendfile64" }, { "umount2", "umount" } };
+		{ "stat", "newstat" },   { "lstat", "newlstat" },      { "fstat", "newfstat" },
+		{ "uname", "newuname" }, { "sendfile", "sendfile64" }, { "umount2", "umount" }
+	};
 	int compared = 0;
 	for (size_t i = 0; i < syscall_table_len; i++) {
 		const syscall_entry &e = syscall_table[i];
 		auto alias = kernel_name.find(e.name);
-		std::ifstream f(dir + "sys_enter_" + (alias == kernel_name.end() ? e.name : alias->second) +
-				"/format");
+		std::ifstream f(dir + "sys_enter_" +
+				(alias == kernel_name.end() ? e.name : alias->second) + "/format");
 		if (!f)
 			continue; // not traceable on this kernel (rt_sigreturn, removed calls)
 		int fields = 0;
@@ -220,16 +239,70 @@ TEST(SyscallTable, EveryCallThatCanSleepStops)
 	// Calls that can sleep in the kernel until another task (or the outside) acts. One that
 	// ran freely would sleep with the group's only turn: every one must stop.
 	const char *sleeps[] = {
-		"read", "readv", "write", "writev", "open", "openat", "openat2", "creat",
-		"preadv2", "pwritev2", "recvfrom", "recvmsg", "recvmmsg", "sendto", "sendmsg",
-		"sendmmsg", "accept", "accept4", "connect", "sendfile", "splice", "tee",
-		"vmsplice", "copy_file_range", "poll", "ppoll", "select", "pselect6",
-		"epoll_wait", "epoll_pwait", "epoll_pwait2", "futex", "futex_waitv", "wait4",
-		"waitid", "nanosleep", "clock_nanosleep", "pause", "rt_sigsuspend",
-		"rt_sigtimedwait", "flock", "fcntl", "semop", "semtimedop", "msgsnd", "msgrcv",
-		"mq_timedsend", "mq_timedreceive", "ioctl", "syslog", "userfaultfd",
-		"io_setup", "io_uring_setup", "io_uring_enter", "clone", "clone3", "fork",
-		"vfork", "execve", "execveat", "exit", "exit_group", "seccomp", "ptrace",
+		"read",
+		"readv",
+		"write",
+		"writev",
+		"open",
+		"openat",
+		"openat2",
+		"creat",
+		"preadv2",
+		"pwritev2",
+		"recvfrom",
+		"recvmsg",
+		"recvmmsg",
+		"sendto",
+		"sendmsg",
+		"sendmmsg",
+		"accept",
+		"accept4",
+		"connect",
+		"sendfile",
+		"splice",
+		"tee",
+		"vmsplice",
+		"copy_file_range",
+		"poll",
+		"ppoll",
+		"select",
+		"pselect6",
+		"epoll_wait",
+		"epoll_pwait",
+		"epoll_pwait2",
+		"futex",
+		"futex_waitv",
+		"wait4",
+		"waitid",
+		"nanosleep",
+		"clock_nanosleep",
+		"pause",
+		"rt_sigsuspend",
+		"rt_sigtimedwait",
+		"flock",
+		"fcntl",
+		"semop",
+		"semtimedop",
+		"msgsnd",
+		"msgrcv",
+		"mq_timedsend",
+		"mq_timedreceive",
+		"ioctl",
+		"syslog",
+		"userfaultfd",
+		"io_setup",
+		"io_uring_setup",
+		"io_uring_enter",
+		"clone",
+		"clone3",
+		"fork",
+		"vfork",
+		"execve",
+		"execveat",
+		"exit",
+		"exit_group",
+		"seccomp",
+		"ptrace",
 	};
 	for (const char *name : sleeps) {
 		const syscall_entry *e = nullptr;
@@ -241,8 +314,8 @@ TEST(SyscallTable, EveryCallThatCanSleepStops)
 	}
 	// The free-running calls that wait at all wait for the disk or the kernel alone,
 	// never for another task: their rows say so.
-	for (const char *name : { "fsync", "fdatasync", "sync", "syncfs", "sync_file_range",
-				  "msync" }) {
+	for (const char *name :
+	     { "fsync", "fdatasync", "sync", "syncfs", "sync_file_range", "msync" }) {
 		const syscall_entry *e = nullptr;
 		for (size_t i = 0; i < syscall_table_len && !e; i++)
 			if (!strcmp(syscall_table[i].name, name))

@@ -10,19 +10,32 @@ extern "C" {
 #include "scheduler/vclock.h"
 }
 
-namespace {
+namespace
+{
 
 constexpr int64_t kSec = 1000000000LL;
 
 // The kernel's encoding of CPU-time clocks of other processes and threads, and of
 // dynamic (device) clocks: clock_getcpuclockid(3), pthread_getcpuclockid(3), FD_TO_CLOCKID.
-clockid_t ProcessCpuClock(pid_t pid) { return (clockid_t)(((unsigned)~pid << 3) | 2); }
-clockid_t ThreadCpuClock(pid_t tid) { return (clockid_t)(((unsigned)~tid << 3) | 6); }
-clockid_t FdClock(int fd) { return (clockid_t)(((unsigned)~fd << 3) | 3); }
+clockid_t ProcessCpuClock(pid_t pid)
+{
+	return (clockid_t)(((unsigned)~pid << 3) | 2);
+}
+clockid_t ThreadCpuClock(pid_t tid)
+{
+	return (clockid_t)(((unsigned)~tid << 3) | 6);
+}
+clockid_t FdClock(int fd)
+{
+	return (clockid_t)(((unsigned)~fd << 3) | 3);
+}
 
 // Restores the default epoch however a test ends.
 struct EpochGuard {
-	~EpochGuard() { vclock_set_epoch(1893456000); }
+	~EpochGuard()
+	{
+		vclock_set_epoch(1893456000);
+	}
 };
 
 TEST(VClock, StartsAfterBootAndEachStepIsOneEventsWorth)
@@ -51,8 +64,8 @@ TEST(VClock, AdvanceNeverRunsBackwards)
 
 TEST(VClock, MonotonicFamilyReadsTheClockItself)
 {
-	for (clockid_t clk : {CLOCK_MONOTONIC, CLOCK_MONOTONIC_COARSE, CLOCK_MONOTONIC_RAW,
-			      CLOCK_BOOTTIME, CLOCK_BOOTTIME_ALARM}) {
+	for (clockid_t clk : { CLOCK_MONOTONIC, CLOCK_MONOTONIC_COARSE, CLOCK_MONOTONIC_RAW,
+			       CLOCK_BOOTTIME, CLOCK_BOOTTIME_ALARM }) {
 		int64_t ns = -1;
 		ASSERT_EQ(vclock_read(clk, &ns), 0) << "clock " << clk;
 		EXPECT_EQ(ns, vclock_now()) << "clock " << clk;
@@ -64,7 +77,8 @@ TEST(VClock, RealtimeFamilyIsMonotonicPlusTheEpoch)
 	EpochGuard guard;
 	vclock_set_epoch(1000);
 	EXPECT_EQ(vclock_epoch_ns(), 1000 * kSec - VCLOCK_BOOT_NS);
-	for (clockid_t clk : {CLOCK_REALTIME, CLOCK_REALTIME_COARSE, CLOCK_TAI, CLOCK_REALTIME_ALARM}) {
+	for (clockid_t clk :
+	     { CLOCK_REALTIME, CLOCK_REALTIME_COARSE, CLOCK_TAI, CLOCK_REALTIME_ALARM }) {
 		int64_t ns = -1;
 		ASSERT_EQ(vclock_read(clk, &ns), 0) << "clock " << clk;
 		// at boot the realtime clock shows the epoch; it moves with the monotonic clock
@@ -80,8 +94,9 @@ TEST(VClock, RealtimeFamilyIsMonotonicPlusTheEpoch)
 TEST(VClock, CpuClocksFollowTheTimelineSinceStart)
 {
 	int64_t want = vclock_now() - VCLOCK_BOOT_NS;
-	for (clockid_t clk : {(clockid_t)CLOCK_PROCESS_CPUTIME_ID, (clockid_t)CLOCK_THREAD_CPUTIME_ID,
-			      ProcessCpuClock(1234), ThreadCpuClock(1235), ProcessCpuClock(0)}) {
+	for (clockid_t clk :
+	     { (clockid_t)CLOCK_PROCESS_CPUTIME_ID, (clockid_t)CLOCK_THREAD_CPUTIME_ID,
+	       ProcessCpuClock(1234), ThreadCpuClock(1235), ProcessCpuClock(0) }) {
 		int64_t ns = -1;
 		ASSERT_EQ(vclock_read(clk, &ns), 0) << "clock " << clk;
 		EXPECT_EQ(ns, want) << "clock " << clk;
@@ -90,7 +105,7 @@ TEST(VClock, CpuClocksFollowTheTimelineSinceStart)
 
 TEST(VClock, UnknownAndDeviceClocksAreInvalidAndLeaveTheResultAlone)
 {
-	for (clockid_t clk : {(clockid_t)12, (clockid_t)16, (clockid_t)1000, FdClock(3)}) {
+	for (clockid_t clk : { (clockid_t)12, (clockid_t)16, (clockid_t)1000, FdClock(3) }) {
 		int64_t ns = 42;
 		EXPECT_EQ(vclock_read(clk, &ns), -EINVAL) << "clock " << clk;
 		EXPECT_EQ(ns, 42) << "clock " << clk;
@@ -126,8 +141,8 @@ TEST(VClock, DeadlinesOnOtherClocksBecomeMonotonicOnes)
 
 TEST(VClock, TimespecConversionsRoundTrip)
 {
-	for (int64_t ns : std::initializer_list<int64_t>{0, 1, 999999999, kSec, 2 * kSec - 1,
-							   VCLOCK_BOOT_NS + 123456789}) {
+	for (int64_t ns : std::initializer_list<int64_t>{ 0, 1, 999999999, kSec, 2 * kSec - 1,
+							  VCLOCK_BOOT_NS + 123456789 }) {
 		struct timespec ts = ns_to_timespec(ns);
 		EXPECT_GE(ts.tv_nsec, 0);
 		EXPECT_LT(ts.tv_nsec, kSec);

@@ -153,7 +153,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 
 	/* An accepted log: the header first, then records replay can use, in order. */
-	check(log.n >= 1 && log.records && log.times && log.offsets, "accepted log without records");
+	check(log.n >= 1 && log.records && log.times && log.offsets,
+	      "accepted log without records");
 	check(log.file_size == size, "file_size is not the input size");
 	check(log.records[0]->kind_case == DETRUN__LOG__RECORD__KIND_HEADER,
 	      "first record is not the header");
@@ -165,7 +166,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(log.records[i] != NULL, "NULL record");
 		check(log.offsets[i] >= LOG_MAGIC_LEN && log.offsets[i] + 8 < size,
 		      "record offset outside the file");
-		check(i == 0 || log.offsets[i] >= log.offsets[i - 1], "record offsets go backwards");
+		check(i == 0 || log.offsets[i] >= log.offsets[i - 1],
+		      "record offsets go backwards");
 		if (i == 0)
 			continue;
 		time += log.records[i]->dt; /* wraps like the reader's sum */
@@ -174,8 +176,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(log.records[i]->kind_case != DETRUN__LOG__RECORD__KIND_END || i == log.n - 1,
 		      "records after the end record");
 	}
-	check(log.complete == (log.n > 1 && log.records[log.n - 1]->kind_case ==
-						  DETRUN__LOG__RECORD__KIND_END),
+	check(log.complete == (log.n > 1 &&
+			       log.records[log.n - 1]->kind_case == DETRUN__LOG__RECORD__KIND_END),
 	      "complete does not say whether the log ends with an end record");
 	sink += s;
 
@@ -259,13 +261,14 @@ static void fix_checksums(uint8_t *data, size_t size)
 	struct span b[MAX_BLOCKS];
 	size_t n = find_blocks(data, size, b);
 	for (size_t i = 0; i < n; i++)
-		set_le32(data + b[i].off + 4, (uint32_t)crc32(0L, data + b[i].off + 8, (uInt)b[i].len));
+		set_le32(data + b[i].off + 4,
+			 (uint32_t)crc32(0L, data + b[i].off + 8, (uInt)b[i].len));
 }
 
 /* Replaces data[at, at+old_len) by a mutation of it, moving the tail; returns the new size
  * or 0 if it would not fit. *new_len is the mutated region's length. */
-static size_t mutate_region(uint8_t *data, size_t size, size_t max_size, size_t at,
-			    size_t old_len, size_t *new_len)
+static size_t mutate_region(uint8_t *data, size_t size, size_t max_size, size_t at, size_t old_len,
+			    size_t *new_len)
 {
 	size_t tail = size - at - old_len;
 	size_t room = max_size - size + old_len;
@@ -316,7 +319,8 @@ static size_t mutate_record(uint8_t *data, size_t size, size_t max_size)
 	if (size + 2 > max_size)
 		return 0;
 	size_t body_len;
-	size_t sz = mutate_region(data, size, max_size - 2, rec.off + used, (size_t)rlen, &body_len);
+	size_t sz = mutate_region(data, size, max_size - 2, rec.off + used, (size_t)rlen,
+				  &body_len);
 	if (!sz)
 		return 0;
 	uint8_t hdr[10];

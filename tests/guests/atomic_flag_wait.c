@@ -10,7 +10,7 @@
 
 #include "selfcheck.h"
 
-static atomic_int flag;           /* whose turn: odd = worker, even = main */
+static atomic_int flag;            /* whose turn: odd = worker, even = main */
 static unsigned long shared_value; /* written before the flag is released */
 static int rounds;
 
@@ -59,8 +59,8 @@ int main(int argc, char **argv)
 	for (int r = 0; r < rounds; r++) {
 		while (atomic_load_explicit(&flag, memory_order_acquire) != 2 * r + 1)
 			__builtin_ia32_pause(); /* pure spin: no syscall, no store */
-		CHECK(shared_value == want_published(r), "round %d: worker published %lu, want %lu", r,
-		      shared_value, want_published(r));
+		CHECK(shared_value == want_published(r), "round %d: worker published %lu, want %lu",
+		      r, shared_value, want_published(r));
 		printf("round %d: worker published %lu\n", r, shared_value);
 		shared_value += 7;
 		atomic_store_explicit(&flag, 2 * r + 2, memory_order_release);

@@ -16,8 +16,8 @@ static void show(const char *what, int r, const struct timex *tx)
 		return;
 	}
 	printf("%s: state %d time %lld.%06ld offset %ld freq %ld status %#x tick %ld\n", what, r,
-	       (long long)tx->time.tv_sec, (long)tx->time.tv_usec, tx->offset, tx->freq,
-	       tx->status, tx->tick);
+	       (long long)tx->time.tv_sec, (long)tx->time.tv_usec, tx->offset, tx->freq, tx->status,
+	       tx->tick);
 }
 
 int main(int argc, char **argv)

@@ -135,7 +135,9 @@ static int by_dlopen(const char *lib)
 		if (round == 1)
 			first = (void *)brand;
 		printf("dlopen round %d%s: %s\n", round,
-		       round == 1 ? "" : (void *)brand == first ? " (same address)" : " (elsewhere)",
+		       round == 1               ? ""
+		       : (void *)brand == first ? " (same address)"
+						: " (elsewhere)",
 		       text);
 		dlclose(h);
 	}

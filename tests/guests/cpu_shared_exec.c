@@ -27,8 +27,8 @@ int main(int argc, char **argv)
 		perror(argv[1]);
 		return 1;
 	}
-	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_SHARED,
-		       fd, 0);
+	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_SHARED, fd,
+		       0);
 	if (p == MAP_FAILED) {
 		perror("mmap");
 		return 1;

@@ -27,9 +27,9 @@ static const char *action(int sig)
 		return "default";
 	if (sa.sa_handler == SIG_IGN)
 		return "ignore";
-	return sa.sa_handler == on_signal ? (sa.sa_flags & SA_RESETHAND ? "handler/resethand"
-									 : "handler")
-					  : "other";
+	return sa.sa_handler == on_signal
+		       ? (sa.sa_flags & SA_RESETHAND ? "handler/resethand" : "handler")
+		       : "other";
 }
 
 static void show(const char *when)

@@ -63,8 +63,8 @@ static void *vdso_symbol(uintptr_t base, const char *symbol)
 
 static void read_clocks(const char *how, uintptr_t base)
 {
-	int (*gettime)(clockid_t, struct timespec *) =
-		(int (*)(clockid_t, struct timespec *))vdso_symbol(base, "__vdso_clock_gettime");
+	int (*gettime)(clockid_t, struct timespec *) = (int (*)(clockid_t, struct timespec *))
+		vdso_symbol(base, "__vdso_clock_gettime");
 	if (!gettime) {
 		printf("%s: vDSO without __vdso_clock_gettime\n", how);
 		return;

@@ -60,7 +60,7 @@ int main(int argc, char **argv)
 		}
 		close(fd[1]);
 		rd[i] = fd[0];
-		struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (unsigned)i};
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (unsigned)i };
 		if (epoll_ctl(ep, EPOLL_CTL_ADD, fd[0], &ev)) {
 			perror("epoll_ctl");
 			return 1;
@@ -68,11 +68,12 @@ int main(int argc, char **argv)
 	}
 	/* what each pipe must deliver, whatever the chunking: "a0;a1;..." */
 	static char want[16][4096], got[16][4096];
-	size_t want_len[16], got_len[16] = {0};
+	size_t want_len[16], got_len[16] = { 0 };
 	for (int i = 0; i < n; i++) {
 		want_len[i] = 0;
 		for (int j = 0; j < msgs && want_len[i] < sizeof want[i] - 32; j++)
-			want_len[i] += (size_t)snprintf(want[i] + want_len[i], 32, "%c%d;", 'a' + i, j);
+			want_len[i] += (size_t)snprintf(want[i] + want_len[i], 32, "%c%d;", 'a' + i,
+							j);
 	}
 	int open_pipes = n, waits = 0;
 	while (open_pipes > 0) {
@@ -98,10 +99,11 @@ int main(int argc, char **argv)
 				       evs[e].events & EPOLLIN ? " IN" : "",
 				       evs[e].events & EPOLLHUP ? " HUP" : "", (int)r, buf);
 			} else if (r == 0) {
-				CHECK(got_len[i] == want_len[i] && !memcmp(got[i], want[i], want_len[i]),
+				CHECK(got_len[i] == want_len[i] &&
+					      !memcmp(got[i], want[i], want_len[i]),
 				      "pipe %d delivered %zu bytes (\"%.*s\"), want \"%.*s\"", i,
-				      got_len[i], (int)(got_len[i] < 4096 ? got_len[i] : 4096), got[i],
-				      (int)want_len[i], want[i]);
+				      got_len[i], (int)(got_len[i] < 4096 ? got_len[i] : 4096),
+				      got[i], (int)want_len[i], want[i]);
 				printf("  pipe %d: EOF\n", i);
 				epoll_ctl(ep, EPOLL_CTL_DEL, rd[i], NULL);
 				close(rd[i]);

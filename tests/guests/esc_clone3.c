@@ -61,7 +61,8 @@ static long raw_clone3(struct clone_args *args, void *stack_top)
 			 "syscall\n\t"
 			 "mov %%r12, %%rsp"
 			 : "=a"(ret), "=D"(rdi)
-			 : "a"((long)SYS_clone3), "D"(args), "S"(sizeof(*args)), [top] "r"(stack_top)
+			 : "a"((long)SYS_clone3), "D"(args),
+			   "S"(sizeof(*args)), [top] "r"(stack_top)
 			 : "r12", "rcx", "r11", "memory", "cc");
 	arg_after = rdi;
 	return ret;

@@ -43,8 +43,8 @@ static void show(const char *what)
 	int pdeath = -1;
 	prctl(PR_GET_PDEATHSIG, &pdeath);
 	prctl(PR_GET_TSC, &tsc);
-	printf("%s: pdeathsig %d, seccomp %d, tsc %d, %s\n", what, pdeath,
-	       prctl(PR_GET_SECCOMP), tsc, status);
+	printf("%s: pdeathsig %d, seccomp %d, tsc %d, %s\n", what, pdeath, prctl(PR_GET_SECCOMP),
+	       tsc, status);
 }
 
 static int own_filter(void)

@@ -24,9 +24,10 @@ static void show_stat(const char *path)
 	printf("%-8s ino %lu dev %lu size %ld atime %ld.%09ld mtime %ld.%09ld ctime %ld.%09ld "
 	       "statx ino %llu btime %lld.%09u\n",
 	       strrchr(path, '/') + 1, (unsigned long)st.st_ino, (unsigned long)st.st_dev,
-	       (long)st.st_size, (long)st.st_atim.tv_sec, st.st_atim.tv_nsec, (long)st.st_mtim.tv_sec,
-	       st.st_mtim.tv_nsec, (long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec,
-	       (unsigned long long)sx.stx_ino, (long long)sx.stx_btime.tv_sec, sx.stx_btime.tv_nsec);
+	       (long)st.st_size, (long)st.st_atim.tv_sec, st.st_atim.tv_nsec,
+	       (long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, (long)st.st_ctim.tv_sec,
+	       st.st_ctim.tv_nsec, (unsigned long long)sx.stx_ino, (long long)sx.stx_btime.tv_sec,
+	       sx.stx_btime.tv_nsec);
 }
 
 int main(int argc, char **argv)
@@ -34,8 +35,9 @@ int main(int argc, char **argv)
 	char dir[] = "/tmp/detrun-inv-files-XXXXXX";
 	if (!mkdtemp(dir))
 		return 1;
-	const char *names[] = { "zeta", "alpha", "mu", "beta", "omega", "kappa", "delta", "pi",
-				"epsilon", "gamma", "lambda", "sigma", "tau", "chi", "rho", "nu" };
+	const char *names[] = { "zeta",  "alpha", "mu",      "beta",  "omega",  "kappa",
+				"delta", "pi",    "epsilon", "gamma", "lambda", "sigma",
+				"tau",   "chi",   "rho",     "nu" };
 	char path[256];
 	for (int i = 0; i < 16; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
@@ -57,7 +59,8 @@ int main(int argc, char **argv)
 			/* Entries are packed in the small buffer: read their fields in place. */
 			const char *name = buf + off + offsetof(struct dirent64, d_name);
 			unsigned short reclen;
-			memcpy(&reclen, buf + off + offsetof(struct dirent64, d_reclen), sizeof(reclen));
+			memcpy(&reclen, buf + off + offsetof(struct dirent64, d_reclen),
+			       sizeof(reclen));
 			if (name[0] != '.') {
 				printf(" %s", name);
 				listed++;

@@ -31,7 +31,9 @@ static void credentials(void)
 		struct ucred c = { getpid(), getuid(), getgid() };
 		char ctl[CMSG_SPACE(sizeof(c))] = { 0 }, byte = 'x';
 		struct iovec iov = { &byte, 1 };
-		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+		struct msghdr m = { .msg_iov = &iov,
+				    .msg_iovlen = 1,
+				    .msg_control = ctl,
 				    .msg_controllen = sizeof(ctl) };
 		struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
 		cm->cmsg_level = SOL_SOCKET, cm->cmsg_type = SCM_CREDENTIALS;
@@ -42,7 +44,9 @@ static void credentials(void)
 	}
 	char ctl[CMSG_SPACE(sizeof(struct ucred))], byte;
 	struct iovec iov = { &byte, 1 };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+	struct msghdr m = { .msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = ctl,
 			    .msg_controllen = sizeof(ctl) };
 	recvmsg(sv[1], &m, 0);
 	struct ucred c;
@@ -88,15 +92,18 @@ int main(void)
 	uname(&u);
 	char host[64];
 	gethostname(host, sizeof(host));
-	CHECK(!strcmp(u.nodename, host), "uname's node %s is not the hostname %s", u.nodename, host);
+	CHECK(!strcmp(u.nodename, host), "uname's node %s is not the hostname %s", u.nodename,
+	      host);
 	printf("uname %s %s %s %s %s hostname %s\n", u.sysname, u.nodename, u.release, u.version,
 	       u.machine, host);
 	cpu_set_t set;
 	sched_getaffinity(0, sizeof(set), &set);
 	CHECK(CPU_COUNT(&set) >= 1 && sched_getcpu() >= 0 && CPU_ISSET(sched_getcpu(), &set),
-	      "sched_getcpu says %d, outside the affinity (%d CPUs)", sched_getcpu(), CPU_COUNT(&set));
-	printf("cpus: onln %ld conf %ld affinity %d sched_getcpu %d\n", sysconf(_SC_NPROCESSORS_ONLN),
-	       sysconf(_SC_NPROCESSORS_CONF), CPU_COUNT(&set), sched_getcpu());
+	      "sched_getcpu says %d, outside the affinity (%d CPUs)", sched_getcpu(),
+	      CPU_COUNT(&set));
+	printf("cpus: onln %ld conf %ld affinity %d sched_getcpu %d\n",
+	       sysconf(_SC_NPROCESSORS_ONLN), sysconf(_SC_NPROCESSORS_CONF), CPU_COUNT(&set),
+	       sched_getcpu());
 	f = fopen("/proc/cpuinfo", "r");
 	char line[512];
 	int processors = 0;
@@ -110,6 +117,7 @@ int main(void)
 		online[strcspn(online, "\n")] = 0;
 	if (f)
 		fclose(f);
-	printf("/proc/cpuinfo processors %d /sys/devices/system/cpu/online %s\n", processors, online);
+	printf("/proc/cpuinfo processors %d /sys/devices/system/cpu/online %s\n", processors,
+	       online);
 	return 0;
 }

@@ -33,8 +33,8 @@ int main(void)
 	char comm[32] = "";
 	CHECK(f && fscanf(f, "%d %31s", &pid, comm) == 2, "cannot parse /proc/self/stat");
 	fclose(f);
-	CHECK(pid == getpid() && !strcmp(comm, "(inv_proc)"), "/proc/self/stat says %d %s, want %d (inv_proc)",
-	      pid, comm, getpid());
+	CHECK(pid == getpid() && !strcmp(comm, "(inv_proc)"),
+	      "/proc/self/stat says %d %s, want %d (inv_proc)", pid, comm, getpid());
 	struct sysinfo si;
 	CHECK(sysinfo(&si) == 0, "sysinfo failed: %s", strerror(errno));
 	printf("sysinfo uptime %ld totalram %lu freeram %lu procs %u\n", si.uptime, si.totalram,

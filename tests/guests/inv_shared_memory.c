@@ -12,7 +12,10 @@
 
 #include "selfcheck.h"
 
-enum { WRITERS = 3, ROUNDS = 200000 };
+enum {
+	WRITERS = 3,
+	ROUNDS = 200000
+};
 
 struct area {
 	volatile long counter;
@@ -39,7 +42,8 @@ static void race(struct area *a, const char *name)
 	int st, waited = 0;
 	pid_t w;
 	while ((w = wait(&st)) > 0) {
-		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: writer %d ended 0x%x", name, w, st);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: writer %d ended 0x%x", name, w,
+		      st);
 		waited++;
 	}
 	CHECK(waited == WRITERS, "%s: %d writers waited for, want %d", name, waited, WRITERS);
@@ -51,7 +55,8 @@ static void race(struct area *a, const char *name)
 
 int main(void)
 {
-	race(mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0), "anonymous");
+	race(mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0),
+	     "anonymous");
 	int mfd = memfd_create("inv", 0);
 	ftruncate(mfd, 4096);
 	race(mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0), "memfd");

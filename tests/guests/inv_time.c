@@ -16,7 +16,7 @@ static void show(const char *name, clockid_t id)
 	CHECK(!clock_gettime(id, &ts) && !clock_getres(id, &res), "clock %s: %s", name,
 	      strerror(errno));
 	printf("%-24s %lld.%09ld (res %ld ns)\n", name, (long long)ts.tv_sec, ts.tv_nsec,
-		       res.tv_nsec);
+	       res.tv_nsec);
 }
 
 int main(void)
@@ -60,7 +60,8 @@ int main(void)
 	clock_gettime(CLOCK_MONOTONIC, &before);
 	nanosleep(&nap, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &after);
-	long long slept = (after.tv_sec - before.tv_sec) * 1000000000LL + after.tv_nsec - before.tv_nsec;
+	long long slept = (after.tv_sec - before.tv_sec) * 1000000000LL + after.tv_nsec -
+			  before.tv_nsec;
 	CHECK(slept >= 5000000, "nanosleep of 5 ms took %lld ns", slept);
 	printf("nanosleep 5ms took %lld ns, at least 5ms: %d\n", slept, slept >= 5000000);
 	return 0;

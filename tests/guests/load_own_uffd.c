@@ -44,13 +44,14 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < size; i += 64)
 			sum += buf[i] = (unsigned char)(buf[i] * 31 + p);
 	if (uffd < 0) {
-		printf("no userfaultfd: syscall %s, device %s (sum %llu)\n", strerror(syscall_errno),
-		       strerror(device_errno), (unsigned long long)sum);
+		printf("no userfaultfd: syscall %s, device %s (sum %llu)\n",
+		       strerror(syscall_errno), strerror(device_errno), (unsigned long long)sum);
 		return 0;
 	}
 	struct uffdio_register reg = { .range = { (uint64_t)(uintptr_t)buf, size },
 				       .mode = UFFDIO_REGISTER_MODE_MISSING };
 	int r = ioctl(uffd, UFFDIO_REGISTER, &reg);
-	printf("register: %s (sum %llu)\n", r == 0 ? "ok" : strerror(errno), (unsigned long long)sum);
+	printf("register: %s (sum %llu)\n", r == 0 ? "ok" : strerror(errno),
+	       (unsigned long long)sum);
 	return 0;
 }

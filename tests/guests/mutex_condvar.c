@@ -115,9 +115,11 @@ int main(int argc, char **argv)
 	producers_left = nprod;
 	pthread_t p[MAXT], c[MAXT];
 	for (long i = 0; i < ncons; i++)
-		CHECK(pthread_create(&c[i], NULL, consumer, (void *)i) == 0, "pthread_create failed");
+		CHECK(pthread_create(&c[i], NULL, consumer, (void *)i) == 0,
+		      "pthread_create failed");
 	for (long i = 0; i < nprod; i++)
-		CHECK(pthread_create(&p[i], NULL, producer, (void *)i) == 0, "pthread_create failed");
+		CHECK(pthread_create(&p[i], NULL, producer, (void *)i) == 0,
+		      "pthread_create failed");
 	for (int i = 0; i < nprod; i++)
 		pthread_join(p[i], NULL);
 	for (int i = 0; i < ncons; i++)

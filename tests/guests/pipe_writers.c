@@ -19,7 +19,7 @@
  * the order it wrote them. */
 static void check_lines(const char *all, size_t len, int n, int lines)
 {
-	int next[16] = {0};
+	int next[16] = { 0 };
 	size_t want = 0;
 	char line[64];
 	for (int i = 0; i < n; i++)
@@ -103,7 +103,7 @@ int main(int argc, char **argv)
 	check_lines(all, len, n, lines);
 	fwrite(all, 1, len, stdout);
 	printf("total %zu bytes\n", len);
-	bool waited[16] = {false};
+	bool waited[16] = { false };
 	for (int k = 0; k < n; k++) {
 		int st;
 		pid_t p = wait(&st);

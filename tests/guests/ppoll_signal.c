@@ -25,7 +25,8 @@ int main(int argc, char **argv)
 {
 	int fd = 0;
 	if (argc > 1) {
-		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(atoi(argv[1])),
+		struct sockaddr_in a = { .sin_family = AF_INET,
+					 .sin_port = htons(atoi(argv[1])),
 					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 		fd = socket(AF_INET, SOCK_STREAM, 0);
 		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
@@ -43,7 +44,7 @@ int main(int argc, char **argv)
 	alarm(1);
 	struct pollfd p = { fd, POLLIN, 0 };
 	int r = ppoll(&p, 1, NULL, &none);
-	printf("ppoll=%d %s revents=%#x alarms=%d\n", r, r < 0 ? strerror(errno) : "-",
-	       p.revents, (int)alarms);
+	printf("ppoll=%d %s revents=%#x alarms=%d\n", r, r < 0 ? strerror(errno) : "-", p.revents,
+	       (int)alarms);
 	return 0;
 }

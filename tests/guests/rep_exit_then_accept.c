@@ -83,7 +83,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	char line[64];
-	int n = snprintf(line, sizeof(line), "sigchld pending at accept: %s\n", seen ? "yes" : "no");
+	int n = snprintf(line, sizeof(line), "sigchld pending at accept: %s\n",
+			 seen ? "yes" : "no");
 	if (write(c, line, (size_t)n) != n)
 		return 1;
 	int status;

@@ -75,7 +75,8 @@ static int set_key(int fd, int i)
 {
 	char req[128], value[32], line[256];
 	snprintf(value, sizeof(value), "v%d", i * 7);
-	int n = mc ? snprintf(req, sizeof(req), "set k%d 0 0 %zu\r\n%s\r\n", i, strlen(value), value)
+	int n = mc ? snprintf(req, sizeof(req), "set k%d 0 0 %zu\r\n%s\r\n", i, strlen(value),
+			      value)
 		   : snprintf(req, sizeof(req), "SET k%d %s\n", i, value);
 	if (!send_all(fd, req, (size_t)n) || !read_line(fd, line, sizeof(line)))
 		return -1;

@@ -32,7 +32,8 @@ static int vm_child(void *arg)
 		sched_yield();
 	strcpy(shared_word, "alive");
 	char line[64];
-	int n = snprintf(line, sizeof(line), "vm child: %s after its creator exited\n", shared_word);
+	int n = snprintf(line, sizeof(line), "vm child: %s after its creator exited\n",
+			 shared_word);
 	syscall(SYS_write, pipe_wr, line, (size_t)n);
 	syscall(SYS_exit, 0);
 	return 0;
@@ -69,7 +70,8 @@ int main(void)
 	close(p[1]);
 	int status;
 	waitpid(creator_pid, &status, 0);
-	printf("creator: exit %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	printf("creator: exit %d\n",
+	       WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 	char buf[128];
 	ssize_t n = read(p[0], buf, sizeof(buf) - 1);
 	buf[n > 0 ? n : 0] = 0;

@@ -34,7 +34,7 @@ static void child(const char *how, int fd, int forbidden)
 	syscall(SYS_write, fd, hello, sizeof(hello) - 1);
 	if (forbidden)
 		syscall(SYS_getpid); /* not allowed: SIGKILL */
-	syscall(SYS_exit, 7); /* _exit, not exit_group: only the former is allowed */
+	syscall(SYS_exit, 7);        /* _exit, not exit_group: only the former is allowed */
 }
 
 static void run(const char *how, int forbidden)

@@ -51,7 +51,7 @@ int main(int argc, char **argv)
 		statuses += WEXITSTATUS(status);
 	}
 	long n = (long)rounds * threads;
-	printf("threads %ld total %ld (want %ld), child statuses %ld\n", n, total,
-	       n * (n - 1) / 2, statuses);
+	printf("threads %ld total %ld (want %ld), child statuses %ld\n", n, total, n * (n - 1) / 2,
+	       statuses);
 	return total == n * (n - 1) / 2 ? 0 : 1;
 }

@@ -35,10 +35,10 @@ selfcheck_failed(const char *fmt, ...)
 }
 
 /* CHECK(condition, "printf format", ...): the failure says which condition and why. */
-#define CHECK(cond, ...)                                                                   \
-	do {                                                                               \
-		if (!(cond))                                                               \
-			selfcheck_failed(__VA_ARGS__);                                     \
+#define CHECK(cond, ...) \
+	do { \
+		if (!(cond)) \
+			selfcheck_failed(__VA_ARGS__); \
 	} while (0)
 
 #endif

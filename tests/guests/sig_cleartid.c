@@ -43,6 +43,7 @@ int main(void)
 		syscall(SYS_futex, &child_tid, FUTEX_WAIT, tid, NULL, NULL, 0);
 	int st;
 	waitpid(child, &st, 0);
-	printf("sig_cleartid: woken, child killed by signal %d\n", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	printf("sig_cleartid: woken, child killed by signal %d\n",
+	       WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 	return 0;
 }

@@ -18,6 +18,7 @@ int main(void)
 	}
 	line[n] = 0;
 	line[strcspn(line, "\n")] = 0;
-	printf("read '%s' in the %s\n", line, tcgetpgrp(0) == getpgrp() ? "foreground" : "background");
+	printf("read '%s' in the %s\n", line,
+	       tcgetpgrp(0) == getpgrp() ? "foreground" : "background");
 	return 0;
 }

@@ -154,18 +154,19 @@ int main(int argc, char **argv)
 		usr1_count = usr2_count = 0;
 		sigprocmask(SIG_UNBLOCK, &usr, NULL);
 		char c, rep[128];
-		xwrite(q[1], "\001", 1); /* parent: send SIGUSR1, then write 'x' */
+		xwrite(q[1], "\001", 1);       /* parent: send SIGUSR1, then write 'x' */
 		ssize_t r = read(p[0], &c, 1); /* SIGUSR1 arrives, read restarts, gets 'x' */
 		CHECK(r == 1 && c == 'x' && usr1_count == 1,
 		      "SA_RESTART read returned %zd, %d handler run(s); want 1 byte 'x', 1 run", r,
 		      (int)usr1_count);
-		int n = snprintf(rep, sizeof rep, "child: SA_RESTART read returned %zd '%c', %d handler run(s)\n",
-				 r, r == 1 ? c : '?', (int)usr1_count);
+		int n = snprintf(rep, sizeof rep,
+				 "child: SA_RESTART read returned %zd '%c', %d handler run(s)\n", r,
+				 r == 1 ? c : '?', (int)usr1_count);
 		xwrite(q[1], rep, (size_t)n);
 		int e;
 		for (;;) {
 			xwrite(q[1], "\002", 1); /* parent: send SIGUSR2 */
-			r = read(p[0], &c, 1); /* SIGUSR2 arrives: EINTR */
+			r = read(p[0], &c, 1);   /* SIGUSR2 arrives: EINTR */
 			e = errno;
 			if (r < 0 || c != 'h')
 				break;
@@ -173,8 +174,9 @@ int main(int argc, char **argv)
 		}
 		CHECK(r < 0 && e == EINTR, "plain handler read returned %zd (%s), want EINTR", r,
 		      r < 0 ? strerror(e) : "data");
-		n = snprintf(rep, sizeof rep, "child: plain handler read returned %zd (%s), handler ran\n",
-			     r, r < 0 ? strerror(e) : "data");
+		n = snprintf(rep, sizeof rep,
+			     "child: plain handler read returned %zd (%s), handler ran\n", r,
+			     r < 0 ? strerror(e) : "data");
 		xwrite(q[1], rep, (size_t)n);
 		_exit(0);
 	}
@@ -271,7 +273,7 @@ int main(int argc, char **argv)
 				volatile unsigned w = (unsigned)i;
 				for (int k = 0; k < 20000 + 5000 * ((i + j) % 3); k++)
 					w = w * 1103515245u + 12345u;
-				union sigval v = {.sival_int = i * 10 + j};
+				union sigval v = { .sival_int = i * 10 + j };
 				if (sigqueue(getppid(), SIGRTMIN, v))
 					_exit(96);
 			}
@@ -282,7 +284,7 @@ int main(int argc, char **argv)
 		}
 	}
 	/* one sender's queued signals arrive in the order sent; each one once */
-	int next_of[8] = {0};
+	int next_of[8] = { 0 };
 	printf("rt signal order:");
 	for (int k = 0; k < 3 * racers; k++) {
 		siginfo_t si;

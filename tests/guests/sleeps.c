@@ -59,7 +59,7 @@ static void *sleeper(void *arg)
 	struct timespec deadline;
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	for (int k = 0; k < wakeups; k++) {
-		struct timespec rel = {ms / 1000, (ms % 1000) * 1000000};
+		struct timespec rel = { ms / 1000, (ms % 1000) * 1000000 };
 		const char *how;
 		switch (id % 4) {
 		case 0:
@@ -68,7 +68,8 @@ static void *sleeper(void *arg)
 			break;
 		case 1:
 			how = "usleep";
-			CHECK(usleep((useconds_t)(ms * 1000)) == 0, "usleep failed: %s", strerror(errno));
+			CHECK(usleep((useconds_t)(ms * 1000)) == 0, "usleep failed: %s",
+			      strerror(errno));
 			break;
 		case 2:
 			how = "clock_nanosleep";
@@ -105,7 +106,8 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	pthread_t t[16];
 	for (long i = 0; i < n; i++)
-		CHECK(pthread_create(&t[i], NULL, sleeper, (void *)i) == 0, "pthread_create failed");
+		CHECK(pthread_create(&t[i], NULL, sleeper, (void *)i) == 0,
+		      "pthread_create failed");
 	for (int i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
 	struct timespec end;

@@ -58,7 +58,8 @@ static void check_results(unsigned long sum)
 		CHECK(order_len[p] == nthreads, "phase %d: %d arrivals, want %d", p, order_len[p],
 		      nthreads);
 		for (int id = 0; id < nthreads; id++)
-			CHECK(strchr(order[p], 'A' + id), "phase %d: thread %d never arrived", p, id);
+			CHECK(strchr(order[p], 'A' + id), "phase %d: thread %d never arrived", p,
+			      id);
 	}
 }
 

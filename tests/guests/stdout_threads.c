@@ -21,7 +21,8 @@ static void *worker(void *arg)
 			x = x * 1103515245u + 12345u;
 		if (id % 2 == 0) {
 			int n = snprintf(buf, sizeof buf, "thread %d line %d (write)\n", id, i);
-			CHECK(write(1, buf, (size_t)n) == n, "thread %d: short write to stdout", id);
+			CHECK(write(1, buf, (size_t)n) == n, "thread %d: short write to stdout",
+			      id);
 		} else {
 			printf("thread %d line %d (printf)\n", id, i);
 			CHECK(fflush(stdout) == 0, "thread %d: fflush failed", id);

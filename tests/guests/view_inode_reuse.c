@@ -10,7 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { N = 8 };
+enum {
+	N = 8
+};
 static ino_t seen[N];
 static int n_seen;
 

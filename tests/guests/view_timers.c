@@ -47,7 +47,8 @@ static int timerfd_case(void)
 	set.it_value = (struct timespec){ 0, 0 };
 	set.it_interval = (struct timespec){ 0, 250000000 };
 	timerfd_settime(fd, 0, &set, &old);
-	printf("old interval %lld.%09ld\n", (long long)old.it_interval.tv_sec, old.it_interval.tv_nsec);
+	printf("old interval %lld.%09ld\n", (long long)old.it_interval.tv_sec,
+	       old.it_interval.tv_nsec);
 	timerfd_gettime(fd, &got);
 	print_spec("disarmed again", &got);
 	return 0;
@@ -145,7 +146,9 @@ static int alarm_case(void)
 	while (sigtimedwait(&set, &si, &zero) == SIGALRM)
 		signals++, code = si.si_code;
 	printf("SIGALRM taken: %d, si_code %s\n", signals,
-	       code == SI_KERNEL ? "SI_KERNEL" : code == SI_USER ? "SI_USER" : "other");
+	       code == SI_KERNEL ? "SI_KERNEL"
+	       : code == SI_USER ? "SI_USER"
+				 : "other");
 	return 0;
 }
 

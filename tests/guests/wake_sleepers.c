@@ -135,7 +135,8 @@ static void splice_case(bool tee_instead)
 	if (pipe(a) || pipe(b))
 		die("pipe");
 	pid_t pid = child_writing(a[1], "hello through a pipe", -1);
-	ssize_t n = tee_instead ? tee(a[0], b[1], 1024, 0) : splice(a[0], NULL, b[1], NULL, 1024, 0);
+	ssize_t n = tee_instead ? tee(a[0], b[1], 1024, 0)
+				: splice(a[0], NULL, b[1], NULL, 1024, 0);
 	if (n <= 0)
 		die(tee_instead ? "tee" : "splice");
 	char buf[64] = { 0 };
@@ -419,8 +420,8 @@ static void timeouts_case(void)
 	char buf[32];
 	ssize_t n = mq_timedreceive(q, buf, sizeof(buf), NULL, &abs);
 	int mq_errno = errno;
-	printf("timeouts: semtimedop %d %s, mq_timedreceive %zd %s\n", r, strerror(sem_errno),
-	       n, strerror(mq_errno));
+	printf("timeouts: semtimedop %d %s, mq_timedreceive %zd %s\n", r, strerror(sem_errno), n,
+	       strerror(mq_errno));
 }
 
 /* Three blocking connects to a listener with backlog 0, which a child accepts later: the
@@ -466,7 +467,8 @@ static void aio_poll_case(void)
 	int p[2];
 	if (pipe(p))
 		die("pipe");
-	struct iocb cb = { .aio_fildes = (uint32_t)p[0], .aio_lio_opcode = IOCB_CMD_POLL,
+	struct iocb cb = { .aio_fildes = (uint32_t)p[0],
+			   .aio_lio_opcode = IOCB_CMD_POLL,
 			   .aio_buf = POLLIN };
 	struct iocb *cbs[1] = { &cb };
 	if (syscall(SYS_io_submit, ctx, 1, cbs) != 1)
@@ -486,8 +488,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (strcmp(mode, "splice") == 0 || strcmp(mode, "tee") == 0)
 		splice_case(mode[0] == 't');
-	else if (!strcmp(mode, "writev") || !strcmp(mode, "pwritev2") || !strcmp(mode, "vmsplice") ||
-		 !strcmp(mode, "sendfile"))
+	else if (!strcmp(mode, "writev") || !strcmp(mode, "pwritev2") ||
+		 !strcmp(mode, "vmsplice") || !strcmp(mode, "sendfile"))
 		into_full_pipe(mode, dir);
 	else if (strcmp(mode, "sendmsg") == 0)
 		sendmsg_case();

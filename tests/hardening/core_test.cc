@@ -10,7 +10,8 @@
 
 #include "harness.h"
 
-namespace {
+namespace
+{
 
 // Tasks parked by different handler families (a read, a write into a full pipe, a
 // sigtimedwait), each keeping its own state in its own wait: the deadlock report names
@@ -19,7 +20,7 @@ TEST(CoreDeadlock, ReportNamesEachTasksOwnWaitAcrossHandlerFamilies)
 {
 	RunOptions opts;
 	opts.timeout_s = 60;
-	Child c(UnderDetrun({}, {std::string(GUEST_DIR) + "/core_deadlock_kinds"}), opts);
+	Child c(UnderDetrun({}, { std::string(GUEST_DIR) + "/core_deadlock_kinds" }), opts);
 	bool reported = c.WaitForOutput("waiting for a signal from outside", 30, true);
 	std::string err = c.Err();
 	c.Signal(SIGTERM);

@@ -19,7 +19,8 @@
 
 #include "harness.h"
 
-namespace {
+namespace
+{
 
 const std::string G = std::string(GUEST_DIR) + "/";
 const std::string kVirtualBrand = "detrun virtual CPU";
@@ -51,7 +52,9 @@ std::string StableUnderDetrun(const std::vector<std::string> &opts,
 		if (i == 0)
 			first = r.out;
 		else
-			EXPECT_EQ(r.out, first) << FirstDifference("run 1", first, "run " + std::to_string(i + 1), r.out);
+			EXPECT_EQ(r.out, first)
+				<< FirstDifference("run 1", first, "run " + std::to_string(i + 1),
+						   r.out);
 	}
 	return first;
 }
@@ -63,17 +66,17 @@ TEST(CpuPatch, SharedWritableExecMappingLeavesTheFileUnchanged)
 	std::string dir = TempDir();
 	ASSERT_FALSE(dir.empty());
 	std::string copy = dir + "/mapped";
-	ASSERT_EQ(RunCommand({"cp", G + "cpu_shared_exec", copy}).code, 0);
+	ASSERT_EQ(RunCommand({ "cp", G + "cpu_shared_exec", copy }).code, 0);
 	std::string before = ReadFile(copy);
 	ASSERT_FALSE(before.empty());
 
-	RunResult r = RunCommand(UnderDetrun({}, {G + "cpu_shared_exec", copy}));
+	RunResult r = RunCommand(UnderDetrun({}, { G + "cpu_shared_exec", copy }));
 	EXPECT_EQ(r.code, 0) << r.Describe();
 	EXPECT_NE(r.out.find("mapped"), std::string::npos) << r.Describe();
 	EXPECT_TRUE(ReadFile(copy) == before) << "detrun wrote into " << copy;
 	// The CPUID there runs natively: said once, with its address.
 	EXPECT_NE(r.err.find("shared mapping of " + copy), std::string::npos) << r.Describe();
-	RunCommand({"rm", "-rf", dir});
+	RunCommand({ "rm", "-rf", dir });
 }
 
 // ---- point 11: CPUID the scan used to miss, RDPID ----------------------------------------
@@ -89,12 +92,14 @@ void PrintTo(const ScanCase &c, std::ostream *os)
 	*os << c.name;
 }
 
-class ScanMisses : public ::testing::TestWithParam<ScanCase> {};
+class ScanMisses : public ::testing::TestWithParam<ScanCase>
+{
+};
 
 TEST_P(ScanMisses, CpuidIsVirtual)
 {
 	const ScanCase &c = GetParam();
-	std::vector<std::string> argv{G + "cpu_scan_misses"};
+	std::vector<std::string> argv{ G + "cpu_scan_misses" };
 	argv.insert(argv.end(), c.args.begin(), c.args.end());
 	RunResult native = RunCommand(argv);
 	ASSERT_EQ(native.code, 0) << native.Describe();
@@ -104,7 +109,8 @@ TEST_P(ScanMisses, CpuidIsVirtual)
 	std::vector<std::string> lines = SplitLines(out);
 	EXPECT_EQ((int)lines.size(), c.lines) << out;
 	for (const auto &l : lines)
-		EXPECT_NE(l.find(": " + kVirtualBrand), std::string::npos) << "real CPUID ran: " << l;
+		EXPECT_NE(l.find(": " + kVirtualBrand), std::string::npos)
+			<< "real CPUID ran: " << l;
 	if (c.lines == 2) { // the case is a library loaded again where it was before
 		EXPECT_NE(out.find("round 2 (same address)"), std::string::npos) << out;
 	}
@@ -112,20 +118,20 @@ TEST_P(ScanMisses, CpuidIsVirtual)
 
 INSTANTIATE_TEST_SUITE_P(
 	Cases, ScanMisses,
-	::testing::Values(ScanCase{"nosym", {"nosym"}, 1}, ScanCase{"pkey", {"pkey"}, 1},
-			  ScanCase{"mremap", {"mremap"}, 1},
-			  ScanCase{"dlopen_twice", {"dlopen", G + "libcpu_brand_lib.so"}, 2}),
+	::testing::Values(ScanCase{ "nosym", { "nosym" }, 1 }, ScanCase{ "pkey", { "pkey" }, 1 },
+			  ScanCase{ "mremap", { "mremap" }, 1 },
+			  ScanCase{ "dlopen_twice", { "dlopen", G + "libcpu_brand_lib.so" }, 2 }),
 	[](const ::testing::TestParamInfo<ScanCase> &i) { return std::string(i.param.name); });
 
 TEST(CpuPatch, RdpidAndRdtscpGiveTheVirtualCpu)
 {
 	// Natively the numbers name the real CPU: they change with where the task runs.
-	RunResult on0 = RunCommand({"taskset", "-c", "0", G + "cpu_rdpid"});
-	RunResult on1 = RunCommand({"taskset", "-c", "1", G + "cpu_rdpid"});
+	RunResult on0 = RunCommand({ "taskset", "-c", "0", G + "cpu_rdpid" });
+	RunResult on1 = RunCommand({ "taskset", "-c", "1", G + "cpu_rdpid" });
 	if (on0.code == 0 && on1.code == 0) {
 		EXPECT_NE(SplitLines(on0.out)[0], SplitLines(on1.out)[0]);
 	}
-	std::string out = StableUnderDetrun({"--cpus", "2"}, {G + "cpu_rdpid"});
+	std::string out = StableUnderDetrun({ "--cpus", "2" }, { G + "cpu_rdpid" });
 	EXPECT_EQ(out, "start: rdpid 0 rdtscp aux 0 getcpu 0\n"
 		       "on cpu 1: rdpid 1 rdtscp aux 1 getcpu 1\n");
 }
@@ -151,21 +157,21 @@ bool VariesNatively(const std::vector<std::string> &argv, int tries = 10)
 TEST(Clock, VdsoFoundThroughMapsIsGone)
 {
 	// Natively the vDSO is in /proc/self/maps and reads the real clock.
-	RunResult native = RunCommand({G + "cpu_vdso"});
+	RunResult native = RunCommand({ G + "cpu_vdso" });
 	ASSERT_EQ(native.code, 0) << native.Describe();
 	EXPECT_NE(native.out.find("maps: vDSO realtime"), std::string::npos) << native.out;
-	EXPECT_TRUE(VariesNatively({G + "cpu_vdso"}));
-	std::string out = StableUnderDetrun({}, {G + "cpu_vdso"});
+	EXPECT_TRUE(VariesNatively({ G + "cpu_vdso" }));
+	std::string out = StableUnderDetrun({}, { G + "cpu_vdso" });
 	EXPECT_EQ(out, "vvar pages absent\nno vDSO\n");
 	// --keep-vdso keeps it, as documented.
-	RunResult kept = RunCommand(UnderDetrun({"--keep-vdso"}, {G + "cpu_vdso"}));
+	RunResult kept = RunCommand(UnderDetrun({ "--keep-vdso" }, { G + "cpu_vdso" }));
 	EXPECT_NE(kept.out.find("maps: vDSO realtime"), std::string::npos) << kept.Describe();
 }
 
 TEST(Clock, AdjtimexReadsTheVirtualClock)
 {
-	EXPECT_TRUE(VariesNatively({G + "cpu_adjtimex"}));
-	std::string out = StableUnderDetrun({}, {G + "cpu_adjtimex"});
+	EXPECT_TRUE(VariesNatively({ G + "cpu_adjtimex" }));
+	std::string out = StableUnderDetrun({}, { G + "cpu_adjtimex" });
 	std::vector<std::string> lines = SplitLines(out);
 	ASSERT_EQ(lines.size(), 3u) << out;
 	// The virtual wall clock starts at the default epoch (2030-01-01).
@@ -173,19 +179,19 @@ TEST(Clock, AdjtimexReadsTheVirtualClock)
 	EXPECT_EQ(lines[2], "clock_adjtime monotonic: Operation not supported");
 	// Setting the clock fails as for an unprivileged program (never run natively: root
 	// would really set it).
-	std::string set = StableUnderDetrun({}, {G + "cpu_adjtimex", "set"}, 1);
+	std::string set = StableUnderDetrun({}, { G + "cpu_adjtimex", "set" }, 1);
 	EXPECT_NE(set.find("set tick: Operation not permitted"), std::string::npos) << set;
 }
 
 TEST(Clock, SetarchDoesNotBringAslrBack)
 {
-	std::vector<std::string> argv{"setarch", "x86_64", G + "cpu_aslr"};
+	std::vector<std::string> argv{ "setarch", "x86_64", G + "cpu_aslr" };
 	EXPECT_TRUE(VariesNatively(argv));
 	std::string out = StableUnderDetrun({}, argv);
 	EXPECT_NE(out.find("personality 0\n"), std::string::npos) << out;
 	// The program sees the personality it would have natively, not detrun's
 	// ADDR_NO_RANDOMIZE.
-	std::string plain = StableUnderDetrun({}, {G + "cpu_aslr"}, 1);
+	std::string plain = StableUnderDetrun({}, { G + "cpu_aslr" }, 1);
 	EXPECT_NE(plain.find("personality 0\n"), std::string::npos) << plain;
 	EXPECT_EQ(SplitLines(plain)[0], SplitLines(out)[0]);
 }
@@ -196,8 +202,8 @@ TEST(Clock, ExecSetupSurvivesDetrunsOwnTimer)
 	// detrun's timer often interrupts them (once, the injection gave up half-way and the
 	// program crashed). Every run must be clean.
 	for (int i = 0; i < 8; i++) {
-		RunResult r = RunCommand(UnderDetrun({"--spin-budget", "1"},
-						     {"setarch", "x86_64", G + "cpu_aslr"}));
+		RunResult r = RunCommand(UnderDetrun({ "--spin-budget", "1" },
+						     { "setarch", "x86_64", G + "cpu_aslr" }));
 		EXPECT_EQ(r.code, 0) << r.Describe();
 		EXPECT_NE(r.out.find("personality 0\n"), std::string::npos) << r.Describe();
 		EXPECT_EQ(r.err, "") << r.Describe(); // e.g. no "cannot unmap the vDSO"
@@ -211,19 +217,20 @@ TEST(TrapSignals, BlockedIgnoredAndHandledStayAsSet)
 	// The guest blocks SIGSEGV and SIGILL and ignores SIGSEGV, then execs itself: the
 	// loader reads the TSC and runs CPUID under that mask. Then handlers, masks and
 	// SA_RESETHAND around more traps. Natively nothing changes them.
-	RunResult native = RunCommand({G + "cpu_sigstate"});
+	RunResult native = RunCommand({ G + "cpu_sigstate" });
 	ASSERT_EQ(native.code, 0) << native.Describe();
 	ASSERT_NE(native.out.find("after exec                   SIGSEGV blocked 1 ignore"),
-		  std::string::npos) << native.out;
-	std::string out = StableUnderDetrun({}, {G + "cpu_sigstate"}, 2);
+		  std::string::npos)
+		<< native.out;
+	std::string out = StableUnderDetrun({}, { G + "cpu_sigstate" }, 2);
 	EXPECT_EQ(out, native.out) << FirstDifference("native", native.out, "detrun", out);
 }
 
 TEST(TrapSignals, RealFaultsStillEndTheProgram)
 {
 	// SIGSEGV/SIGILL with the default action, sent or raised by a fault, still kill.
-	for (const char *sig : {"11", "4"}) {
-		RunResult r = RunCommand(UnderDetrun({}, {G + "kill_self", sig}));
+	for (const char *sig : { "11", "4" }) {
+		RunResult r = RunCommand(UnderDetrun({}, { G + "kill_self", sig }));
 		EXPECT_EQ(r.code, 128 + atoi(sig)) << r.Describe();
 	}
 }

@@ -16,7 +16,8 @@
 
 #include "harness.h"
 
-namespace {
+namespace
+{
 
 const std::string kDetrun = DETRUN_PATH;
 const std::string kServer = std::string(EXAMPLES_DIR) + "/kvserver";
@@ -32,7 +33,7 @@ long NumberAfter(const std::string &text, const std::string &key)
 // gdb -batch with one -ex per command.
 std::vector<std::string> Batch(const std::vector<std::string> &commands)
 {
-	std::vector<std::string> argv{"-batch"};
+	std::vector<std::string> argv{ "-batch" };
 	for (const std::string &c : commands) {
 		argv.push_back("-ex");
 		argv.push_back(c);
@@ -41,9 +42,10 @@ std::vector<std::string> Batch(const std::vector<std::string> &commands)
 }
 
 // `detrun debug LOG` driving gdb with `commands`, run in `dir`.
-RunResult Debug(const TempDir &dir, const std::string &log, const std::vector<std::string> &commands)
+RunResult Debug(const TempDir &dir, const std::string &log,
+		const std::vector<std::string> &commands)
 {
-	std::vector<std::string> argv{kDetrun, "debug", log};
+	std::vector<std::string> argv{ kDetrun, "debug", log };
 	for (const std::string &a : Batch(commands))
 		argv.push_back(a);
 	RunOptions opt;
@@ -57,9 +59,10 @@ void RecordServer(const TempDir &dir, const std::string &name, const std::vector
 {
 	RunOptions opt;
 	opt.cwd = dir.path;
-	Child server({kDetrun, "record", "-o", dir / name, "--", kServer, "0", "data.log"}, opt);
+	Child server({ kDetrun, "record", "-o", dir / name, "--", kServer, "0", "data.log" }, opt);
 	ASSERT_TRUE(server.WaitForOutput("listening on port ", 60));
-	std::vector<std::string> c{kClient, std::to_string(NumberAfter(server.Out(), "listening on port "))};
+	std::vector<std::string> c{ kClient, std::to_string(NumberAfter(server.Out(),
+									"listening on port ")) };
 	c.insert(c.end(), load.begin(), load.end());
 	RunResult client = RunCommand(c);
 	RunResult r = server.Finish();
@@ -81,7 +84,7 @@ std::vector<std::string> Matching(const std::string &out, const std::string &pat
 TEST(Debug, CrashRecordingStopsAtTheSegvAndGoesBackToTheHandler)
 {
 	TempDir dir("debug");
-	RecordServer(dir, "crash.dlog", {"4", "20", "256", "--crash"});
+	RecordServer(dir, "crash.dlog", { "4", "20", "256", "--crash" });
 	RunResult r = Debug(dir, "crash.dlog",
 			    { "continue", "bt", "info locals", "monitor when", "break handle_del",
 			      "reverse-continue", "bt", "print key", "monitor when" });
@@ -92,8 +95,12 @@ TEST(Debug, CrashRecordingStopsAtTheSegvAndGoesBackToTheHandler)
 		<< r.out << r.Describe();
 	std::string all = r.out + r.err; // gdb -batch prints some answers on stderr
 	EXPECT_FALSE(Matching(r.out, "^#0  serve_connection \\(fd=fd@entry=[0-9]+, "
-				     "conn_id=conn_id@entry=5\\) at .*kvserver.c:[0-9]+$").empty()) << r.out;
-	EXPECT_FALSE(Matching(r.out, "^#1 .* in connection \\(.*\\) at .*kvserver.c:[0-9]+$").empty()) << r.out;
+				     "conn_id=conn_id@entry=5\\) at .*kvserver.c:[0-9]+$")
+			     .empty())
+		<< r.out;
+	EXPECT_FALSE(
+		Matching(r.out, "^#1 .* in connection \\(.*\\) at .*kvserver.c:[0-9]+$").empty())
+		<< r.out;
 	EXPECT_NE(r.out.find("buf = \"DEL\\000no_such_key\""), std::string::npos) << r.out;
 	// reverse-continue: the handler of the request that crashed it.
 	EXPECT_NE(r.out.find("hit Breakpoint 1, handle_del (key=0x"), std::string::npos) << r.out;
@@ -102,22 +109,26 @@ TEST(Debug, CrashRecordingStopsAtTheSegvAndGoesBackToTheHandler)
 	std::vector<std::string> when = Matching(all, "^logical time ");
 	ASSERT_EQ(when.size(), 2u) << all;
 	EXPECT_EQ(NumberAfter(when[1], "logical time "), NumberAfter(when[0], "logical time ") - 1)
-		<< "the handler runs right after the crashing request's read\n" << r.out;
+		<< "the handler runs right after the crashing request's read\n"
+		<< r.out;
 }
 
 TEST(Debug, PlainRunBreakpointBacktraceAndThreads)
 {
 	RunOptions opt;
 	opt.timeout_s = 120;
-	Child server({kDetrun, "--gdb", "--", kRacy, "3"}, opt);
-	ASSERT_TRUE(server.WaitForOutput("waiting for gdb on 127.0.0.1:", 60, true)) << server.Err();
+	Child server({ kDetrun, "--gdb", "--", kRacy, "3" }, opt);
+	ASSERT_TRUE(server.WaitForOutput("waiting for gdb on 127.0.0.1:", 60, true))
+		<< server.Err();
 	long port = NumberAfter(server.Err(), "127.0.0.1:");
-	std::vector<std::string> argv{"gdb", "-q", "-ex", "set sysroot /", "-ex",
-				      "target extended-remote 127.0.0.1:" + std::to_string(port)};
-	for (const std::string &a : Batch({ "break worker", "continue", "bt", "print arg",
-					    "print $mxcsr", "print $fs_base != 0", "print sizeof($ymm0)",
-					    "info threads", "continue", "thread 1", "bt",
-					    "thread apply all bt", "info sharedlibrary", "kill" }))
+	std::vector<std::string> argv{
+		"gdb",           "-q",  "-ex",
+		"set sysroot /", "-ex", "target extended-remote 127.0.0.1:" + std::to_string(port)
+	};
+	for (const std::string &a :
+	     Batch({ "break worker", "continue", "bt", "print arg", "print $mxcsr",
+		     "print $fs_base != 0", "print sizeof($ymm0)", "info threads", "continue",
+		     "thread 1", "bt", "thread apply all bt", "info sharedlibrary", "kill" }))
 		argv.push_back(a);
 	argv.push_back(kRacy);
 	RunResult g = RunCommand(argv, opt);
@@ -125,19 +136,24 @@ TEST(Debug, PlainRunBreakpointBacktraceAndThreads)
 	EXPECT_TRUE(s.leftovers.empty()) << s.Describe();
 	EXPECT_FALSE(g.timed_out) << g.Describe();
 	EXPECT_NE(g.out.find("hit Breakpoint 1, worker (arg=0x0) at "), std::string::npos) << g.out;
-	EXPECT_FALSE(Matching(g.out, "^#0  worker \\(arg=0x0\\) at .*racy_counter.c:[0-9]+$").empty()) << g.out;
+	EXPECT_FALSE(
+		Matching(g.out, "^#0  worker \\(arg=0x0\\) at .*racy_counter.c:[0-9]+$").empty())
+		<< g.out;
 	EXPECT_NE(g.out.find("$1 = (void *) 0x0"), std::string::npos) << g.out;
 	// The target description: SSE's control word, the thread pointer, AVX.
 	EXPECT_NE(g.out.find("$2 = 8064\n$3 = 1\n$4 = 32\n"), std::string::npos) << g.out;
 	EXPECT_FALSE(Matching(g.out, "^\\* 2 +Thread 2 \"racy_counter\" worker").empty()) << g.out;
 	EXPECT_NE(g.out.find("hit Breakpoint 1, worker (arg=0x1) at "), std::string::npos) << g.out;
 	EXPECT_NE(g.out.find("[Switching to thread 1 (Thread 1)]"), std::string::npos) << g.out;
-	EXPECT_FALSE(Matching(g.out, "in main \\(.*\\) at .*racy_counter.c:[0-9]+$").empty()) << g.out;
+	EXPECT_FALSE(Matching(g.out, "in main \\(.*\\) at .*racy_counter.c:[0-9]+$").empty())
+		<< g.out;
 	// thread apply all bt: main in pthread_join and the second worker.
-	EXPECT_GE(Matching(g.out, "^Thread [0-9]+ \\(Thread [0-9]+ \"racy_counter\"\\):$").size(), 2u)
+	EXPECT_GE(Matching(g.out, "^Thread [0-9]+ \\(Thread [0-9]+ \"racy_counter\"\\):$").size(),
+		  2u)
 		<< g.out;
 	EXPECT_FALSE(Matching(g.out, "^#0  worker \\(arg=0x1\\) at ").empty()) << g.out;
-	EXPECT_FALSE(Matching(g.out, "^0x[0-9a-f]+ +0x[0-9a-f]+ +Yes .*/libc\\.so\\.6$").empty()) << g.out;
+	EXPECT_FALSE(Matching(g.out, "^0x[0-9a-f]+ +0x[0-9a-f]+ +Yes .*/libc\\.so\\.6$").empty())
+		<< g.out;
 }
 
 // A breakpoint in code a forked child runs too: the child's copy of the int3 is taken
@@ -148,7 +164,8 @@ TEST(Debug, ForkedChildDoesNotInheritBreakpoints)
 	RunOptions opt;
 	opt.cwd = dir.path;
 	std::string guest = std::string(GUEST_DIR) + "/dbg_fork";
-	ASSERT_EQ(RunCommand({kDetrun, "record", "-o", dir / "fork.dlog", "--", guest}, opt).code, 0);
+	ASSERT_EQ(RunCommand({ kDetrun, "record", "-o", dir / "fork.dlog", "--", guest }, opt).code,
+		  0);
 	RunResult r = Debug(dir, "fork.dlog", { "break work", "continue", "print x", "continue" });
 	EXPECT_FALSE(r.timed_out) << r.Describe();
 	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
@@ -166,9 +183,11 @@ TEST(Debug, BreakpointOnAnEmulatedInstruction)
 	RunOptions opt;
 	opt.cwd = dir.path;
 	std::string guest = std::string(GUEST_DIR) + "/dbg_rdtsc";
-	ASSERT_EQ(RunCommand({kDetrun, "record", "-o", dir / "rdtsc.dlog", "--", guest}, opt).code, 0);
-	RunResult r = Debug(dir, "rdtsc.dlog", { "break *tick", "continue", "continue", "stepi",
-						 "continue", "continue" });
+	ASSERT_EQ(RunCommand({ kDetrun, "record", "-o", dir / "rdtsc.dlog", "--", guest }, opt).code,
+		  0);
+	RunResult r = Debug(dir, "rdtsc.dlog",
+			    { "break *tick", "continue", "continue", "stepi", "continue",
+			      "continue" });
 	EXPECT_FALSE(r.timed_out) << r.Describe();
 	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
 	EXPECT_EQ(Matching(r.out, "^Breakpoint 1, tick \\(\\) at ").size(), 3u) << r.out;
@@ -182,15 +201,17 @@ TEST(Debug, SteppingOnAReplay)
 	TempDir dir("debug");
 	RunOptions opt;
 	opt.cwd = dir.path;
-	RunResult rec = RunCommand({kDetrun, "record", "-o", dir / "racy.dlog", "--", kRacy, "2",
-				    "10"}, opt);
+	RunResult rec = RunCommand({ kDetrun, "record", "-o", dir / "racy.dlog", "--", kRacy, "2",
+				     "10" },
+				   opt);
 	ASSERT_EQ(rec.code, 0) << rec.Describe();
 	RunResult r = Debug(dir, "racy.dlog",
 			    { "break main", "continue", "next", "next", "stepi", "step", "bt 1",
 			      "finish", "monitor when" });
 	EXPECT_FALSE(r.timed_out) << r.Describe();
 	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
-	EXPECT_FALSE(Matching(r.out, "^33\t\t*iterations = atol\\(argv\\[2\\]\\);").empty()) << r.out;
+	EXPECT_FALSE(Matching(r.out, "^33\t\t*iterations = atol\\(argv\\[2\\]\\);").empty())
+		<< r.out;
 	EXPECT_FALSE(Matching(r.out, "^#0  .*strtol \\(nptr=0x[0-9a-f]+ \"10\"").empty()) << r.out;
 	EXPECT_NE(r.out.find("Value returned is $1 = 10"), std::string::npos) << r.out;
 }
@@ -201,14 +222,14 @@ TEST(Debug, SteppingOnAReplay)
 TEST(Debug, ReplayWithBreakpointsInHotCodeEndsLikeAPlainReplay)
 {
 	TempDir dir("debug");
-	RecordServer(dir, "kv.dlog", {"8", "40", "256", "--shutdown"});
+	RecordServer(dir, "kv.dlog", { "8", "40", "256", "--shutdown" });
 	RunOptions opt;
 	opt.cwd = dir.path;
 	// Long enough for digests of the event stream (one every 1024 events) to be checked.
-	RunResult stats = RunCommand({kDetrun, "log", "--stats", "kv.dlog"}, opt);
+	RunResult stats = RunCommand({ kDetrun, "log", "--stats", "kv.dlog" }, opt);
 	EXPECT_GE(NumberAfter(stats.out, "ready, "), 0) << stats.out;
 	EXPECT_EQ(stats.out.find(" 0 digest"), std::string::npos) << stats.out;
-	RunResult plain = RunCommand({kDetrun, "replay", "kv.dlog"}, opt);
+	RunResult plain = RunCommand({ kDetrun, "replay", "kv.dlog" }, opt);
 	ASSERT_EQ(plain.code, 0) << plain.Describe();
 	RunResult r = Debug(dir, "kv.dlog",
 			    { "break handle_set", "break handle_get", "break put_all",
@@ -218,7 +239,8 @@ TEST(Debug, ReplayWithBreakpointsInHotCodeEndsLikeAPlainReplay)
 	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
 	std::string all = r.out + r.err;
 	EXPECT_EQ(all.find("diverged"), std::string::npos) << all;
-	EXPECT_NE(all.find("[Inferior 1 (Remote target) exited normally]"), std::string::npos) << all;
+	EXPECT_NE(all.find("[Inferior 1 (Remote target) exited normally]"), std::string::npos)
+		<< all;
 	std::vector<std::string> hits = Matching(all, "breakpoint already hit [0-9]+ times");
 	ASSERT_EQ(hits.size(), 3u) << all;
 	EXPECT_GE(NumberAfter(hits[0], "already hit "), 100) << all;
@@ -236,8 +258,9 @@ TEST(Debug, WatchpointOnTheRacyCounterIsReproducibleAndReversible)
 	TempDir dir("debug");
 	RunOptions opt;
 	opt.cwd = dir.path;
-	RunResult rec = RunCommand({kDetrun, "record", "-o", dir / "racy.dlog", "--", kRacy, "3",
-				    "50"}, opt);
+	RunResult rec = RunCommand({ kDetrun, "record", "-o", dir / "racy.dlog", "--", kRacy, "3",
+				     "50" },
+				   opt);
 	ASSERT_EQ(rec.code, 0) << rec.Describe();
 	ASSERT_NE(rec.out.find("counter = 150 "), std::string::npos) << rec.Describe();
 	WriteFile(dir / "watch.gdb", "watch counter\ncommands\nsilent\nmonitor when\n"
@@ -247,7 +270,7 @@ TEST(Debug, WatchpointOnTheRacyCounterIsReproducibleAndReversible)
 	// gdb -batch prints the values on stdout and what `monitor` says on stderr.
 	std::vector<std::string> values[2], times[2];
 	for (int i = 0; i < 2; i++) {
-		RunResult r = Debug(dir, "racy.dlog", {"source watch.gdb"});
+		RunResult r = Debug(dir, "racy.dlog", { "source watch.gdb" });
 		EXPECT_FALSE(r.timed_out) << r.Describe();
 		EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
 		values[i] = Matching(r.out, "^(\\$[0-9]+ = |at-the-end)");
@@ -275,13 +298,14 @@ TEST(Debug, MonitorGotoRunsForwardAndBack)
 	TempDir dir("debug");
 	RunOptions opt;
 	opt.cwd = dir.path;
-	RunResult rec = RunCommand({kDetrun, "record", "-o", dir / "racy.dlog", "--", kRacy, "3",
-				    "50"}, opt);
+	RunResult rec = RunCommand({ kDetrun, "record", "-o", dir / "racy.dlog", "--", kRacy, "3",
+				     "50" },
+				   opt);
 	ASSERT_EQ(rec.code, 0) << rec.Describe();
 	RunResult r = Debug(dir, "racy.dlog",
 			    { "monitor when", "monitor goto 62", "continue", "monitor when",
-			      "monitor goto 50", "continue", "monitor when", "bt 1",
-			      "print/x $pc", "stepi", "print/x $pc" });
+			      "monitor goto 50", "continue", "monitor when", "bt 1", "print/x $pc",
+			      "stepi", "print/x $pc" });
 	EXPECT_FALSE(r.timed_out) << r.Describe();
 	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
 	std::vector<std::string> when = Matching(r.err, "^logical time ");
@@ -317,17 +341,24 @@ TEST(Debug, ErrorsAreOneLineAndLeaveNothingRunning)
 	opt.cwd = dir.path;
 	// A log of another binary: the program was rebuilt since.
 	std::string copy = dir / "racy_copy";
-	ASSERT_EQ(RunCommand({"cp", kRacy, copy}).code, 0);
-	ASSERT_EQ(RunCommand({kDetrun, "record", "-o", dir / "r.dlog", "--", copy, "1", "5"}, opt).code, 0);
-	ASSERT_EQ(RunCommand({"sh", "-c", "echo >> " + copy}).code, 0);
-	ExpectOneLine(RunCommand({kDetrun, "debug", "r.dlog", "-batch"}, opt),
+	ASSERT_EQ(RunCommand({ "cp", kRacy, copy }).code, 0);
+	ASSERT_EQ(RunCommand({ kDetrun, "record", "-o", dir / "r.dlog", "--", copy, "1", "5" }, opt)
+			  .code,
+		  0);
+	ASSERT_EQ(RunCommand({ "sh", "-c", "echo >> " + copy }).code, 0);
+	ExpectOneLine(RunCommand({ kDetrun, "debug", "r.dlog", "-batch" }, opt),
 		      "is not the recorded program");
-	ExpectOneLine(RunCommand({kDetrun, "replay", "--gdb", "r.dlog"}, opt),
+	ExpectOneLine(RunCommand({ kDetrun, "replay", "--gdb", "r.dlog" }, opt),
 		      "differs from the recorded program");
 	// gdb missing.
-	ASSERT_EQ(RunCommand({kDetrun, "record", "-o", dir / "ok.dlog", "--", kRacy, "1", "5"}, opt).code, 0);
-	ExpectOneLine(RunCommand({"env", "DETRUN_GDB=/nonexistent/gdb", kDetrun, "debug", "ok.dlog",
-				  "-batch"}, opt), "cannot run /nonexistent/gdb");
+	ASSERT_EQ(RunCommand({ kDetrun, "record", "-o", dir / "ok.dlog", "--", kRacy, "1", "5" },
+			     opt)
+			  .code,
+		  0);
+	ExpectOneLine(RunCommand({ "env", "DETRUN_GDB=/nonexistent/gdb", kDetrun, "debug",
+				   "ok.dlog", "-batch" },
+				 opt),
+		      "cannot run /nonexistent/gdb");
 	// A port in use.
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in a = {};
@@ -338,11 +369,11 @@ TEST(Debug, ErrorsAreOneLineAndLeaveNothingRunning)
 	ASSERT_EQ(listen(fd, 1), 0);
 	ASSERT_EQ(getsockname(fd, (struct sockaddr *)&a, &len), 0);
 	std::string port = std::to_string(ntohs(a.sin_port));
-	ExpectOneLine(RunCommand({kDetrun, "--gdb=" + port, "--", kRacy, "1", "5"}),
+	ExpectOneLine(RunCommand({ kDetrun, "--gdb=" + port, "--", kRacy, "1", "5" }),
 		      "cannot serve gdb on port " + port + ": Address already in use");
 	close(fd);
 	// A gdb that goes away while the group is stopped.
-	Child server({kDetrun, "--gdb", "--", kRacy, "1", "5"}, opt);
+	Child server({ kDetrun, "--gdb", "--", kRacy, "1", "5" }, opt);
 	ASSERT_TRUE(server.WaitForOutput("waiting for gdb on 127.0.0.1:", 60, true));
 	a.sin_port = htons((uint16_t)NumberAfter(server.Err(), "127.0.0.1:"));
 	fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -352,13 +383,16 @@ TEST(Debug, ErrorsAreOneLineAndLeaveNothingRunning)
 	ASSERT_GT(read(fd, reply, sizeof(reply)), 0); // its stop: the group is stopped
 	close(fd);
 	RunResult r = server.Finish();
-	EXPECT_EQ(r.err, "detrun: waiting for gdb on 127.0.0.1:" + std::to_string(ntohs(a.sin_port)) +
-			 " (in gdb: target extended-remote 127.0.0.1:" +
-			 std::to_string(ntohs(a.sin_port)) + ")\n"
-			 "detrun: gdb disconnected: the group is ended\n") << r.Describe();
+	EXPECT_EQ(r.err,
+		  "detrun: waiting for gdb on 127.0.0.1:" + std::to_string(ntohs(a.sin_port)) +
+			  " (in gdb: target extended-remote 127.0.0.1:" +
+			  std::to_string(ntohs(a.sin_port)) +
+			  ")\n"
+			  "detrun: gdb disconnected: the group is ended\n")
+		<< r.Describe();
 	EXPECT_NE(r.code, 0) << r.Describe();
 	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
 	EXPECT_EQ(r.out, "") << "the program must not have gone on";
 }
 
-}  // namespace
+} // namespace

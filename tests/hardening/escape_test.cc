@@ -16,7 +16,8 @@
 
 #include "harness.h"
 
-namespace {
+namespace
+{
 
 const std::string kGuests = GUEST_DIR;
 
@@ -37,27 +38,42 @@ void ExpectEveryRouteRefused(const RunResult &r, const std::vector<std::string> 
 	EXPECT_TRUE(Contains(r.out, "ALL ROUTES REFUSED")) << r.out;
 	for (const std::string &line : SplitLines(r.out)) {
 		if (line.rfind("route ", 0) == 0) {
-			EXPECT_TRUE(Contains(line, ": refused (") || Contains(line, ": own namespace"))
+			EXPECT_TRUE(Contains(line, ": refused (") ||
+				    Contains(line, ": own namespace"))
 				<< line;
 		}
 	}
 	for (const std::string &route : routes)
 		EXPECT_TRUE(Contains(r.out, "route " + route + ": refused (")) << route << "\n"
-									      << r.out;
+									       << r.out;
 	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
 }
 
 const std::vector<std::string> kProcessRoutes = {
-	"open mem for reading", "open mem for writing", "open fd/0", "open ns/mnt (for setns)",
-	"open root/", "open exe",
-	"process_vm_readv", "process_vm_writev", "pidfd_open", "kill", "tkill", "tgkill",
-	"rt_sigqueueinfo", "pidfd_send_signal(/proc/PID)", "fcntl(F_SETOWN)",
-	"fcntl(F_SETOWN_EX)", "ioctl(FIOSETOWN)", "ioctl(SIOCSPGRP)", "ptrace",
+	"open mem for reading",
+	"open mem for writing",
+	"open fd/0",
+	"open ns/mnt (for setns)",
+	"open root/",
+	"open exe",
+	"process_vm_readv",
+	"process_vm_writev",
+	"pidfd_open",
+	"kill",
+	"tkill",
+	"tgkill",
+	"rt_sigqueueinfo",
+	"pidfd_send_signal(/proc/PID)",
+	"fcntl(F_SETOWN)",
+	"fcntl(F_SETOWN_EX)",
+	"ioctl(FIOSETOWN)",
+	"ioctl(SIOCSPGRP)",
+	"ptrace",
 };
 
 TEST(Escape, ReaperIsOutOfReach)
 {
-	RunResult r = RunCommand(UnderDetrun({}, {Guest("esc_routes"), "reaper"}));
+	RunResult r = RunCommand(UnderDetrun({}, { Guest("esc_routes"), "reaper" }));
 	std::vector<std::string> routes = kProcessRoutes;
 	routes.push_back("umount /proc");
 	ExpectEveryRouteRefused(r, routes);
@@ -66,8 +82,8 @@ TEST(Escape, ReaperIsOutOfReach)
 
 TEST(Escape, DetrunIsOutOfReachWithoutNamespaces)
 {
-	RunResult r =
-		RunCommand(UnderDetrun({"--no-namespaces"}, {Guest("esc_routes"), "parent"}));
+	RunResult r = RunCommand(
+		UnderDetrun({ "--no-namespaces" }, { Guest("esc_routes"), "parent" }));
 	ExpectEveryRouteRefused(r, kProcessRoutes);
 }
 
@@ -85,43 +101,47 @@ TEST(Escape, KillAllReachesOnlyMembersWithoutNamespaces)
 	sa.sa_handler = OnUrgent;
 	sigaction(SIGURG, &sa, &old);
 	g_urgent = 0;
-	RunResult r = RunCommand(UnderDetrun({"--no-namespaces"}, {Guest("esc_killall")}));
+	RunResult r = RunCommand(UnderDetrun({ "--no-namespaces" }, { Guest("esc_killall") }));
 	int got = g_urgent;
 	sigaction(SIGURG, &old, nullptr);
 	EXPECT_EQ(r.code, 0) << r.Describe();
 	std::vector<std::string> lines = SplitLines(r.out); // the child may print first
 	std::multiset<std::string> got_lines(lines.begin(), lines.end());
-	std::multiset<std::string> want = {"kill(-1, SIGURG): 0", "child got SIGURG",
-					   "child exit 0"};
+	std::multiset<std::string> want = { "kill(-1, SIGURG): 0", "child got SIGURG",
+					    "child exit 0" };
 	EXPECT_EQ(got_lines, want) << r.Describe() << "\n" << r.out;
 	EXPECT_EQ(got, 0) << "kill(-1) from the group reached the test process";
 }
 
 TEST(Escape, Clone3UntracedWithReadOnlySharedArgumentsIsTraced)
 {
-	RunResult r = RunCommand(UnderDetrun({}, {Guest("esc_clone3"), "ro"}));
+	RunResult r = RunCommand(UnderDetrun({}, { Guest("esc_clone3"), "ro" }));
 	EXPECT_EQ(r.code, 0) << r.Describe();
-	EXPECT_EQ(r.out, "arguments unchanged, argument register kept\nchild: its calls were answered\n") << r.Describe();
+	EXPECT_EQ(r.out,
+		  "arguments unchanged, argument register kept\nchild: its calls were answered\n")
+		<< r.Describe();
 }
 
 TEST(Escape, Clone3UntracedInASharedFileMappingLeavesTheFileAlone)
 {
-	RunResult r = RunCommand(UnderDetrun({}, {Guest("esc_clone3"), "rw"}));
+	RunResult r = RunCommand(UnderDetrun({}, { Guest("esc_clone3"), "rw" }));
 	EXPECT_EQ(r.code, 0) << r.Describe();
-	EXPECT_EQ(r.out, "arguments unchanged, argument register kept\nchild: its calls were answered\n") << r.Describe();
+	EXPECT_EQ(r.out,
+		  "arguments unchanged, argument register kept\nchild: its calls were answered\n")
+		<< r.Describe();
 }
 
 // The kernel refuses the copy as it would the original, and the register comes back.
 TEST(Escape, Clone3UntracedThatFailsLeavesTheArgumentRegister)
 {
-	RunResult r = RunCommand(UnderDetrun({}, {Guest("esc_clone3"), "fail"}));
+	RunResult r = RunCommand(UnderDetrun({}, { Guest("esc_clone3"), "fail" }));
 	EXPECT_EQ(r.code, 0) << r.Describe();
 	EXPECT_EQ(r.out, "clone3: refused (EINVAL), argument register kept\n") << r.Describe();
 }
 
 TEST(Escape, Clone3UntracedWithoutScratchMemoryIsRefused)
 {
-	RunResult r = RunCommand(UnderDetrun({}, {Guest("esc_clone3"), "badstack"}));
+	RunResult r = RunCommand(UnderDetrun({}, { Guest("esc_clone3"), "badstack" }));
 	EXPECT_EQ(r.code, 0) << r.Describe();
 	EXPECT_EQ(r.out, "clone3: refused (ENOSYS), argument register kept\n") << r.Describe();
 	EXPECT_TRUE(Contains(r.err, "clone3 with CLONE_UNTRACED")) << r.err;
@@ -182,7 +202,7 @@ pid_t StartAndAwait(const std::vector<std::string> &argv, const std::string &tex
 	std::string got;
 	double deadline = MonoNow() + 60;
 	while (got.find(text) == std::string::npos && MonoNow() < deadline) {
-		struct pollfd fd = {p[0], POLLIN, 0};
+		struct pollfd fd = { p[0], POLLIN, 0 };
 		if (poll(&fd, 1, 1000) <= 0)
 			continue;
 		char buf[256];
@@ -200,7 +220,8 @@ pid_t StartAndAwait(const std::vector<std::string> &argv, const std::string &tex
 void ExpectNothingSurvivesKill9(const std::vector<std::string> &opts)
 {
 	int out = -1;
-	pid_t pid = StartAndAwait(UnderDetrun(opts, {Guest("esc_clone3"), "hold"}), "ready", &out);
+	pid_t pid = StartAndAwait(UnderDetrun(opts, { Guest("esc_clone3"), "hold" }), "ready",
+				  &out);
 	ASSERT_NE(pid, 0);
 	pid_t detrun = pid > 0 ? pid : -pid;
 	kill(detrun, SIGKILL);
@@ -213,8 +234,9 @@ void ExpectNothingSurvivesKill9(const std::vector<std::string> &opts)
 			survivors.push_back(std::to_string(p.pid) + " " + p.cmdline);
 	KillLeftovers(detrun);
 	close(out);
-	EXPECT_TRUE(survivors.empty()) << survivors.size() << " survived, first: "
-				       << (survivors.empty() ? "" : survivors[0]);
+	EXPECT_TRUE(survivors.empty())
+		<< survivors.size()
+		<< " survived, first: " << (survivors.empty() ? "" : survivors[0]);
 }
 
 TEST(Escape, NothingSurvivesKill9OfDetrun)
@@ -224,7 +246,7 @@ TEST(Escape, NothingSurvivesKill9OfDetrun)
 
 TEST(Escape, NothingSurvivesKill9OfDetrunWithoutNamespaces)
 {
-	ExpectNothingSurvivesKill9({"--no-namespaces"});
+	ExpectNothingSurvivesKill9({ "--no-namespaces" });
 }
 
 // Lines of esc_prctl without the TSC values, which differ natively on every run.
@@ -243,15 +265,16 @@ std::string WithoutTscValues(const std::string &out)
 // by the program itself faults as natively.
 TEST(Escape, PrctlReportsTheProgramsOwnSettings)
 {
-	RunResult native = RunCommand({Guest("esc_prctl")});
+	RunResult native = RunCommand({ Guest("esc_prctl") });
 	ASSERT_EQ(native.code, 0) << native.Describe();
-	RunResult first = RunCommand(UnderDetrun({}, {Guest("esc_prctl")}));
-	RunResult second = RunCommand(UnderDetrun({}, {Guest("esc_prctl")}));
+	RunResult first = RunCommand(UnderDetrun({}, { Guest("esc_prctl") }));
+	RunResult second = RunCommand(UnderDetrun({}, { Guest("esc_prctl") }));
 	ASSERT_EQ(first.code, 0) << first.Describe();
 	EXPECT_EQ(WithoutTscValues(first.out), WithoutTscValues(native.out))
 		<< FirstDifference("detrun", first.out, "native", native.out);
-	EXPECT_EQ(first.out, second.out) << FirstDifference("run 1", first.out, "run 2", second.out);
-	RunResult native2 = RunCommand({Guest("esc_prctl")});
+	EXPECT_EQ(first.out, second.out)
+		<< FirstDifference("run 1", first.out, "run 2", second.out);
+	RunResult native2 = RunCommand({ Guest("esc_prctl") });
 	EXPECT_NE(native.out, native2.out) << "the real TSC should differ between native runs";
 	EXPECT_TRUE(first.err.empty()) << first.err;
 }
@@ -262,7 +285,7 @@ TEST(Escape, SeccompListenerIsRefusedNotHung)
 {
 	RunOptions opt;
 	opt.timeout_s = 60;
-	RunResult r = RunCommand(UnderDetrun({}, {Guest("esc_listener")}), opt);
+	RunResult r = RunCommand(UnderDetrun({}, { Guest("esc_listener") }), opt);
 	EXPECT_FALSE(r.timed_out) << r.Describe();
 	EXPECT_EQ(r.code, 0) << r.Describe();
 	EXPECT_EQ(r.out, "listener: refused (EBUSY)\ngetppid: answered\n") << r.Describe();
@@ -274,7 +297,7 @@ TEST(Escape, SeccompListenerIsRefusedNotHung)
 // silent kill (status 159).
 TEST(Escape, ForeignSyscallAbisAreRefusedByName)
 {
-	RunResult r = RunCommand(UnderDetrun({}, {Guest("esc_abi")}));
+	RunResult r = RunCommand(UnderDetrun({}, { Guest("esc_abi") }));
 	EXPECT_EQ(r.code, 0) << r.Describe();
 	EXPECT_EQ(r.out, "int 0x80 getpid: ENOSYS\nx32 getpid: ENOSYS\nstill running\n")
 		<< r.Describe();
@@ -288,7 +311,7 @@ TEST(Escape, ForeignSyscallAbisAreRefusedByName)
 // call of the same number: the 32-bit clone with CLONE_UNTRACED is refused like the rest.
 TEST(Escape, ForeignSyscallsStayRefusedUnderTheProgramsOwnTraceFilter)
 {
-	RunResult r = RunCommand(UnderDetrun({}, {Guest("esc_abi"), "tie"}));
+	RunResult r = RunCommand(UnderDetrun({}, { Guest("esc_abi"), "tie" }));
 	EXPECT_EQ(r.code, 0) << r.Describe();
 	EXPECT_EQ(r.out, "own filter: 0\nint 0x80 clone: ENOSYS\nint 0x80 getpid: ENOSYS\n"
 			 "x32 getpid: ENOSYS\nstill running\n")
@@ -298,20 +321,21 @@ TEST(Escape, ForeignSyscallsStayRefusedUnderTheProgramsOwnTraceFilter)
 
 } // namespace
 
-namespace {
+namespace
+{
 
 // A timed-out pselect6/ppoll is finished by the kernel with a zero timeout; detrun must
 // not force that zero into memory the program cannot write (a const), which the kernel
 // never writes: the program's next wait would not wait.
 TEST(Escape, TimeoutsInReadOnlyMemoryAreNotOverwritten)
 {
-	RunResult r = RunCommand(UnderDetrun({}, {Guest("esc_timeout")}));
+	RunResult r = RunCommand(UnderDetrun({}, { Guest("esc_timeout") }));
 	EXPECT_EQ(r.code, 0) << r.Describe();
 	std::string want;
 	for (int i = 0; i < 2; i++)
-		for (const char *what : {"pselect, const timeout", "ppoll, const timeout",
-					 "pselect, shared read-only timeout",
-					 "ppoll, shared read-only timeout"})
+		for (const char *what :
+		     { "pselect, const timeout", "ppoll, const timeout",
+		       "pselect, shared read-only timeout", "ppoll, shared read-only timeout" })
 			want += std::string(what) +
 				": result 0, waited about 1 s, timeout now 1.000000000\n";
 	EXPECT_EQ(r.out, want) << FirstDifference("detrun", r.out, "expected", want);
@@ -323,9 +347,9 @@ TEST(Escape, TimeoutsInReadOnlyMemoryAreNotOverwritten)
 // through /proc/PID/mem wrote through the protection and the calls succeeded.
 TEST(Escape, CallOutputsIntoReadOnlyMemoryFailAsNatively)
 {
-	RunResult native = RunCommand({Guest("esc_readonly_output")});
+	RunResult native = RunCommand({ Guest("esc_readonly_output") });
 	ASSERT_EQ(native.code, 0) << native.Describe();
-	RunResult r = RunCommand(UnderDetrun({}, {Guest("esc_readonly_output")}));
+	RunResult r = RunCommand(UnderDetrun({}, { Guest("esc_readonly_output") }));
 	EXPECT_EQ(r.code, 0) << r.Describe();
 	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
 }

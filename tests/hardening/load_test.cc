@@ -12,14 +12,16 @@
 
 #include "harness.h"
 
-namespace {
+namespace
+{
 
 const std::string G = std::string(GUEST_DIR) + "/";
 
 // Two spinning threads for at most 90 s, killed when the test is done.
-class Hog {
- public:
-	Hog() : child_({G + "load_hog", "2", "90"})
+class Hog
+{
+      public:
+	Hog() : child_({ G + "load_hog", "2", "90" })
 	{
 		started_ = child_.WaitForOutput("hogging", 30);
 	}
@@ -28,9 +30,12 @@ class Hog {
 		child_.Signal(SIGKILL);
 		child_.Finish();
 	}
-	bool Started() const { return started_; }
+	bool Started() const
+	{
+		return started_;
+	}
 
- private:
+      private:
 	Child child_;
 	bool started_ = false;
 };
@@ -39,7 +44,7 @@ class Hog {
 // times beside the hog: all must be identical and succeed.
 void SameUnderLoad(const std::vector<std::string> &argv, int runs, const std::string &last_line)
 {
-	std::vector<std::string> cmd = UnderDetrun({"--spin-budget", "1"}, argv);
+	std::vector<std::string> cmd = UnderDetrun({ "--spin-budget", "1" }, argv);
 	RunResult quiet = RunCommand(cmd);
 	ASSERT_EQ(quiet.code, 0) << quiet.Describe();
 	ASSERT_NE(quiet.out.find(last_line), std::string::npos) << quiet.Describe();
@@ -60,20 +65,20 @@ void SameUnderLoad(const std::vector<std::string> &argv, int runs, const std::st
 // load_forks spends milliseconds in each fork; its clock readings must not move.
 TEST(Load, ProbeInsideANativeCallAddsNoEvent)
 {
-	SameUnderLoad({G + "load_forks", "96", "12"}, 8, "load_forks done");
+	SameUnderLoad({ G + "load_forks", "96", "12" }, 8, "load_forks done");
 }
 
 // Sleeping threads: virtual wake-up times, the case that differed by one event.
 TEST(Load, SleepsBesideAHog)
 {
-	SameUnderLoad({G + "sleeps"}, 10, "monotonic elapsed");
+	SameUnderLoad({ G + "sleeps" }, 10, "monotonic elapsed");
 }
 
 // Spinning threads: a computing thread that did not get a CPU between two samples looked
 // like a pure spin and was descheduled mid-computation, changing the arrival order.
 TEST(Load, SpinBarrierBesideAHog)
 {
-	SameUnderLoad({G + "spin_barrier", "3", "5"}, 6, "checksum");
+	SameUnderLoad({ G + "spin_barrier", "3", "5" }, 6, "checksum");
 }
 
 // ---- what the spin check costs (point 24) ---------------------------------------------
@@ -87,7 +92,7 @@ TEST(SpinCost, SpinnerBesideALargeMappingIsDescheduled)
 {
 	RunOptions opt;
 	opt.timeout_s = 60;
-	RunResult r = RunCommand(UnderDetrun({}, {G + "load_tas_spin", "1024"}), opt);
+	RunResult r = RunCommand(UnderDetrun({}, { G + "load_tas_spin", "1024" }), opt);
 	ASSERT_FALSE(r.timed_out) << r.Describe();
 	EXPECT_EQ(r.code, 0) << r.Describe();
 	EXPECT_EQ(r.out, "load_tas_spin ok: got 1\n") << r.Describe();
@@ -102,7 +107,8 @@ std::vector<std::string> SpinVerdicts(const std::string &err)
 	std::vector<std::string> v;
 	for (const auto &line : SplitLines(err)) {
 		size_t spin = line.find("] spin:"), close = line.find(']');
-		if (line.find("spin:") != std::string::npos || line.find("hazard") != std::string::npos)
+		if (line.find("spin:") != std::string::npos ||
+		    line.find("hazard") != std::string::npos)
 			v.push_back(line.substr(0, close == std::string::npos ? 0 : close + 1) +
 				    (spin == std::string::npos ? " other" : " spin"));
 	}
@@ -111,13 +117,15 @@ std::vector<std::string> SpinVerdicts(const std::string &err)
 
 TEST(SpinCost, VerdictsAsWithTheFullDigest)
 {
-	const std::vector<std::vector<std::string>> guests = {
-		{G + "spin_barrier", "3", "5"}, {G + "atomic_flag_wait"}, {G + "racy_counter", "2", "500000"},
-		{G + "load_tas_spin", "0"}};
+	const std::vector<std::vector<std::string>> guests = { { G + "spin_barrier", "3", "5" },
+							       { G + "atomic_flag_wait" },
+							       { G + "racy_counter", "2",
+								 "500000" },
+							       { G + "load_tas_spin", "0" } };
 	for (const auto &argv : guests) {
-		RunResult pages = RunCommand(UnderDetrun({"--trace"}, argv));
-		std::vector<std::string> digest_cmd = {"env", "DETRUN_SPIN_WATCH=digest"};
-		for (const auto &a : UnderDetrun({"--trace"}, argv))
+		RunResult pages = RunCommand(UnderDetrun({ "--trace" }, argv));
+		std::vector<std::string> digest_cmd = { "env", "DETRUN_SPIN_WATCH=digest" };
+		for (const auto &a : UnderDetrun({ "--trace" }, argv))
 			digest_cmd.push_back(a);
 		RunResult digest = RunCommand(digest_cmd);
 		ASSERT_EQ(pages.code, 0) << pages.Describe();
@@ -132,13 +140,14 @@ TEST(SpinCost, VerdictsAsWithTheFullDigest)
 // memory (EBUSY). It computes the same sum under a probe all the same.
 TEST(SpinCost, ProgramsGetNoUserfaultfdAndComputeAsNative)
 {
-	RunResult native = RunCommand({G + "load_own_uffd"});
+	RunResult native = RunCommand({ G + "load_own_uffd" });
 	ASSERT_EQ(native.code, 0) << native.Describe();
-	RunResult r = RunCommand(UnderDetrun({"--spin-budget", "1"}, {G + "load_own_uffd"}));
+	RunResult r = RunCommand(UnderDetrun({ "--spin-budget", "1" }, { G + "load_own_uffd" }));
 	EXPECT_EQ(r.code, 0) << r.Describe();
 	std::string sum = native.out.substr(native.out.find("(sum"));
 	EXPECT_EQ(r.out, "no userfaultfd: syscall Function not implemented, device Inappropriate "
-			 "ioctl for device " + sum)
+			 "ioctl for device " +
+				 sum)
 		<< r.Describe();
 	EXPECT_NE(r.err.find("userfaultfd is not supported"), std::string::npos) << r.Describe();
 }

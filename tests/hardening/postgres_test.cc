@@ -14,7 +14,8 @@
 
 #include "harness.h"
 
-namespace {
+namespace
+{
 
 const std::string kDetrun = DETRUN_PATH;
 const std::string kPort = "5499"; // names the socket file only: no TCP
@@ -35,36 +36,38 @@ std::string PgBin()
 // The server refuses to run as root: every PostgreSQL program runs as the postgres user.
 std::vector<std::string> AsPostgres(const std::vector<std::string> &argv)
 {
-	std::vector<std::string> all{"setpriv", "--reuid=postgres", "--regid=postgres",
-				     "--init-groups"};
+	std::vector<std::string> all{ "setpriv", "--reuid=postgres", "--regid=postgres",
+				      "--init-groups" };
 	all.insert(all.end(), argv.begin(), argv.end());
 	return all;
 }
 
 struct PgDir {
-	TempDir dir{"pg"};
+	TempDir dir{ "pg" };
 	std::string bin = PgBin();
 	std::string data = dir / "data", sock = dir / "sock";
 
 	bool Prepare()
 	{
 		return !bin.empty() && getpwnam("postgres") &&
-		       RunCommand({"install", "-d", "-o", "postgres", "-g", "postgres", sock}).code == 0 &&
-		       RunCommand({"chown", "postgres:postgres", dir.path}).code == 0;
+		       RunCommand({ "install", "-d", "-o", "postgres", "-g", "postgres", sock })
+				       .code == 0 &&
+		       RunCommand({ "chown", "postgres:postgres", dir.path }).code == 0;
 	}
 	std::vector<std::string> Initdb() const
 	{
-		return AsPostgres({bin + "/initdb", "-D", data, "-A", "trust", "-U", "postgres",
-				   "--no-sync", "--no-instructions"});
+		return AsPostgres({ bin + "/initdb", "-D", data, "-A", "trust", "-U", "postgres",
+				    "--no-sync", "--no-instructions" });
 	}
 	std::vector<std::string> Server() const
 	{
-		return AsPostgres({bin + "/postgres", "-D", data, "-k", sock, "-p", kPort, "-c",
-				   "listen_addresses="});
+		return AsPostgres({ bin + "/postgres", "-D", data, "-k", sock, "-p", kPort, "-c",
+				    "listen_addresses=" });
 	}
 	RunResult Pgbench(const std::vector<std::string> &args) const
 	{
-		std::vector<std::string> argv{bin + "/pgbench", "-h", sock, "-p", kPort, "-U", "postgres"};
+		std::vector<std::string> argv{ bin + "/pgbench", "-h", sock, "-p", kPort, "-U",
+					       "postgres" };
 		argv.insert(argv.end(), args.begin(), args.end());
 		argv.push_back("postgres");
 		RunOptions opt;
@@ -87,10 +90,10 @@ TEST(PostgreSQL, ServerUnderDetrunServesPgbenchFiveTimes)
 	Child server(UnderDetrun({}, pg.Server()), opt);
 	ASSERT_TRUE(server.WaitForOutput("ready to accept connections", 120, true))
 		<< server.Finish().Describe();
-	RunResult fill = pg.Pgbench({"-i", "-q"});
+	RunResult fill = pg.Pgbench({ "-i", "-q" });
 	ASSERT_EQ(fill.code, 0) << fill.Describe();
 	for (int round = 1; round <= 5; round++) {
-		RunResult bench = pg.Pgbench({"-c", "4", "-t", "200"});
+		RunResult bench = pg.Pgbench({ "-c", "4", "-t", "200" });
 		ASSERT_EQ(bench.code, 0) << "round " << round << ": " << bench.Describe();
 		EXPECT_NE(bench.out.find("number of transactions actually processed: 800/800"),
 			  std::string::npos)
@@ -99,7 +102,8 @@ TEST(PostgreSQL, ServerUnderDetrunServesPgbenchFiveTimes)
 	server.Signal(SIGINT); // fast shutdown, passed on to the group by detrun
 	RunResult done = server.Finish();
 	EXPECT_EQ(done.code, 0) << done.Describe();
-	EXPECT_NE(done.err.find("database system is shut down"), std::string::npos) << done.Describe();
+	EXPECT_NE(done.err.find("database system is shut down"), std::string::npos)
+		<< done.Describe();
 	EXPECT_TRUE(done.leftovers.empty()) << done.Describe();
 }
 
@@ -113,20 +117,20 @@ TEST(PostgreSQL, RecordedOverItsUnixSocketReplaysOffline)
 	RunResult init = RunCommand(pg.Initdb());
 	ASSERT_EQ(init.code, 0) << init.Describe();
 	// Replay starts from the files the recording started from.
-	ASSERT_EQ(RunCommand({"cp", "-a", pg.data, pg.data + ".orig"}).code, 0);
+	ASSERT_EQ(RunCommand({ "cp", "-a", pg.data, pg.data + ".orig" }).code, 0);
 
 	std::string log = pg.dir / "pg.dlog";
 	RunOptions opt;
 	opt.timeout_s = 900;
-	std::vector<std::string> record{kDetrun, "record", "-o", log, "--"};
+	std::vector<std::string> record{ kDetrun, "record", "-o", log, "--" };
 	for (const std::string &a : pg.Server())
 		record.push_back(a);
 	Child rec(record, opt);
 	ASSERT_TRUE(rec.WaitForOutput("ready to accept connections", 120, true))
 		<< rec.Finish().Describe();
-	RunResult fill = pg.Pgbench({"-i", "-q", "-s", "1"});
+	RunResult fill = pg.Pgbench({ "-i", "-q", "-s", "1" });
 	ASSERT_EQ(fill.code, 0) << fill.Describe();
-	RunResult bench = pg.Pgbench({"-c", "4", "-t", "50"});
+	RunResult bench = pg.Pgbench({ "-c", "4", "-t", "50" });
 	ASSERT_EQ(bench.code, 0) << bench.Describe();
 	rec.Signal(SIGINT);
 	RunResult recorded = rec.Finish();
@@ -134,14 +138,15 @@ TEST(PostgreSQL, RecordedOverItsUnixSocketReplaysOffline)
 	ASSERT_NE(recorded.err.find("database system is shut down"), std::string::npos)
 		<< recorded.Describe();
 
-	ASSERT_EQ(RunCommand({"rm", "-rf", pg.data}).code, 0);
-	ASSERT_EQ(RunCommand({"cp", "-a", pg.data + ".orig", pg.data}).code, 0);
-	ASSERT_EQ(RunCommand({"sh", "-c", "rm -f " + pg.sock + "/.s.PGSQL.*"}).code, 0);
+	ASSERT_EQ(RunCommand({ "rm", "-rf", pg.data }).code, 0);
+	ASSERT_EQ(RunCommand({ "cp", "-a", pg.data + ".orig", pg.data }).code, 0);
+	ASSERT_EQ(RunCommand({ "sh", "-c", "rm -f " + pg.sock + "/.s.PGSQL.*" }).code, 0);
 	RunOptions ropt;
 	ropt.timeout_s = 600;
-	RunResult rep = RunCommand({"unshare", "-n", kDetrun, "replay", log}, ropt);
+	RunResult rep = RunCommand({ "unshare", "-n", kDetrun, "replay", log }, ropt);
 	EXPECT_EQ(rep.code, 0) << rep.Describe();
-	EXPECT_EQ(rep.err, recorded.err) << FirstDifference("recording", recorded.err, "replay", rep.err);
+	EXPECT_EQ(rep.err, recorded.err)
+		<< FirstDifference("recording", recorded.err, "replay", rep.err);
 	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
 }
 

@@ -26,7 +26,8 @@ extern "C" {
 #include "syscalls/syscall_table.h"
 }
 
-namespace {
+namespace
+{
 
 // DETRUN_UNDER_TEST runs the suite against another build (to show a test failing before
 // its fix).
@@ -45,20 +46,26 @@ struct TempDir {
 		char tmpl[] = "/tmp/detrun-replay-XXXXXX";
 		path = mkdtemp(tmpl);
 	}
-	~TempDir() { RunCommand({"rm", "-rf", path}); }
-	std::string operator/(const std::string &name) const { return path + "/" + name; }
+	~TempDir()
+	{
+		RunCommand({ "rm", "-rf", path });
+	}
+	std::string operator/(const std::string &name) const
+	{
+		return path + "/" + name;
+	}
 };
 
 std::vector<std::string> Det(const std::vector<std::string> &argv)
 {
-	std::vector<std::string> all{kDetrun, "--"};
+	std::vector<std::string> all{ kDetrun, "--" };
 	all.insert(all.end(), argv.begin(), argv.end());
 	return all;
 }
 
 RunResult Replay(const std::string &log)
 {
-	return RunCommand({"unshare", "-n", kDetrun, "replay", log});
+	return RunCommand({ "unshare", "-n", kDetrun, "replay", log });
 }
 
 long NumberAfter(const std::string &text, const std::string &key)
@@ -77,7 +84,7 @@ TEST(ReplayHardening, FileChangedJustBeforeTheRunShowsItsOwnTimes)
 {
 	TempDir dir;
 	WriteFile(dir / "fresh", "written just now\n");
-	std::vector<std::string> argv{kGuests + "/rep_mtime", dir / "fresh"};
+	std::vector<std::string> argv{ kGuests + "/rep_mtime", dir / "fresh" };
 	RunResult native = RunCommand(argv);
 	ASSERT_EQ(native.code, 0) << native.Describe();
 	RunResult plain = RunCommand(Det(argv));
@@ -87,8 +94,8 @@ TEST(ReplayHardening, FileChangedJustBeforeTheRunShowsItsOwnTimes)
 	WriteFile(dir / "fresh2", "written just now too\n");
 	argv.push_back(dir / "fresh2");
 	RunResult native2 = RunCommand(argv);
-	RunResult rec = RunCommand({kDetrun, "record", "-o", dir / "t.dlog", "--", argv[0],
-				    argv[1], argv[2]});
+	RunResult rec = RunCommand(
+		{ kDetrun, "record", "-o", dir / "t.dlog", "--", argv[0], argv[1], argv[2] });
 	EXPECT_EQ(rec.code, 0) << rec.Describe();
 	EXPECT_EQ(rec.out, native2.out) << rec.Describe();
 	RunResult rep = Replay(dir / "t.dlog");
@@ -100,10 +107,10 @@ TEST(ReplayHardening, FileChangedJustBeforeTheRunShowsItsOwnTimes)
 TEST(ReplayHardening, FileTheRunWritesShowsVirtualTime)
 {
 	TempDir dir;
-	std::vector<std::string> argv{"sh", "-c", "echo x > \"$0\"/made && \"$1\" \"$0\"/made",
-				      dir.path, kGuests + "/rep_mtime"};
+	std::vector<std::string> argv{ "sh", "-c", "echo x > \"$0\"/made && \"$1\" \"$0\"/made",
+				       dir.path, kGuests + "/rep_mtime" };
 	RunResult a = RunCommand(Det(argv));
-	RunCommand({"rm", "-f", dir / "made"});
+	RunCommand({ "rm", "-f", dir / "made" });
 	RunResult b = RunCommand(Det(argv));
 	ASSERT_EQ(a.code, 0) << a.Describe();
 	EXPECT_EQ(a.out, b.out);
@@ -125,7 +132,7 @@ const std::string kClient = std::string(EXAMPLES_DIR) + "/kvclient";
 // wait for the CPU at random moments, as on a loaded machine, and the spin detector's
 // wall-clock budget runs out in the middle of calls.
 struct CpuHog {
-	Child loop{{"taskset", "-c", "0", "sh", "-c", "while :; do :; done"}};
+	Child loop{ { "taskset", "-c", "0", "sh", "-c", "while :; do :; done" } };
 	~CpuHog()
 	{
 		loop.Signal(SIGKILL);
@@ -144,13 +151,13 @@ Recorded RecordKv(const TempDir &dir, const std::string &log, int connections)
 	opt.cwd = dir.path;
 	opt.timeout_s = 60;
 	Recorded r;
-	Child server({"taskset", "-c", "0", kDetrun, "record", "-o", log, "--spin-budget", "1",
-		      "--", kServer, "0", "data.log"},
+	Child server({ "taskset", "-c", "0", kDetrun, "record", "-o", log, "--spin-budget", "1",
+		       "--", kServer, "0", "data.log" },
 		     opt);
 	if (server.WaitForOutput("listening on port ", 30)) {
 		long port = NumberAfter(server.Out(), "listening on port ");
-		r.client = RunCommand({kClient, std::to_string(port), std::to_string(connections),
-				       "8", "200", "--shutdown"});
+		r.client = RunCommand({ kClient, std::to_string(port), std::to_string(connections),
+					"8", "200", "--shutdown" });
 	}
 	r.server = server.Finish();
 	unlink((dir / "data.log").c_str());
@@ -173,7 +180,7 @@ TEST(ReplayHardening, BusyThreadedServerRecordingsAllReplay)
 		RunOptions opt;
 		opt.cwd = dir.path;
 		opt.timeout_s = 60;
-		RunResult rep = RunCommand({"unshare", "-n", kDetrun, "replay", log}, opt);
+		RunResult rep = RunCommand({ "unshare", "-n", kDetrun, "replay", log }, opt);
 		unlink((dir / "data.log").c_str());
 		unlink((dir / "data.log.snapshot").c_str());
 		replayed++;
@@ -208,26 +215,31 @@ TEST(ReplayHardening, ThreadedHttpServerUnderConcurrentCurlsReplays)
 		opt.timeout_s = 60;
 		// -I -S: the server's imports do not depend on site-packages or the directory.
 		CpuHog hog;
-		Child rec({"taskset", "-c", "0", kDetrun, "record", "-o", log, "--spin-budget", "1",
-			   "--", py, "-I", "-S", "-u", "-m", "http.server", "0", "--bind", "127.0.0.1",
-			   "--directory", "www"},
+		Child rec({ "taskset", "-c",     "0",         kDetrun,
+			    "record",  "-o",     log,         "--spin-budget",
+			    "1",       "--",     py,          "-I",
+			    "-S",      "-u",     "-m",        "http.server",
+			    "0",       "--bind", "127.0.0.1", "--directory",
+			    "www" },
 			  opt);
 		ASSERT_TRUE(rec.WaitForOutput("Serving HTTP on 127.0.0.1 port ", 60))
 			<< rec.Finish().Describe();
 		std::string base = "http://127.0.0.1:" +
-				   std::to_string(NumberAfter(rec.Out(), "Serving HTTP on 127.0.0.1 port "));
+				   std::to_string(NumberAfter(rec.Out(),
+							      "Serving HTTP on 127.0.0.1 port "));
 		RunResult clients = RunCommand(
-			{"sh", "-c",
-			 "for i in 1 2 3 4 5 6 7 8 9 10; do curl -sS -o /dev/null \"$0/a.txt\" & "
-			 "curl -sS -o /dev/null \"$0/b.bin\" & done; wait",
-			 base});
+			{ "sh", "-c",
+			  "for i in 1 2 3 4 5 6 7 8 9 10; do curl -sS -o /dev/null \"$0/a.txt\" & "
+			  "curl -sS -o /dev/null \"$0/b.bin\" & done; wait",
+			  base });
 		rec.Signal(SIGTERM);
 		RunResult recorded = rec.Finish();
 		ASSERT_EQ(clients.code, 0) << clients.Describe();
 		ASSERT_EQ(recorded.code, 128 + SIGTERM) << recorded.Describe();
-		RunResult rep = RunCommand({"unshare", "-n", kDetrun, "replay", log}, opt);
+		RunResult rep = RunCommand({ "unshare", "-n", kDetrun, "replay", log }, opt);
 		replayed++;
-		if (rep.code != recorded.code || rep.out != recorded.out || rep.err != recorded.err) {
+		if (rep.code != recorded.code || rep.out != recorded.out ||
+		    rep.err != recorded.err) {
 			diverged++;
 			if (first_divergence.empty())
 				first_divergence = rep.Describe();
@@ -245,13 +257,14 @@ TEST(ReplayHardening, ThreadedHttpServerUnderConcurrentCurlsReplays)
 TEST(ReplayHardening, UnixSocketFileExistsInReplay)
 {
 	TempDir dir;
-	std::vector<std::string> argv{kGuests + "/rep_unix_bind", dir.path};
+	std::vector<std::string> argv{ kGuests + "/rep_unix_bind", dir.path };
 	RunResult native = RunCommand(argv);
 	ASSERT_EQ(native.code, 0) << native.Describe();
 	ASSERT_NE(native.out.find("chmod: ok\nstat: ok\nsocket file: yes, mode 777\nunlink: ok"),
 		  std::string::npos)
 		<< native.Describe();
-	RunResult rec = RunCommand({kDetrun, "record", "-o", dir / "u.dlog", "--", argv[0], argv[1]});
+	RunResult rec = RunCommand(
+		{ kDetrun, "record", "-o", dir / "u.dlog", "--", argv[0], argv[1] });
 	ASSERT_EQ(rec.code, 0) << rec.Describe();
 	EXPECT_EQ(rec.out, native.out) << rec.Describe();
 	RunResult rep = Replay(dir / "u.dlog");
@@ -266,12 +279,13 @@ TEST(ReplayHardening, LeftoverSocketFileStopsTheReplay)
 {
 	TempDir dir;
 	std::string sh = "\"$0\" \"$1\" && touch \"$1\"/sock";
-	RunResult rec = RunCommand({kDetrun, "record", "-o", dir / "u.dlog", "--", "sh", "-c", sh,
-				    kGuests + "/rep_unix_bind", dir.path});
+	RunResult rec = RunCommand({ kDetrun, "record", "-o", dir / "u.dlog", "--", "sh", "-c", sh,
+				     kGuests + "/rep_unix_bind", dir.path });
 	ASSERT_EQ(rec.code, 0) << rec.Describe();
 	RunResult rep = Replay(dir / "u.dlog");
 	EXPECT_EQ(rep.code, 125) << rep.Describe();
-	EXPECT_NE(rep.err.find("bind to " + dir.path + "/sock succeeded in the recording, now "
+	EXPECT_NE(rep.err.find("bind to " + dir.path +
+			       "/sock succeeded in the recording, now "
 			       "fails: Address already in use"),
 		  std::string::npos)
 		<< rep.Describe();
@@ -284,8 +298,9 @@ TEST(ReplayHardening, SignalsIgnoredAtStartAreReplayed)
 {
 	TempDir dir;
 	std::string guest = kGuests + "/rep_sigign";
-	RunResult rec = RunCommand({"sh", "-c", "trap '' INT QUIT HUP; exec \"$0\" record -o \"$1\" -- \"$2\"",
-				    kDetrun, dir / "bg.dlog", guest});
+	RunResult rec = RunCommand({ "sh", "-c",
+				     "trap '' INT QUIT HUP; exec \"$0\" record -o \"$1\" -- \"$2\"",
+				     kDetrun, dir / "bg.dlog", guest });
 	ASSERT_EQ(rec.code, 0) << rec.Describe();
 	ASSERT_EQ(rec.out, "SIGHUP ignored\nSIGINT ignored\nSIGQUIT ignored\nSIGPIPE default\n"
 			   "SIGTERM default\nSIGUSR1 default\n")
@@ -294,10 +309,11 @@ TEST(ReplayHardening, SignalsIgnoredAtStartAreReplayed)
 	EXPECT_EQ(rep.code, 0) << rep.Describe();
 	EXPECT_EQ(rep.out, rec.out) << rep.Describe();
 
-	RunResult fg = RunCommand({kDetrun, "record", "-o", dir / "fg.dlog", "--", guest});
+	RunResult fg = RunCommand({ kDetrun, "record", "-o", dir / "fg.dlog", "--", guest });
 	ASSERT_EQ(fg.code, 0) << fg.Describe();
-	RunResult rep_bg = RunCommand({"sh", "-c", "trap '' INT QUIT TERM; exec unshare -n \"$0\" replay \"$1\"",
-				       kDetrun, dir / "fg.dlog"});
+	RunResult rep_bg = RunCommand(
+		{ "sh", "-c", "trap '' INT QUIT TERM; exec unshare -n \"$0\" replay \"$1\"",
+		  kDetrun, dir / "fg.dlog" });
 	EXPECT_EQ(rep_bg.code, 0) << rep_bg.Describe();
 	EXPECT_EQ(rep_bg.out, fg.out) << rep_bg.Describe();
 }
@@ -311,8 +327,8 @@ TEST(ReplayHardening, SendmmsgOfOtherBytesIsADivergence)
 {
 	TempDir dir;
 	WriteFile(dir / "input", "abc");
-	RunResult rec = RunCommand({kDetrun, "record", "-o", dir / "mm.dlog", "--",
-				    kGuests + "/rep_sendmmsg", dir / "input"});
+	RunResult rec = RunCommand({ kDetrun, "record", "-o", dir / "mm.dlog", "--",
+				     kGuests + "/rep_sendmmsg", dir / "input" });
 	ASSERT_EQ(rec.code, 0) << rec.Describe();
 	ASSERT_EQ(rec.out, "sent 2 messages: size=3 (6 and 5 bytes)\n") << rec.Describe();
 
@@ -342,18 +358,20 @@ TEST(ReplayHardening, SendFactsAgreeWithTheSyscallTable)
 		const syscall_entry &e = syscall_table[i];
 		if (e.handler == &sys_fd_write) {
 			writers++;
-			EXPECT_TRUE(syscall_sends_memory(&e)) << e.name << " sends but is not digested";
+			EXPECT_TRUE(syscall_sends_memory(&e))
+				<< e.name << " sends but is not digested";
 		} else if (e.nr == __NR_sendfile) {
 			EXPECT_EQ(e.data, DATA_SEND_FILE) << e.name;
 		} else {
-			EXPECT_FALSE(syscall_sends(&e)) << e.name << " sends but is not a write row";
+			EXPECT_FALSE(syscall_sends(&e))
+				<< e.name << " sends but is not a write row";
 		}
 		EXPECT_EQ(syscall_reads_data(&e), e.handler == &sys_fd_read) << e.name;
 	}
 	EXPECT_GE(writers, 5u);
 	// Socket calls with MSG_* flags say where they are (MSG_DONTWAIT, MSG_NOSIGNAL).
-	for (long nr : {__NR_sendto, __NR_sendmsg, __NR_sendmmsg, __NR_recvfrom, __NR_recvmsg,
-			__NR_recvmmsg}) {
+	for (long nr : { __NR_sendto, __NR_sendmsg, __NR_sendmmsg, __NR_recvfrom, __NR_recvmsg,
+			 __NR_recvmmsg }) {
 		EXPECT_EQ(syscall_msg_flags_arg(syscall_lookup(nr)),
 			  nr == __NR_sendmsg || nr == __NR_recvmsg ? 2 : 3)
 			<< syscall_name(nr);
@@ -366,7 +384,7 @@ TEST(ReplayHardening, SendFactsAgreeWithTheSyscallTable)
 // Accepts one connection on `listener` and reads it to its end (the peer's exit closes it).
 bool WaitForPeerToClose(int listener)
 {
-	struct pollfd p = {listener, POLLIN, 0};
+	struct pollfd p = { listener, POLLIN, 0 };
 	if (poll(&p, 1, 60000) != 1)
 		return false;
 	int c = accept(listener, nullptr, nullptr);
@@ -374,7 +392,7 @@ bool WaitForPeerToClose(int listener)
 		return false;
 	char buf[64];
 	for (;;) {
-		struct pollfd q = {c, POLLIN, 0};
+		struct pollfd q = { c, POLLIN, 0 };
 		if (poll(&q, 1, 60000) != 1)
 			break;
 		if (read(c, buf, sizeof(buf)) <= 0)
@@ -395,7 +413,7 @@ std::string AskOnce(int port)
 	if (connect(s, (struct sockaddr *)&a, sizeof(a)) == 0 && write(s, "x", 1) == 1) {
 		char buf[128];
 		ssize_t n;
-		struct pollfd q = {s, POLLIN, 0};
+		struct pollfd q = { s, POLLIN, 0 };
 		while (poll(&q, 1, 60000) == 1 && (n = read(s, buf, sizeof(buf))) > 0)
 			reply.append(buf, n);
 	}
@@ -421,8 +439,8 @@ TEST(ReplayHardening, InputFoundAtALaterLookIsReplayedThere)
 	ASSERT_EQ(getsockname(tester, (struct sockaddr *)&a, &len), 0);
 	int server_port = FreePort();
 	std::string log = dir / "look.dlog";
-	Child rec({kDetrun, "record", "-o", log, "--", kGuests + "/rep_exit_then_accept",
-		   std::to_string(server_port), std::to_string(ntohs(a.sin_port))});
+	Child rec({ kDetrun, "record", "-o", log, "--", kGuests + "/rep_exit_then_accept",
+		    std::to_string(server_port), std::to_string(ntohs(a.sin_port)) });
 	bool closed = WaitForPeerToClose(tester);
 	close(tester);
 	std::string reply = closed ? AskOnce(server_port) : "";

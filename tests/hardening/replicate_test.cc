@@ -16,7 +16,8 @@
 
 #include "harness.h"
 
-namespace {
+namespace
+{
 
 const std::string kDetrun = DETRUN_PATH;
 const std::string kClient = std::string(GUEST_DIR) + "/repl_client";
@@ -36,9 +37,10 @@ struct Cluster {
 		return "server_name: n" + std::to_string(n + 1) + "\nlisten: 127.0.0.1:" + port(n) +
 		       "\nhttp: 127.0.0.1:" + port(20 + n) + "\njetstream { store_dir: \"" +
 		       dir->path + "/n" + std::to_string(n + 1) + "\" }\ncluster { name: detrun, " +
-		       "listen: 127.0.0.1:" + port(10 + n) + ", routes: [nats://127.0.0.1:" +
-		       port(10) + ", nats://127.0.0.1:" + port(11) + ", nats://127.0.0.1:" +
-		       port(12) + "] }\n";
+		       "listen: 127.0.0.1:" + port(10 + n) +
+		       ", routes: [nats://127.0.0.1:" + port(10) +
+		       ", nats://127.0.0.1:" + port(11) + ", nats://127.0.0.1:" + port(12) +
+		       "] }\n";
 	}
 	bool Start(int n)
 	{
@@ -46,7 +48,9 @@ struct Cluster {
 		WriteFile(conf, Conf(n));
 		RunOptions opt;
 		opt.timeout_s = 1500;
-		servers[n] = std::make_unique<Child>(std::vector<std::string>{"nats-server", "-c", conf}, opt);
+		servers[n] = std::make_unique<Child>(std::vector<std::string>{ "nats-server", "-c",
+									       conf },
+						     opt);
 		return servers[n]->WaitForOutput("Server is ready", 30, true);
 	}
 	void Kill(int n)
@@ -66,8 +70,9 @@ struct Cluster {
 
 Cluster *cluster;
 
-class Replicate : public ::testing::Test {
- protected:
+class Replicate : public ::testing::Test
+{
+      protected:
 	static void SetUpTestSuite()
 	{
 		cluster = new Cluster;
@@ -82,8 +87,10 @@ class Replicate : public ::testing::Test {
 			cluster->Start(n);
 		// JetStream answers once the servers have elected a meta leader (bounded).
 		for (int i = 0; i < 300; i++) {
-			RunResult r = RunCommand({"curl", "-s", "http://127.0.0.1:" +
-						  std::to_string(cluster->base + 20) + "/jsz"});
+			RunResult r = RunCommand(
+				{ "curl", "-s",
+				  "http://127.0.0.1:" + std::to_string(cluster->base + 20) +
+					  "/jsz" });
 			if (r.out.find("\"leader\"") != std::string::npos)
 				break;
 			usleep(100 * 1000);
@@ -107,9 +114,12 @@ std::unique_ptr<Child> Replica(const TempDir &dir, const std::string &group,
 	mkdir(opt.cwd.c_str(), 0755);
 	// Standard output goes to a file: a pipe nobody reads would fill up and block the
 	// program's writes in the kernel, at moments the wall clock picks.
-	std::vector<std::string> argv = {"sh", "-c", "exec \"$0\" \"$@\" > stdout.txt", kDetrun,
-					 "replicate", "--cluster", cluster->urls, "--group", group,
-					 "--node", node};
+	std::vector<std::string> argv = {
+		"sh",          "-c",        "exec \"$0\" \"$@\" > stdout.txt",
+		kDetrun,       "replicate", "--cluster",
+		cluster->urls, "--group",   group,
+		"--node",      node
+	};
 	argv.insert(argv.end(), extra.begin(), extra.end());
 	argv.push_back("--");
 	argv.insert(argv.end(), prog.begin(), prog.end());
@@ -138,9 +148,10 @@ int CountOf(const std::string &s, const std::string &what)
 	return n;
 }
 
-}  // namespace
+} // namespace
 
-namespace {
+namespace
+{
 
 // What a failover run replicates: a server (PORT replaced), the client's protocol, how
 // many keys, and how the group is ended (kvserver's SHUTDOWN request, or SIGTERM).
@@ -175,19 +186,22 @@ void FailoverRun(const Server &s)
 		std::unique_ptr<Child> *r, *client;
 		~Guard()
 		{
-			KillOnExit k{{r[0].get(), r[1].get(), r[2].get(), client->get()}};
+			KillOnExit k{ { r[0].get(), r[1].get(), r[2].get(), client->get() } };
 		}
-	} guard{r, &client};
-	r[0] = Replica(dir, group, "a", prog, {"--lease-ms", "4000"});
+	} guard{ r, &client };
+	r[0] = Replica(dir, group, "a", prog, { "--lease-ms", "4000" });
 	ASSERT_TRUE(r[0]->WaitForOutput("leads group", 90, true)) << r[0]->Finish().Describe();
 	for (int n = 1; n < 3; n++) {
 		r[n] = Replica(dir, group, n == 1 ? "b" : "c", prog);
-		ASSERT_TRUE(r[n]->WaitForOutput("follows group", 90, true)) << r[n]->Finish().Describe();
+		ASSERT_TRUE(r[n]->WaitForOutput("follows group", 90, true))
+			<< r[n]->Finish().Describe();
 	}
 	RunOptions copt;
 	copt.timeout_s = 900;
-	client = std::make_unique<Child>(std::vector<std::string>{kClient, s.proto,
-				std::to_string(port), std::to_string(s.keys)}, copt);
+	client = std::make_unique<Child>(std::vector<std::string>{ kClient, s.proto,
+								   std::to_string(port),
+								   std::to_string(s.keys) },
+					 copt);
 	ASSERT_TRUE(client->WaitForOutput("progress " + std::to_string(s.keys / 4), 600))
 		<< client->Finish().Describe();
 	r[0]->Signal(SIGKILL);
@@ -204,13 +218,17 @@ void FailoverRun(const Server &s)
 
 	r[0] = Replica(dir, group, "a", prog); // the killed node comes back and follows
 	ASSERT_TRUE(r[0]->WaitForOutput("follows group", 90, true)) << r[0]->Finish().Describe();
-	RunResult check = RunCommand({kClient, s.proto, std::to_string(port),
-				      std::to_string(s.keys), "check"}, copt);
+	RunResult check = RunCommand({ kClient, s.proto, std::to_string(port),
+				       std::to_string(s.keys), "check" },
+				     copt);
 	EXPECT_NE(check.out.find("readable " + std::to_string(s.keys) + " of"), std::string::npos)
 		<< check.Describe();
 
 	if (s.shutdown_request)
-		EXPECT_EQ(RunCommand({kKvClient, std::to_string(port), "1", "1", "8", "--shutdown"}).code, 0);
+		EXPECT_EQ(RunCommand(
+				  { kKvClient, std::to_string(port), "1", "1", "8", "--shutdown" })
+				  .code,
+			  0);
 	else
 		r[leader]->Signal(SIGTERM);
 	RunResult end[3];
@@ -219,7 +237,8 @@ void FailoverRun(const Server &s)
 	for (int n = 0; n < 3; n++) {
 		EXPECT_EQ(end[n].code, end[leader].code) << end[n].Describe();
 		EXPECT_EQ(end[n].err.find("diverged"), std::string::npos)
-			<< end[n].Describe() << "\nthe leader's:\n" << end[leader].err;
+			<< end[n].Describe() << "\nthe leader's:\n"
+			<< end[leader].err;
 		EXPECT_TRUE(end[n].leftovers.empty()) << end[n].Describe();
 		if (n != leader) {
 			EXPECT_NE(end[n].err.find("a replicated end"), std::string::npos)
@@ -234,17 +253,21 @@ void FailoverRun(const Server &s)
 	}
 }
 
-}  // namespace
+} // namespace
 
 TEST_F(Replicate, KvServerLeaderKilledFollowerTakesOver)
 {
-	FailoverRun({"kv", "kv", {kKvServer, "PORT", "data"}, 2000, true});
+	FailoverRun({ "kv", "kv", { kKvServer, "PORT", "data" }, 2000, true });
 }
 
 TEST_F(Replicate, MemcachedLeaderKilledFollowerTakesOver)
 {
-	FailoverRun({"mc", "mc", {"/usr/bin/memcached", "-u", "root", "-t", "4", "-l", "127.0.0.1",
-				  "-p", "PORT", "-U", "0"}, 10000, false});
+	FailoverRun({ "mc",
+		      "mc",
+		      { "/usr/bin/memcached", "-u", "root", "-t", "4", "-l", "127.0.0.1", "-p",
+			"PORT", "-U", "0" },
+		      10000,
+		      false });
 }
 
 // kvserver's crash request crashes the leader's program; every follower crashes at the
@@ -255,28 +278,33 @@ TEST_F(Replicate, KvServerCrashIsReplicated)
 	TempDir dir("repl-crash");
 	int port = FreePort();
 	std::string group = "crash" + std::to_string(getpid());
-	std::vector<std::string> prog = {kKvServer, std::to_string(port), "data"};
+	std::vector<std::string> prog = { kKvServer, std::to_string(port), "data" };
 	std::unique_ptr<Child> r[3];
 	struct Guard {
 		std::unique_ptr<Child> *r;
-		~Guard() { KillOnExit k{{r[0].get(), r[1].get(), r[2].get()}}; }
-	} guard{r};
-	r[0] = Replica(dir, group, "a", prog, {"--lease-ms", "4000"});
+		~Guard()
+		{
+			KillOnExit k{ { r[0].get(), r[1].get(), r[2].get() } };
+		}
+	} guard{ r };
+	r[0] = Replica(dir, group, "a", prog, { "--lease-ms", "4000" });
 	ASSERT_TRUE(r[0]->WaitForOutput("leads group", 90, true)) << r[0]->Finish().Describe();
 	for (int n = 1; n < 3; n++) {
 		r[n] = Replica(dir, group, n == 1 ? "b" : "c", prog);
-		ASSERT_TRUE(r[n]->WaitForOutput("follows group", 90, true)) << r[n]->Finish().Describe();
+		ASSERT_TRUE(r[n]->WaitForOutput("follows group", 90, true))
+			<< r[n]->Finish().Describe();
 	}
-	RunResult wrote = RunCommand({kClient, "kv", std::to_string(port), "100"});
+	RunResult wrote = RunCommand({ kClient, "kv", std::to_string(port), "100" });
 	EXPECT_NE(wrote.out.find("acked 100 of 100"), std::string::npos) << wrote.Describe();
-	RunCommand({kKvClient, std::to_string(port), "1", "0", "8", "--crash"});
+	RunCommand({ kKvClient, std::to_string(port), "1", "0", "8", "--crash" });
 	RunResult end[3];
 	for (int n = 0; n < 3; n++)
 		end[n] = r[n]->Finish();
 	EXPECT_EQ(end[0].code, 128 + SIGSEGV) << end[0].Describe();
 	for (int n = 1; n < 3; n++) {
 		EXPECT_EQ(end[n].code, end[0].code) << end[n].Describe();
-		EXPECT_NE(end[n].err.find("a replicated end, not a leader failure"), std::string::npos)
+		EXPECT_NE(end[n].err.find("a replicated end, not a leader failure"),
+			  std::string::npos)
 			<< end[n].Describe();
 		EXPECT_EQ(end[n].err.find("leads from"), std::string::npos) << end[n].Describe();
 		EXPECT_EQ(end[n].err.find("diverged"), std::string::npos) << end[n].Describe();
@@ -292,13 +320,17 @@ TEST_F(Replicate, ErrorsAreOneLine)
 		std::vector<std::string> argv;
 		std::string says;
 	} cases[] = {
-		{{kDetrun, "replicate", "--cluster", "nats://127.0.0.1:" + std::to_string(closed),
-		  "--group", "g", "--", "/bin/true"}, "cannot reach the cluster"},
-		{{kDetrun, "replicate", "--status", "--cluster", cluster->urls, "--group",
-		  "nosuchgroup"}, "no group nosuchgroup"},
-		{{kDetrun, "replicate", "--cluster", cluster->urls, "--group", "a.b", "--", "/bin/true"},
-		 "bad or missing group name"},
-		{{kDetrun, "replicate", "--group", "g", "--", "/bin/true"}, "--cluster URLS is needed"},
+		{ { kDetrun, "replicate", "--cluster", "nats://127.0.0.1:" + std::to_string(closed),
+		    "--group", "g", "--", "/bin/true" },
+		  "cannot reach the cluster" },
+		{ { kDetrun, "replicate", "--status", "--cluster", cluster->urls, "--group",
+		    "nosuchgroup" },
+		  "no group nosuchgroup" },
+		{ { kDetrun, "replicate", "--cluster", cluster->urls, "--group", "a.b", "--",
+		    "/bin/true" },
+		  "bad or missing group name" },
+		{ { kDetrun, "replicate", "--group", "g", "--", "/bin/true" },
+		  "--cluster URLS is needed" },
 	};
 	for (const auto &c : cases) {
 		RunResult r = RunCommand(c.argv);
@@ -316,20 +348,23 @@ TEST_F(Replicate, ReplicaMustRunWhatTheLeaderRuns)
 	TempDir dir("repl-mismatch");
 	int port = FreePort();
 	std::string group = "mismatch" + std::to_string(getpid());
-	auto leader = Replica(dir, group, "a", {kKvServer, std::to_string(port), "data"});
-	KillOnExit guard{{leader.get()}};
+	auto leader = Replica(dir, group, "a", { kKvServer, std::to_string(port), "data" });
+	KillOnExit guard{ { leader.get() } };
 	ASSERT_TRUE(leader->WaitForOutput("leads group", 90, true)) << leader->Finish().Describe();
 	mkdir((dir / "b").c_str(), 0755);
 	struct Case {
 		std::vector<std::string> prog;
 		std::string says;
 	} cases[] = {
-		{{kKvClient, std::to_string(port), "data"}, "is another program than the leader's"},
-		{{kKvServer, std::to_string(port), "other"}, "the arguments differ from the leader's"},
+		{ { kKvClient, std::to_string(port), "data" },
+		  "is another program than the leader's" },
+		{ { kKvServer, std::to_string(port), "other" },
+		  "the arguments differ from the leader's" },
 	};
 	for (const auto &c : cases) {
-		std::vector<std::string> argv = {kDetrun, "replicate", "--cluster", cluster->urls,
-						 "--group", group, "--node", "b", "--"};
+		std::vector<std::string> argv = { kDetrun,       "replicate", "--cluster",
+						  cluster->urls, "--group",   group,
+						  "--node",      "b",         "--" };
 		argv.insert(argv.end(), c.prog.begin(), c.prog.end());
 		RunResult r = RunCommand(argv);
 		EXPECT_EQ(r.code, 125) << r.Describe();
@@ -342,14 +377,16 @@ TEST_F(Replicate, ReplicaMustRunWhatTheLeaderRuns)
 	EXPECT_TRUE(end.leftovers.empty()) << end.Describe();
 }
 
-namespace {
+namespace
+{
 
 // Which server (0..2) leads stream NAME now, from a live server's monitoring page; -1 if
 // none is known.
 int StreamLeader(const std::string &name, int ask)
 {
-	RunResult r = RunCommand({"curl", "-s", "http://127.0.0.1:" +
-				  std::to_string(cluster->base + 20 + ask) + "/jsz?streams=true"});
+	RunResult r = RunCommand({ "curl", "-s",
+				   "http://127.0.0.1:" + std::to_string(cluster->base + 20 + ask) +
+					   "/jsz?streams=true" });
 	std::string page;
 	for (char c : r.out)
 		if (c != ' ' && c != '\n' && c != '\t')
@@ -361,7 +398,7 @@ int StreamLeader(const std::string &name, int ask)
 	return page[leader + 11] - '1';
 }
 
-}  // namespace
+} // namespace
 
 // The nats-server leading the group's stream is killed while a client writes: the stream
 // elects another leader, the replicas go on, every write is acknowledged once and is
@@ -373,12 +410,15 @@ TEST_F(Replicate, StreamLeaderServerKilledDuringLoad)
 	int port = FreePort();
 	const int keys = 3000;
 	std::string group = "stream" + std::to_string(getpid());
-	std::vector<std::string> prog = {kKvServer, std::to_string(port), "data"};
+	std::vector<std::string> prog = { kKvServer, std::to_string(port), "data" };
 	std::unique_ptr<Child> r[3];
 	struct Guard {
 		std::unique_ptr<Child> *r;
-		~Guard() { KillOnExit k{{r[0].get(), r[1].get(), r[2].get()}}; }
-	} guard{r};
+		~Guard()
+		{
+			KillOnExit k{ { r[0].get(), r[1].get(), r[2].get() } };
+		}
+	} guard{ r };
 	// The default lease (15 s): longer than the election of the stream's leader.
 	for (int n = 0; n < 3; n++) {
 		r[n] = Replica(dir, group, std::string(1, 'a' + n), prog);
@@ -387,8 +427,8 @@ TEST_F(Replicate, StreamLeaderServerKilledDuringLoad)
 	}
 	RunOptions copt;
 	copt.timeout_s = 900;
-	Child client({kClient, "kv", std::to_string(port), std::to_string(keys)}, copt);
-	KillOnExit client_guard{{&client}};
+	Child client({ kClient, "kv", std::to_string(port), std::to_string(keys) }, copt);
+	KillOnExit client_guard{ { &client } };
 	ASSERT_TRUE(client.WaitForOutput("progress 500", 600)) << client.Finish().Describe();
 	int victim = StreamLeader("DETRUN_" + group, 0);
 	ASSERT_TRUE(victim >= 0 && victim < 3) << victim;
@@ -397,11 +437,13 @@ TEST_F(Replicate, StreamLeaderServerKilledDuringLoad)
 	ASSERT_TRUE(cluster->Start(victim)); // for the tests after this one
 	EXPECT_NE(wrote.out.find("acked " + std::to_string(keys) + " of"), std::string::npos)
 		<< wrote.Describe();
-	RunResult check = RunCommand({kClient, "kv", std::to_string(port), std::to_string(keys),
-				      "check"}, copt);
+	RunResult check = RunCommand({ kClient, "kv", std::to_string(port), std::to_string(keys),
+				       "check" },
+				     copt);
 	EXPECT_NE(check.out.find("readable " + std::to_string(keys) + " of"), std::string::npos)
 		<< check.Describe();
-	EXPECT_EQ(RunCommand({kKvClient, std::to_string(port), "1", "1", "8", "--shutdown"}).code, 0);
+	EXPECT_EQ(RunCommand({ kKvClient, std::to_string(port), "1", "1", "8", "--shutdown" }).code,
+		  0);
 	RunResult end[3];
 	for (int n = 0; n < 3; n++)
 		end[n] = r[n]->Finish();

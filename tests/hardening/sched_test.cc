@@ -25,7 +25,8 @@ extern "C" {
 #include "scheduler/vclock.h"
 }
 
-namespace {
+namespace
+{
 
 std::string Guest(const std::string &name)
 {
@@ -54,7 +55,7 @@ TEST(TimerLoop, SignalsComeAtTheSamePointOnEveryRun)
 {
 	std::set<std::string> native;
 	for (int i = 0; i < 10 && native.size() < 2; i++) {
-		RunResult r = RunCommand({Guest("sched_timer_loop")}, WithTimeout(60));
+		RunResult r = RunCommand({ Guest("sched_timer_loop") }, WithTimeout(60));
 		ASSERT_EQ(r.code, 0) << r.Describe();
 		native.insert(r.out);
 	}
@@ -62,12 +63,14 @@ TEST(TimerLoop, SignalsComeAtTheSamePointOnEveryRun)
 
 	std::string first;
 	for (int i = 0; i < 3; i++) {
-		RunResult r = RunCommand(UnderDetrun({}, {Guest("sched_timer_loop")}), WithTimeout(60));
+		RunResult r = RunCommand(UnderDetrun({}, { Guest("sched_timer_loop") }),
+					 WithTimeout(60));
 		ASSERT_EQ(r.code, 0) << r.Describe();
 		ASSERT_TRUE(Contains(r.out, "sched_timer_loop: ok")) << r.Describe();
 		if (i == 0)
 			first = r.out;
-		EXPECT_EQ(r.out, first) << FirstDifference("run 1", first, "run " + std::to_string(i + 1), r.out);
+		EXPECT_EQ(r.out, first)
+			<< FirstDifference("run 1", first, "run " + std::to_string(i + 1), r.out);
 	}
 }
 
@@ -78,10 +81,11 @@ TEST(TimerLoop, RecordingReplaysTheSame)
 	char dir[] = "/tmp/detrun-sched-XXXXXX";
 	ASSERT_NE(mkdtemp(dir), nullptr);
 	std::string log = std::string(dir) + "/timer.dlog";
-	RunResult rec = RunCommand({DETRUN_PATH, "record", "-o", log, "--", Guest("sched_timer_loop")},
+	RunResult rec = RunCommand({ DETRUN_PATH, "record", "-o", log, "--",
+				     Guest("sched_timer_loop") },
 				   WithTimeout(60));
 	ASSERT_EQ(rec.code, 0) << rec.Describe();
-	RunResult rep = RunCommand({DETRUN_PATH, "replay", log}, WithTimeout(60));
+	RunResult rep = RunCommand({ DETRUN_PATH, "replay", log }, WithTimeout(60));
 	EXPECT_EQ(rep.code, 0) << rep.Describe();
 	EXPECT_EQ(rep.out, rec.out) << rep.Describe();
 	unlink(log.c_str());
@@ -94,11 +98,11 @@ TEST(TimerLoop, RecordingReplaysTheSame)
 // to its bound silently.
 TEST(SpinAlarm, SyscallFreeLoopWithArmedTimerIsReportedAsAHazard)
 {
-	RunResult native = RunCommand({Guest("sched_spin_alarm")}, WithTimeout(60));
+	RunResult native = RunCommand({ Guest("sched_spin_alarm") }, WithTimeout(60));
 	ASSERT_EQ(native.code, 0) << native.Describe();
 	ASSERT_TRUE(Contains(native.out, "the signal ended the loop")) << native.Describe();
 
-	RunResult r = RunCommand(UnderDetrun({}, {Guest("sched_spin_alarm")}), WithTimeout(60));
+	RunResult r = RunCommand(UnderDetrun({}, { Guest("sched_spin_alarm") }), WithTimeout(60));
 	EXPECT_EQ(r.code, 0) << r.Describe();
 	EXPECT_EQ(r.out, native.out) << r.Describe();
 	std::regex hazard("detrun: hazard: task 1 [^\n]*timer[^\n]*\n");
@@ -112,9 +116,11 @@ TEST(SpinAlarm, SyscallFreeLoopWithArmedTimerIsReportedAsAHazard)
 // bound and the alarm never came.
 TEST(SpinAlarm, ParentsAlarmEndsAChildComputingWithoutEvents)
 {
-	RunResult native = RunCommand({Guest("sched_timeout_child")}, WithTimeout(60));
-	ASSERT_TRUE(Contains(native.out, "killed by signal 9 after the alarm")) << native.Describe();
-	RunResult r = RunCommand(UnderDetrun({}, {Guest("sched_timeout_child")}), WithTimeout(60));
+	RunResult native = RunCommand({ Guest("sched_timeout_child") }, WithTimeout(60));
+	ASSERT_TRUE(Contains(native.out, "killed by signal 9 after the alarm"))
+		<< native.Describe();
+	RunResult r = RunCommand(UnderDetrun({}, { Guest("sched_timeout_child") }),
+				 WithTimeout(60));
 	EXPECT_EQ(r.code, 0) << r.Describe();
 	EXPECT_EQ(r.out, native.out) << r.Describe();
 	EXPECT_TRUE(std::regex_search(r.err, std::regex("detrun: hazard: task 2 [^\n]*timer")))
@@ -125,10 +131,10 @@ TEST(SpinAlarm, ParentsAlarmEndsAChildComputingWithoutEvents)
 // natively. Before the fix strict mode failed with EINVAL under detrun's own filter.
 void ExpectStrictModeAsNative(const std::string &how)
 {
-	RunResult native = RunCommand({Guest("sched_strict"), how}, WithTimeout(30));
+	RunResult native = RunCommand({ Guest("sched_strict"), how }, WithTimeout(30));
 	ASSERT_EQ(native.code, 0) << native.Describe();
 	ASSERT_TRUE(Contains(native.out, "killed by signal 9")) << native.Describe();
-	RunResult r = RunCommand(UnderDetrun({}, {Guest("sched_strict"), how}), WithTimeout(30));
+	RunResult r = RunCommand(UnderDetrun({}, { Guest("sched_strict"), how }), WithTimeout(30));
 	EXPECT_EQ(r.code, 0) << r.Describe();
 	EXPECT_EQ(r.out, native.out) << r.Describe();
 }
@@ -157,9 +163,10 @@ TEST(ThreadStorm, NoNewTaskIsLost)
 	for (int round = 0; round < kRounds; round++) {
 		std::vector<std::unique_ptr<Child>> runs;
 		for (int i = 0; i < kParallel; i++)
-			runs.emplace_back(new Child(UnderDetrun({"--spin-budget", "1"},
-								{Guest("sched_thread_storm"), "20", "8"}),
-						    WithTimeout(60)));
+			runs.emplace_back(
+				new Child(UnderDetrun({ "--spin-budget", "1" },
+						      { Guest("sched_thread_storm"), "20", "8" }),
+					  WithTimeout(60)));
 		for (auto &c : runs) {
 			RunResult r = c->Finish();
 			bool ok = r.code == 0 && Contains(r.out, "total 12720 (want 12720)") &&
@@ -178,10 +185,11 @@ TEST(ThreadStorm, NoNewTaskIsLost)
 // it was left parked for ever when its creator exited (a deadlock, here the timeout).
 TEST(CloneVm, ChildSharesItsCreatorsFutexesAndOutlivesIt)
 {
-	RunResult native = RunCommand({Guest("sched_clone_vm")}, WithTimeout(30));
+	RunResult native = RunCommand({ Guest("sched_clone_vm") }, WithTimeout(30));
 	ASSERT_TRUE(Contains(native.out, "child outlived its creator")) << native.Describe();
 	for (int i = 0; i < 3; i++) {
-		RunResult r = RunCommand(UnderDetrun({}, {Guest("sched_clone_vm")}), WithTimeout(20));
+		RunResult r = RunCommand(UnderDetrun({}, { Guest("sched_clone_vm") }),
+					 WithTimeout(20));
 		ASSERT_EQ(r.code, 0) << r.Describe();
 		EXPECT_EQ(r.out, native.out) << r.Describe();
 	}
@@ -191,9 +199,10 @@ TEST(CloneVm, ChildSharesItsCreatorsFutexesAndOutlivesIt)
 // before it compares: before, detrun woke none, and a program that wakes with 0 waited.
 TEST(FutexWake, OfZeroOrFewerWakesOneAsNatively)
 {
-	RunResult native = RunCommand({Guest("sched_futex_wake_zero")}, WithTimeout(30));
+	RunResult native = RunCommand({ Guest("sched_futex_wake_zero") }, WithTimeout(30));
 	ASSERT_EQ(native.out, "wake 0: 1\nwake -1: 1\n") << native.Describe();
-	RunResult r = RunCommand(UnderDetrun({}, {Guest("sched_futex_wake_zero")}), WithTimeout(30));
+	RunResult r = RunCommand(UnderDetrun({}, { Guest("sched_futex_wake_zero") }),
+				 WithTimeout(30));
 	EXPECT_EQ(r.code, 0) << r.Describe();
 	EXPECT_EQ(r.out, native.out) << r.Describe();
 }
@@ -239,8 +248,8 @@ std::vector<Tracee> FindTracees(const std::string &comm)
 		std::string status(buf, n > 0 ? (size_t)n : 0);
 		if (StatusField("\n" + status, "Name") != comm)
 			continue;
-		found.push_back({(pid_t)pid, StatusField(status, "TracerPid"),
-				 StatusField(status, "Cpus_allowed_list")});
+		found.push_back({ (pid_t)pid, StatusField(status, "TracerPid"),
+				  StatusField(status, "Cpus_allowed_list") });
 	}
 	closedir(d);
 	return found;
@@ -265,7 +274,7 @@ TEST(CpuChoice, ConcurrentGroupsRunOnDifferentCpusAndSeeTheSame)
 		ASSERT_EQ(pipe2(hold[i], O_CLOEXEC), 0);
 		RunOptions o = WithTimeout(60);
 		o.stdin_fd = hold[i][0];
-		groups.emplace_back(new Child(UnderDetrun({}, {Guest("sched_cpu_hold")}), o));
+		groups.emplace_back(new Child(UnderDetrun({}, { Guest("sched_cpu_hold") }), o));
 		close(hold[i][0]);
 		ASSERT_TRUE(groups.back()->WaitForOutput("Cpus_allowed_list", 30))
 			<< groups.back()->Out() << groups.back()->Err();
@@ -279,8 +288,7 @@ TEST(CpuChoice, ConcurrentGroupsRunOnDifferentCpusAndSeeTheSame)
 
 	ASSERT_EQ(tracees.size(), 2u);
 	EXPECT_NE(tracees[0].tracer, tracees[1].tracer);
-	EXPECT_NE(tracees[0].cpus, tracees[1].cpus)
-		<< "both groups on CPU " << tracees[0].cpus;
+	EXPECT_NE(tracees[0].cpus, tracees[1].cpus) << "both groups on CPU " << tracees[0].cpus;
 	for (const Tracee &t : tracees)
 		EXPECT_EQ(t.cpus.find_first_of(",-"), std::string::npos)
 			<< "pid " << t.pid << " not pinned to one CPU: " << t.cpus;
@@ -298,7 +306,7 @@ TEST(CpuChoice, ConcurrentGroupsRunOnDifferentCpusAndSeeTheSame)
 // descriptions shared one buffer and every task showed the last one parked.
 TEST(Deadlock, ReportNamesEachTasksOwnDescriptor)
 {
-	Child c(UnderDetrun({}, {Guest("sched_deadlock_fds")}), WithTimeout(60));
+	Child c(UnderDetrun({}, { Guest("sched_deadlock_fds") }), WithTimeout(60));
 	bool reported = c.WaitForOutput("waiting for a signal from outside", 30, true);
 	std::string err = c.Err();
 	c.Signal(SIGTERM);
@@ -311,7 +319,7 @@ TEST(Deadlock, ReportNamesEachTasksOwnDescriptor)
 	std::regex line("task ([0-9]+) [^\n]*: read fd ([0-9]+)");
 	for (std::sregex_iterator it(err.begin(), err.end(), line), end; it != end; ++it)
 		fd_of_task[std::stoi((*it)[1])] = std::stoi((*it)[2]);
-	std::map<int, int> want = {{2, fds[0]}, {3, fds[1]}, {4, fds[2]}};
+	std::map<int, int> want = { { 2, fds[0] }, { 3, fds[1] }, { 4, fds[2] } };
 	EXPECT_EQ(fd_of_task, want) << err;
 	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
 }
@@ -325,7 +333,8 @@ struct task {
 	int test_data;
 };
 
-namespace {
+namespace
+{
 
 static struct task *fake_task(pid_t tid)
 {
@@ -341,7 +350,10 @@ static struct task *fake_task(pid_t tid)
 struct FakeSupervisor {
 	static struct task *victim;
 	static int waits;
-	static int interrupt_wait(struct task *) { return 0; }
+	static int interrupt_wait(struct task *)
+	{
+		return 0;
+	}
 	static int wait_outside(struct pollfd *, int, int)
 	{
 		waits++;
@@ -352,10 +364,18 @@ struct FakeSupervisor {
 		}
 		return 0;
 	}
-	static void nothing() {}
-	static int64_t no_timer() { return -1; }
+	static void nothing()
+	{
+	}
+	static int64_t no_timer()
+	{
+		return -1;
+	}
 	// The reader's input comes with the first outside wait.
-	static enum wait_result input_came(struct task *) { return waits ? WAIT_READY : WAIT_NOT_READY; }
+	static enum wait_result input_came(struct task *)
+	{
+		return waits ? WAIT_READY : WAIT_NOT_READY;
+	}
 };
 struct task *FakeSupervisor::victim;
 int FakeSupervisor::waits;
@@ -373,7 +393,7 @@ TEST(SchedPick, NeverReturnsATaskRemovedDuringAnOutsideWait)
 	struct task *spinner = fake_task(1002);
 	// The reader waits for outside input; the spinner was descheduled by the detector.
 	struct pollfd *fds = (struct pollfd *)malloc(sizeof(struct pollfd));
-	fds[0] = {dup(0), POLLIN, 0};
+	fds[0] = { dup(0), POLLIN, 0 };
 	struct wait w = {};
 	w.what = "read fd 0";
 	w.deadline_ns = -1;

@@ -13,7 +13,8 @@
 
 #include "harness.h"
 
-namespace {
+namespace
+{
 
 const std::string kDetrun = DETRUN_PATH;
 
@@ -52,7 +53,7 @@ RunResult ReplayOffline(const std::string &log)
 {
 	RunOptions opt;
 	opt.timeout_s = 300;
-	return RunCommand({"unshare", "-n", kDetrun, "replay", log}, opt);
+	return RunCommand({ "unshare", "-n", kDetrun, "replay", log }, opt);
 }
 
 TEST(RealServers, MemcachedWithFourThreadsReplaysOffline)
@@ -64,11 +65,12 @@ TEST(RealServers, MemcachedWithFourThreadsReplaysOffline)
 	RunOptions opt;
 	opt.cwd = dir.path;
 	opt.timeout_s = 300;
-	Child rec({kDetrun, "record", "-o", dir / "mc.dlog", "--", "memcached", "-u", "root", "-t",
-		   "4", "-l", "127.0.0.1", "-p", std::to_string(port), "-U", "0", "-vv"},
+	Child rec({ kDetrun, "record", "-o", dir / "mc.dlog", "--", "memcached", "-u", "root", "-t",
+		    "4", "-l", "127.0.0.1", "-p", std::to_string(port), "-U", "0", "-vv" },
 		  opt);
 	ASSERT_TRUE(rec.WaitForOutput("server listening", 60, true)) << rec.Finish().Describe();
-	RunResult client = RunCommand({DEBIAN_PYTHON, dir / "client.py", std::to_string(port), "6", "60"});
+	RunResult client = RunCommand(
+		{ DEBIAN_PYTHON, dir / "client.py", std::to_string(port), "6", "60" });
 	EXPECT_EQ(client.code, 0) << client.Describe();
 	rec.Signal(SIGTERM);
 	RunResult recorded = rec.Finish();
@@ -76,7 +78,8 @@ TEST(RealServers, MemcachedWithFourThreadsReplaysOffline)
 
 	RunResult rep = ReplayOffline(dir / "mc.dlog");
 	EXPECT_EQ(rep.code, recorded.code) << rep.Describe();
-	EXPECT_EQ(rep.err, recorded.err) << FirstDifference("recording", recorded.err, "replay", rep.err);
+	EXPECT_EQ(rep.err, recorded.err)
+		<< FirstDifference("recording", recorded.err, "replay", rep.err);
 	EXPECT_EQ(rep.out, recorded.out);
 	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
 }
@@ -89,22 +92,23 @@ TEST(RealServers, RedisReplaysOffline)
 	RunOptions opt;
 	opt.cwd = dir.path;
 	opt.timeout_s = 300;
-	Child rec({kDetrun, "record", "-o", dir / "redis.dlog", "--", "redis-server", "--port",
-		   std::to_string(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		   "--daemonize", "no", "--dir", dir.path},
+	Child rec({ kDetrun, "record", "-o", dir / "redis.dlog", "--", "redis-server", "--port",
+		    std::to_string(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		    "--daemonize", "no", "--dir", dir.path },
 		  opt);
-	ASSERT_TRUE(rec.WaitForOutput("Ready to accept connections", 60)) << rec.Finish().Describe();
+	ASSERT_TRUE(rec.WaitForOutput("Ready to accept connections", 60))
+		<< rec.Finish().Describe();
 	std::string p = std::to_string(port);
 	std::string answers;
 	for (const std::vector<std::string> &cmd :
-	     std::vector<std::vector<std::string>>{{"SET", "greeting", "hello"},
-						   {"INCRBY", "counter", "41"},
-						   {"INCR", "counter"},
-						   {"RPUSH", "list", "a", "b", "c"},
-						   {"LRANGE", "list", "0", "-1"},
-						   {"GET", "greeting"},
-						   {"DBSIZE"}}) {
-		std::vector<std::string> argv{"redis-cli", "-p", p};
+	     std::vector<std::vector<std::string>>{ { "SET", "greeting", "hello" },
+						    { "INCRBY", "counter", "41" },
+						    { "INCR", "counter" },
+						    { "RPUSH", "list", "a", "b", "c" },
+						    { "LRANGE", "list", "0", "-1" },
+						    { "GET", "greeting" },
+						    { "DBSIZE" } }) {
+		std::vector<std::string> argv{ "redis-cli", "-p", p };
 		argv.insert(argv.end(), cmd.begin(), cmd.end());
 		RunResult r = RunCommand(argv);
 		ASSERT_EQ(r.code, 0) << r.Describe();
@@ -118,7 +122,8 @@ TEST(RealServers, RedisReplaysOffline)
 
 	RunResult rep = ReplayOffline(dir / "redis.dlog");
 	EXPECT_EQ(rep.code, 0) << rep.Describe();
-	EXPECT_EQ(rep.out, recorded.out) << FirstDifference("recording", recorded.out, "replay", rep.out);
+	EXPECT_EQ(rep.out, recorded.out)
+		<< FirstDifference("recording", recorded.out, "replay", rep.out);
 	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
 }
 
@@ -137,26 +142,27 @@ TEST(RealServers, NginxUnderWrkReplaysOffline)
 		big += "block " + std::to_string(i * 7919 % 100003) + "\n";
 	WriteFile(dir / "html/100k.txt", big);
 	// Files older than the run show their own times in record and replay alike.
-	ASSERT_EQ(RunCommand({"touch", "-d", "2020-01-01", dir / "html/100k.txt"}).code, 0);
+	ASSERT_EQ(RunCommand({ "touch", "-d", "2020-01-01", dir / "html/100k.txt" }).code, 0);
 	RunOptions opt;
 	opt.cwd = dir.path;
 	opt.timeout_s = 300;
-	Child rec({kDetrun, "record", "-o", dir / "nginx.dlog", "--", "nginx", "-e", "stderr", "-c",
-		   dir / "nginx.conf", "-p", dir.path + "/"},
+	Child rec({ kDetrun, "record", "-o", dir / "nginx.dlog", "--", "nginx", "-e", "stderr",
+		    "-c", dir / "nginx.conf", "-p", dir.path + "/" },
 		  opt);
 	ASSERT_TRUE(rec.WaitForOutput("start worker process", 60, true)) << rec.Finish().Describe();
-	RunResult load = RunCommand({"wrk", "-t2", "-c8", "-d2s",
-				     "http://127.0.0.1:" + std::to_string(port) + "/100k.txt"});
+	RunResult load = RunCommand({ "wrk", "-t2", "-c8", "-d2s",
+				      "http://127.0.0.1:" + std::to_string(port) + "/100k.txt" });
 	ASSERT_EQ(load.code, 0) << load.Describe();
 	rec.Signal(SIGTERM);
 	RunResult recorded = rec.Finish();
 	ASSERT_EQ(recorded.code, 0) << recorded.Describe();
 
 	unlink((dir.path + "/nginx.pid").c_str());
-	RunCommand({"sh", "-c", "rm -rf " + dir.path + "/tmp/* " + dir.path + "/logs/*"});
+	RunCommand({ "sh", "-c", "rm -rf " + dir.path + "/tmp/* " + dir.path + "/logs/*" });
 	RunResult rep = ReplayOffline(dir / "nginx.dlog");
 	EXPECT_EQ(rep.code, 0) << rep.Describe();
-	EXPECT_EQ(rep.err, recorded.err) << FirstDifference("recording", recorded.err, "replay", rep.err);
+	EXPECT_EQ(rep.err, recorded.err)
+		<< FirstDifference("recording", recorded.err, "replay", rep.err);
 	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
 }
 

@@ -17,7 +17,8 @@
 
 #include "harness.h"
 
-namespace {
+namespace
+{
 
 const std::string kDetrun = DETRUN_PATH;
 
@@ -33,8 +34,14 @@ struct TempDir {
 		char tmpl[] = "/tmp/detrun-signals-XXXXXX";
 		path = mkdtemp(tmpl);
 	}
-	~TempDir() { RunCommand({"rm", "-rf", path}); }
-	std::string operator/(const std::string &name) const { return path + "/" + name; }
+	~TempDir()
+	{
+		RunCommand({ "rm", "-rf", path });
+	}
+	std::string operator/(const std::string &name) const
+	{
+		return path + "/" + name;
+	}
 };
 
 // A pseudo-terminal whose slave becomes the run's controlling terminal and stdin.
@@ -70,7 +77,7 @@ RunOptions Limited(int timeout_s = 60)
 
 RunResult Replay(const std::string &log)
 {
-	return RunCommand({"unshare", "-n", kDetrun, "replay", log}, Limited());
+	return RunCommand({ "unshare", "-n", kDetrun, "replay", log }, Limited());
 }
 
 // ---- point 17: the group's own process group ------------------------------------------
@@ -79,11 +86,11 @@ RunResult Replay(const std::string &log)
 // signals; under detrun they used to reach detrun too, which died of the first (SIGABRT).
 TEST(Signals, KillZeroReachesTheGroupOnly)
 {
-	RunResult native = RunCommand({Guest("sig_kill0")}, Limited());
+	RunResult native = RunCommand({ Guest("sig_kill0") }, Limited());
 	ASSERT_EQ(native.code, 0) << native.Describe();
 	ASSERT_EQ(native.out, "sig_kill0: 8 handled\n");
 	for (int i = 0; i < 3; i++) {
-		RunResult r = RunCommand(UnderDetrun({}, {Guest("sig_kill0")}), Limited());
+		RunResult r = RunCommand(UnderDetrun({}, { Guest("sig_kill0") }), Limited());
 		EXPECT_EQ(r.code, 0) << r.Describe();
 		EXPECT_EQ(r.out, native.out) << r.Describe();
 	}
@@ -96,12 +103,12 @@ TEST(Signals, KillZeroReachesTheGroupOnly)
 TEST(Signals, ProcessGroupSignalFromOutsideIsLogged)
 {
 	TempDir dir;
-	RunResult rec = RunCommand({"timeout", "-s", "TERM", "1", kDetrun, "record", "-o",
-				    dir / "term.dlog", "--", Guest("sig_pgrp_term")},
+	RunResult rec = RunCommand({ "timeout", "-s", "TERM", "1", kDetrun, "record", "-o",
+				     dir / "term.dlog", "--", Guest("sig_pgrp_term") },
 				   Limited());
 	ASSERT_EQ(rec.code, 124) << rec.Describe(); // timeout's own code: it sent the signal
 	ASSERT_NE(rec.out.find("ready\ncount "), std::string::npos) << rec.Describe();
-	RunResult listed = RunCommand({kDetrun, "log", dir / "term.dlog"});
+	RunResult listed = RunCommand({ kDetrun, "log", dir / "term.dlog" });
 	EXPECT_NE(listed.out.find(" 15 (Terminated)"), std::string::npos) << listed.out;
 	EXPECT_NE(listed.out.find("end      exit code 0"), std::string::npos) << listed.out;
 	RunResult rep = Replay(dir / "term.dlog");
@@ -116,7 +123,8 @@ TEST(Signals, ProcessGroupSignalFromOutsideIsLogged)
 TEST(Signals, SecondSignalClosesTheRecording)
 {
 	TempDir dir;
-	Child rec({kDetrun, "record", "-o", dir / "again.dlog", "--", Guest("sig_pgrp_term"), "keep"},
+	Child rec({ kDetrun, "record", "-o", dir / "again.dlog", "--", Guest("sig_pgrp_term"),
+		    "keep" },
 		  Limited());
 	ASSERT_TRUE(rec.WaitForOutput("ready\n", 30)) << rec.Finish().Describe();
 	rec.Signal(SIGTERM);
@@ -126,12 +134,13 @@ TEST(Signals, SecondSignalClosesTheRecording)
 	ASSERT_EQ(recorded.code, 128 + SIGKILL) << recorded.Describe();
 	EXPECT_NE(recorded.err.find("detrun: Interrupt again: killing the group"), std::string::npos)
 		<< recorded.Describe();
-	RunResult listed = RunCommand({kDetrun, "log", dir / "again.dlog"});
+	RunResult listed = RunCommand({ kDetrun, "log", dir / "again.dlog" });
 	EXPECT_NE(listed.out.find(" 9 (Killed)"), std::string::npos) << listed.out;
 	EXPECT_NE(listed.out.find("end      exit code 137"), std::string::npos) << listed.out;
 	RunResult rep = Replay(dir / "again.dlog");
 	EXPECT_EQ(rep.code, 128 + SIGKILL) << rep.Describe();
-	EXPECT_EQ(rep.out, recorded.out) << FirstDifference("recording", recorded.out, "replay", rep.out);
+	EXPECT_EQ(rep.out, recorded.out)
+		<< FirstDifference("recording", recorded.out, "replay", rep.out);
 }
 
 // SIGTERM to detrun while one thread loops on sched_yield and the main thread waits to join
@@ -140,7 +149,7 @@ TEST(Signals, SecondSignalClosesTheRecording)
 TEST(Signals, TermEndsARunThatYieldsBesideAParkedTask)
 {
 	for (int i = 0; i < 10; i++) {
-		Child run(UnderDetrun({}, {Guest("sig_yield_term")}), Limited(30));
+		Child run(UnderDetrun({}, { Guest("sig_yield_term") }), Limited(30));
 		ASSERT_TRUE(run.WaitForOutput("ready\n", 20)) << run.Finish().Describe();
 		run.Signal(SIGTERM);
 		RunResult r = run.Finish();
@@ -158,7 +167,7 @@ TEST(Signals, TerminalForegroundGoesToTheGroupAndBack)
 	ASSERT_GE(pty.slave, 0);
 	std::string script = "'" + kDetrun + "' -- '" + Guest("sig_tty_fg") + "'; '" +
 			     Guest("sig_tty_fg") + "'";
-	RunResult r = RunCommand({"sh", "-c", script}, pty.options());
+	RunResult r = RunCommand({ "sh", "-c", script }, pty.options());
 	EXPECT_EQ(r.code, 0) << r.Describe();
 	EXPECT_EQ(r.out, "foreground: yes\nforeground: yes\n") << r.Describe();
 }
@@ -171,13 +180,14 @@ TEST(Signals, TerminalForegroundGoesToTheGroupAndBack)
 // it: the parent's waitpid hung (and a stopped child that ran on was resumed at once).
 TEST(Signals, JobControlStopAndContinue)
 {
-	RunResult native = RunCommand({Guest("sig_jobctl")}, Limited());
+	RunResult native = RunCommand({ Guest("sig_jobctl") }, Limited());
 	ASSERT_EQ(native.code, 0) << native.Describe();
 	for (int i = 0; i < 3; i++) {
-		RunResult r = RunCommand(UnderDetrun({}, {Guest("sig_jobctl")}), Limited(30));
+		RunResult r = RunCommand(UnderDetrun({}, { Guest("sig_jobctl") }), Limited(30));
 		ASSERT_FALSE(r.timed_out) << r.Describe();
 		EXPECT_EQ(r.code, 0) << r.Describe();
-		EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+		EXPECT_EQ(r.out, native.out)
+			<< FirstDifference("native", native.out, "detrun", r.out);
 	}
 }
 
@@ -185,13 +195,15 @@ TEST(Signals, JobControlStopAndContinue)
 // in the stop (its call interrupted, restarted after SIGCONT), so the parent sees the stop.
 TEST(Signals, JobControlStopsEveryThread)
 {
-	RunResult native = RunCommand({Guest("sig_jobctl_threads")}, Limited());
+	RunResult native = RunCommand({ Guest("sig_jobctl_threads") }, Limited());
 	ASSERT_EQ(native.code, 0) << native.Describe();
 	for (int i = 0; i < 3; i++) {
-		RunResult r = RunCommand(UnderDetrun({}, {Guest("sig_jobctl_threads")}), Limited(30));
+		RunResult r = RunCommand(UnderDetrun({}, { Guest("sig_jobctl_threads") }),
+					 Limited(30));
 		ASSERT_FALSE(r.timed_out) << r.Describe();
 		EXPECT_EQ(r.code, 0) << r.Describe();
-		EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+		EXPECT_EQ(r.out, native.out)
+			<< FirstDifference("native", native.out, "detrun", r.out);
 	}
 }
 
@@ -203,10 +215,10 @@ TEST(Signals, ShellJobStaysStopped)
 	const std::string script = "set -m; sleep 1 & kill -STOP %1; wait %1; echo \"wait: $?\"; "
 				   "sleep 2; jobs; kill -CONT %1; wait %1; echo \"end: $?\"";
 	const std::string expected = "wait: 147\n[1]+  Stopped                 sleep 1\nend: 0\n";
-	RunResult native = RunCommand({"bash", "-c", script}, Limited());
+	RunResult native = RunCommand({ "bash", "-c", script }, Limited());
 	ASSERT_EQ(native.out, expected) << native.Describe();
 	for (int i = 0; i < 2; i++) {
-		RunResult r = RunCommand(UnderDetrun({}, {"bash", "-c", script}), Limited(30));
+		RunResult r = RunCommand(UnderDetrun({}, { "bash", "-c", script }), Limited(30));
 		EXPECT_EQ(r.code, 0) << r.Describe();
 		EXPECT_EQ(r.out, expected) << r.Describe();
 	}
@@ -220,10 +232,11 @@ TEST(Signals, DetrunStopsWithItsGroup)
 	const std::string script = "set -m; PROG sh -c 'kill -STOP $$; echo continued' & wait %1; "
 				   "echo \"stopped: $?\"; kill -CONT %1; wait %1; echo \"end: $?\"";
 	const std::string expected = "stopped: 147\ncontinued\nend: 0\n";
-	RunResult native = RunCommand({"bash", "-c", Replace(script, "PROG ", "")}, Limited());
+	RunResult native = RunCommand({ "bash", "-c", Replace(script, "PROG ", "") }, Limited());
 	ASSERT_EQ(native.out, expected) << native.Describe();
 	for (int i = 0; i < 2; i++) {
-		RunResult r = RunCommand({"bash", "-c", Replace(script, "PROG", "'" + kDetrun + "' --")},
+		RunResult r = RunCommand({ "bash", "-c",
+					   Replace(script, "PROG", "'" + kDetrun + "' --") },
 					 Limited(30));
 		ASSERT_FALSE(r.timed_out) << r.Describe();
 		EXPECT_EQ(r.code, 0) << r.Describe();
@@ -241,12 +254,14 @@ TEST(Signals, BackgroundJobBroughtToTheForeground)
 	const std::string script = "exec 2>/dev/tty; set -m; PROG & wait %1; fg %1 >/dev/null; "
 				   "echo \"fg: $?\"";
 	const std::string expected = "read 'hello' in the foreground\nfg: 0\n";
-	for (const std::string &prog : {Guest("sig_tty_read"), "'" + kDetrun + "' -- " + Guest("sig_tty_read"),
-					"'" + kDetrun + "' -- " + Guest("sig_tty_read")}) {
+	for (const std::string &prog :
+	     { Guest("sig_tty_read"), "'" + kDetrun + "' -- " + Guest("sig_tty_read"),
+	       "'" + kDetrun + "' -- " + Guest("sig_tty_read") }) {
 		Pty pty;
 		ASSERT_GE(pty.slave, 0);
 		ASSERT_EQ(write(pty.master, "hello\n", 6), 6);
-		RunResult r = RunCommand({"bash", "-c", Replace(script, "PROG", prog)}, pty.options(30));
+		RunResult r = RunCommand({ "bash", "-c", Replace(script, "PROG", prog) },
+					 pty.options(30));
 		ASSERT_FALSE(r.timed_out) << r.Describe();
 		EXPECT_EQ(r.code, 0) << r.Describe();
 		EXPECT_EQ(r.out, expected) << r.Describe();
@@ -262,10 +277,11 @@ TEST(Signals, CtrlZStopsARecordedJobAndFgContinuesIt)
 	TempDir dir;
 	Pty pty;
 	ASSERT_GE(pty.slave, 0);
-	const std::string script = "exec 2>/dev/tty; set -m; SIG_TTY_READ_SAY=1 '" + kDetrun +
-				   "' record -o '" + (dir / "z.dlog") + "' -- " + Guest("sig_tty_read") +
-				   "; [ $? -gt 128 ] && echo stopped; fg >/dev/null; echo \"fg: $?\"";
-	Child rec({"bash", "-c", script}, pty.options(60));
+	const std::string script =
+		"exec 2>/dev/tty; set -m; SIG_TTY_READ_SAY=1 '" + kDetrun + "' record -o '" +
+		(dir / "z.dlog") + "' -- " + Guest("sig_tty_read") +
+		"; [ $? -gt 128 ] && echo stopped; fg >/dev/null; echo \"fg: $?\"";
+	Child rec({ "bash", "-c", script }, pty.options(60));
 	ASSERT_TRUE(rec.WaitForOutput("reading\n", 30)) << rec.Finish().Describe();
 	ASSERT_EQ(write(pty.master, "\x1a", 1), 1); // the terminal's suspend character
 	ASSERT_TRUE(rec.WaitForOutput("stopped\n", 30)) << rec.Finish().Describe();
@@ -273,7 +289,7 @@ TEST(Signals, CtrlZStopsARecordedJobAndFgContinuesIt)
 	RunResult recorded = rec.Finish();
 	ASSERT_EQ(recorded.out, "reading\nstopped\nread 'hello' in the foreground\nfg: 0\n")
 		<< recorded.Describe();
-	RunResult listed = RunCommand({kDetrun, "log", dir / "z.dlog"});
+	RunResult listed = RunCommand({ kDetrun, "log", dir / "z.dlog" });
 	EXPECT_NE(listed.out.find(" 20 (Stopped)"), std::string::npos) << listed.out;
 	EXPECT_NE(listed.out.find(" 18 (Continued)"), std::string::npos) << listed.out;
 	RunResult rep = Replay(dir / "z.dlog");
@@ -293,13 +309,13 @@ TEST(Signals, TostopStopsABackgroundWriter)
 	{
 		Pty pty;
 		ASSERT_GE(pty.slave, 0);
-		RunResult native = RunCommand({Guest("sig_tostop")}, pty.options());
+		RunResult native = RunCommand({ Guest("sig_tostop") }, pty.options());
 		ASSERT_EQ(native.out, expected) << native.Describe();
 	}
 	for (int i = 0; i < 2; i++) {
 		Pty pty;
 		ASSERT_GE(pty.slave, 0);
-		RunResult r = RunCommand(UnderDetrun({}, {Guest("sig_tostop")}), pty.options(30));
+		RunResult r = RunCommand(UnderDetrun({}, { Guest("sig_tostop") }), pty.options(30));
 		ASSERT_FALSE(r.timed_out) << r.Describe();
 		EXPECT_EQ(r.code, 0) << r.Describe();
 		EXPECT_EQ(r.out, expected) << r.Describe();
@@ -311,11 +327,12 @@ TEST(Signals, TostopStopsABackgroundWriter)
 // and fault again for ever, a stack dump each time.
 TEST(Signals, NestedInitDiesOfItsFault)
 {
-	RunResult native = RunCommand({Guest("sig_nested_init")}, Limited());
+	RunResult native = RunCommand({ Guest("sig_nested_init") }, Limited());
 	ASSERT_EQ(native.out, "sig_nested_init: init killed by signal 11\n") << native.Describe();
 	for (const std::vector<std::string> &opts :
-	     {std::vector<std::string>{}, std::vector<std::string>{"--no-namespaces"}}) {
-		RunResult r = RunCommand(UnderDetrun(opts, {Guest("sig_nested_init")}), Limited(30));
+	     { std::vector<std::string>{}, std::vector<std::string>{ "--no-namespaces" } }) {
+		RunResult r = RunCommand(UnderDetrun(opts, { Guest("sig_nested_init") }),
+					 Limited(30));
 		ASSERT_FALSE(r.timed_out) << r.Describe();
 		EXPECT_EQ(r.code, 0) << r.Describe();
 		EXPECT_EQ(r.out, native.out) << r.Describe();
@@ -328,9 +345,10 @@ TEST(Signals, NestedInitDiesOfItsFault)
 // only while the dead task's own process had threads left, so the parent waited for ever.
 TEST(Signals, ClearTidWakesWhenAMemorySharingChildIsKilled)
 {
-	RunResult native = RunCommand({Guest("sig_cleartid")}, Limited());
-	ASSERT_EQ(native.out, "sig_cleartid: woken, child killed by signal 9\n") << native.Describe();
-	RunResult r = RunCommand(UnderDetrun({}, {Guest("sig_cleartid")}), Limited(30));
+	RunResult native = RunCommand({ Guest("sig_cleartid") }, Limited());
+	ASSERT_EQ(native.out, "sig_cleartid: woken, child killed by signal 9\n")
+		<< native.Describe();
+	RunResult r = RunCommand(UnderDetrun({}, { Guest("sig_cleartid") }), Limited(30));
 	ASSERT_FALSE(r.timed_out) << r.Describe();
 	EXPECT_EQ(r.code, 0) << r.Describe();
 	EXPECT_EQ(r.out, native.out) << r.Describe();
@@ -342,7 +360,7 @@ TEST(Signals, ClearTidWakesWhenAMemorySharingChildIsKilled)
 TEST(Signals, OrphansBlockedForEverEndTheRun)
 {
 	for (int i = 0; i < 2; i++) {
-		RunResult r = RunCommand(UnderDetrun({}, {Guest("sig_orphan")}), Limited(30));
+		RunResult r = RunCommand(UnderDetrun({}, { Guest("sig_orphan") }), Limited(30));
 		ASSERT_FALSE(r.timed_out) << r.Describe();
 		EXPECT_EQ(r.code, 0) << r.Describe();
 		EXPECT_EQ(r.out, "parent done\n") << r.Describe();

@@ -17,7 +17,8 @@
 
 #include "harness.h"
 
-namespace {
+namespace
+{
 
 enum Native {
 	kMustVary,     // native runs produce at least two different outputs
@@ -33,7 +34,7 @@ struct Case {
 	int exit_code = 0;
 	std::string skip_if_native; // the machine lacks the feature: native output has this
 	std::vector<std::string> must_contain; // verdicts the guest prints, natively and under detrun
-	bool differs_from_native = false; // the detrun output is virtual, not the host's
+	bool differs_from_native = false;      // the detrun output is virtual, not the host's
 };
 
 void PrintTo(const Case &c, std::ostream *os)
@@ -51,7 +52,9 @@ std::vector<std::string> GuestArgv(const Case &c)
 const int kDetrunRuns = 4;
 const int kNativeTries = 10;
 
-class Views : public ::testing::TestWithParam<Case> {};
+class Views : public ::testing::TestWithParam<Case>
+{
+};
 
 TEST_P(Views, DeterministicUnderDetrun)
 {
@@ -70,7 +73,8 @@ TEST_P(Views, DeterministicUnderDetrun)
 			ASSERT_EQ(again.code, c.exit_code) << again.Describe();
 			varied = again.out != native.out;
 		}
-		ASSERT_TRUE(varied) << "the guest never varied natively; output:\n" << Head(native.out);
+		ASSERT_TRUE(varied) << "the guest never varied natively; output:\n"
+				    << Head(native.out);
 	}
 	std::string out, err;
 	for (int i = 0; i < kDetrunRuns; i++) {
@@ -93,9 +97,10 @@ TEST_P(Views, DeterministicUnderDetrun)
 		ASSERT_EQ(r.out, out) << FirstDifference("detrun run 0", out,
 							 "detrun run " + std::to_string(i), r.out);
 		if (c.compare_stderr) {
-			ASSERT_EQ(r.err, err) << FirstDifference("detrun run 0 stderr", err,
-								 "detrun run " + std::to_string(i) + " stderr",
-								 r.err);
+			ASSERT_EQ(r.err, err)
+				<< FirstDifference("detrun run 0 stderr", err,
+						   "detrun run " + std::to_string(i) + " stderr",
+						   r.err);
 		}
 	}
 }
@@ -118,40 +123,42 @@ Case Unless(Case c, const std::string &absent)
 
 std::vector<Case> Cases()
 {
-	Case crash = Make("crash_report", {"view_crash", "segv"}, kExitOnly);
+	Case crash = Make("crash_report", { "view_crash", "segv" }, kExitOnly);
 	crash.compare_stderr = true;
 	crash.exit_code = 128 + SIGSEGV;
-	Case boot_id = Make("boot_id", {"view_ids", "boot_id"}, kExitOnly);
+	Case boot_id = Make("boot_id", { "view_ids", "boot_id" }, kExitOnly);
 	boot_id.differs_from_native = true;
-	Case mount_ids = Make("statx_mount_ids", {"view_ids", "mount_ids"}, kExitOnly);
-	mount_ids.must_contain = {"is mountinfo's: yes"};
-	Case maxrss = Make("maxrss", {"view_ids", "maxrss"}, kExitOnly);
-	maxrss.must_contain = {"maxrss plausible: yes\nmaxrss ", "children's maxrss plausible: yes"};
+	Case mount_ids = Make("statx_mount_ids", { "view_ids", "mount_ids" }, kExitOnly);
+	mount_ids.must_contain = { "is mountinfo's: yes" };
+	Case maxrss = Make("maxrss", { "view_ids", "maxrss" }, kExitOnly);
+	maxrss.must_contain = { "maxrss plausible: yes\nmaxrss ",
+				"children's maxrss plausible: yes" };
 	return {
 		// point 12: timerfd_gettime on a disarmed timer keeps the interval
-		Make("timerfd_disarmed_keeps_interval", {"view_timers", "timerfd"}, kSameAsNative),
+		Make("timerfd_disarmed_keeps_interval", { "view_timers", "timerfd" },
+		     kSameAsNative),
 		// point 12: a POSIX timer's signal is queued once; the rest are overruns
-		Make("posix_timer_overrun_handler", {"view_timers", "handler"}, kSameAsNative),
-		Make("posix_timer_overrun_sigtimedwait", {"view_timers", "wait"}, kSameAsNative),
-		Make("itimer_signal_sigtimedwait", {"view_timers", "alarm"}, kSameAsNative),
+		Make("posix_timer_overrun_handler", { "view_timers", "handler" }, kSameAsNative),
+		Make("posix_timer_overrun_sigtimedwait", { "view_timers", "wait" }, kSameAsNative),
+		Make("itimer_signal_sigtimedwait", { "view_timers", "alarm" }, kSameAsNative),
 		// point 12: the crash report names tasks by ids that do not change between runs
 		crash,
 		// point 12: mountinfo showed detrun's random temporary names and mount ids
-		Make("mountinfo", {"view_ids", "mountinfo"}, kExitOnly),
+		Make("mountinfo", { "view_ids", "mountinfo" }, kExitOnly),
 		mount_ids,
 		// point 12: random views
-		Make("random_uuid", {"view_ids", "uuid"}, kMustVary),
+		Make("random_uuid", { "view_ids", "uuid" }, kMustVary),
 		boot_id,
-		Unless(Make("hwrng", {"view_ids", "hwrng"}, kMustVary), "absent"),
+		Unless(Make("hwrng", { "view_ids", "hwrng" }, kMustVary), "absent"),
 		// point 12: pipe, socket and namespace inode numbers in links and fdinfo
-		Make("fd_links", {"view_ids", "links"}, kMustVary),
-		Make("fdinfo", {"view_ids", "fdinfo"}, kMustVary),
+		Make("fd_links", { "view_ids", "links" }, kMustVary),
+		Make("fdinfo", { "view_ids", "fdinfo" }, kMustVary),
 		// point 12: socket cookies (getsockopt runs freely in plain runs)
-		Make("so_cookie", {"view_ids", "cookie"}, kMustVary),
+		Make("so_cookie", { "view_ids", "cookie" }, kMustVary),
 		// point 12: software perf events count the real run
-		Make("perf_task_clock", {"view_ids", "perf"}, kMustVary),
+		Make("perf_task_clock", { "view_ids", "perf" }, kMustVary),
 		// point 21: the inode generation (ioctl runs freely in plain runs)
-		Unless(Make("inode_generation", {"view_ids", "generation"}, kMustVary),
+		Unless(Make("inode_generation", { "view_ids", "generation" }, kMustVary),
 		       "Inappropriate ioctl"),
 		// point 23: getrusage's maxrss was 0
 		maxrss,
@@ -165,13 +172,14 @@ INSTANTIATE_TEST_SUITE_P(Table, Views, ::testing::ValuesIn(Cases()),
 // runs. The group waits for a signal from outside after the warning: SIGINT ends it.
 TEST(ViewsReports, DeadlockWarningIsTheSameOnEveryRun)
 {
-	std::vector<std::string> argv = UnderDetrun({}, {std::string(GUEST_DIR) + "/view_crash",
-							 "deadlock"});
+	std::vector<std::string> argv = UnderDetrun({}, { std::string(GUEST_DIR) + "/view_crash",
+							  "deadlock" });
 	std::string first;
 	for (int i = 0; i < 3; i++) {
 		Child c(argv);
 		ASSERT_TRUE(c.WaitForOutput("waiting for a signal from outside", 60, true))
-			<< "no deadlock warning; stderr:\n" << c.Err();
+			<< "no deadlock warning; stderr:\n"
+			<< c.Err();
 		c.Signal(SIGINT);
 		RunResult r = c.Finish();
 		ASSERT_EQ(r.code, 128 + SIGINT) << r.Describe();
@@ -180,9 +188,9 @@ TEST(ViewsReports, DeadlockWarningIsTheSameOnEveryRun)
 		if (i == 0) {
 			first = r.err;
 		} else {
-			ASSERT_EQ(r.err, first) << FirstDifference("run 0 stderr", first,
-								   "run " + std::to_string(i) + " stderr",
-								   r.err);
+			ASSERT_EQ(r.err, first)
+				<< FirstDifference("run 0 stderr", first,
+						   "run " + std::to_string(i) + " stderr", r.err);
 		}
 	}
 }
@@ -194,16 +202,17 @@ TEST(ViewsReports, DeadlockWarningIsTheSameOnEveryRun)
 TEST(ViewsShm, GroupHasItsOwnDevShm)
 {
 	std::string host_file = "/dev/shm/detrun-views-" + std::to_string(getpid());
-	ASSERT_EQ(RunCommand({"sh", "-c", "echo host > " + host_file}).code, 0);
+	ASSERT_EQ(RunCommand({ "sh", "-c", "echo host > " + host_file }).code, 0);
 	std::string script = "ls -A /dev/shm; [ -e /dev/shm/left ] && echo leftover; "
 			     "echo group > /dev/shm/left && cat /dev/shm/left";
 	for (int run = 0; run < 2; run++) {
-		RunResult r = RunCommand(UnderDetrun({}, {"sh", "-c", script}));
+		RunResult r = RunCommand(UnderDetrun({}, { "sh", "-c", script }));
 		EXPECT_EQ(r.code, 0) << r.Describe();
 		EXPECT_EQ(r.out, "group\n") << "run " << run << ": " << r.Describe();
 	}
 	EXPECT_EQ(ReadFile(host_file), "host\n");
-	EXPECT_NE(access("/dev/shm/left", F_OK), 0) << "the group's file reached the host's /dev/shm";
+	EXPECT_NE(access("/dev/shm/left", F_OK), 0)
+		<< "the group's file reached the host's /dev/shm";
 	unlink(host_file.c_str());
 }
 
@@ -214,11 +223,11 @@ TEST(ViewsShm, GroupHasItsOwnDevShm)
 TEST(ViewsInodes, NewFileAfterARemovalHasANewNumber)
 {
 	std::string guest = std::string(GUEST_DIR) + "/view_inode_reuse";
-	RunResult native = RunCommand({guest});
+	RunResult native = RunCommand({ guest });
 	ASSERT_EQ(native.code, 0) << native.Describe();
 	std::string first;
 	for (int run = 0; run < 3; run++) {
-		RunResult r = RunCommand(UnderDetrun({}, {guest}));
+		RunResult r = RunCommand(UnderDetrun({}, { guest }));
 		ASSERT_EQ(r.code, 0) << r.Describe();
 		ASSERT_NE(r.out.find("new inode number for every new file: yes"), std::string::npos)
 			<< r.Describe() << "natively: " << native.out;
@@ -236,8 +245,8 @@ TEST(ViewsInodes, NewFileAfterARemovalHasANewNumber)
 TEST(ViewsRss, ResidentSetDoesNotFollowThePageCache)
 {
 	std::string data = "/tmp/detrun-views-rss-" + std::to_string(getpid());
-	ASSERT_EQ(RunCommand({"sh", "-c", "head -c 4194304 /dev/urandom > " + data}).code, 0);
-	auto warm = [&] { return RunCommand({"cat", data}).code == 0; };
+	ASSERT_EQ(RunCommand({ "sh", "-c", "head -c 4194304 /dev/urandom > " + data }).code, 0);
+	auto warm = [&] { return RunCommand({ "cat", data }).code == 0; };
 	auto cold = [&] {
 		int fd = open(data.c_str(), O_RDONLY);
 		bool ok = fd >= 0 && posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0;
@@ -249,11 +258,11 @@ TEST(ViewsRss, ResidentSetDoesNotFollowThePageCache)
 	std::set<std::string> native, detrun;
 	for (int i = 0; i < 4; i++) {
 		ASSERT_TRUE(i % 2 ? cold() : warm());
-		RunResult n = RunCommand({guest, data});
+		RunResult n = RunCommand({ guest, data });
 		ASSERT_EQ(n.code, 0) << n.Describe();
 		native.insert(n.out);
 		ASSERT_TRUE(i % 2 ? cold() : warm());
-		RunResult d = RunCommand(UnderDetrun({}, {guest, data}));
+		RunResult d = RunCommand(UnderDetrun({}, { guest, data }));
 		ASSERT_EQ(d.code, 0) << d.Describe();
 		detrun.insert(d.out);
 	}

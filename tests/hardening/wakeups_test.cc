@@ -17,14 +17,15 @@
 
 #include "harness.h"
 
-namespace {
+namespace
+{
 
 const std::string kGuests = GUEST_DIR;
 
 struct Case {
 	const char *name;
-	std::vector<std::string> argv; // {dir} is a fresh directory
-	const char *expected;          // the whole of stdout
+	std::vector<std::string> argv;      // {dir} is a fresh directory
+	const char *expected;               // the whole of stdout
 	const char *under_detrun = nullptr; // when detrun refuses the call: its stdout
 	const char *stderr_has = nullptr;   // and what it says about it
 };
@@ -34,58 +35,82 @@ std::vector<Case> Cases()
 	const std::string fd = kGuests + "/wake_fd_kinds";
 	const std::string sl = kGuests + "/wake_sleepers";
 	return {
-		{"signalfd_read", {fd, "signalfd_read"}, "signalfd_read: signo 10, child 7\n"},
-		{"signalfd_poll", {fd, "signalfd_poll"}, "signalfd_poll: signo 10, child 7\n"},
-		{"signalfd_select", {fd, "signalfd_select"}, "signalfd_select: signo 10, child 7\n"},
-		{"signalfd_epoll", {fd, "signalfd_epoll"}, "signalfd_epoll: signo 10, child 7\n"},
-		{"signalfd_epoll_nested", {fd, "signalfd_epoll_nested"},
-		 "signalfd_epoll_nested: signo 10, child 7\n"},
-		{"signalfd_poll_epoll", {fd, "signalfd_poll_epoll"},
-		 "signalfd_poll_epoll: signo 10, child 7\n"},
-		{"signalfd_epoll_et", {fd, "signalfd_epoll_et"},
-		 "signalfd_epoll_et: first 7, then 42, signo 10, child 7\n"},
-		{"signalfd_thread", {fd, "signalfd_thread"}, "signalfd_thread: signo 12\n"},
-		{"signalfd_sigchld", {fd, "signalfd_sigchld"}, "signalfd_sigchld: signo 17, child 7\n"},
-		{"pidfd_poll", {fd, "pidfd_poll"}, "pidfd_poll: child 7\n"},
-		{"pidfd_epoll", {fd, "pidfd_epoll"}, "pidfd_epoll: child 7\n"},
-		{"eventfd_read", {fd, "eventfd_read"}, "eventfd_read: value 5, child 7\n"},
-		{"eventfd_epoll", {fd, "eventfd_epoll"}, "eventfd_epoll: value 5, child 7\n"},
-		{"timerfd_read", {fd, "timerfd_read"}, "timerfd_read: expirations 1\n"},
-		{"timerfd_epoll", {fd, "timerfd_epoll"}, "timerfd_epoll: expirations 1\n"},
-		{"inotify_read", {fd, "inotify_read", "{dir}"},
-		 "inotify_read: wake_inotify_file, child 7\n"},
-		{"splice", {sl, "splice"}, "splice: hello through a pipe, child 7\n"},
-		{"tee", {sl, "tee"}, "tee: hello through a pipe, child 7\n"},
-		{"vmsplice", {sl, "vmsplice"}, "vmsplice into a full pipe: 196608 bytes, child 7\n"},
-		{"sendfile", {sl, "sendfile", "{dir}"},
-		 "sendfile into a full pipe: 196608 bytes, child 7\n"},
-		{"preadv2", {sl, "preadv2"}, "preadv2: hello through preadv2, child 7\n"},
-		{"writev", {sl, "writev"}, "writev into a full pipe: 196608 bytes, child 7\n"},
-		{"pwritev2", {sl, "pwritev2"}, "pwritev2 into a full pipe: 196608 bytes, child 7\n"},
-		{"sendmsg", {sl, "sendmsg"}, "sendmsg on a socketpair: 262144 bytes, child 7\n"},
-		{"recv_waitall", {sl, "recv_waitall"},
-		 "recv MSG_WAITALL: 262144 bytes, intact, child 7\n"},
-		{"recvmsg_waitall", {sl, "recvmsg_waitall"},
-		 "recvmsg MSG_WAITALL: 262144 bytes, intact, child 7\n"},
-		{"msgrcv", {sl, "msgrcv"}, "msgrcv: a message, child 7\n"},
-		{"msgsnd", {sl, "msgsnd"}, "msgsnd into a full queue: sent, child 7\n"},
-		{"semop", {sl, "semop"}, "semop: got it, value 0, child 7\n"},
-		{"semtimedop", {sl, "semtimedop"}, "semtimedop: got it, value 0, child 7\n"},
-		{"mq_receive", {sl, "mq_receive"}, "mq_receive: a queued message, child 7\n"},
-		{"mq_send", {sl, "mq_send"}, "mq_send into a full queue: sent, child 7\n"},
-		{"timeouts", {sl, "timeouts"},
-		 "timeouts: semtimedop -1 Resource temporarily unavailable, mq_timedreceive -1 "
-		 "Connection timed out\n"},
-		{"connect_backlog", {sl, "connect_backlog", "{dir}"},
-		 "connect to a full backlog: 3 connections, child 7\n"},
-		{"fifo_read", {sl, "fifo_read", "{dir}"},
-		 "fifo opened for reading first: through a fifo, child 7\n"},
-		{"fifo_write", {sl, "fifo_write", "{dir}"},
-		 "fifo opened for writing first: written, child 7\n"},
+		{ "signalfd_read", { fd, "signalfd_read" }, "signalfd_read: signo 10, child 7\n" },
+		{ "signalfd_poll", { fd, "signalfd_poll" }, "signalfd_poll: signo 10, child 7\n" },
+		{ "signalfd_select",
+		  { fd, "signalfd_select" },
+		  "signalfd_select: signo 10, child 7\n" },
+		{ "signalfd_epoll",
+		  { fd, "signalfd_epoll" },
+		  "signalfd_epoll: signo 10, child 7\n" },
+		{ "signalfd_epoll_nested",
+		  { fd, "signalfd_epoll_nested" },
+		  "signalfd_epoll_nested: signo 10, child 7\n" },
+		{ "signalfd_poll_epoll",
+		  { fd, "signalfd_poll_epoll" },
+		  "signalfd_poll_epoll: signo 10, child 7\n" },
+		{ "signalfd_epoll_et",
+		  { fd, "signalfd_epoll_et" },
+		  "signalfd_epoll_et: first 7, then 42, signo 10, child 7\n" },
+		{ "signalfd_thread", { fd, "signalfd_thread" }, "signalfd_thread: signo 12\n" },
+		{ "signalfd_sigchld",
+		  { fd, "signalfd_sigchld" },
+		  "signalfd_sigchld: signo 17, child 7\n" },
+		{ "pidfd_poll", { fd, "pidfd_poll" }, "pidfd_poll: child 7\n" },
+		{ "pidfd_epoll", { fd, "pidfd_epoll" }, "pidfd_epoll: child 7\n" },
+		{ "eventfd_read", { fd, "eventfd_read" }, "eventfd_read: value 5, child 7\n" },
+		{ "eventfd_epoll", { fd, "eventfd_epoll" }, "eventfd_epoll: value 5, child 7\n" },
+		{ "timerfd_read", { fd, "timerfd_read" }, "timerfd_read: expirations 1\n" },
+		{ "timerfd_epoll", { fd, "timerfd_epoll" }, "timerfd_epoll: expirations 1\n" },
+		{ "inotify_read",
+		  { fd, "inotify_read", "{dir}" },
+		  "inotify_read: wake_inotify_file, child 7\n" },
+		{ "splice", { sl, "splice" }, "splice: hello through a pipe, child 7\n" },
+		{ "tee", { sl, "tee" }, "tee: hello through a pipe, child 7\n" },
+		{ "vmsplice",
+		  { sl, "vmsplice" },
+		  "vmsplice into a full pipe: 196608 bytes, child 7\n" },
+		{ "sendfile",
+		  { sl, "sendfile", "{dir}" },
+		  "sendfile into a full pipe: 196608 bytes, child 7\n" },
+		{ "preadv2", { sl, "preadv2" }, "preadv2: hello through preadv2, child 7\n" },
+		{ "writev", { sl, "writev" }, "writev into a full pipe: 196608 bytes, child 7\n" },
+		{ "pwritev2",
+		  { sl, "pwritev2" },
+		  "pwritev2 into a full pipe: 196608 bytes, child 7\n" },
+		{ "sendmsg", { sl, "sendmsg" }, "sendmsg on a socketpair: 262144 bytes, child 7\n" },
+		{ "recv_waitall",
+		  { sl, "recv_waitall" },
+		  "recv MSG_WAITALL: 262144 bytes, intact, child 7\n" },
+		{ "recvmsg_waitall",
+		  { sl, "recvmsg_waitall" },
+		  "recvmsg MSG_WAITALL: 262144 bytes, intact, child 7\n" },
+		{ "msgrcv", { sl, "msgrcv" }, "msgrcv: a message, child 7\n" },
+		{ "msgsnd", { sl, "msgsnd" }, "msgsnd into a full queue: sent, child 7\n" },
+		{ "semop", { sl, "semop" }, "semop: got it, value 0, child 7\n" },
+		{ "semtimedop", { sl, "semtimedop" }, "semtimedop: got it, value 0, child 7\n" },
+		{ "mq_receive", { sl, "mq_receive" }, "mq_receive: a queued message, child 7\n" },
+		{ "mq_send", { sl, "mq_send" }, "mq_send into a full queue: sent, child 7\n" },
+		{ "timeouts",
+		  { sl, "timeouts" },
+		  "timeouts: semtimedop -1 Resource temporarily unavailable, mq_timedreceive -1 "
+		  "Connection timed out\n" },
+		{ "connect_backlog",
+		  { sl, "connect_backlog", "{dir}" },
+		  "connect to a full backlog: 3 connections, child 7\n" },
+		{ "fifo_read",
+		  { sl, "fifo_read", "{dir}" },
+		  "fifo opened for reading first: through a fifo, child 7\n" },
+		{ "fifo_write",
+		  { sl, "fifo_write", "{dir}" },
+		  "fifo opened for writing first: written, child 7\n" },
 		// Refused under detrun (its completions come outside the timeline): ENOSYS and a
 		// hazard line instead of a hang.
-		{"aio_poll", {sl, "aio_poll"}, "aio poll: events 0x41, child 7\n",
-		 "aio poll: io_setup: Function not implemented\n", "io_setup is not supported"},
+		{ "aio_poll",
+		  { sl, "aio_poll" },
+		  "aio poll: events 0x41, child 7\n",
+		  "aio poll: io_setup: Function not implemented\n",
+		  "io_setup is not supported" },
 	};
 }
 
@@ -95,7 +120,9 @@ void PrintTo(const Case &c, std::ostream *os)
 	*os << c.name;
 }
 
-class Wakeups : public ::testing::TestWithParam<Case> {};
+class Wakeups : public ::testing::TestWithParam<Case>
+{
+};
 
 std::string Expand(const std::string &arg, const std::string &dir)
 {
@@ -130,7 +157,7 @@ TEST_P(Wakeups, CompletesUnderDetrun)
 		if (HasFailure())
 			break;
 	}
-	RunCommand({"rm", "-rf", dir});
+	RunCommand({ "rm", "-rf", dir });
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, Wakeups, ::testing::ValuesIn(Cases()),
