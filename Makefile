@@ -34,7 +34,7 @@ build: configure
 
 # Every test, then the source formatting (make format-check); fails if either does.
 test: build
-	@cd $(BUILD) && ctest --output-on-failure --timeout 900; rc=$$?; \
+	@(cd $(BUILD) && ctest --output-on-failure --timeout 900); rc=$$?; \
 	$(MAKE) --no-print-directory format-check || rc=1; exit $$rc
 
 # The demo builds only what it runs, quietly: the full build (tests, fuzzers, Go guests,
