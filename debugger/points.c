@@ -43,21 +43,8 @@ enum {
 /* Is addr in a private mapping of t? Breakpoints go nowhere else. */
 static bool private_mapping(struct task *t, uint64_t addr)
 {
-	char path[64], line[512];
-	snprintf(path, sizeof(path), "/proc/%d/maps", t->tid);
-	FILE *f = fopen(path, "re");
-	bool ok = false;
-	unsigned long long lo, hi;
-	char perms[8];
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) == 3 && addr >= lo &&
-		    addr < hi) {
-			ok = perms[3] == 'p';
-			break;
-		}
-	if (f)
-		fclose(f);
-	return ok;
+	struct remote_mapping m;
+	return remote_mapping_at(t, addr, &m) == 0 && m.perms[3] == 'p';
 }
 
 static int insert_soft(struct task *t, struct point *p)

@@ -31,34 +31,18 @@ struct reg {
 	size_t off; /* in user_regs_struct (GPR) or user_fpregs_struct (FPR) */
 };
 
-#define G(n, r, ty) \
-	{ \
-		n, 64, ty, GPR, offsetof(struct user_regs_struct, r) \
-	}
-#define G32(n, r) \
-	{ \
-		n, 32, "int32", GPR32, offsetof(struct user_regs_struct, r) \
-	}
+/* One line a register kind (clang-format would spread each initializer over four). */
+// clang-format off
+#define G(n, r, ty) { n, 64, ty, GPR, offsetof(struct user_regs_struct, r) }
+#define G32(n, r) { n, 32, "int32", GPR32, offsetof(struct user_regs_struct, r) }
 #define ST(i) \
-	{ \
-		"st" #i, 80, "i387_ext", FPR, \
-			offsetof(struct user_fpregs_struct, st_space) + 16 * i \
-	}
+	{ "st" #i, 80, "i387_ext", FPR, offsetof(struct user_fpregs_struct, st_space) + 16 * i }
 #define XMM(i) \
-	{ \
-		"xmm" #i, 128, "vec128", FPR, \
-			offsetof(struct user_fpregs_struct, xmm_space) + 16 * i \
-	}
+	{ "xmm" #i, 128, "vec128", FPR, offsetof(struct user_fpregs_struct, xmm_space) + 16 * i }
 /* The upper halves of the ymm registers: XSAVE's AVX component, at its standard offset. */
-enum {
-	XSAVE_SIZE = 4096,
-	XSAVE_BV = 512,
-	XSAVE_AVX = 576
-};
-#define YMMH(i) \
-	{ \
-		"ymm" #i "h", 128, "uint128", AVX, XSAVE_AVX + 16 * i \
-	}
+enum { XSAVE_SIZE = 4096, XSAVE_BV = 512, XSAVE_AVX = 576 };
+#define YMMH(i) { "ymm" #i "h", 128, "uint128", AVX, XSAVE_AVX + 16 * i }
+// clang-format on
 
 static const struct reg regs[] = {
 	G("rax", rax, "int64"),

@@ -86,25 +86,36 @@ int remote_patch_code(struct task *t, remote_ptr dst, const void *src, size_t le
 	return proc_mem_io(t, dst.addr, (void *)src, len, true);
 }
 
-/* Does one private, writable mapping of the task hold [start, end)? */
-static bool private_writable(struct task *t, uint64_t start, uint64_t end)
+int remote_mapping_at(struct task *t, uint64_t addr, struct remote_mapping *m)
 {
 	char path[64], line[512];
 	snprintf(path, sizeof(path), "/proc/%d/maps", t->tid);
 	FILE *f = fopen(path, "re");
-	bool ok = false;
-	unsigned long long lo, hi;
-	char perms[8];
-	while (f && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) != 3 || start < lo ||
-		    start >= hi)
+	if (!f)
+		return -errno;
+	int err = -ENOENT;
+	while (err == -ENOENT && fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, off, ino;
+		unsigned major, minor;
+		char perms[5];
+		if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu", &start, &end, perms, &off, &major,
+			   &minor, &ino) != 7 ||
+		    addr < start || addr >= end)
 			continue;
-		ok = end <= hi && perms[0] == 'r' && perms[1] == 'w' && perms[3] == 'p';
-		break;
+		*m = (struct remote_mapping){ start, end, off, ino, major, minor, "" };
+		memcpy(m->perms, perms, sizeof(perms));
+		err = 0;
 	}
-	if (f)
-		fclose(f);
-	return ok;
+	fclose(f);
+	return err;
+}
+
+/* Does one private, writable mapping of the task hold [start, end)? */
+static bool private_writable(struct task *t, uint64_t start, uint64_t end)
+{
+	struct remote_mapping m;
+	return remote_mapping_at(t, start, &m) == 0 && end <= m.end && m.perms[0] == 'r' &&
+	       m.perms[1] == 'w' && m.perms[3] == 'p';
 }
 
 uint64_t remote_scratch(struct task *t, const void *data, size_t len)

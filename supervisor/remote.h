@@ -35,6 +35,16 @@ int remote_write(struct task *t, remote_ptr dst, const void *src, size_t len);
  * mapping is refused by the kernel, so no file changes. */
 int remote_patch_code(struct task *t, remote_ptr dst, const void *src, size_t len);
 
+/* One line of /proc/TID/maps. */
+struct remote_mapping {
+	uint64_t start, end, offset, ino;
+	unsigned dev_major, dev_minor;
+	char perms[5]; /* "rwxp", "r--s" ... */
+};
+/* The mapping of t that holds addr: 0, -ENOENT when none does, or -errno when the maps
+ * cannot be read. */
+int remote_mapping_at(struct task *t, uint64_t addr, struct remote_mapping *m);
+
 /* Places `len` bytes in scratch memory of the stopped task, below the 128-byte red zone
  * of its stack, and returns their address — or 0 when that memory is not private and
  * writable (the stack pointer is the program's to set: a write there must reach no file

@@ -1,7 +1,6 @@
 /* futex(2), emulated. See scheduler/futex_queue.h for the queues and their keys. */
 #include <errno.h>
 #include <linux/futex.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
@@ -26,28 +25,14 @@ static int futex_key_of(struct task *t, uint64_t addr, bool private, struct fute
 	*key = (struct futex_key){ (uint64_t)t->proc->aspace, 0, addr };
 	if (private)
 		return 0;
-	char path[64], line[512];
-	snprintf(path, sizeof(path), "/proc/%d/maps", t->tid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	int err = -EFAULT;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, off, ino;
-		unsigned maj, min;
-		char perms[8];
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu", &start, &end, perms, &off, &maj,
-			   &min, &ino) != 7)
-			continue;
-		if (addr < start || addr >= end)
-			continue;
-		err = 0;
-		if (perms[3] == 's')
-			*key = (struct futex_key){ makedev(maj, min), ino, off + (addr - start) };
-		break;
-	}
-	fclose(f);
-	return err;
+	struct remote_mapping m;
+	int err = remote_mapping_at(t, addr, &m);
+	if (err == -ENOENT)
+		return -EFAULT;
+	if (!err && m.perms[3] == 's')
+		*key = (struct futex_key){ makedev(m.dev_major, m.dev_minor), m.ino,
+					   m.offset + (addr - m.start) };
+	return 0; /* maps unreadable: keyed as private */
 }
 
 static int read_word(struct task *t, uint64_t addr, uint32_t *v)

@@ -25,62 +25,27 @@
 #define SO_COOKIE 57
 #endif
 
-/* The outputs column, as initializers of struct syscall_output. */
-#define OUTPUTS(...) \
-	{ \
-		__VA_ARGS__ \
-	}
-#define NO_OUTPUTS \
-	{ \
-		{ \
-			SHAPE_NONE, -1, -1, 0 \
-		} \
-	}
-#define OUT_BUF(a, n) \
-	{ \
-		SHAPE_BUF, a, n, 0 \
-	}
-#define OUT_IOV(a, n) \
-	{ \
-		SHAPE_IOV, a, n, 0 \
-	}
-#define OUT_MSG(a) \
-	{ \
-		SHAPE_MSG, a, -1, 0 \
-	}
-#define OUT_MMSG(a, n) \
-	{ \
-		SHAPE_MMSG, a, n, 0 \
-	}
-#define OUT_SIZED(a, l) \
-	{ \
-		SHAPE_SIZED, a, l, 4 \
-	}
-#define OUT_FIXED(a, size) \
-	{ \
-		SHAPE_FIXED, a, -1, size \
-	}
-#define OUT_ARRAY(a, n, e) \
-	{ \
-		SHAPE_ARRAY, a, n, e \
-	}
-#define OUT_FDSET(a, n) \
-	{ \
-		SHAPE_FDSET, a, n, 0 \
-	}
-#define OUT_PER_RESULT(a, n, e) \
-	{ \
-		SHAPE_PER_RESULT, a, n, e \
-	}
-#define OUT_IOCTL(a, r) \
-	{ \
-		SHAPE_IOCTL, a, r, 0 \
-	}
+/* The outputs column, as initializers of struct syscall_output: one line a shape
+ * (clang-format would spread each over four). */
+// clang-format off
+#define OUTPUTS(...) { __VA_ARGS__ }
+#define NO_OUTPUTS { { SHAPE_NONE, -1, -1, 0 } }
+#define OUT_BUF(a, n) { SHAPE_BUF, a, n, 0 }
+#define OUT_IOV(a, n) { SHAPE_IOV, a, n, 0 }
+#define OUT_MSG(a) { SHAPE_MSG, a, -1, 0 }
+#define OUT_MMSG(a, n) { SHAPE_MMSG, a, n, 0 }
+#define OUT_SIZED(a, l) { SHAPE_SIZED, a, l, 4 }
+#define OUT_FIXED(a, size) { SHAPE_FIXED, a, -1, size }
+#define OUT_ARRAY(a, n, e) { SHAPE_ARRAY, a, n, e }
+#define OUT_FDSET(a, n) { SHAPE_FDSET, a, n, 0 }
+#define OUT_PER_RESULT(a, n, e) { SHAPE_PER_RESULT, a, n, e }
+#define OUT_IOCTL(a, r) { SHAPE_IOCTL, a, r, 0 }
 
 const struct syscall_entry syscall_table[] = {
 #define SYSCALL(name, cls, handler, kinds, outputs, data, reason) \
-	{ #name,   __NR_##name, SC_##cls, handler, kinds, sizeof(kinds) - 1, \
+	{ #name, __NR_##name, SC_##cls, handler, kinds, sizeof(kinds) - 1, \
 	  outputs, DATA_##data, reason },
+// clang-format on
 #define STOP_WHEN(name, arg, mask, with_shim)
 #define STOP_WHEN_EQ(name, arg, value)
 #include "syscalls/syscalls.def"
