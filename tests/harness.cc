@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -164,6 +165,34 @@ std::vector<std::string> KillLeftovers(pid_t leader)
 	}
 	return desc;
 }
+
+namespace
+{
+int RemoveEntry(const char *path, const struct stat *, int, struct FTW *)
+{
+	return remove(path) < 0 ? -1 : 0;
+}
+
+// Every test process has a TMPDIR of its own. Groups run with the same seed, so two test
+// processes running at once (ctest -j) would have `mktemp` pick the same name under /tmp at
+// the same moment, and one of them would retry under another name and print other output.
+struct PrivateTmpdir {
+	std::string path;
+	PrivateTmpdir()
+	{
+		char name[] = "/tmp/detrun-tmpdir-XXXXXX";
+		if (mkdtemp(name)) {
+			path = name;
+			setenv("TMPDIR", name, 1);
+		}
+	}
+	~PrivateTmpdir()
+	{
+		if (!path.empty())
+			nftw(path.c_str(), RemoveEntry, 16, FTW_DEPTH | FTW_PHYS);
+	}
+} private_tmpdir;
+} // namespace
 
 void EnsureSubreaper()
 {
