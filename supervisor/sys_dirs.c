@@ -98,7 +98,7 @@ static size_t pack_entries(const struct dent *list, int n, int64_t *pos, uint64_
 			break;
 		char *rec = out + used;
 		memset(rec, 0, reclen);
-		uint64_t ino = files_virtual_ino(dev, e->ino), off = (uint64_t)*pos + 1;
+		uint64_t ino = files_virtual_ino(dev, e->ino, 1), off = (uint64_t)*pos + 1;
 		unsigned short rl = (unsigned short)reclen;
 		memcpy(rec, &ino, 8);
 		memcpy(rec + 8, &off, 8);

@@ -44,6 +44,7 @@
 struct vfile {
 	uint64_t dev, ino, vino;
 	bool stamped, created;
+	bool unlinked; /* its last name was removed: only a descriptor can still reach it */
 	int64_t atime, mtime, ctime, btime;
 	struct vfile *next;
 };
@@ -69,17 +70,34 @@ void files_init(void)
 	start_real_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static struct vfile *vfile_of(uint64_t dev, uint64_t ino)
+static struct vfile **vfile_slot(uint64_t dev, uint64_t ino)
 {
-	size_t b = (size_t)((dev * 31 + ino) % BUCKETS);
-	for (struct vfile *v = buckets[b]; v; v = v->next)
-		if (v->dev == dev && v->ino == ino)
-			return v;
+	struct vfile **pp = &buckets[(size_t)((dev * 31 + ino) % BUCKETS)];
+	while (*pp && ((*pp)->dev != dev || (*pp)->ino != ino))
+		pp = &(*pp)->next;
+	return pp;
+}
+
+/* The inode's last name is gone, so the kernel may give its number to the next new file
+ * (or not, as other activity on the machine decides). A descriptor still open on it keeps
+ * the inode, and so its number, alive: it keeps its virtual number too, and only a linked
+ * inode met under the same number is a new file. nlink is the inode's link count where the
+ * caller knows it, NLINK_UNKNOWN otherwise. */
+static struct vfile *vfile_of(uint64_t dev, uint64_t ino, long nlink)
+{
+	struct vfile **pp = vfile_slot(dev, ino);
+	if (*pp && (*pp)->unlinked && nlink > 0) {
+		struct vfile *gone = *pp;
+		*pp = gone->next;
+		free(gone);
+	}
+	if (*pp)
+		return *pp;
 	struct vfile *v = calloc(1, sizeof(*v));
 	if (!v)
 		abort();
-	*v = (struct vfile){ dev, ino, next_vino++, false, false, 0, 0, 0, 0, buckets[b] };
-	buckets[b] = v;
+	*v = (struct vfile){ .dev = dev, .ino = ino, .vino = next_vino++ };
+	*pp = v;
 	return v;
 }
 
@@ -94,25 +112,16 @@ static uint64_t virtual_dev(uint64_t dev)
 	return makedev(0, 200 + n_devs++);
 }
 
-/* The inode's last name is gone: the kernel may give its number to the next new file (or
- * not, as other activity on the machine decides), which must then look new. A descriptor
- * still open on the removed file sees a new number from now on too: the price of
- * numbers that do not depend on the host. */
-static void retire_vfile(uint64_t dev, uint64_t ino)
+static void unlinked(uint64_t dev, uint64_t ino)
 {
-	struct vfile **pp = &buckets[(size_t)((dev * 31 + ino) % BUCKETS)];
-	while (*pp && ((*pp)->dev != dev || (*pp)->ino != ino))
-		pp = &(*pp)->next;
-	struct vfile *v = *pp;
-	if (v) {
-		*pp = v->next;
-		free(v);
-	}
+	struct vfile *v = *vfile_slot(dev, ino);
+	if (v)
+		v->unlinked = true;
 }
 
-uint64_t files_virtual_ino(uint64_t dev, uint64_t ino)
+uint64_t files_virtual_ino(uint64_t dev, uint64_t ino, long nlink)
 {
-	return vfile_of(dev, ino)->vino;
+	return vfile_of(dev, ino, nlink)->vino;
 }
 
 uint64_t files_virtual_dev(uint64_t dev)
@@ -133,7 +142,7 @@ static void stamp(struct vfile *v, bool created)
 
 static void touched(const struct stat *st, bool created)
 {
-	stamp(vfile_of(st->st_dev, st->st_ino), created);
+	stamp(vfile_of(st->st_dev, st->st_ino, (long)st->st_nlink), created);
 }
 
 /* Virtual wall-clock time at the start: no input file may look newer than the run. */
@@ -255,7 +264,7 @@ static void stat_done(struct task *t)
 	struct stat st;
 	if (remote_read(t, REMOTE(addr), &st, sizeof(st)))
 		return;
-	struct vfile *v = vfile_of(st.st_dev, st.st_ino);
+	struct vfile *v = vfile_of(st.st_dev, st.st_ino, (long)st.st_nlink);
 	int64_t a = timespec_to_ns(st.st_atim), m = timespec_to_ns(st.st_mtim),
 		c = timespec_to_ns(st.st_ctim);
 	virtual_times(v, &a, &m, &c, NULL);
@@ -309,7 +318,9 @@ static void statx_done(struct task *t)
 	if (remote_read(t, REMOTE(addr), &sx, sizeof(sx)))
 		return;
 	uint64_t dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
-	struct vfile *v = vfile_of(dev, sx.stx_ino);
+	struct vfile *v = vfile_of(dev, sx.stx_ino,
+				   (sx.stx_mask & STATX_NLINK) ? (long)sx.stx_nlink
+							       : NLINK_UNKNOWN);
 	int64_t a = statx_ns(&sx.stx_atime), m = statx_ns(&sx.stx_mtime),
 		c = statx_ns(&sx.stx_ctime), b = statx_ns(&sx.stx_btime);
 	virtual_times(v, &a, &m, &c, (sx.stx_mask & STATX_BTIME) ? &b : NULL);
@@ -594,7 +605,7 @@ static void entry_changed(struct task *t)
 	if (syscall_result(t) != 0 || !c)
 		return;
 	if (t->exit.removal.frees)
-		retire_vfile(t->exit.removal.dev, t->exit.removal.ino);
+		unlinked(t->exit.removal.dev, t->exit.removal.ino);
 	struct stat st;
 	int last = c->path[1] >= 0 ? 1 : 0;
 	for (int i = 0; i <= last; i++)
@@ -636,7 +647,7 @@ static void utime_done(struct task *t)
 		       : stat_fd(t, dirfd, &st);
 	if (err)
 		return;
-	struct vfile *v = vfile_of(st.st_dev, st.st_ino);
+	struct vfile *v = vfile_of(st.st_dev, st.st_ino, (long)st.st_nlink);
 	int64_t now = vclock_now() + vclock_epoch_ns();
 	int64_t set[2] = { now, now };
 	if (times) {

@@ -22,7 +22,10 @@ void files_init(void);
 /* t has just executed a new program: the shim fingerprints it like a file read. */
 void files_executed(struct task *t);
 void files_written(struct task *t, int tfd);
-uint64_t files_virtual_ino(uint64_t dev, uint64_t ino);
+/* The number the group sees for inode ino of dev; nlink is its link count where the caller
+ * knows it (a name in a directory links it), NLINK_UNKNOWN otherwise. */
+#define NLINK_UNKNOWN (-1L)
+uint64_t files_virtual_ino(uint64_t dev, uint64_t ino, long nlink);
 uint64_t files_virtual_dev(uint64_t dev);
 /* Is fd on a kernel view whose content is made when read (proc, sysfs, cgroup ...)? Such
  * files are not part of a run's starting state. */

@@ -263,7 +263,9 @@ static void rewrite_maps(const char *in, struct out *o)
 		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &stop, perms, &off,
 			   &maj, &min, &ino, &name_at) >= 7) {
 			uint64_t dev = ino ? files_virtual_dev(makedev(maj, min)) : 0;
-			uint64_t vino = ino ? files_virtual_ino(makedev(maj, min), ino) : 0;
+			uint64_t vino = ino ? files_virtual_ino(makedev(maj, min), ino,
+								NLINK_UNKNOWN)
+					    : 0;
 			char head[160];
 			int n = snprintf(head, sizeof(head),
 					 "%08llx-%08llx %s %08llx %02x:%02x %llu ", start, stop,
@@ -413,7 +415,8 @@ static void rewrite_fdinfo(struct task *t, const char *link, const char *in, str
 				 (unsigned long long)renumbered(&mount_ids, v));
 		else if (sscanf(line, "ino: %llu", &v) == 1 && have_file)
 			snprintf(repl, sizeof(repl), "ino:\t%llu\n",
-				 (unsigned long long)files_virtual_ino(st.st_dev, v));
+				 (unsigned long long)files_virtual_ino(st.st_dev, v,
+								       NLINK_UNKNOWN));
 		else if (sscanf(line, "eventfd-id: %llu", &v) == 1)
 			snprintf(repl, sizeof(repl), "eventfd-id: %llu\n",
 				 (unsigned long long)renumbered(&eventfd_ids, v));
@@ -430,7 +433,8 @@ static void rewrite_fdinfo(struct task *t, const char *link, const char *in, str
 			uint64_t real_dev = makedev((unsigned)(d >> 20), (unsigned)(d & 0xfffff));
 			put(o, line, (size_t)(ino - line));
 			int n = snprintf(repl, sizeof(repl), " ino:%llx",
-					 (unsigned long long)files_virtual_ino(real_dev, i));
+					 (unsigned long long)files_virtual_ino(real_dev, i,
+									       NLINK_UNKNOWN));
 			put(o, repl, (size_t)n);
 			const char *after_ino = ino + 5 + strspn(ino + 5, "0123456789abcdef");
 			put(o, after_ino, (size_t)(sdev - after_ino));
@@ -573,7 +577,7 @@ static void link_read(struct task *t)
 		return;
 	char out[64];
 	int n = snprintf(out, sizeof(out), "%.*s:[%llu]", (int)(open - link), link,
-			 (unsigned long long)files_virtual_ino(dev, ino));
+			 (unsigned long long)files_virtual_ino(dev, ino, NLINK_UNKNOWN));
 	if ((uint64_t)n > size)
 		n = (int)size; /* readlink truncates silently */
 	if (remote_write(t, REMOTE(buf), out, (size_t)n))
@@ -595,8 +599,9 @@ static uint64_t virtual_ino_of_fd(struct task *t, int tfd)
 {
 	int fd = remote_dup_fd(t, tfd);
 	struct stat st;
-	uint64_t vino = fd >= 0 && fstat(fd, &st) == 0 ? files_virtual_ino(st.st_dev, st.st_ino)
-						       : 0;
+	uint64_t vino = fd >= 0 && fstat(fd, &st) == 0
+				? files_virtual_ino(st.st_dev, st.st_ino, (long)st.st_nlink)
+				: 0;
 	if (fd >= 0)
 		close(fd);
 	return vino;

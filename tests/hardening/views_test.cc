@@ -237,6 +237,22 @@ TEST(ViewsInodes, NewFileAfterARemovalHasANewNumber)
 	}
 }
 
+// A descriptor open on a removed file keeps the inode, so its number cannot go to another
+// file: fstat through it shows the number it had, natively and under detrun, and only a
+// file made once it is closed gets a new one.
+TEST(ViewsInodes, DescriptorOnARemovedFileKeepsItsNumber)
+{
+	std::string guest = std::string(GUEST_DIR) + "/view_inode_open_removed";
+	RunResult native = RunCommand({ guest });
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	ASSERT_NE(native.out.find("open removed inodes keep their numbers: yes"), std::string::npos)
+		<< native.Describe();
+	RunResult r = RunCommand(UnderDetrun({}, { guest }));
+	ASSERT_EQ(r.code, 0) << r.Describe();
+	EXPECT_EQ(r.out, "open removed inodes keep their numbers: yes\nnew file, new number: yes\n")
+		<< r.Describe();
+}
+
 // The resident set follows the page cache: the kernel's fault-around maps a file's
 // neighbouring pages only if they are cached. The same program on the same file shows other
 // figures natively when the file's pages were evicted before the run; under detrun the
