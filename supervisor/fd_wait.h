@@ -17,10 +17,12 @@ struct fd_info {
 	dev_t rdev;
 };
 
-/* Would a blocking call on tracee descriptor `tfd` wait for `events`? If so, returns a
- * supervisor duplicate to park on; -1 when the call can run now (ready, non-blocking,
- * a regular file, or an invalid descriptor the kernel will reject). (sys_fd.c) */
-int must_wait(struct task *t, int tfd, short events, struct fd_info *info);
+/* Can a call on tracee descriptor `tfd` sleep? If so, returns a supervisor duplicate to
+ * park on; -1 when the call never sleeps (non-blocking, a regular file, or an invalid
+ * descriptor the kernel will reject). A call that can sleep always parks, even when its
+ * descriptor is ready as it arrives: other tasks' turns come before its own, and what
+ * they read or write decides whether it is still ready when it runs. (sys_fd.c) */
+int must_wait(struct task *t, int tfd, struct fd_info *info);
 bool is_random_device(const struct fd_info *info);
 /* Bytes a write to this pipe or stream socket takes now without sleeping. (sys_fd.c) */
 uint64_t room_for_write(int fd, mode_t type);

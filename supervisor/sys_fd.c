@@ -44,7 +44,7 @@ bool is_random_device(const struct fd_info *info)
 					 dev == makedev(10, 183) /* hwrng */);
 }
 
-int must_wait(struct task *t, int tfd, short events, struct fd_info *info)
+int must_wait(struct task *t, int tfd, struct fd_info *info)
 {
 	*info = (struct fd_info){ 0 };
 	int fd = remote_dup_fd(t, tfd);
@@ -57,9 +57,8 @@ int must_wait(struct task *t, int tfd, short events, struct fd_info *info)
 		info->rdev = st.st_rdev;
 	}
 	info->nonblock = fl < 0 || (fl & O_NONBLOCK);
-	struct pollfd p = { fd, events, 0 };
 	if (info->type == S_IFREG || info->type == S_IFBLK || is_random_device(info) ||
-	    info->type == S_IFDIR || info->nonblock || fds_ready_for(t, &p, 1)) {
+	    info->type == S_IFDIR || info->nonblock) {
 		close(fd);
 		return -1;
 	}
@@ -200,17 +199,10 @@ void sys_fd_read(struct task *t)
 	if (dontwait(t))
 		return;
 	struct fd_info info;
-	int fd = must_wait(t, (int)syscall_arg(t, 0), POLLIN, &info);
-	if (fd >= 0) {
+	int fd = must_wait(t, (int)syscall_arg(t, 0), &info);
+	if (fd >= 0)
 		park_on_one(t, fd, POLLIN, syscall_name(t->syscall_nr), receive_ready);
-	} else if ((t->syscall_nr == __NR_recvfrom || t->syscall_nr == __NR_recvmsg) &&
-		   !info.nonblock && info.type == S_IFSOCK) {
-		fd = remote_dup_fd(t, (int)syscall_arg(t, 0));
-		if (fd >= 0) {
-			fit_receive(t, fd);
-			close(fd);
-		}
-	} else if (is_random_device(&info) && t->syscall_nr == __NR_read)
+	else if (is_random_device(&info) && t->syscall_nr == __NR_read)
 		read_random_device(t);
 	else if (info.type == S_IFREG && t->syscall_nr == __NR_read)
 		read_proc_view(t);
@@ -223,7 +215,7 @@ void sys_preadv2(struct task *t)
 	if ((int64_t)syscall_arg(t, 3) != -1 || (syscall_arg(t, 5) & RWF_NOWAIT))
 		return;
 	struct fd_info info;
-	int fd = must_wait(t, (int)syscall_arg(t, 0), POLLIN, &info);
+	int fd = must_wait(t, (int)syscall_arg(t, 0), &info);
 	if (fd >= 0)
 		park_on_one(t, fd, POLLIN, syscall_name(t->syscall_nr), NULL);
 }
@@ -538,20 +530,12 @@ static void write_when_room(struct task *t)
 		return;
 	struct fd_info info;
 	int tfd = (int)syscall_arg(t, 0);
-	int fd = must_wait(t, tfd, POLLOUT, &info);
+	int fd = must_wait(t, tfd, &info);
 	if (fd >= 0) {
 		park_on_one(t, fd, POLLOUT, syscall_name(t->syscall_nr), write_ready);
 		t->parked_on.write_type = info.type;
-		return;
-	}
-	if (info.type == S_IFREG)
+	} else if (info.type == S_IFREG) {
 		files_written(t, (int)syscall_arg(t, 0));
-	if (info.nonblock || (info.type != S_IFIFO && info.type != S_IFSOCK))
-		return;
-	fd = remote_dup_fd(t, tfd);
-	if (fd >= 0) {
-		fit_to_room(t, fd, info.type);
-		close(fd);
 	}
 }
 
@@ -571,7 +555,7 @@ void sys_accept(struct task *t)
 	if (external_fd_call(t, (int)syscall_arg(t, 0), POLLIN))
 		return;
 	struct fd_info info;
-	int fd = must_wait(t, (int)syscall_arg(t, 0), POLLIN, &info);
+	int fd = must_wait(t, (int)syscall_arg(t, 0), &info);
 	if (fd >= 0)
 		park_on_one(t, fd, POLLIN, "accept on", NULL);
 }

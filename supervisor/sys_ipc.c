@@ -190,7 +190,7 @@ void sys_mq_timed(struct task *t)
 	struct pollfd p = { fd, events, 0 };
 	int64_t deadline = -1;
 	uint64_t timeout = syscall_arg(t, 4);
-	if (fl < 0 || (fl & O_NONBLOCK) || fds_ready_for(t, &p, 1) ||
+	if (fl < 0 || (fl & O_NONBLOCK) ||
 	    (timeout && deadline_from_timespec(t, timeout, true, CLOCK_REALTIME, &deadline))) {
 		close(fd);
 		return;

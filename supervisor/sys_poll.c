@@ -257,7 +257,7 @@ void sys_poll(struct task *t)
 			t->wait.sigmask_arg = false;
 		return;
 	}
-	if (zero_timeout || fds_ready_for(t, fds, n)) {
+	if (zero_timeout) {
 		for (int i = 0; i < n; i++)
 			close(fds[i].fd);
 		free(fds);
@@ -495,7 +495,7 @@ void sys_epoll_wait(struct task *t)
 	if (epfd >= 0)
 		close(epfd);
 	struct fd_info info;
-	int fd = must_wait(t, (int)syscall_arg(t, 0), POLLIN, &info);
+	int fd = must_wait(t, (int)syscall_arg(t, 0), &info);
 	if (fd < 0)
 		return;
 	struct pollfd *p = malloc(sizeof(*p));

@@ -195,6 +195,41 @@ TEST(CloneVm, ChildSharesItsCreatorsFutexesAndOutlivesIt)
 	}
 }
 
+// Readiness is judged when a call runs, not when it arrives: calls that found a pipe
+// ready as they arrived, whose data other tasks took before their turn came, were let go
+// into a kernel sleep no task could end while detrun waited for them, and the group hung
+// (found with Python's multiprocessing.Pool, whose handler threads poll and read one pipe).
+TEST(StaleReadiness, CallsWhoseDataOthersTookWaitForMore)
+{
+	RunResult native = RunCommand({ Guest("sched_stale_ready") }, WithTimeout(30));
+	ASSERT_EQ(native.out, "every call returned: 8 reads, 4 polls\n") << native.Describe();
+	for (int i = 0; i < 3; i++) {
+		RunResult r = RunCommand(UnderDetrun({}, { Guest("sched_stale_ready") }),
+					 WithTimeout(30));
+		ASSERT_EQ(r.code, 0) << r.Describe();
+		EXPECT_EQ(r.out, native.out) << r.Describe();
+	}
+}
+
+// The program that found it: a multiprocessing pool maps work over four processes.
+TEST(StaleReadiness, PythonMultiprocessingPoolFinishes)
+{
+	const char *program = "import multiprocessing as mp, os\n"
+			      "def f(x): return (x * x, os.getpid())\n"
+			      "if __name__ == '__main__':\n"
+			      "    with mp.Pool(4) as p: print(p.map(f, range(12)))\n";
+	RunResult first;
+	for (int i = 0; i < 2; i++) {
+		RunResult r = RunCommand(UnderDetrun({}, { DEBIAN_PYTHON, "-c", program }),
+					 WithTimeout(120));
+		ASSERT_EQ(r.code, 0) << r.Describe();
+		ASSERT_TRUE(Contains(r.out, "[(0, ")) << r.Describe();
+		if (i == 0)
+			first = r;
+		EXPECT_EQ(r.out, first.out) << r.Describe();
+	}
+}
+
 // A futex wake asking for 0 waiters (or fewer) wakes one, as the kernel counts a waiter
 // before it compares: before, detrun woke none, and a program that wakes with 0 waited.
 TEST(FutexWake, OfZeroOrFewerWakesOneAsNatively)
