@@ -50,6 +50,7 @@ static struct {
 	uint64_t steps;            /* instructions of the interval's task since base ... */
 	bool known;                /* ... when every one of them was single-stepped */
 	uint64_t since_hit;        /* instructions since the latest hit (0: at it) */
+	bool at_write;             /* stopped just after a watched write */
 	int stop_vtid;             /* the latest trap stop */
 	struct user_regs_struct stop_regs;
 	/* SCAN without a job: the latest hit before the goal, for a watchpoint's. */
@@ -72,6 +73,8 @@ static bool regs_equal(const struct user_regs_struct *a, const struct user_regs_
 	x.orig_rax = y.orig_rax = 0;
 	x.eflags &= ~(uint64_t)(TF | RF);
 	y.eflags &= ~(uint64_t)(TF | RF);
+	x.r11 &= ~(uint64_t)TF; /* the flags a syscall saved, made while stepping */
+	y.r11 &= ~(uint64_t)TF;
 	return memcmp(&x, &y, sizeof(x)) == 0;
 }
 
@@ -141,6 +144,15 @@ static void scan_found(void)
 	travel_scan_done();
 }
 
+static void note_candidate(struct task *t, enum trap_kind kind, uint64_t addr)
+{
+	if (kind == TRAP_STEP && !soft_point_at(t->regs.rip))
+		return;
+	sb.cand = true;
+	sb.cand_steps = sb.steps;
+	sb.cand_watch = kind == TRAP_WATCH ? addr : 0;
+}
+
 /* A trap of the task a job single-steps. True: handled (stepped on, or arrived: reply). */
 static bool job_trap(struct task *t, enum trap_kind kind, uint64_t addr, char *reply, size_t size)
 {
@@ -160,13 +172,11 @@ static bool job_trap(struct task *t, enum trap_kind kind, uint64_t addr, char *r
 		}
 		break;
 	case JOB_SCAN:
+		/* A write that ends at the goal came before it (it is reported before it ran). */
+		if (sb.steps < sb.goal_steps || (sb.steps == sb.goal_steps && kind == TRAP_WATCH))
+			note_candidate(t, kind, addr);
 		if (sb.steps >= sb.goal_steps)
 			scan_found();
-		if (kind != TRAP_STEP || soft_point_at(t->regs.rip)) {
-			sb.cand = true;
-			sb.cand_steps = sb.steps;
-			sb.cand_watch = kind == TRAP_WATCH ? addr : 0;
-		}
 		break;
 	default:
 		break;
@@ -182,6 +192,7 @@ bool stepback_on_trap(struct task *t, enum trap_kind kind, uint64_t addr, char *
 	sb.known = sb.known && stepped;
 	sb.steps += executed;
 	sb.since_hit = kind != TRAP_STEP ? 0 : sb.since_hit + executed;
+	sb.at_write = kind == TRAP_WATCH;
 	sb.stop_vtid = t->vtid;
 	sb.stop_regs = t->regs;
 	if (dbg.mode == MODE_SCAN && !sb.counting && kind != TRAP_STEP &&
@@ -257,7 +268,7 @@ bool stepback_on_event(struct task *t)
 	sb.prev_base = sb.base, sb.prev_exec = sb.base_exec;
 	sb.base = sched_now(), sb.base_exec = t->syscall_nr == SYS_execve;
 	sb.base_vtid = t->vtid;
-	sb.steps = 0, sb.known = true, sb.since_hit = 0;
+	sb.steps = 0, sb.known = true, sb.since_hit = 0, sb.at_write = false;
 	if (sb.job == JOB_NONE || sb.counting || sb.base < sb.goal_base || dbg.listen_fd >= 0)
 		return false;
 	return start_job(t);
@@ -286,10 +297,11 @@ void stepback_scan(void)
 		job_reexecute(JOB_SCAN, sb.base, sb.stop_vtid, sb.steps, 0, NULL);
 }
 
-/* bc from a position some steps past a hit (not counted): that hit is before it. */
+/* bc from a position not counted, some steps past a hit, or just after a watched write:
+ * that hit is before it (a write is reported before it ran). */
 bool stepback_past_hit(void)
 {
-	return !sb.known && sb.since_hit > 0;
+	return !sb.known && (sb.since_hit > 0 || sb.at_write);
 }
 
 /* A scan found its last hit: a watchpoint's is reported before the write, found again by
