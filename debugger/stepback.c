@@ -216,7 +216,11 @@ static void interval_ended(struct task *t)
 {
 	switch (sb.job) {
 	case JOB_COUNT_ALL:
-		job_reexecute(JOB_STEP_TO, sb.goal_base, sb.vtid, sb.steps, 0, NULL);
+		/* A signal's stop (a fault) is the state before the instruction that raised it:
+		 * the position before that is one instruction earlier. */
+		job_reexecute(JOB_STEP_TO, sb.goal_base, sb.vtid,
+			      sb.steps - (sb.steps > 0 && t->syscall_nr == -1 && t->inject_signal),
+			      0, NULL);
 	case JOB_SCAN:
 		scan_found();
 		return;
