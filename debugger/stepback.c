@@ -113,7 +113,8 @@ void stepback_take_arg(int *argc, char **argv)
 
 /* ---- at a stop ------------------------------------------------------------------------- */
 
-static bool soft_point_at(uint64_t addr)
+/* A breakpoint (int3 or debug register) at addr: a step arriving there is its hit. */
+static bool breakpoint_at(uint64_t addr)
 {
 	for (int i = 0; i < n_points; i++)
 		if ((points[i].type == POINT_SOFT || points[i].type == POINT_HARD) &&
@@ -146,7 +147,7 @@ static void scan_found(void)
 
 static void note_candidate(struct task *t, enum trap_kind kind, uint64_t addr)
 {
-	if (kind == TRAP_STEP && !soft_point_at(t->regs.rip))
+	if (kind == TRAP_STEP && !breakpoint_at(t->regs.rip))
 		return;
 	sb.cand = true;
 	sb.cand_steps = sb.steps;
@@ -190,6 +191,8 @@ bool stepback_on_trap(struct task *t, enum trap_kind kind, uint64_t addr, char *
 	bool stepped = dbg.stepping_vtid == t->vtid;
 	bool executed = stepped && kind != TRAP_BREAK; /* an int3 hit runs nothing */
 	sb.known = sb.known && stepped;
+	if (stepped && kind == TRAP_STEP && breakpoint_at(t->regs.rip))
+		dbg.now.hits++; /* a run continuing here would count the breakpoint's hit */
 	sb.steps += executed;
 	sb.since_hit = kind != TRAP_STEP ? 0 : sb.since_hit + executed;
 	sb.at_write = kind == TRAP_WATCH;

@@ -25,7 +25,7 @@ __attribute__((optimize("O0"))) int main(void)
 	sched_yield();
 	int a = 3;
 	int b = square(a);
-	int c = b + 1; /* line 28 */
+	int c = b + 1;        /* line 28 */
 	long r = raw_yield(); /* line 29 */
 	c = c * 2 + (r == 0 ? 0 : 1);
 	printf(c == 20 ? "DBG-CALLS-OK\n" : "DBG-CALLS-FAILED\n");
