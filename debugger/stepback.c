@@ -39,7 +39,8 @@ enum job {
 
 enum {
 	TF = 0x100,
-	RF = 0x10000
+	RF = 0x10000,
+	MAX_STEPS = 20000000 /* single steps in one interval: about 12 minutes here */
 };
 
 static struct {
@@ -209,6 +210,11 @@ bool stepback_on_trap(struct task *t, enum trap_kind kind, uint64_t addr, char *
 	 * would resume the task without the step. Counting starts it over. */
 	if ((sb.steps & 63) == 0)
 		spin_start(t);
+	if (sb.steps > MAX_STEPS) { /* a spin-wait, say, that the detector would end */
+		task_warn(t, "more than %d instructions since the event: stopping here", MAX_STEPS);
+		arrival_reply(t, reply, size);
+		return true;
+	}
 	return job_trap(t, kind, addr, reply, size);
 }
 

@@ -7,7 +7,8 @@
  * run passes the same positions in the same order. Reverse-continue from position P takes
  * two: the first counts every hit before P and remembers the last, the second stops
  * there. Both cost the run from the start to P: going back is as expensive as the
- * distance from the start, not from P (README, Debugging a recording). */
+ * distance from the start, not from P (README, Debugging a recording). Positions between
+ * two events, for reverse-stepi and reverse watchpoints, are stepback.c's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
