@@ -128,6 +128,8 @@ extern struct dbg_state dbg;
 int position_cmp(struct position a, struct position b);
 /* Talk to gdb about the stop of t (`reply` is the stop reply to give) until it resumes. */
 void server_converse(struct task *t, const char *reply);
+/* The same at an event, where a step asked for starts with the trap flag. */
+void converse_at_event(struct task *t, const char *reply);
 /* The stop reply for a trap or a signal of t. */
 void server_stop_reply(struct task *t, int sig, const char *why, char *out, size_t size);
 struct task *server_find_vtid(int vtid);
@@ -142,5 +144,26 @@ void travel_save_invocation(int argc, char **argv, char **env);
 void travel_scan_done(void);
 /* The monitor commands: text to show in out. */
 void travel_monitor(struct task *t, const char *cmd, char *out, size_t size);
+/* Executes detrun again to the event at `time` (mode SEEK or SCAN) with a job of
+ * stepback.c's (`arg`, its --gdb-step=). Does not return. */
+void travel_reexecute_job(enum dbg_mode mode, uint64_t time, const char *arg)
+	__attribute__((noreturn));
+
+/* ---- instruction positions: reverse-stepi (stepback.c) ------------------------------- */
+
+/* Takes a re-execution's --gdb-step= out of argv (after --gdb-resume= went). */
+void stepback_take_arg(int *argc, char **argv);
+/* At every debugger event, first. True: the event is the job's (it conversed or steps). */
+bool stepback_on_event(struct task *t);
+/* At every trap stop, after the hit was counted. True: handled; a reply in `reply` is the
+ * stop to give gdb (then t resumes as gdb asks), none: t was stepped on. */
+bool stepback_on_trap(struct task *t, enum trap_kind kind, uint64_t addr, char *reply, size_t size);
+/* bs: re-executes one instruction back. Returns only at the start of the history. */
+void stepback_begin(void);
+/* bc: re-executes when this position knows its count (else the plain scan applies). */
+void stepback_scan(void);
+bool stepback_past_hit(void);
+/* SCAN found its last hit: a watchpoint's is re-executed to just before the write. */
+void stepback_scan_done(void);
 
 #endif

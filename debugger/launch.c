@@ -243,6 +243,7 @@ static void take_debug(int *argc, char ***argv)
 void debugger_init(int *argc, char ***argv)
 {
 	take_resume(argc, *argv);
+	stepback_take_arg(argc, *argv);
 	take_debug(argc, argv);
 	take_gdb_option(argc, *argv);
 	if (dbg.mode != MODE_OFF)

@@ -221,7 +221,7 @@ static void query(struct task *owner, const char *q)
 	if (!strncmp(q, "qSupported", 10))
 		send_or_die("PacketSize=4000;qXfer:features:read+;qXfer:auxv:read+;"
 			    "qXfer:exec-file:read+;qXfer:threads:read+;QStartNoAckMode+;swbreak+;"
-			    "hwbreak+;ReverseContinue+;vContSupported+");
+			    "hwbreak+;ReverseContinue+;ReverseStep+;vContSupported+");
 	else if (!strncmp(q, "qXfer:", 6))
 		xfer(owner, q + 6);
 	else if (!strcmp(q, "qC"))
@@ -401,14 +401,15 @@ static void set_mode(const char *cmd)
 		packet_no_ack();
 }
 
-/* bc (reverse-continue) runs again from the start and does not come back here; bs
- * (reverse-step) is refused. */
-static void go_backwards(const char *cmd)
+/* bc (reverse-continue) and bs (reverse-stepi) run again from the start and do not come
+ * back here, but at the start of the history. */
+static void go_backwards(struct task *owner, const char *cmd)
 {
 	if (cmd[1] == 'c')
 		travel_reexecute(MODE_SCAN, dbg.now);
-	warn("reverse-step is not supported: reverse-continue is (README, Limits)");
-	send_or_die("E01");
+	stepback_begin();
+	server_stop_reply(owner, SIGTRAP, "replaylog:begin;", last_reply, sizeof(last_reply));
+	send_or_die(last_reply);
 }
 
 static bool dispatch(struct task *owner, const char *cmd)
@@ -457,7 +458,7 @@ static bool dispatch(struct task *owner, const char *cmd)
 		old_resume(owner, cmd);
 		return true;
 	case 'b':
-		go_backwards(cmd);
+		go_backwards(owner, cmd);
 		return false;
 	case 'D':
 		send_or_die("OK");
@@ -535,7 +536,12 @@ static void on_trap(struct task *t, enum trap_kind kind, uint64_t addr)
 		dbg.now = (struct position){ sched_now(), 0 };
 	if (kind != TRAP_STEP)
 		dbg.now.hits++;
-	if (dbg.mode == MODE_SCAN && kind != TRAP_STEP) {
+	char reply[128] = "";
+	if (stepback_on_trap(t, kind, addr, reply, sizeof(reply))) {
+		if (!reply[0])
+			return; /* stepped on towards a position of stepback.c's */
+		server_converse(t, reply);
+	} else if (dbg.mode == MODE_SCAN && kind != TRAP_STEP) {
 		if (position_cmp(dbg.now, dbg.goal) >= 0)
 			travel_scan_done();
 		dbg.last_hit = dbg.now;
@@ -547,6 +553,14 @@ static void on_trap(struct task *t, enum trap_kind kind, uint64_t addr)
 		reply_trap(t, kind, addr);
 	}
 	resume_owner(t);
+}
+
+/* A step the kernel reports itself (TRAP_BRKPT, no debug register bit): the step resumed
+ * after an emulated instruction without executing another one. */
+static bool step_report(struct task *t)
+{
+	siginfo_t si;
+	return ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) == 0 && si.si_code == TRAP_BRKPT;
 }
 
 bool debugger_on_stop(struct task *t, int status)
@@ -571,6 +585,8 @@ bool debugger_on_stop(struct task *t, int status)
 	uint64_t addr = 0;
 	enum trap_kind kind = points_classify(t, &addr);
 	bool ours = stepped_over || dbg.stepping_vtid == t->vtid;
+	if (kind == TRAP_NONE && dbg.stepping_vtid == t->vtid && step_report(t))
+		kind = TRAP_STEP;
 	if (kind == TRAP_NONE || (kind == TRAP_STEP && !ours))
 		return false; /* the program's own int3 or trap flag */
 	if (kind == TRAP_STEP)
@@ -612,7 +628,7 @@ static bool interrupted(void)
 /* A stop at an event. A step asked for there: the trap flag stops the task one
  * instruction after it next runs. Stored now: the call's handler may inject calls, which
  * start from the kernel's copy of the registers. */
-static void converse_at_event(struct task *t, const char *reply)
+void converse_at_event(struct task *t, const char *reply)
 {
 	server_converse(t, reply);
 	struct task *stepping = dbg.stepping_vtid ? server_find_vtid(dbg.stepping_vtid) : NULL;
@@ -671,6 +687,8 @@ void debugger_on_event(struct task *t)
 	points_clean_forks();
 	points_refresh(t);
 	points_sync_all();
+	if (stepback_on_event(t))
+		return;
 	if (dbg.listen_fd >= 0) {
 		if (t->syscall_nr != SYS_execve) /* the first stop is in the program */
 			first_stop(t);

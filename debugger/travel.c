@@ -7,7 +7,8 @@
  * run passes the same positions in the same order. Reverse-continue from position P takes
  * two: the first counts every hit before P and remembers the last, the second stops
  * there. Both cost the run from the start to P: going back is as expensive as the
- * distance from the start, not from P (README, Debugging a recording). */
+ * distance from the start, not from P (README, Debugging a recording). Positions between
+ * two events, for reverse-stepi and reverse watchpoints, are stepback.c's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -45,7 +46,7 @@ static void add_points_arg(char *spec, size_t size)
 }
 
 static __attribute__((noreturn)) void reexecute(enum dbg_mode mode, struct position goal,
-						bool event, bool begin)
+						bool event, bool begin, const char *job)
 {
 	static char spec[8192];
 	snprintf(spec, sizeof(spec), "--gdb-resume=%d/%c/%llu/%llu/%d", dbg.conn_fd,
@@ -55,12 +56,15 @@ static __attribute__((noreturn)) void reexecute(enum dbg_mode mode, struct posit
 	int n = 0;
 	while (saved_argv[n])
 		n++;
-	char **argv = calloc((size_t)n + 2, sizeof(char *));
+	char **argv = calloc((size_t)n + 3, sizeof(char *));
 	if (!argv)
 		die("out of memory");
-	argv[0] = saved_argv[0];
-	argv[1] = spec;
-	memcpy(argv + 2, saved_argv + 1, (size_t)n * sizeof(char *));
+	int k = 0;
+	argv[k++] = saved_argv[0];
+	argv[k++] = spec;
+	if (job)
+		argv[k++] = (char *)job;
+	memcpy(argv + k, saved_argv + 1, (size_t)n * sizeof(char *));
 	report_run_cleanup(); /* the group goes first: nothing of it may outlive this run */
 	/* Children of this run went into a PID namespace whose init is now gone, where no
 	 * process can be created any more: the next run starts from detrun's own. */
@@ -92,14 +96,24 @@ void travel_save_invocation(int argc, char **argv, char **env)
 
 void travel_reexecute(enum dbg_mode mode, struct position goal)
 {
-	reexecute(mode, goal, mode == MODE_SEEK, false);
+	if (mode == MODE_SCAN) {
+		stepback_scan(); /* a position that knows its instruction count */
+		goal.hits += stepback_past_hit();
+	}
+	reexecute(mode, goal, mode == MODE_SEEK, false, NULL);
+}
+
+void travel_reexecute_job(enum dbg_mode mode, uint64_t time, const char *job)
+{
+	reexecute(mode, (struct position){ time, 0 }, true, false, job);
 }
 
 void travel_scan_done(void)
 {
 	if (dbg.last_hit.time == 0)
-		reexecute(MODE_SEEK, (struct position){ 0, 0 }, true, true);
-	reexecute(MODE_SEEK, dbg.last_hit, false, false);
+		reexecute(MODE_SEEK, (struct position){ 0, 0 }, true, true, NULL);
+	stepback_scan_done(); /* a watchpoint's: to just before the write */
+	reexecute(MODE_SEEK, dbg.last_hit, false, false, NULL);
 }
 
 void travel_monitor(struct task *t, const char *cmd, char *out, size_t size)

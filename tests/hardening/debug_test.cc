@@ -282,9 +282,9 @@ TEST(Debug, WatchpointOnTheRacyCounterIsReproducibleAndReversible)
 	ASSERT_EQ(values[0].size(), 152u) << Head(ReadFile(dir / "watch.gdb"));
 	EXPECT_EQ(values[0][149], "$150 = 150");
 	EXPECT_EQ(values[0][150], "at-the-end");
-	// gdb's reverse watchpoint stops where the value changes going back: at the state
-	// the last write changed (gdb: "Old value = 150, New value = 149"), which is where
-	// the forward session saw write 149.
+	// reverse-continue stops just before the last write (gdb: "Old value = 150, New value
+	// = 149"): no hit comes between write 149's stop and there, so `monitor when` says the
+	// same as at write 149.
 	EXPECT_EQ(values[0][151], "$151 = 149");
 	ASSERT_EQ(times[0].size(), 152u);
 	EXPECT_EQ(times[0][151], times[0][148]) << "reverse-continue from the end: the last write";
@@ -393,6 +393,127 @@ TEST(Debug, ErrorsAreOneLineAndLeaveNothingRunning)
 	EXPECT_NE(r.code, 0) << r.Describe();
 	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
 	EXPECT_EQ(r.out, "") << "the program must not have gone on";
+}
+
+// Records tests/guests/dbg_calls (a call, and a system call between two lines) into dir.
+void RecordCalls(const TempDir &dir)
+{
+	RunOptions opt;
+	opt.cwd = dir.path;
+	RunResult rec = RunCommand({ kDetrun, "record", "-o", dir / "calls.dlog", "--",
+				     std::string(GUEST_DIR) + "/dbg_calls" },
+				   opt);
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	ASSERT_NE(rec.out.find("DBG-CALLS-OK"), std::string::npos) << rec.Describe();
+}
+
+// What gdb printed after the line "MARK": the source lines and frames it stopped at.
+std::vector<std::string> StopsAfterMark(const std::string &out)
+{
+	size_t at = out.find("MARK\n");
+	std::vector<std::string> stops;
+	if (at != std::string::npos)
+		for (const std::string &l : Matching(out.substr(at), "^([0-9]+\t|main |square |0x"
+								     "[0-9a-f]+ in |Run back)"))
+			stops.push_back(l);
+	return stops;
+}
+
+// reverse-stepi (gdb's bs) walks back through the instructions a forward stepi walked,
+// across a system call (an event), with the same pc and rax at each one. The first stop
+// is a breakpoint's: its instruction count is found again by a re-execution.
+TEST(Debug, ReverseStepiRetracesForwardStepsAcrossASystemCall)
+{
+	TempDir dir("debug");
+	RecordCalls(dir);
+	std::vector<std::string> cmds{ "break dbg_calls.c:29", "continue", "echo MARK\\n",
+				       "print/x $pc", "print/x $rax" };
+	const int kSteps = 7; // into raw_yield, over its syscall, and on
+	for (int i = 0; i < kSteps; i++)
+		cmds.insert(cmds.end(), { "stepi", "print/x $pc", "print/x $rax" });
+	for (int i = 0; i < kSteps; i++)
+		cmds.insert(cmds.end(), { "reverse-stepi", "print/x $pc", "print/x $rax" });
+	RunResult r = Debug(dir, "calls.dlog", cmds);
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	std::vector<std::string> values = Matching(r.out, "^\\$[0-9]+ = 0x");
+	ASSERT_EQ(values.size(), 4u * kSteps + 2) << r.out << r.err;
+	for (std::string &v : values)
+		v = v.substr(v.find(" = ") + 3);
+	// Forward positions 0..kSteps, then back kSteps-1..0: pc and rax pairwise.
+	for (int i = 0; i < kSteps; i++) {
+		int back = kSteps + 1 + i, forward = kSteps - 1 - i;
+		EXPECT_EQ(values[2 * back], values[2 * forward]) << "pc, step back " << i + 1;
+		EXPECT_EQ(values[2 * back + 1], values[2 * forward + 1])
+			<< "rax, step back " << i + 1;
+	}
+	EXPECT_NE(values[2], values[0]) << "stepi moved";
+	EXPECT_EQ((r.out + r.err).find("not supported"), std::string::npos) << r.out << r.err;
+}
+
+// reverse-step, reverse-finish and reverse-next (gdb builds them from bs and bc with its
+// own breakpoints) stop where gdb's own `record full` stops on the same program natively.
+TEST(Debug, ReverseStepAndFinishStopWhereRecordFullDoes)
+{
+	TempDir dir("debug");
+	RecordCalls(dir);
+	// From the line after the system call: back over it, into the callee, out of it.
+	std::vector<std::string> walk{ "echo MARK\\n",   "reverse-next",  "reverse-next",
+				       "reverse-step",   "reverse-step",  "reverse-step",
+				       "reverse-finish", "next",          "next",
+				       "reverse-step",   "reverse-stepi", "reverse-stepi",
+				       "reverse-next",   "reverse-next" };
+	std::vector<std::string> cmds{ "break dbg_calls.c:30", "continue" };
+	cmds.insert(cmds.end(), walk.begin(), walk.end());
+	RunResult r = Debug(dir, "calls.dlog", cmds);
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	std::vector<std::string> native{
+		"gdb", "-batch",      "-ex", "break main",           "-ex", "run",
+		"-ex", "record full", "-ex", "break dbg_calls.c:30", "-ex", "continue"
+	};
+	for (const std::string &c : walk)
+		native.insert(native.end(), { "-ex", c });
+	native.push_back(std::string(GUEST_DIR) + "/dbg_calls");
+	RunOptions opt;
+	opt.timeout_s = 120;
+	RunResult n = RunCommand(native, opt);
+	std::vector<std::string> want = StopsAfterMark(n.out);
+	ASSERT_GE(want.size(), 14u) << n.Describe();
+	EXPECT_EQ(StopsAfterMark(r.out), want) << r.out << r.err;
+	// reverse-step from the line after a call goes into the callee's last line;
+	// reverse-finish comes back to the call.
+	EXPECT_FALSE(Matching(r.out, "^square \\(x=3\\) at .*dbg_calls.c:13$").empty()) << r.out;
+	EXPECT_FALSE(Matching(r.out, "^0x[0-9a-f]+ in main \\(\\) at .*dbg_calls.c:27$").empty())
+		<< r.out;
+}
+
+// A watchpoint on the racy counter, from the end: reverse-continue stops on the last write
+// itself (gdb: "Old value = 150, New value = 149", as under `record full`), with the pc on
+// the writing instruction: the next stepi performs the write again.
+TEST(Debug, ReverseWatchpointStopsBeforeTheWrite)
+{
+	TempDir dir("debug");
+	RunOptions opt;
+	opt.cwd = dir.path;
+	RunResult rec = RunCommand({ kDetrun, "record", "-o", dir / "racy.dlog", "--", kRacy, "3",
+				     "50" },
+				   opt);
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	RunResult r = Debug(dir, "racy.dlog",
+			    { "continue", "watch counter", "reverse-continue", "print counter",
+			      "x/i $pc", "stepi", "print counter", "reverse-continue",
+			      "print counter", "reverse-continue", "print counter" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	EXPECT_NE(r.out.find("Old value = 150\nNew value = 149\n"), std::string::npos) << r.out;
+	EXPECT_FALSE(Matching(r.out, "^=> 0x[0-9a-f]+ <worker\\+[0-9]+>:\tmov +%[a-z0-9]+,"
+				     "0x[0-9a-f]+\\(%rip\\) +# 0x[0-9a-f]+ <counter>$")
+			     .empty())
+		<< r.out;
+	std::vector<std::string> values = Matching(r.out, "^\\$[0-9]+ = ");
+	std::vector<std::string> want{ "$1 = 149", "$2 = 150", "$3 = 149", "$4 = 148" };
+	EXPECT_EQ(values, want) << r.out << r.err;
 }
 
 } // namespace

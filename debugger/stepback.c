@@ -1,0 +1,327 @@
+/* reverse-stepi (gdb's `bs`), and reverse watchpoints that stop before the write, by
+ * counting instructions.
+ *
+ * Between two events one task runs, and the replay is deterministic: a position is named by
+ * the latest event the debugger saw (its logical time, `base`) and the number of
+ * instructions the running task has executed since (`steps`). Single-stepping that task
+ * from the event counts them. A stop reached by single steps from an event knows its
+ * count; one reached by continuing (a breakpoint or watchpoint hit) does not, and is found
+ * again by its registers: a re-execution single-steps the interval from its event until the
+ * task's registers are those of the stop. One instruction back is then one more
+ * re-execution that stops after steps - 1 instructions; from the event itself, after every
+ * instruction of the interval before it (counted by a re-execution too). Every arrival
+ * knows its count, so a run of `bs` costs one re-execution each.
+ *
+ * A re-execution carries its job in --gdb-step= (after --gdb-resume=, which says to which
+ * event to go and which points gdb has set).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+
+#include "debugger/internal.h"
+#include "scheduler/scheduler.h"
+#include "scheduler/task.h"
+#include "supervisor/remote.h"
+#include "supervisor/report.h"
+#include "supervisor/spin.h"
+
+enum job {
+	JOB_NONE,
+	JOB_STEP_TO,   /* stop after `goal_steps` instructions of the interval of `goal_base` */
+	JOB_FIND_REGS, /* count that interval up to the registers `regs`, then go one back */
+	JOB_COUNT_ALL, /* count the whole interval: then go to its last instruction */
+	JOB_SCAN       /* reverse-continue from (goal_base, goal_steps): the last hit before */
+};
+
+enum {
+	TF = 0x100,
+	RF = 0x10000,
+	MAX_STEPS = 20000000 /* single steps in one interval: about 12 minutes here */
+};
+
+static struct {
+	/* Where this run is, in every mode. */
+	uint64_t base, prev_base;  /* the latest two events the debugger saw */
+	bool base_exec, prev_exec; /* was it an execve (it resets the trap flag: not counted) */
+	int base_vtid;             /* the task of the latest event (it ran the interval before) */
+	uint64_t steps;            /* instructions of the interval's task since base ... */
+	bool known;                /* ... when every one of them was single-stepped */
+	uint64_t since_hit;        /* instructions since the latest hit (0: at it) */
+	bool at_write;             /* stopped just after a watched write */
+	int stop_vtid;             /* the latest trap stop */
+	struct user_regs_struct stop_regs;
+	/* SCAN without a job: the latest hit before the goal, for a watchpoint's. */
+	uint64_t hit_base, hit_watch;
+	int hit_vtid;
+	struct user_regs_struct hit_regs;
+	/* The job of this re-execution. */
+	enum job job;
+	uint64_t goal_base, goal_steps, watch; /* watch: report the stop as a write there */
+	int vtid;                              /* the task running the interval */
+	struct user_regs_struct regs;
+	bool counting;                   /* at or past the goal event */
+	uint64_t cand_steps, cand_watch; /* JOB_SCAN: the latest hit in the interval */
+	bool cand;
+} sb;
+
+static bool regs_equal(const struct user_regs_struct *a, const struct user_regs_struct *b)
+{
+	struct user_regs_struct x = *a, y = *b;
+	x.orig_rax = y.orig_rax = 0;
+	x.eflags &= ~(uint64_t)(TF | RF);
+	y.eflags &= ~(uint64_t)(TF | RF);
+	x.r11 &= ~(uint64_t)TF; /* the flags a syscall saved, made while stepping */
+	y.r11 &= ~(uint64_t)TF;
+	return memcmp(&x, &y, sizeof(x)) == 0;
+}
+
+static __attribute__((noreturn)) void job_reexecute(enum job job, uint64_t base, int vtid,
+						    uint64_t steps, uint64_t watch,
+						    const struct user_regs_struct *regs)
+{
+	static char arg[128 + 2 * sizeof(struct user_regs_struct)];
+	struct user_regs_struct none = { 0 };
+	int n = snprintf(arg, sizeof(arg), "--gdb-step=%d/%llu/%d/%llu/%llx/", (int)job,
+			 (unsigned long long)base, vtid, (unsigned long long)steps,
+			 (unsigned long long)watch);
+	hex_encode(arg + n, regs ? regs : &none, sizeof(none));
+	travel_reexecute_job(job == JOB_SCAN ? MODE_SCAN : MODE_SEEK, base, arg);
+}
+
+void stepback_take_arg(int *argc, char **argv)
+{
+	if (*argc < 2 || strncmp(argv[1], "--gdb-step=", 11))
+		return;
+	int job, used = 0;
+	unsigned long long base, steps, watch;
+	if (sscanf(argv[1] + 11, "%d/%llu/%d/%llu/%llx/%n", &job, &base, &sb.vtid, &steps, &watch,
+		   &used) != 5 ||
+	    job <= JOB_NONE || job > JOB_SCAN ||
+	    hex_decode(&sb.regs, argv[1] + 11 + used, sizeof(sb.regs)) != sizeof(sb.regs)) {
+		fprintf(stderr, "detrun: bad --gdb-step\n");
+		exit(125);
+	}
+	sb.job = (enum job)job;
+	sb.goal_base = base, sb.goal_steps = steps, sb.watch = watch;
+	for (int i = 1; i < *argc; i++)
+		argv[i] = argv[i + 1];
+	(*argc)--;
+}
+
+/* ---- at a stop ------------------------------------------------------------------------- */
+
+/* A breakpoint (int3 or debug register) at addr: a step arriving there is its hit. */
+static bool breakpoint_at(uint64_t addr)
+{
+	for (int i = 0; i < n_points; i++)
+		if ((points[i].type == POINT_SOFT || points[i].type == POINT_HARD) &&
+		    points[i].addr == addr)
+			return true;
+	return false;
+}
+
+/* The stop a job arrived at, for gdb: a step, or the write of a watched address. */
+static void arrival_reply(struct task *t, char *reply, size_t size)
+{
+	char why[64] = "";
+	if (sb.watch)
+		snprintf(why, sizeof(why), "watch:%llx;", (unsigned long long)sb.watch);
+	server_stop_reply(t, SIGTRAP, why, reply, size);
+	sb.job = JOB_NONE;
+	sb.counting = false;
+	dbg.mode = MODE_LIVE;
+}
+
+/* JOB_SCAN reached its goal: the last hit of the interval, or one before it. */
+static void scan_found(void)
+{
+	if (sb.cand)
+		job_reexecute(JOB_STEP_TO, sb.goal_base, sb.vtid,
+			      sb.cand_steps - (sb.cand_watch ? 1 : 0), sb.cand_watch, NULL);
+	sb.job = JOB_NONE;
+	travel_scan_done();
+}
+
+static void note_candidate(struct task *t, enum trap_kind kind, uint64_t addr)
+{
+	if (kind == TRAP_STEP && !breakpoint_at(t->regs.rip))
+		return;
+	sb.cand = true;
+	sb.cand_steps = sb.steps;
+	sb.cand_watch = kind == TRAP_WATCH ? addr : 0;
+}
+
+/* A trap of the task a job single-steps. True: handled (stepped on, or arrived: reply). */
+static bool job_trap(struct task *t, enum trap_kind kind, uint64_t addr, char *reply, size_t size)
+{
+	switch (sb.job) {
+	case JOB_STEP_TO:
+		if (sb.steps >= sb.goal_steps) {
+			arrival_reply(t, reply, size);
+			return true;
+		}
+		break;
+	case JOB_FIND_REGS:
+		if (regs_equal(&t->regs, &sb.regs)) {
+			/* One back: for a write, before it (the next step does it). From the
+			 * interval's first position, the event itself. */
+			job_reexecute(JOB_STEP_TO, sb.goal_base, t->vtid,
+				      sb.steps ? sb.steps - 1 : 0, sb.steps ? sb.watch : 0, NULL);
+		}
+		break;
+	case JOB_SCAN:
+		/* A write that ends at the goal came before it (it is reported before it ran). */
+		if (sb.steps < sb.goal_steps || (sb.steps == sb.goal_steps && kind == TRAP_WATCH))
+			note_candidate(t, kind, addr);
+		if (sb.steps >= sb.goal_steps)
+			scan_found();
+		break;
+	default:
+		break;
+	}
+	points_step_over(t); /* the next instruction, with an int3 under the pc taken out */
+	return true;
+}
+
+bool stepback_on_trap(struct task *t, enum trap_kind kind, uint64_t addr, char *reply, size_t size)
+{
+	bool stepped = dbg.stepping_vtid == t->vtid;
+	bool executed = stepped && kind != TRAP_BREAK; /* an int3 hit runs nothing */
+	sb.known = sb.known && stepped;
+	if (stepped && kind == TRAP_STEP && breakpoint_at(t->regs.rip))
+		dbg.now.hits++; /* a run continuing here would count the breakpoint's hit */
+	sb.steps += executed;
+	sb.since_hit = kind != TRAP_STEP ? 0 : sb.since_hit + executed;
+	sb.at_write = kind == TRAP_WATCH;
+	sb.stop_vtid = t->vtid;
+	sb.stop_regs = t->regs;
+	if (dbg.mode == MODE_SCAN && !sb.counting && kind != TRAP_STEP &&
+	    position_cmp(dbg.now, dbg.goal) < 0) {
+		sb.hit_base = sb.base, sb.hit_vtid = t->vtid, sb.hit_regs = t->regs;
+		sb.hit_watch = kind == TRAP_WATCH ? addr : 0;
+	}
+	if (!sb.counting || t->vtid != sb.vtid)
+		return false;
+	/* The spin detector's budget is the task's CPU time, which single steps eat: its probe
+	 * would resume the task without the step. Counting starts it over. */
+	if ((sb.steps & 63) == 0)
+		spin_start(t);
+	if (sb.steps > MAX_STEPS) { /* a spin-wait, say, that the detector would end */
+		task_warn(t, "more than %d instructions since the event: stopping here", MAX_STEPS);
+		arrival_reply(t, reply, size);
+		return true;
+	}
+	return job_trap(t, kind, addr, reply, size);
+}
+
+/* ---- at an event --------------------------------------------------------------------- */
+
+/* The interval a job single-stepped ended before the job did. */
+static void interval_ended(struct task *t)
+{
+	switch (sb.job) {
+	case JOB_COUNT_ALL:
+		/* A signal's stop (a fault) is the state before the instruction that raised it:
+		 * the position before that is one instruction earlier. */
+		job_reexecute(JOB_STEP_TO, sb.goal_base, sb.vtid,
+			      sb.steps - (sb.steps > 0 && t->syscall_nr == -1 && t->inject_signal),
+			      0, NULL);
+	case JOB_SCAN:
+		scan_found();
+		return;
+	case JOB_FIND_REGS:
+		task_warn(t, "the position was not found again: going back to the event before it");
+		job_reexecute(JOB_STEP_TO, sb.goal_base, sb.vtid, 0, 0, NULL);
+	default:
+		task_warn(t, "the position is past a signal's delivery: stopping at this event");
+		sb.job = JOB_NONE, sb.counting = false, dbg.mode = MODE_LIVE;
+		dbg.goto_time = sched_now(); /* live_event stops here */
+		return;
+	}
+}
+
+static void set_trap_flag(struct task *t)
+{
+	if (remote_load_regs(t))
+		return;
+	t->regs.eflags |= TF;
+	t->regs_dirty = true;
+	remote_store_regs(t);
+}
+
+/* The goal event of a job: arrive (0 instructions), or single-step the interval's task. */
+static bool start_job(struct task *t)
+{
+	if (sb.job == JOB_STEP_TO && sb.goal_steps == 0) {
+		char reply[128];
+		arrival_reply(t, reply, sizeof(reply));
+		converse_at_event(t, reply);
+		return true;
+	}
+	struct task *runner = server_find_vtid(sb.vtid);
+	if (!runner) {
+		task_warn(t, "task %d is gone: stopping at this event", sb.vtid);
+		sb.job = JOB_NONE;
+		return false;
+	}
+	sb.counting = true;
+	dbg.stepping_vtid = sb.vtid;
+	set_trap_flag(runner); /* it stops one instruction after it next runs */
+	return true;
+}
+
+bool stepback_on_event(struct task *t)
+{
+	if (sb.counting)
+		interval_ended(t);
+	sb.prev_base = sb.base, sb.prev_exec = sb.base_exec;
+	sb.base = sched_now(), sb.base_exec = t->syscall_nr == SYS_execve;
+	sb.base_vtid = t->vtid;
+	sb.steps = 0, sb.known = true, sb.since_hit = 0, sb.at_write = false;
+	if (sb.job == JOB_NONE || sb.counting || sb.base < sb.goal_base || dbg.listen_fd >= 0)
+		return false;
+	return start_job(t);
+}
+
+/* ---- gdb's requests -------------------------------------------------------------------- */
+
+/* bs: one instruction back. Returns only when there is nothing before (the start). */
+void stepback_begin(void)
+{
+	if (!sb.known)
+		job_reexecute(JOB_FIND_REGS, sb.base, sb.stop_vtid, 0, 0, &sb.stop_regs);
+	if (sb.steps > 0)
+		job_reexecute(JOB_STEP_TO, sb.base, sb.stop_vtid, sb.steps - 1, 0, NULL);
+	if (sb.prev_base == 0 || sb.prev_exec)
+		return;
+	/* At the event: the last instruction of the interval before, run by the event's task. */
+	job_reexecute(JOB_COUNT_ALL, sb.prev_base, sb.base_vtid, 0, 0, NULL);
+}
+
+/* bc from a position that knows its count: the interval up to it is single-stepped, so a
+ * hit in it is found by its count. Returns when the plain scan applies. */
+void stepback_scan(void)
+{
+	if (sb.known && sb.steps > 0)
+		job_reexecute(JOB_SCAN, sb.base, sb.stop_vtid, sb.steps, 0, NULL);
+}
+
+/* bc from a position not counted, some steps past a hit, or just after a watched write:
+ * that hit is before it (a write is reported before it ran). */
+bool stepback_past_hit(void)
+{
+	return !sb.known && (sb.since_hit > 0 || sb.at_write);
+}
+
+/* A scan found its last hit: a watchpoint's is reported before the write, found again by
+ * its registers. Returns when the hit is a breakpoint's (re-execute to it). */
+void stepback_scan_done(void)
+{
+	if (dbg.last_hit.time != 0 && sb.hit_watch)
+		job_reexecute(JOB_FIND_REGS, sb.hit_base, sb.hit_vtid, 0, sb.hit_watch,
+			      &sb.hit_regs);
+}
