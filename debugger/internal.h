@@ -148,6 +148,9 @@ void server_converse_resume(struct task *t, const char *reply);
 void procs_start(struct task *t);
 bool procs_followed(const struct task *t);
 int procs_count(void);
+/* The thread a stop at t's event is shown in: t if gdb follows its process, else the
+ * first thread gdb follows (stopped meanwhile); NULL if none. */
+struct task *procs_shown(struct task *t);
 void procs_unfollow(pid_t tgid);
 /* The pid the final W reply names: the first process still followed. */
 pid_t procs_first_pid(void);

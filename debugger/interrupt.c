@@ -48,23 +48,11 @@ static bool ctrl_c_waiting(void)
 	return n == 1 && c == 3;
 }
 
-/* The thread gdb is shown stopped: t if gdb follows its process, else the first thread
- * it follows (stopped at its last event). */
-static struct task *shown_thread(struct task *t)
-{
-	if (procs_followed(t))
-		return t;
-	for (struct task *u = sched_first(); u; u = u->next)
-		if ((u->state == TASK_STOPPED || u->state == TASK_RUNNING) && procs_followed(u))
-			return u;
-	return NULL;
-}
-
 bool debugger_poll(struct task *t, void (*handle)(int tid, int status))
 {
 	if (dbg.mode != MODE_LIVE || !dbg.connected || dbg.conn_fd < 0 || !ctrl_c_waiting())
 		return false;
-	struct task *shown = shown_thread(t);
+	struct task *shown = procs_shown(t);
 	if (!shown || !spin_interrupt(t, handle)) {
 		pending = true; /* t reached an event first: that event reports it */
 		return true;

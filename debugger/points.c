@@ -208,9 +208,10 @@ void points_fork(struct task *parent, struct task *child, bool follow)
 	int n = n_points;
 	for (int i = 0; i < n; i++) {
 		struct point *p = &points[i];
-		if (!mine(parent, p))
-			continue;
-		if (follow && n_points < MAX_POINTS) {
+		bool own = mine(parent, p);
+		if (!own && !in_memory_of(parent, p))
+			continue; /* (a vfork child's copy holds the int3s of the memory it shares) */
+		if (follow && own && n_points < MAX_POINTS) {
 			struct point *copy = &points[n_points++];
 			*copy = *p;
 			copy->tgid = child->proc->tgid;

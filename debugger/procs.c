@@ -81,6 +81,16 @@ void procs_unfollow(pid_t tgid)
 		}
 }
 
+struct task *procs_shown(struct task *t)
+{
+	if (procs_followed(t))
+		return t;
+	for (struct task *u = sched_first(); u; u = u->next)
+		if (alive(u) && procs_followed(u))
+			return u;
+	return NULL;
+}
+
 void procs_ptid(const struct task *t, char *out, size_t size)
 {
 	snprintf(out, size, "p%x.%x", t->proc->ns_tgid, t->ns_tid);

@@ -672,24 +672,27 @@ static void first_stop(struct task *t)
 static void live_event(struct task *t)
 {
 	char reply[128];
-	int sig = t->syscall_nr == -1 ? t->inject_signal : 0;
+	struct task *shown = procs_shown(t); /* t, or a thread of a process gdb follows */
+	if (!shown)
+		return;
+	int sig = t->syscall_nr == -1 && shown == t ? t->inject_signal : 0;
 	if (sig) {
 		server_stop_reply(t, sig, "", reply, sizeof(reply));
 	} else if (group_ending(t)) {
-		server_stop_reply(t, SIGKILL, "", reply, sizeof(reply));
+		server_stop_reply(shown, SIGKILL, "", reply, sizeof(reply));
 	} else if (procs_exit_reply(t, reply, sizeof(reply))) {
 		;
 	} else if (dbg.goto_time && dbg.now.time >= dbg.goto_time) {
 		dbg.goto_time = 0;
-		server_stop_reply(t, 0, "", reply, sizeof(reply)); /* gdb: "stopped" */
+		server_stop_reply(shown, 0, "", reply, sizeof(reply)); /* gdb: "stopped" */
 	} else if (dbg.stepping_vtid == t->vtid || interrupted() || interrupt_take_pending()) {
-		server_stop_reply(t, dbg.stepping_vtid == t->vtid ? SIGTRAP : SIGINT, "", reply,
+		server_stop_reply(shown, dbg.stepping_vtid == t->vtid ? SIGTRAP : SIGINT, "", reply,
 				  sizeof(reply));
 		set_trap_flag(t, false);
 	} else {
 		return;
 	}
-	converse_at_event(t, reply);
+	converse_at_event(shown, reply);
 }
 
 void debugger_on_event(struct task *t)

@@ -104,6 +104,49 @@ TEST(DebugFork, DetachedChildRunsOnAndTheParentStops)
 	ExpectSameEnd(dir, "dbg_forkbp", r);
 }
 
+// set follow-fork-mode child: gdb detaches the parent (D;pid) and stays with the child,
+// which keeps the breakpoints it inherited; the parent runs on, unwatched.
+TEST(DebugFork, FollowForkModeChildStaysWithTheChild)
+{
+	TempDir dir("debugfork");
+	Record(dir, "dbg_forkbp");
+	RunResult r = Debug(dir, "dbg_forkbp.dlog",
+			    { "set follow-fork-mode child", "break child_work", "break parent_work",
+			      "continue", "print x", "continue" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	std::string all = r.out + r.err;
+	EXPECT_FALSE(
+		Matching(all, "^\\[Detaching after fork from parent process [0-9]+\\]$").empty())
+		<< all;
+	EXPECT_FALSE(Matching(r.out, "hit Breakpoint 1, child_work \\(x=x@entry=7\\)").empty())
+		<< r.out;
+	EXPECT_NE(r.out.find("$1 = 7\n"), std::string::npos) << r.out;
+	EXPECT_EQ(all.find("parent_work (x="), std::string::npos) << all;
+	EXPECT_NE(r.out.find("DBG-FORKBP-OK\n"), std::string::npos) << r.out;
+	EXPECT_FALSE(
+		Matching(all, "^\\[Inferior 2 \\(process [0-9]+\\) exited normally\\]$").empty())
+		<< all;
+}
+
+// posix_spawn's vfork child runs in its parent's memory, int3s included, until its exec:
+// gdb does not follow it, so its execve breakpoint is stepped over, and the parent stops.
+TEST(DebugFork, VforkChildStepsOverTheBreakpointsItShares)
+{
+	TempDir dir("debugfork");
+	EXPECT_NE(Record(dir, "dbg_vfork").find("DBG-VFORK-OK"), std::string::npos);
+	RunResult r = Debug(dir, "dbg_vfork.dlog",
+			    { "set breakpoint pending on", "break marker", "break execve",
+			      "continue", "bt 1", "continue", "continue" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	std::vector<std::string> stops = Matching(r.out, "^(Thread .* hit )?Breakpoint [0-9]+, ");
+	ASSERT_EQ(stops.size(), 1u) << r.out;
+	EXPECT_EQ(stops[0].find("Breakpoint 1, marker (x=x@entry=1)"), 0u) << r.out;
+	EXPECT_NE(r.out.find("DBG-VFORK-OK\n"), std::string::npos) << r.out;
+	ExpectSameEnd(dir, "dbg_vfork", r);
+}
+
 // An exec: gdb says the process executes a new program, loads its symbols and stops at a
 // breakpoint only the new image reaches; the old image's breakpoint is set again in the
 // new one by gdb, not left there by detrun.
