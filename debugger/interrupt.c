@@ -74,3 +74,24 @@ bool debugger_poll(struct task *t, void (*handle)(int tid, int status))
 		task_warn(t, "cannot resume after gdb's interrupt: %s", strerror(errno));
 	return true;
 }
+
+int debugger_wait_fd(void)
+{
+	return dbg.mode == MODE_LIVE && dbg.connected ? dbg.conn_fd : -1;
+}
+
+/* Every task is stopped at an event or parked: the stop is at the last event, a position
+ * `monitor goto` reaches again. */
+void debugger_idle_input(void)
+{
+	if (!ctrl_c_waiting())
+		return;
+	struct task *shown = procs_shown(NULL);
+	if (!shown) {
+		pending = true;
+		return;
+	}
+	char reply[128];
+	server_stop_reply(shown, SIGINT, "", reply, sizeof(reply));
+	server_converse_resume(shown, reply);
+}

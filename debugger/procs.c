@@ -83,7 +83,7 @@ void procs_unfollow(pid_t tgid)
 
 struct task *procs_shown(struct task *t)
 {
-	if (procs_followed(t))
+	if (t && procs_followed(t))
 		return t;
 	for (struct task *u = sched_first(); u; u = u->next)
 		if (alive(u) && procs_followed(u))

@@ -46,6 +46,10 @@ enum {
 	INTERRUPT_POLL_MS = 50
 };
 bool debugger_poll(struct task *t, void (*handle)(int tid, int status));
+/* While no task runs and detrun waits for outside input: the connection to watch too (-1
+ * for none), and what to do when it is readable (a Ctrl-C stops the group there). */
+int debugger_wait_fd(void);
+void debugger_idle_input(void);
 
 /* The run is over with detrun's exit code `code`: tells gdb, waits for it to go. */
 int debugger_finish(int code);

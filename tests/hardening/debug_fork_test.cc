@@ -172,40 +172,74 @@ TEST(DebugExec, NewProgramGetsItsSymbolsAndBreakpoints)
 	ExpectSameEnd(dir, "dbg_exec", r);
 }
 
-// gdb's Ctrl-C while the only task computes without a syscall: it stops there at once
-// (SIGINT, in the loop), gdb lets it go by writing its flag, and it ends as it would.
-TEST(DebugInterrupt, CtrlCStopsATaskThatMakesNoSyscalls)
+struct Session {
+	RunResult gdb, server;
+};
+
+// `detrun --gdb -- GUEST` with gdb -batch running `commands`; once the program has printed
+// `ready` (after gdb's first continue resumed it: gdb waits for a stop), gdb gets the
+// SIGINT that Ctrl-C in its terminal sends.
+Session Interrupted(const std::string &guest, const std::string &ready,
+		    const std::vector<std::string> &commands)
 {
 	RunOptions opt;
 	opt.timeout_s = 90;
-	Child server({ kDetrun, "--gdb", "--", Guest("dbg_spin") }, opt);
-	ASSERT_TRUE(server.WaitForOutput("waiting for gdb on 127.0.0.1:", 60, true))
-		<< server.Err();
+	Child server({ kDetrun, "--gdb", "--", Guest(guest) }, opt);
+	Session s;
+	if (!server.WaitForOutput("waiting for gdb on 127.0.0.1:", 60, true))
+		return { RunResult(), server.Finish() };
 	long port = NumberAfter(server.Err(), "127.0.0.1:");
 	std::vector<std::string> argv{
 		"gdb",           "-q",  "-ex",
 		"set sysroot /", "-ex", "target extended-remote 127.0.0.1:" + std::to_string(port)
 	};
-	for (const std::string &a : Batch({ "continue", "bt 1", "print rounds > 0",
-					    "print stop = 1", "continue", "continue" }))
+	for (const std::string &a : Batch(commands))
 		argv.push_back(a);
-	argv.push_back(Guest("dbg_spin"));
+	argv.push_back(Guest(guest));
 	Child gdb(argv, opt);
-	// "spinning" comes after gdb's continue resumed the program: gdb waits for a stop.
-	ASSERT_TRUE(server.WaitForOutput("spinning\n", 60)) << server.Err();
-	gdb.Signal(SIGINT); // what Ctrl-C in gdb's terminal does
-	RunResult g = gdb.Finish();
-	RunResult s = server.Finish();
+	if (server.WaitForOutput(ready, 60))
+		gdb.Signal(SIGINT);
+	s.gdb = gdb.Finish();
+	s.server = server.Finish();
+	return s;
+}
+
+// gdb's Ctrl-C while the only task computes without a syscall: it stops there at once
+// (SIGINT, in the loop), gdb lets it go by writing its flag, and it ends as it would.
+TEST(DebugInterrupt, CtrlCStopsATaskThatMakesNoSyscalls)
+{
+	Session s = Interrupted("dbg_spin", "spinning\n",
+				{ "continue", "bt 1", "print rounds > 0", "print stop = 1",
+				  "continue", "continue" });
+	const RunResult &g = s.gdb;
 	EXPECT_FALSE(g.timed_out) << g.Describe();
-	EXPECT_TRUE(s.leftovers.empty()) << s.Describe();
+	EXPECT_TRUE(s.server.leftovers.empty()) << s.server.Describe();
 	EXPECT_NE(g.out.find("Program received signal SIGINT, Interrupt."), std::string::npos)
 		<< g.out << g.Describe();
 	EXPECT_FALSE(Matching(g.out, " in main \\(\\) at .*dbg_spin.c:1[34]$").empty()) << g.out;
 	EXPECT_NE(g.out.find("$1 = 1\n$2 = 1\n"), std::string::npos) << g.out;
-	EXPECT_NE(s.out.find("DBG-SPIN-OK\n"), std::string::npos) << s.Describe();
+	EXPECT_NE(s.server.out.find("DBG-SPIN-OK\n"), std::string::npos) << s.server.Describe();
+	EXPECT_NE(s.server.err.find("interrupted between events"), std::string::npos)
+		<< s.server.err;
 	EXPECT_FALSE(
 		Matching(g.out, "^\\[Inferior 1 \\(process [0-9]+\\) exited normally\\]$").empty())
 		<< g.out;
+}
+
+// gdb's Ctrl-C while no task runs (the only one waits for a connection from outside):
+// the group stops at its last event, and gdb can look and kill it.
+TEST(DebugInterrupt, CtrlCStopsAGroupThatWaitsForOutsideInput)
+{
+	Session s = Interrupted("dbg_idle", "waiting\n", { "continue", "bt", "kill" });
+	const RunResult &g = s.gdb;
+	EXPECT_FALSE(g.timed_out) << g.Describe();
+	EXPECT_TRUE(s.server.leftovers.empty()) << s.server.Describe();
+	EXPECT_NE(g.out.find("Program received signal SIGINT, Interrupt."), std::string::npos)
+		<< g.out << g.Describe();
+	EXPECT_FALSE(Matching(g.out, "^#[0-9]+ .*main \\(\\) at .*dbg_idle.c:[0-9]+$").empty())
+		<< g.out;
+	EXPECT_NE(s.server.err.find("gdb killed the program"), std::string::npos)
+		<< s.server.Describe();
 }
 
 } // namespace
