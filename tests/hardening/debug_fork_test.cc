@@ -60,8 +60,9 @@ TEST(DebugFork, FollowsAForkedChildToItsBreakpoint)
 	EXPECT_NE(Record(dir, "dbg_forkbp").find("DBG-FORKBP-OK"), std::string::npos);
 	RunResult r = Debug(dir, "dbg_forkbp.dlog",
 			    { "set detach-on-fork off", "break child_work", "break parent_work",
-			      "continue", "info inferiors", "bt 1", "print x", "continue",
-			      "inferior 1", "continue", "print x", "continue", "continue" });
+			      "continue", "info inferiors", "bt 1", "print x", "info proc mappings",
+			      "continue", "inferior 1", "continue", "print x", "continue",
+			      "continue" });
 	EXPECT_FALSE(r.timed_out) << r.Describe();
 	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
 	std::string all = r.out + r.err;
@@ -73,6 +74,9 @@ TEST(DebugFork, FollowsAForkedChildToItsBreakpoint)
 	EXPECT_FALSE(Matching(r.out, "^\\* 2 +process [0-9]+ ").empty()) << r.out;
 	EXPECT_FALSE(Matching(r.out, "^#0  child_work \\(x=x@entry=7\\) at ").empty()) << r.out;
 	EXPECT_NE(r.out.find("$1 = 7\n"), std::string::npos) << r.out;
+	// gdb reads the process's /proc files through detrun (vFile), with the group's pids.
+	EXPECT_FALSE(Matching(r.out, " r-xp .*/dbg_forkbp$").empty()) << r.out;
+	EXPECT_EQ(all.find("unable to open /proc file"), std::string::npos) << all;
 	EXPECT_FALSE(
 		Matching(all, "^\\[Inferior 2 \\(process [0-9]+\\) exited normally\\]$").empty())
 		<< all;
