@@ -158,6 +158,8 @@ pid_t procs_first_pid(void);
 void procs_ptid(const struct task *t, char *out, size_t size);
 /* Parses a thread id at *p (p<pid>.<tid>, <tid>, -1, 0): the thread, or NULL for "any". */
 struct task *procs_parse_thread(const char **p);
+/* A thread of the process whose pid (as the group sees it) is the hex number at `hex`. */
+struct task *procs_find_process(const char *hex);
 /* D;pid: true when it detached one of several followed processes (else: detach all). */
 bool procs_detach(const char *args);
 /* At the exit of a followed child process: its W reply into out, and it is forgotten. */

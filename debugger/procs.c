@@ -129,8 +129,7 @@ struct task *procs_parse_thread(const char **p)
 	return NULL; /* any thread (0, -1), or none such */
 }
 
-/* The process of a D;pid or vKill;pid (pid as the group sees it), or NULL. */
-static struct task *process_of(const char *hex)
+struct task *procs_find_process(const char *hex)
 {
 	const char *p = hex;
 	long pid = (long)hex_number(&p);
@@ -142,7 +141,7 @@ static struct task *process_of(const char *hex)
 
 bool procs_detach(const char *args)
 {
-	struct task *t = *args == ';' ? process_of(args + 1) : NULL;
+	struct task *t = *args == ';' ? procs_find_process(args + 1) : NULL;
 	if (!t || procs_count() < 2)
 		return false; /* the last one: detach from the group */
 	points_drop_process(t, true);

@@ -182,7 +182,8 @@ static void xfer(struct task *owner, const char *q)
 		send_xfer(buf, read_proc(t, "auxv", buf, sizeof(buf)), q + 11);
 	} else if (!strncmp(q, "exec-file:read:", 15)) {
 		char path[64];
-		snprintf(path, sizeof(path), "/proc/%d/exe", t->tid);
+		struct task *of = procs_find_process(q + 15); /* the annex: a pid, or none */
+		snprintf(path, sizeof(path), "/proc/%d/exe", (of ? of : t)->tid);
 		ssize_t n = readlink(path, buf, sizeof(buf) - 1);
 		const char *range = strchr(q + 15, ':');
 		send_xfer(buf, n > 0 ? (size_t)n : 0, range ? range + 1 : "0,0");
