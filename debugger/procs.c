@@ -166,16 +166,18 @@ void debugger_on_fork(struct task *parent, struct task *child)
 	if (dbg.mode == MODE_OFF || child->proc == parent->proc ||
 	    child->proc->aspace == parent->proc->aspace)
 		return; /* a thread, or a vfork child sharing the memory and its int3s */
-	bool report = dbg.mode == MODE_LIVE && dbg.connected && procs_followed(parent);
+	bool report = dbg.mode == MODE_LIVE && dbg.connected && procs_followed(parent) &&
+		      n_followed < MAX_FOLLOWED;
 	points_fork(parent, child, report);
-	if ((dbg.mode == MODE_SCAN || dbg.mode == MODE_SEEK) && procs_followed(parent) &&
-	    !travel_warned) {
+	if (!report)
+		return;
+	report_fork(parent, child);
+	if (procs_followed(child) && !travel_warned) { /* gdb kept it */
 		travel_warned = true;
-		warn("going back follows the first process only: breakpoint hits in forked "
-		     "children are not counted (README, Limits)");
+		warn("gdb follows process %d too: going back counts the breakpoint hits of the "
+		     "first process only (README, Limits)",
+		     child->proc->ns_tgid);
 	}
-	if (report)
-		report_fork(parent, child);
 }
 
 void debugger_on_exec(struct task *t)
