@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct task;
 
@@ -55,6 +56,8 @@ struct point {
 	int len;
 	bool inserted; /* soft: the int3 is in memory */
 	uint8_t saved; /* soft: the byte under it */
+	pid_t tgid;    /* the process it is set in (host pid); 0: restored, not placed yet */
+	int aspace;    /* that process's address space */
 };
 enum {
 	MAX_POINTS = 256
@@ -70,9 +73,13 @@ void points_restore(enum point_type type, uint64_t addr, int len);
 /* Debug registers of every task follow the table. */
 void points_sync_all(void);
 void points_sync_task(struct task *t);
-/* A new process copied its parent's memory with the int3s in it: take them out. */
-void points_note_fork(struct task *parent);
-void points_clean_forks(void);
+/* A new process copied its parent's memory with the int3s in it: they become its own
+ * breakpoints (`follow`) or are taken out. */
+void points_fork(struct task *parent, struct task *child, bool follow);
+/* Forgets the points of t's process; `remove`: takes its int3s out of its memory. */
+void points_drop_process(struct task *t, bool remove);
+/* t's process executed a new program: its points go in again where it next stops. */
+void points_unplace_process(struct task *t);
 /* The memory of t as the program wrote it, breakpoints hidden. */
 int points_read_memory(struct task *t, uint64_t addr, void *buf, size_t len);
 
@@ -133,6 +140,42 @@ void converse_at_event(struct task *t, const char *reply);
 /* The stop reply for a trap or a signal of t. */
 void server_stop_reply(struct task *t, int sig, const char *why, char *out, size_t size);
 struct task *server_find_vtid(int vtid);
+
+/* Talk to gdb at a stop of t that is no trap, and set up the step gdb asked for. */
+void server_converse_resume(struct task *t, const char *reply);
+
+/* ---- the processes gdb follows (procs.c) --------------------------------------------- */
+
+/* The first process is followed from its first event (t). */
+void procs_start(struct task *t);
+bool procs_followed(const struct task *t);
+int procs_count(void);
+/* The thread a stop at t's event is shown in: t if gdb follows its process, else the
+ * first thread gdb follows (stopped meanwhile); NULL if none. */
+struct task *procs_shown(struct task *t);
+void procs_unfollow(pid_t tgid);
+/* The pid the final W reply names: the first process still followed. */
+pid_t procs_first_pid(void);
+/* gdb's id of t: p<pid>.<tid>, as the group sees them. */
+void procs_ptid(const struct task *t, char *out, size_t size);
+/* Parses a thread id at *p (p<pid>.<tid>, <tid>, -1, 0): the thread, or NULL for "any". */
+struct task *procs_parse_thread(const char **p);
+/* A thread of the process whose pid (as the group sees it) is the hex number at `hex`. */
+struct task *procs_find_process(const char *hex);
+/* D;pid: true when it detached one of several followed processes (else: detach all). */
+bool procs_detach(const char *args);
+/* At the exit of a followed child process: its W reply into out, and it is forgotten. */
+bool procs_exit_reply(struct task *t, char *out, size_t size);
+
+/* ---- gdb's file requests (files.c) -------------------------------------------------- */
+
+/* Answers vFile:<cmd> (the /proc files of the group's tasks) into out: its length. */
+size_t files_request(const char *cmd, char *out, size_t size);
+
+/* ---- interrupts (interrupt.c) -------------------------------------------------------- */
+
+/* Was a Ctrl-C taken while the group ran that no stop has reported yet? Clears it. */
+bool interrupt_take_pending(void);
 
 /* ---- going back and forth (travel.c) ------------------------------------------------- */
 

@@ -133,10 +133,15 @@ static __attribute__((noreturn)) void exec_gdb(const char *program, int port, in
 {
 	char target[64];
 	snprintf(target, sizeof(target), "target extended-remote 127.0.0.1:%d", port);
-	char **argv = calloc((size_t)n_args + 12, sizeof(char *));
+	char **argv = calloc((size_t)n_args + 14, sizeof(char *));
 	int n = 0;
 	const char *gdb = getenv("DETRUN_GDB") ? getenv("DETRUN_GDB") : "gdb";
-	const char *fixed[] = { gdb,   "-q",  "-ex", "set sysroot /", "-ex", "set pagination off",
+	/* Every process of the group runs whatever gdb resumes (the schedule is the
+	 * recording's): gdb must expect stops in all of them, not in its current one only. */
+	const char *fixed[] = { gdb,   "-q",
+				"-ex", "set sysroot /",
+				"-ex", "set pagination off",
+				"-ex", "set schedule-multiple on",
 				"-ex", target };
 	for (size_t i = 0; argv && i < sizeof(fixed) / sizeof(fixed[0]); i++)
 		argv[n++] = (char *)fixed[i];

@@ -2,7 +2,7 @@
  *
  * An int3 is written only into a private mapping (the write goes through /proc/PID/mem
  * where the text is read-only, and a private mapping's copy is the process's own: no file
- * changes). A trap at one is the debugger's: the task is moved back onto the breakpoint's
+ * changes). Points are per process, as gdb sets them per inferior (debugger/procs.c). A trap at one is the debugger's: the task is moved back onto the breakpoint's
  * address and never reaches the scheduler, so logical time does not move. The debug
  * registers are per thread: every task gets them as it next stops, new ones included. */
 #include <errno.h>
@@ -24,15 +24,9 @@
 struct point points[MAX_POINTS];
 int n_points;
 
-static int points_aspace = -1; /* the address space the int3s are in */
-static int generation = 1;     /* of the debug registers' contents */
-static int *task_generation;   /* by vtid: what each task has */
+static int generation = 1;   /* of the debug registers' contents */
+static int *task_generation; /* by vtid: what each task has */
 static int n_task_generation;
-enum {
-	MAX_FORKED = 64
-};
-static pid_t forked[MAX_FORKED]; /* children of forks not cleaned yet */
-static int n_forked;
 static int step_over_vtid; /* a task stepping over an int3 taken out */
 static int step_over_index = -1;
 
@@ -47,7 +41,24 @@ static bool private_mapping(struct task *t, uint64_t addr)
 	return remote_mapping_at(t, addr, &m) == 0 && m.perms[3] == 'p';
 }
 
-static int insert_soft(struct task *t, struct point *p)
+/* Is p a point of t's process? Points restored for a re-execution belong to the first
+ * process that gdb follows, from its first event on. */
+static bool mine(struct task *t, struct point *p)
+{
+	if (p->tgid == 0 && procs_followed(t)) {
+		p->tgid = t->proc->tgid;
+		p->aspace = t->proc->aspace;
+	}
+	return p->tgid == t->proc->tgid;
+}
+
+/* Is p's int3 in t's memory (t's process, or a vfork child sharing its memory)? */
+static bool in_memory_of(const struct task *t, const struct point *p)
+{
+	return p->inserted && p->tgid != 0 && p->aspace == t->proc->aspace;
+}
+
+static int poke_int3(struct task *t, struct point *p)
 {
 	uint8_t byte, int3 = INT3;
 	if (!private_mapping(t, p->addr))
@@ -57,8 +68,14 @@ static int insert_soft(struct task *t, struct point *p)
 		return -EFAULT;
 	p->saved = byte;
 	p->inserted = true;
-	points_aspace = t->proc->aspace;
 	return 0;
+}
+
+static int insert_soft(struct task *t, struct point *p)
+{
+	p->tgid = t->proc->tgid;
+	p->aspace = t->proc->aspace;
+	return poke_int3(t, p);
 }
 
 static void remove_soft(struct task *t, struct point *p)
@@ -69,20 +86,38 @@ static void remove_soft(struct task *t, struct point *p)
 	p->inserted = false;
 }
 
-int points_add(struct task *t, enum point_type type, uint64_t addr, int len)
+static int find_point(struct task *t, enum point_type type, uint64_t addr, int len)
 {
 	for (int i = 0; i < n_points; i++)
-		if (points[i].type == type && points[i].addr == addr && points[i].len == len)
-			return 0;
+		if (points[i].type == type && points[i].addr == addr &&
+		    (len < 0 || points[i].len == len) && mine(t, &points[i]))
+			return i;
+	return -1;
+}
+
+/* Per process: at most 4 hardware points (the debug registers). */
+static int hard_points(struct task *t)
+{
 	int hard = 0;
 	for (int i = 0; i < n_points; i++)
-		hard += points[i].type != POINT_SOFT;
-	if (n_points == MAX_POINTS || (type != POINT_SOFT && hard == 4))
+		hard += points[i].type != POINT_SOFT && mine(t, &points[i]);
+	return hard;
+}
+
+int points_add(struct task *t, enum point_type type, uint64_t addr, int len)
+{
+	if (find_point(t, type, addr, type == POINT_HARD ? 1 : len) >= 0)
+		return 0;
+	if (n_points == MAX_POINTS || (type != POINT_SOFT && hard_points(t) == 4))
 		return -ENOSPC;
 	if (type != POINT_SOFT && (len != 1 && len != 2 && len != 4 && len != 8))
 		return -EINVAL;
 	struct point *p = &points[n_points];
-	*p = (struct point){ .type = type, .addr = addr, .len = type == POINT_HARD ? 1 : len };
+	*p = (struct point){ .type = type,
+			     .addr = addr,
+			     .len = type == POINT_HARD ? 1 : len,
+			     .tgid = t->proc->tgid,
+			     .aspace = t->proc->aspace };
 	if (type == POINT_SOFT && insert_soft(t, p))
 		return -EFAULT;
 	n_points++;
@@ -91,37 +126,60 @@ int points_add(struct task *t, enum point_type type, uint64_t addr, int len)
 	return 0;
 }
 
+static void forget(int i)
+{
+	if (points[i].type != POINT_SOFT)
+		generation++;
+	if (step_over_index == i)
+		step_over_index = -1;
+	else if (step_over_index > i)
+		step_over_index--;
+	memmove(&points[i], &points[i + 1], (size_t)(n_points - i - 1) * sizeof(points[i]));
+	n_points--;
+}
+
 int points_remove(struct task *t, enum point_type type, uint64_t addr, int len)
 {
-	for (int i = 0; i < n_points; i++) {
-		struct point *p = &points[i];
-		if (p->type != type || p->addr != addr)
-			continue;
-		if (type == POINT_SOFT)
-			remove_soft(t, p);
-		else
-			generation++;
-		if (step_over_index == i)
-			step_over_index = -1;
-		else if (step_over_index > i)
-			step_over_index--;
-		memmove(p, p + 1, (size_t)(n_points - i - 1) * sizeof(*p));
-		n_points--;
+	(void)len;
+	int i = find_point(t, type, addr, -1);
+	if (i < 0)
 		return 0;
-	}
+	if (type == POINT_SOFT)
+		remove_soft(t, &points[i]);
+	forget(i);
 	return 0;
+}
+
+void points_drop_process(struct task *t, bool remove)
+{
+	for (int i = n_points - 1; i >= 0; i--) {
+		if (points[i].tgid != t->proc->tgid)
+			continue;
+		if (remove && points[i].type == POINT_SOFT)
+			remove_soft(t, &points[i]);
+		forget(i);
+	}
+}
+
+void points_unplace_process(struct task *t)
+{
+	for (int i = 0; i < n_points; i++)
+		if (points[i].tgid == t->proc->tgid) {
+			points[i].tgid = 0;
+			points[i].inserted = false;
+			if (points[i].type != POINT_SOFT)
+				generation++;
+		}
 }
 
 /* A library mapped over an address after its int3 went in, or one not mapped yet when
  * a re-execution set the points: the byte there is not ours any more. */
 void points_refresh(struct task *t)
 {
-	if (points_aspace >= 0 && t->proc->aspace != points_aspace)
-		return;
 	for (int i = 0; i < n_points; i++) {
 		struct point *p = &points[i];
 		uint8_t byte;
-		if (p->type != POINT_SOFT || i == step_over_index)
+		if (p->type != POINT_SOFT || i == step_over_index || !mine(t, p))
 			continue;
 		if (p->inserted && remote_read(t, REMOTE(p->addr), &byte, 1) == 0 && byte == INT3)
 			continue;
@@ -135,41 +193,37 @@ int points_read_memory(struct task *t, uint64_t addr, void *buf, size_t len)
 	int err = remote_read(t, REMOTE(addr), buf, len);
 	if (err)
 		return err;
-	if (t->proc->aspace != points_aspace)
-		return 0;
 	for (int i = 0; i < n_points; i++)
-		if (points[i].inserted && points[i].addr >= addr && points[i].addr < addr + len)
+		if (in_memory_of(t, &points[i]) && points[i].addr >= addr &&
+		    points[i].addr < addr + len)
 			((uint8_t *)buf)[points[i].addr - addr] = points[i].saved;
 	return 0;
 }
 
-/* A fork copies the parent's memory with the int3s in it. The child is adopted without a
- * stop this code sees, and first runs after the parent's next event: noted at the
- * parent's fork stop, cleaned at that event (after an exec its memory is another
- * program's, which must not be touched: hence not "every new address space"). */
-void points_note_fork(struct task *parent)
+/* A fork copied the parent's memory with its int3s in it. A child gdb follows keeps them
+ * as its own breakpoints (gdb counts them inserted in the new inferior); any other child
+ * has them taken out (it would die of SIGTRAP). */
+void points_fork(struct task *parent, struct task *child, bool follow)
 {
-	unsigned long child = 0;
-	if (ptrace(PTRACE_GETEVENTMSG, parent->tid, 0, &child) == 0 && n_forked < MAX_FORKED &&
-	    parent->proc->aspace == points_aspace)
-		forked[n_forked++] = (pid_t)child;
-}
-
-void points_clean_forks(void)
-{
-	for (int k = 0; k < n_forked; k++) {
-		struct task *t = sched_find(forked[k]);
-		if (!t || t->proc->aspace == points_aspace)
-			continue; /* gone, or a thread or vfork child: the same memory */
-		for (int i = 0; i < n_points; i++) {
+	int n = n_points;
+	for (int i = 0; i < n; i++) {
+		struct point *p = &points[i];
+		bool own = mine(parent, p);
+		if (!own && !in_memory_of(parent, p))
+			continue; /* (a vfork child's copy holds the int3s of the memory it shares) */
+		if (follow && own && n_points < MAX_POINTS) {
+			struct point *copy = &points[n_points++];
+			*copy = *p;
+			copy->tgid = child->proc->tgid;
+			copy->aspace = child->proc->aspace;
+			if (copy->type != POINT_SOFT)
+				generation++;
+		} else if (p->inserted && p->type == POINT_SOFT) {
 			uint8_t byte;
-			struct point *p = &points[i];
-			if (p->inserted && remote_read(t, REMOTE(p->addr), &byte, 1) == 0 &&
-			    byte == INT3)
-				remote_patch_code(t, REMOTE(p->addr), &p->saved, 1);
+			if (remote_read(child, REMOTE(p->addr), &byte, 1) == 0 && byte == INT3)
+				remote_patch_code(child, REMOTE(p->addr), &p->saved, 1);
 		}
 	}
-	n_forked = 0;
 }
 
 /* ---- debug registers ------------------------------------------------------------------ */
@@ -179,14 +233,14 @@ static long debugreg_offset(int i)
 	return (long)(offsetof(struct user, u_debugreg) + (size_t)i * sizeof(long));
 }
 
-/* DR7 for the table: slot i enabled locally, with its kind and length. */
-static uint64_t dr7_value(uint64_t addr_out[4])
+/* DR7 for t's process's points: slot i enabled locally, with its kind and length. */
+static uint64_t dr7_value(struct task *t, uint64_t addr_out[4])
 {
 	uint64_t dr7 = 0;
 	int slot = 0;
 	for (int i = 0; i < n_points && slot < 4; i++) {
-		const struct point *p = &points[i];
-		if (p->type == POINT_SOFT)
+		struct point *p = &points[i];
+		if (p->type == POINT_SOFT || !mine(t, p))
 			continue;
 		uint64_t rw = p->type == POINT_HARD ? 0 : p->type == POINT_WRITE ? 1 : 3;
 		uint64_t len = p->type == POINT_HARD ? 0
@@ -215,7 +269,7 @@ void points_sync_task(struct task *t)
 	if (task_generation[t->vtid] == generation)
 		return;
 	uint64_t addr[4] = { 0 };
-	uint64_t dr7 = dr7_value(addr);
+	uint64_t dr7 = dr7_value(t, addr);
 	if (generation == 1 && dr7 == 0) {
 		task_generation[t->vtid] = generation;
 		return; /* never set: nothing to clear */
@@ -239,11 +293,11 @@ void points_sync_all(void)
 			points_sync_task(t);
 }
 
-/* The table entry behind debug register slot `slot`. */
-static const struct point *slot_point(int slot)
+/* The table entry behind debug register slot `slot` of t. */
+static const struct point *slot_point(struct task *t, int slot)
 {
 	for (int i = 0, s = 0; i < n_points; i++)
-		if (points[i].type != POINT_SOFT && s++ == slot)
+		if (points[i].type != POINT_SOFT && mine(t, &points[i]) && s++ == slot)
 			return &points[i];
 	return NULL;
 }
@@ -256,7 +310,7 @@ static enum trap_kind classify_debugreg(struct task *t, uint64_t *addr)
 		return TRAP_NONE;
 	ptrace(PTRACE_POKEUSER, t->tid, debugreg_offset(6), 0);
 	for (int slot = 0; slot < 4; slot++) {
-		const struct point *p = (dr6 & (1 << slot)) ? slot_point(slot) : NULL;
+		const struct point *p = (dr6 & (1 << slot)) ? slot_point(t, slot) : NULL;
 		if (!p)
 			continue;
 		*addr = p->addr;
@@ -270,9 +324,9 @@ enum trap_kind points_classify(struct task *t, uint64_t *addr)
 	siginfo_t si;
 	if (ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) < 0 || remote_load_regs(t))
 		return TRAP_NONE;
-	if (si.si_code == SI_KERNEL && t->proc->aspace == points_aspace) {
+	if (si.si_code == SI_KERNEL) {
 		for (int i = 0; i < n_points; i++)
-			if (points[i].inserted && points[i].addr == t->regs.rip - 1) {
+			if (in_memory_of(t, &points[i]) && points[i].addr == t->regs.rip - 1) {
 				t->regs.rip--;
 				t->regs_dirty = true;
 				remote_store_regs(t);
@@ -281,8 +335,6 @@ enum trap_kind points_classify(struct task *t, uint64_t *addr)
 			}
 		return TRAP_NONE; /* the program's own int3 */
 	}
-	if (si.si_code == SI_KERNEL)
-		return TRAP_NONE;
 	return classify_debugreg(t, addr);
 }
 
@@ -291,7 +343,7 @@ void points_step_over(struct task *t)
 	remote_load_regs(t);
 	step_over_index = -1;
 	for (int i = 0; i < n_points; i++)
-		if (points[i].type == POINT_SOFT && points[i].inserted &&
+		if (points[i].type == POINT_SOFT && in_memory_of(t, &points[i]) &&
 		    points[i].addr == t->regs.rip) {
 			remove_soft(t, &points[i]);
 			step_over_index = i;
@@ -321,7 +373,7 @@ bool points_after_step(struct task *t, int status)
 		return false;
 	step_over_vtid = 0;
 	if (step_over_index >= 0)
-		insert_soft(t, &points[step_over_index]);
+		poke_int3(t, &points[step_over_index]);
 	step_over_index = -1;
 	return true;
 }
@@ -330,6 +382,9 @@ bool points_after_step(struct task *t, int status)
  * threads appear. */
 void points_restore(enum point_type type, uint64_t addr, int len)
 {
+	for (int i = 0; i < n_points; i++)
+		if (points[i].type == type && points[i].addr == addr && points[i].len == len)
+			return; /* set in two processes: the re-execution has the first only */
 	if (n_points == MAX_POINTS)
 		return;
 	points[n_points++] = (struct point){ .type = type, .addr = addr, .len = len };

@@ -65,7 +65,9 @@ static int gdb_signal(int sig)
 
 void server_stop_reply(struct task *t, int sig, const char *why, char *out, size_t size)
 {
-	snprintf(out, size, "T%02xthread:%x;%s", gdb_signal(sig), t->vtid, why ? why : "");
+	char id[40];
+	procs_ptid(t, id, sizeof(id));
+	snprintf(out, size, "T%02xthread:%s;%s", gdb_signal(sig), id, why ? why : "");
 }
 
 /* gdb went away while the group was stopped: nothing may go on running. */
@@ -149,9 +151,9 @@ static void xfer_threads(const char *range)
 	static char xml[PACKET_MAX];
 	size_t n = (size_t)snprintf(xml, sizeof(xml), "<?xml version=\"1.0\"?><threads>");
 	for (struct task *t = sched_first(); t && n < sizeof(xml) - 200; t = t->next) {
-		if (t->state != TASK_STOPPED && t->state != TASK_RUNNING)
+		if ((t->state != TASK_STOPPED && t->state != TASK_RUNNING) || !procs_followed(t))
 			continue;
-		char comm[32] = "";
+		char comm[32] = "", id[40];
 		size_t len = read_proc(t, "comm", comm, sizeof(comm) - 1);
 		while (len > 0 &&
 		       (comm[len - 1] == '\n' || comm[len - 1] == '<' || comm[len - 1] == '&'))
@@ -160,8 +162,9 @@ static void xfer_threads(const char *range)
 		for (char *c = comm; *c; c++)
 			if (*c == '<' || *c == '&' || *c == '"')
 				*c = '_';
+		procs_ptid(t, id, sizeof(id));
 		n += (size_t)snprintf(xml + n, sizeof(xml) - n,
-				      "<thread id=\"%x\" core=\"0\" name=\"%s\"/>", t->vtid, comm);
+				      "<thread id=\"%s\" core=\"0\" name=\"%s\"/>", id, comm);
 	}
 	n += (size_t)snprintf(xml + n, sizeof(xml) - n, "</threads>");
 	send_xfer(xml, n, range);
@@ -179,7 +182,8 @@ static void xfer(struct task *owner, const char *q)
 		send_xfer(buf, read_proc(t, "auxv", buf, sizeof(buf)), q + 11);
 	} else if (!strncmp(q, "exec-file:read:", 15)) {
 		char path[64];
-		snprintf(path, sizeof(path), "/proc/%d/exe", t->tid);
+		struct task *of = procs_find_process(q + 15); /* the annex: a pid, or none */
+		snprintf(path, sizeof(path), "/proc/%d/exe", (of ? of : t)->tid);
 		ssize_t n = readlink(path, buf, sizeof(buf) - 1);
 		const char *range = strchr(q + 15, ':');
 		send_xfer(buf, n > 0 ? (size_t)n : 0, range ? range + 1 : "0,0");
@@ -192,13 +196,15 @@ static void xfer(struct task *owner, const char *q)
 
 static void thread_list(void)
 {
-	char out[PACKET_MAX];
+	char out[PACKET_MAX], id[40];
 	size_t n = 0;
 	out[n++] = 'm';
-	for (struct task *t = sched_first(); t && n < sizeof(out) - 16; t = t->next)
-		if (t->state == TASK_STOPPED || t->state == TASK_RUNNING)
-			n += (size_t)snprintf(out + n, sizeof(out) - n, "%s%x", n > 1 ? "," : "",
-					      t->vtid);
+	for (struct task *t = sched_first(); t && n < sizeof(out) - 48; t = t->next)
+		if ((t->state == TASK_STOPPED || t->state == TASK_RUNNING) && procs_followed(t)) {
+			procs_ptid(t, id, sizeof(id));
+			n += (size_t)snprintf(out + n, sizeof(out) - n, "%s%s", n > 1 ? "," : "",
+					      id);
+		}
 	out[n] = 0;
 	send_or_die(out);
 }
@@ -221,11 +227,12 @@ static void query(struct task *owner, const char *q)
 	if (!strncmp(q, "qSupported", 10))
 		send_or_die("PacketSize=4000;qXfer:features:read+;qXfer:auxv:read+;"
 			    "qXfer:exec-file:read+;qXfer:threads:read+;QStartNoAckMode+;swbreak+;"
-			    "hwbreak+;ReverseContinue+;ReverseStep+;vContSupported+");
+			    "hwbreak+;ReverseContinue+;ReverseStep+;vContSupported+;multiprocess+;"
+			    "fork-events+;exec-events+");
 	else if (!strncmp(q, "qXfer:", 6))
 		xfer(owner, q + 6);
 	else if (!strcmp(q, "qC"))
-		snprintf(out, sizeof(out), "QC%x", owner->vtid), send_or_die(out);
+		procs_ptid(owner, out + 2, sizeof(out) - 2), memcpy(out, "QC", 2), send_or_die(out);
 	else if (!strcmp(q, "qfThreadInfo"))
 		thread_list();
 	else if (!strcmp(q, "qsThreadInfo"))
@@ -324,10 +331,8 @@ static int thread_arg(const char *p, struct task *owner)
 	if (*p != ':')
 		return owner->vtid;
 	p++;
-	if (p[0] == '-')
-		return owner->vtid;
-	int v = (int)hex_number(&p);
-	return v ? v : owner->vtid;
+	struct task *t = procs_parse_thread(&p);
+	return t ? t->vtid : owner->vtid;
 }
 
 /* vCont;ACTION[:THREAD];...: a step of one task, or continue. The signal of a C or S is
@@ -363,8 +368,8 @@ static __attribute__((noreturn)) void kill_and_exit(void)
 
 static void select_thread(const char *p)
 {
-	int v = p[0] == '-' ? 0 : (int)hex_number(&p);
-	dbg.selected_vtid = v;
+	struct task *t = procs_parse_thread(&p);
+	dbg.selected_vtid = t ? t->vtid : 0;
 	send_or_die("OK");
 }
 
@@ -378,6 +383,10 @@ static bool dispatch_v(struct task *owner, const char *cmd)
 	} else if (!strncmp(cmd, "vKill", 5)) {
 		send_or_die("OK");
 		kill_and_exit();
+	} else if (!strncmp(cmd, "vFile:", 6)) {
+		static char out[PACKET_MAX];
+		if (packet_send(dbg.conn_fd, out, files_request(cmd + 6, out, sizeof(out))) < 0)
+			gdb_gone();
 	} else {
 		send_or_die("");
 	}
@@ -412,6 +421,21 @@ static void go_backwards(struct task *owner, const char *cmd)
 	send_or_die(last_reply);
 }
 
+static void thread_alive(const char *p)
+{
+	send_or_die(procs_parse_thread(&p) ? "OK" : "E01");
+}
+
+/* D;pid of one of several processes gdb follows: it runs on, unwatched. Else: the end. */
+static bool detach(const char *args)
+{
+	send_or_die("OK");
+	if (procs_detach(args))
+		return false;
+	action.detach = true;
+	return true;
+}
+
 static bool dispatch(struct task *owner, const char *cmd)
 {
 	if (cmd[0] == 'c' || cmd[0] == 'C' || cmd[0] == 'b' || !strncmp(cmd, "vCont;c", 7) ||
@@ -432,7 +456,7 @@ static bool dispatch(struct task *owner, const char *cmd)
 		select_thread(cmd + 2);
 		return false;
 	case 'T':
-		send_or_die(server_find_vtid((int)strtol(cmd + 1, NULL, 16)) ? "OK" : "E01");
+		thread_alive(cmd + 1);
 		return false;
 	case 'g':
 	case 'p':
@@ -461,9 +485,7 @@ static bool dispatch(struct task *owner, const char *cmd)
 		go_backwards(owner, cmd);
 		return false;
 	case 'D':
-		send_or_die("OK");
-		action.detach = true;
-		return true;
+		return detach(cmd + 1);
 	case 'k':
 		kill_and_exit();
 	default:
@@ -570,9 +592,6 @@ bool debugger_on_stop(struct task *t, int status)
 	points_sync_task(t);
 	bool stepped_over = points_after_step(t, status);
 	int event = (unsigned)status >> 16;
-	if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK ||
-	    event == PTRACE_EVENT_CLONE)
-		points_note_fork(t);
 	if (event == 0 && (WSTOPSIG(status) == SIGSEGV || WSTOPSIG(status) == SIGILL) &&
 	    (points_stepping(t) || dbg.stepping_vtid == t->vtid)) {
 		/* The step met an instruction detrun emulates (rdtsc, cpuid): the emulation
@@ -589,6 +608,10 @@ bool debugger_on_stop(struct task *t, int status)
 		kind = TRAP_STEP;
 	if (kind == TRAP_NONE || (kind == TRAP_STEP && !ours))
 		return false; /* the program's own int3 or trap flag */
+	if (kind == TRAP_BREAK && !procs_followed(t)) {
+		continue_over(t); /* a vfork child met its parent's int3: no stop for gdb */
+		return true;
+	}
 	if (kind == TRAP_STEP)
 		set_trap_flag(t, false); /* ours, set after an emulated instruction, or none */
 	if (kind == TRAP_STEP && dbg.stepping_vtid != t->vtid) {
@@ -638,6 +661,11 @@ void converse_at_event(struct task *t, const char *reply)
 	}
 }
 
+void server_converse_resume(struct task *t, const char *reply)
+{
+	converse_at_event(t, reply);
+}
+
 static void first_stop(struct task *t)
 {
 	if (dbg.announce_port)
@@ -661,22 +689,27 @@ static void first_stop(struct task *t)
 static void live_event(struct task *t)
 {
 	char reply[128];
-	int sig = t->syscall_nr == -1 ? t->inject_signal : 0;
+	struct task *shown = procs_shown(t); /* t, or a thread of a process gdb follows */
+	if (!shown)
+		return;
+	int sig = t->syscall_nr == -1 && shown == t ? t->inject_signal : 0;
 	if (sig) {
 		server_stop_reply(t, sig, "", reply, sizeof(reply));
 	} else if (group_ending(t)) {
-		server_stop_reply(t, SIGKILL, "", reply, sizeof(reply));
+		server_stop_reply(shown, SIGKILL, "", reply, sizeof(reply));
+	} else if (procs_exit_reply(t, reply, sizeof(reply))) {
+		;
 	} else if (dbg.goto_time && dbg.now.time >= dbg.goto_time) {
 		dbg.goto_time = 0;
-		server_stop_reply(t, 0, "", reply, sizeof(reply)); /* gdb: "stopped" */
-	} else if (dbg.stepping_vtid == t->vtid || interrupted()) {
-		server_stop_reply(t, dbg.stepping_vtid == t->vtid ? SIGTRAP : SIGINT, "", reply,
+		server_stop_reply(shown, 0, "", reply, sizeof(reply)); /* gdb: "stopped" */
+	} else if (dbg.stepping_vtid == t->vtid || interrupted() || interrupt_take_pending()) {
+		server_stop_reply(shown, dbg.stepping_vtid == t->vtid ? SIGTRAP : SIGINT, "", reply,
 				  sizeof(reply));
 		set_trap_flag(t, false);
 	} else {
 		return;
 	}
-	converse_at_event(t, reply);
+	converse_at_event(shown, reply);
 }
 
 void debugger_on_event(struct task *t)
@@ -684,7 +717,7 @@ void debugger_on_event(struct task *t)
 	if (dbg.mode == MODE_OFF || dbg.mode == MODE_DETACHED)
 		return;
 	dbg.now = (struct position){ sched_now(), 0 };
-	points_clean_forks();
+	procs_start(t);
 	points_refresh(t);
 	points_sync_all();
 	if (stepback_on_event(t))
@@ -714,9 +747,9 @@ int debugger_finish(int code)
 {
 	if (dbg.mode != MODE_LIVE || dbg.conn_fd < 0)
 		return code;
-	char reply[16];
-	snprintf(reply, sizeof(reply), code > 128 ? "X%02x" : "W%02x",
-		 code > 128 ? gdb_signal(code - 128) : code & 0xff);
+	char reply[48];
+	snprintf(reply, sizeof(reply), code > 128 ? "X%02x;process:%x" : "W%02x;process:%x",
+		 code > 128 ? gdb_signal(code - 128) : code & 0xff, procs_first_pid());
 	if (packet_send(dbg.conn_fd, reply, strlen(reply)) == 0) {
 		static char buf[PACKET_MAX];
 		int n;

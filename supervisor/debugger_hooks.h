@@ -34,6 +34,23 @@ bool debugger_on_stop(struct task *t, int status);
 /* Every event, after the scheduler counted it. */
 void debugger_on_event(struct task *t);
 
+/* A new task was adopted (stopped, not run yet): a fork is reported to gdb. */
+void debugger_on_fork(struct task *parent, struct task *child);
+/* t's process executed a new program, which is set up and about to run. */
+void debugger_on_exec(struct task *t);
+
+/* The stop loop woke up while t runs: takes gdb's Ctrl-C, if it came, by interrupting t
+ * (stops of other kinds meanwhile go to `handle`). True if it did: t may have stopped. It
+ * is called at least every INTERRUPT_POLL_MS while a debugger is active. */
+enum {
+	INTERRUPT_POLL_MS = 50
+};
+bool debugger_poll(struct task *t, void (*handle)(int tid, int status));
+/* While no task runs and detrun waits for outside input: the connection to watch too (-1
+ * for none), and what to do when it is readable (a Ctrl-C stops the group there). */
+int debugger_wait_fd(void);
+void debugger_idle_input(void);
+
 /* The run is over with detrun's exit code `code`: tells gdb, waits for it to go. */
 int debugger_finish(int code);
 

@@ -153,6 +153,11 @@ static bool interrupt(struct task *t, void (*handle)(int, int))
 	}
 }
 
+bool spin_interrupt(struct task *t, void (*handle)(int, int))
+{
+	return interrupt(t, handle);
+}
+
 static void sleep_us(long us)
 {
 	struct timespec ts = { us / 1000000, us % 1000000 * 1000 };

@@ -56,6 +56,10 @@ enum spin_verdict spin_preempt_for_timer(struct task *t, void (*handle)(int tid,
  * set up in its address space, before anything else can look at it. */
 void spin_end(void);
 
+/* Interrupts the running t and waits for its interrupt stop (a native call cut short goes
+ * on to it); false when t reached another stop first, which went to `handle`. */
+bool spin_interrupt(struct task *t, void (*handle)(int tid, int status));
+
 /* The budget starts now (t was just resumed, or looked at). */
 void spin_start(struct task *t);
 /* Milliseconds of CPU time t has left of `budget_ms`; 0 when the detector should look. */

@@ -475,6 +475,8 @@ static void run_until_event(struct task *t)
 			tracer_handle_status(got, status);
 			continue;
 		}
+		if (debugger_poll(t, handle_status_cb))
+			continue; /* gdb's Ctrl-C: t was stopped for it, or reached an event */
 		/* Without a shim to log their logical time, signals from outside need not wait
 		 * for an event: a task computing without one would hold them back for ever. */
 		if (!shim_intercepts())
@@ -498,7 +500,8 @@ static void run_until_event(struct task *t)
 				spin_start(t);
 			left = budget;
 		}
-		tracer_arm_alarm(left);
+		tracer_arm_alarm(debugger_active() && left > INTERRUPT_POLL_MS ? INTERRUPT_POLL_MS
+									       : left);
 	}
 	tracer_arm_alarm(0);
 	spin_end();

@@ -17,6 +17,7 @@
 
 #include "scheduler/scheduler.h"
 #include "shim/shim.h"
+#include "supervisor/debugger_hooks.h"
 #include "supervisor/foreground.h"
 #include "supervisor/jobctl.h"
 #include "supervisor/report.h"
@@ -252,10 +253,11 @@ void install_supervisor_signals(void)
 /* Waits for fds (at most 257: the scheduler's 256 and a shim's own) or a signal. */
 static int real_wait_outside(struct pollfd *fds, int nfds, int timeout_ms)
 {
-	struct pollfd all[258];
+	struct pollfd all[259];
 	int n = 0;
 	for (int i = 0; i < nfds && n < 257; i++)
 		all[n++] = (struct pollfd){ fds[i].fd, fds[i].events, 0 };
+	all[n++] = (struct pollfd){ debugger_wait_fd(), POLLIN, 0 }; /* -1: none */
 	all[n++] = (struct pollfd){ self_pipe[0], POLLIN, 0 };
 	sigset_t during;
 	sigprocmask(SIG_SETMASK, NULL, &during);
@@ -264,8 +266,13 @@ static int real_wait_outside(struct pollfd *fds, int nfds, int timeout_ms)
 	int r = ppoll(all, (nfds_t)n, timeout_ms < 0 ? NULL : &ts, &during);
 	if (r < 0)
 		return -1;
-	for (int i = 0; i < n - 1; i++)
+	for (int i = 0; i < n - 2; i++)
 		fds[i].revents = all[i].revents;
+	if (all[n - 2].revents) { /* gdb's Ctrl-C while every task waits */
+		debugger_idle_input();
+		if (--r == 0 && !all[n - 1].revents)
+			return -1;
+	}
 	if (all[n - 1].revents) {
 		note_outside_signals(); /* handled between events, outside the pick */
 		return r - 1 > 0 ? r - 1 : -1;

@@ -21,6 +21,7 @@
 #include "shim/shim.h"
 #include "supervisor/auxv.h"
 #include "supervisor/cpu_patch.h"
+#include "supervisor/debugger_hooks.h"
 #include "supervisor/foreground.h"
 #include "supervisor/jobctl.h"
 #include "supervisor/launch.h"
@@ -294,6 +295,7 @@ void on_clone_event(struct task *parent, int event)
 		syscall_set_arg(parent, 0, parent->exit.clone.clone3_args);
 	parent->exit.clone.clone3_args = 0;
 	parent->state = TASK_STOPPED;
+	debugger_on_fork(parent, child);
 	if (child->proc->vfork_parent == parent) {
 		/* The parent sleeps in the kernel until the child execs or exits. */
 		struct wait w = { .what = "vfork", .deadline_ns = -1, .ready = vfork_released };
@@ -343,6 +345,7 @@ void on_exec_event(struct task *reported)
 	files_executed(t);
 	trace_event(t, "  exec done");
 	sched_children_changed();
+	debugger_on_exec(t);
 	tracer_resume(t);
 }
 

@@ -1,0 +1,253 @@
+// Debugging a group of processes (issue 12): gdb's multiprocess extensions on detrun's gdb
+// server. A fork of a followed process is a `fork` stop (gdb keeps the child with
+// detach-on-fork off, detaches it otherwise), an exec is an `exec` stop (gdb loads the new
+// program's symbols and sets its breakpoints anew), and gdb's Ctrl-C stops a task that
+// computes without syscalls. Every test drives Debian's real gdb in batch mode.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <string>
+#include <vector>
+
+#include "harness.h"
+#include "hardening/gdb_session.h"
+
+namespace
+{
+
+const std::string kDetrun = DETRUN_PATH;
+
+std::string Guest(const std::string &name)
+{
+	return std::string(GUEST_DIR) + "/" + name;
+}
+
+// Records guest `name` into dir/NAME.dlog; its output.
+std::string Record(const TempDir &dir, const std::string &name)
+{
+	RunOptions opt;
+	opt.cwd = dir.path;
+	RunResult r = RunCommand({ kDetrun, "record", "-o", dir / (name + ".dlog"), "--",
+				   Guest(name) },
+				 opt);
+	EXPECT_EQ(r.code, 0) << r.Describe();
+	return r.out;
+}
+
+// The replay under gdb reaches the end a plain replay reaches: the program's output line
+// for line, no divergence, the first process exits normally.
+void ExpectSameEnd(const TempDir &dir, const std::string &name, const RunResult &r)
+{
+	RunOptions opt;
+	opt.cwd = dir.path;
+	RunResult plain = RunCommand({ kDetrun, "replay", name + ".dlog" }, opt);
+	ASSERT_EQ(plain.code, 0) << plain.Describe();
+	std::string all = r.out + r.err;
+	EXPECT_EQ(all.find("diverged"), std::string::npos) << all;
+	EXPECT_FALSE(
+		Matching(all, "^\\[Inferior 1 \\(process [0-9]+\\) exited normally\\]$").empty())
+		<< all;
+	for (const std::string &line : SplitLines(plain.out))
+		EXPECT_NE(r.out.find(line + "\n"), std::string::npos) << line << "\n" << r.out;
+}
+
+// set detach-on-fork off: gdb keeps the child as inferior 2 and stops where the child, not
+// the parent, calls the function; back in inferior 1 the parent's breakpoint follows.
+TEST(DebugFork, FollowsAForkedChildToItsBreakpoint)
+{
+	TempDir dir("debugfork");
+	EXPECT_NE(Record(dir, "dbg_forkbp").find("DBG-FORKBP-OK"), std::string::npos);
+	RunResult r = Debug(dir, "dbg_forkbp.dlog",
+			    { "set detach-on-fork off", "break child_work", "break parent_work",
+			      "continue", "info inferiors", "bt 1", "print x", "info proc mappings",
+			      "continue", "inferior 1", "continue", "print x", "continue",
+			      "continue" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	std::string all = r.out + r.err;
+	EXPECT_FALSE(Matching(all, "^\\[New inferior 2 \\(process [0-9]+\\)\\]$").empty()) << all;
+	EXPECT_NE(r.err.find("going back counts the breakpoint hits of the first process only"),
+		  std::string::npos)
+		<< r.err;
+	EXPECT_FALSE(Matching(r.out, "^Thread 2\\.1 .* hit Breakpoint 1\\.2, child_work "
+				     "\\(x=x@entry=7\\) at .*dbg_forkbp.c:[0-9]+$")
+			     .empty())
+		<< r.out;
+	EXPECT_FALSE(Matching(r.out, "^\\* 2 +process [0-9]+ ").empty()) << r.out;
+	EXPECT_FALSE(Matching(r.out, "^#0  child_work \\(x=x@entry=7\\) at ").empty()) << r.out;
+	EXPECT_NE(r.out.find("$1 = 7\n"), std::string::npos) << r.out;
+	// gdb reads the process's /proc files through detrun (vFile), with the group's pids.
+	EXPECT_FALSE(Matching(r.out, " r-xp .*/dbg_forkbp$").empty()) << r.out;
+	EXPECT_EQ(all.find("unable to open /proc file"), std::string::npos) << all;
+	EXPECT_FALSE(
+		Matching(all, "^\\[Inferior 2 \\(process [0-9]+\\) exited normally\\]$").empty())
+		<< all;
+	EXPECT_FALSE(Matching(r.out, "hit Breakpoint 2\\.1, parent_work \\(x=x@entry=1\\)").empty())
+		<< r.out;
+	EXPECT_NE(r.out.find("$2 = 1\n"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("DBG-FORKBP-OK\n"), std::string::npos) << r.out;
+	ExpectSameEnd(dir, "dbg_forkbp", r);
+}
+
+// detach-on-fork on (gdb's default): gdb takes its breakpoints out of the child and
+// detaches it; the child runs on, in the group, and only the parent stops.
+TEST(DebugFork, DetachedChildRunsOnAndTheParentStops)
+{
+	TempDir dir("debugfork");
+	Record(dir, "dbg_forkbp");
+	RunResult r = Debug(dir, "dbg_forkbp.dlog",
+			    { "break child_work", "break parent_work", "continue", "bt 1",
+			      "info inferiors", "continue", "continue" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	std::string all = r.out + r.err;
+	EXPECT_FALSE(Matching(all, "^\\[Detaching after fork from child process [0-9]+\\]$").empty())
+		<< all;
+	EXPECT_EQ(all.find("child_work (x="), std::string::npos) << all;
+	EXPECT_EQ(r.err.find("going back counts"), std::string::npos) << r.err;
+	EXPECT_FALSE(Matching(r.out, "^Breakpoint 2, parent_work \\(x=x@entry=1\\)").empty())
+		<< r.out;
+	EXPECT_EQ(Matching(r.out, "^  2 +").size(), 0u) << "one inferior\n" << r.out;
+	ExpectSameEnd(dir, "dbg_forkbp", r);
+}
+
+// set follow-fork-mode child: gdb detaches the parent (D;pid) and stays with the child,
+// which keeps the breakpoints it inherited; the parent runs on, unwatched.
+TEST(DebugFork, FollowForkModeChildStaysWithTheChild)
+{
+	TempDir dir("debugfork");
+	Record(dir, "dbg_forkbp");
+	RunResult r = Debug(dir, "dbg_forkbp.dlog",
+			    { "set follow-fork-mode child", "break child_work", "break parent_work",
+			      "continue", "print x", "continue" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	std::string all = r.out + r.err;
+	EXPECT_FALSE(
+		Matching(all, "^\\[Detaching after fork from parent process [0-9]+\\]$").empty())
+		<< all;
+	EXPECT_FALSE(Matching(r.out, "hit Breakpoint 1, child_work \\(x=x@entry=7\\)").empty())
+		<< r.out;
+	EXPECT_NE(r.out.find("$1 = 7\n"), std::string::npos) << r.out;
+	EXPECT_EQ(all.find("parent_work (x="), std::string::npos) << all;
+	EXPECT_NE(r.out.find("DBG-FORKBP-OK\n"), std::string::npos) << r.out;
+	EXPECT_FALSE(
+		Matching(all, "^\\[Inferior 2 \\(process [0-9]+\\) exited normally\\]$").empty())
+		<< all;
+}
+
+// posix_spawn's vfork child runs in its parent's memory, int3s included, until its exec:
+// gdb does not follow it, so its execve breakpoint is stepped over, and the parent stops.
+TEST(DebugFork, VforkChildStepsOverTheBreakpointsItShares)
+{
+	TempDir dir("debugfork");
+	EXPECT_NE(Record(dir, "dbg_vfork").find("DBG-VFORK-OK"), std::string::npos);
+	RunResult r = Debug(dir, "dbg_vfork.dlog",
+			    { "set breakpoint pending on", "break marker", "break execve",
+			      "continue", "bt 1", "continue", "continue" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	std::vector<std::string> stops = Matching(r.out, "^(Thread .* hit )?Breakpoint [0-9]+, ");
+	ASSERT_EQ(stops.size(), 1u) << r.out;
+	EXPECT_EQ(stops[0].find("Breakpoint 1, marker (x=x@entry=1)"), 0u) << r.out;
+	EXPECT_NE(r.out.find("DBG-VFORK-OK\n"), std::string::npos) << r.out;
+	ExpectSameEnd(dir, "dbg_vfork", r);
+}
+
+// An exec: gdb says the process executes a new program, loads its symbols and stops at a
+// breakpoint only the new image reaches; the old image's breakpoint is set again in the
+// new one by gdb, not left there by detrun.
+TEST(DebugExec, NewProgramGetsItsSymbolsAndBreakpoints)
+{
+	TempDir dir("debugexec");
+	EXPECT_NE(Record(dir, "dbg_exec").find("DBG-EXEC-OK"), std::string::npos);
+	RunResult r = Debug(dir, "dbg_exec.dlog",
+			    { "break before_exec", "break after_exec", "continue", "continue",
+			      "bt 2", "continue", "info breakpoints", "continue", "continue" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	std::vector<std::string> stops = Matching(
+		r.out, "^(Breakpoint [0-9]+, [a-z_]+ \\(x=x@entry=[0-9]+\\)|process [0-9]+ "
+		       "is executing new program: .*/dbg_exec$)");
+	ASSERT_EQ(stops.size(), 4u) << r.out;
+	EXPECT_EQ(stops[0].find("Breakpoint 1, before_exec (x=x@entry=1)"), 0u) << r.out;
+	EXPECT_NE(stops[1].find(" is executing new program: "), std::string::npos) << r.out;
+	EXPECT_EQ(stops[2].find("Breakpoint 2, after_exec (x=x@entry=21)"), 0u) << r.out;
+	EXPECT_EQ(stops[3].find("Breakpoint 1, before_exec (x=x@entry=1)"), 0u) << r.out;
+	EXPECT_FALSE(Matching(r.out, "^#1  0x[0-9a-f]+ in main \\(argc=").empty()) << r.out;
+	EXPECT_NE(r.out.find("DBG-EXEC-OK\n"), std::string::npos) << r.out;
+	ExpectSameEnd(dir, "dbg_exec", r);
+}
+
+struct Session {
+	RunResult gdb, server;
+};
+
+// `detrun --gdb -- GUEST` with gdb -batch running `commands`; once the program has printed
+// `ready` (after gdb's first continue resumed it: gdb waits for a stop), gdb gets the
+// SIGINT that Ctrl-C in its terminal sends.
+Session Interrupted(const std::string &guest, const std::string &ready,
+		    const std::vector<std::string> &commands)
+{
+	RunOptions opt;
+	opt.timeout_s = 90;
+	Child server({ kDetrun, "--gdb", "--", Guest(guest) }, opt);
+	Session s;
+	if (!server.WaitForOutput("waiting for gdb on 127.0.0.1:", 60, true))
+		return { RunResult(), server.Finish() };
+	long port = NumberAfter(server.Err(), "127.0.0.1:");
+	std::vector<std::string> argv{
+		"gdb",           "-q",  "-ex",
+		"set sysroot /", "-ex", "target extended-remote 127.0.0.1:" + std::to_string(port)
+	};
+	for (const std::string &a : Batch(commands))
+		argv.push_back(a);
+	argv.push_back(Guest(guest));
+	Child gdb(argv, opt);
+	if (server.WaitForOutput(ready, 60))
+		gdb.Signal(SIGINT);
+	s.gdb = gdb.Finish();
+	s.server = server.Finish();
+	return s;
+}
+
+// gdb's Ctrl-C while the only task computes without a syscall: it stops there at once
+// (SIGINT, in the loop), gdb lets it go by writing its flag, and it ends as it would.
+TEST(DebugInterrupt, CtrlCStopsATaskThatMakesNoSyscalls)
+{
+	Session s = Interrupted("dbg_spin", "spinning\n",
+				{ "continue", "bt 1", "print rounds > 0", "print stop = 1",
+				  "continue", "continue" });
+	const RunResult &g = s.gdb;
+	EXPECT_FALSE(g.timed_out) << g.Describe();
+	EXPECT_TRUE(s.server.leftovers.empty()) << s.server.Describe();
+	EXPECT_NE(g.out.find("Program received signal SIGINT, Interrupt."), std::string::npos)
+		<< g.out << g.Describe();
+	EXPECT_FALSE(Matching(g.out, " in main \\(\\) at .*dbg_spin.c:1[34]$").empty()) << g.out;
+	EXPECT_NE(g.out.find("$1 = 1\n$2 = 1\n"), std::string::npos) << g.out;
+	EXPECT_NE(s.server.out.find("DBG-SPIN-OK\n"), std::string::npos) << s.server.Describe();
+	EXPECT_NE(s.server.err.find("interrupted between events"), std::string::npos)
+		<< s.server.err;
+	EXPECT_FALSE(
+		Matching(g.out, "^\\[Inferior 1 \\(process [0-9]+\\) exited normally\\]$").empty())
+		<< g.out;
+}
+
+// gdb's Ctrl-C while no task runs (the only one waits for a connection from outside):
+// the group stops at its last event, and gdb can look and kill it.
+TEST(DebugInterrupt, CtrlCStopsAGroupThatWaitsForOutsideInput)
+{
+	Session s = Interrupted("dbg_idle", "waiting\n", { "continue", "bt", "kill" });
+	const RunResult &g = s.gdb;
+	EXPECT_FALSE(g.timed_out) << g.Describe();
+	EXPECT_TRUE(s.server.leftovers.empty()) << s.server.Describe();
+	EXPECT_NE(g.out.find("Program received signal SIGINT, Interrupt."), std::string::npos)
+		<< g.out << g.Describe();
+	EXPECT_FALSE(Matching(g.out, "^#[0-9]+ .*main \\(\\) at .*dbg_idle.c:[0-9]+$").empty())
+		<< g.out;
+	EXPECT_NE(s.server.err.find("gdb killed the program"), std::string::npos)
+		<< s.server.Describe();
+}
+
+} // namespace
