@@ -136,9 +136,8 @@ class Writer(threading.Thread):
                 time.sleep(0.005)
 
 
-def followers_at(detrun, urls, group, nodes, seq):
-    """True when every node in NODES has consumed the stream up to SEQ (--status), with
-    the stream's last sequence."""
+def progress(detrun, urls, group):
+    """--status: the stream's last sequence and each replica's stream sequence."""
     r = subprocess.run([detrun, "replicate", "--status", "--cluster", urls, "--group", group],
                        capture_output=True, text=True, timeout=30)
     last, at = None, {}
@@ -148,47 +147,57 @@ def followers_at(detrun, urls, group, nodes, seq):
             last = int(w[w.index("sequence") + 1])
         elif line.startswith("replica "):
             at[w[1].rstrip(":")] = int(w[w.index("sequence") + 1])
-    return all(at.get(n, 0) >= (seq or last or 1) for n in nodes), last
+    return last, at
+
+
+def start_group(detrun, urls, group, port, tmp, lease_ms):
+    procs = {}
+    for n in ("a", "b", "c"):
+        d = os.path.join(tmp, "failover-" + n)
+        os.makedirs(d, exist_ok=True)
+        argv = [detrun, "replicate", "--cluster", urls, "--group", group, "--node", n,
+                "--lease-ms", str(lease_ms), "--"] + memcached(port)
+        procs[n] = subprocess.Popen(argv, cwd=d, stdout=subprocess.DEVNULL,
+                                    stderr=open(os.path.join(d, "err"), "w"),
+                                    start_new_session=True)
+        if not wait_file(os.path.join(d, "err"), "leads group" if n == "a" else "follows group"):
+            return procs, False
+    return procs, True
 
 
 def failover(detrun, urls, tmp, lease_ms):
+    """Kills the leader under load. Drained: when the follower that took over had consumed
+    every record the old leader appended (--status, whose progress is published every
+    0.5 s: an upper bound)."""
     port, group = free_port(), "failover%d" % os.getpid()
-    procs = {}
+    procs, ok = start_group(detrun, urls, group, port, tmp, lease_ms)
     try:
-        for n in ("a", "b", "c"):
-            d = os.path.join(tmp, "failover-" + n)
-            os.makedirs(d, exist_ok=True)
-            argv = [detrun, "replicate", "--cluster", urls, "--group", group, "--node", n,
-                    "--lease-ms", str(lease_ms), "--"] + memcached(port)
-            procs[n] = subprocess.Popen(argv, cwd=d, stdout=subprocess.DEVNULL,
-                                        stderr=open(os.path.join(d, "err"), "w"),
-                                        start_new_session=True)
-            if not wait_file(os.path.join(d, "err"), "leads group" if n == "a" else "follows group"):
-                return None
         w = Writer(port)
         w.start()
-        while len(w.acks) < 300 and w.is_alive():
+        while ok and len(w.acks) < 300 and w.is_alive():
             time.sleep(0.01)
         killed = time.perf_counter()
         os.kill(procs["a"].pid, signal.SIGKILL)
-        drained, seq = None, None
-        while time.perf_counter() - killed < 120:
-            done, last = followers_at(detrun, urls, group, ("b", "c"), seq)
-            seq = seq or last
-            if done and drained is None:
-                drained = time.perf_counter() - killed
-            served = [t for t in w.acks if t > killed]
-            if served and drained is not None:
+        end, reached = None, {}
+        while ok and time.perf_counter() - killed < 120:
+            last, at = progress(detrun, urls, group)
+            end = end or last
+            for n in ("b", "c"):
+                if end and at.get(n, 0) >= end and n not in reached:
+                    reached[n] = time.perf_counter() - killed
+            if any(t > killed for t in w.acks) and len(reached) == 2:
                 break
-            time.sleep(0.1)
+            time.sleep(0.05)
         w.stop = True
         served = [t for t in w.acks if t > killed]
-        if not served:
-            return None
         errs = "".join(open(os.path.join(tmp, "failover-" + n, "err")).read() for n in "bc")
-        line = next((l for l in errs.splitlines() if "leads from t=" in l and ": node" not in l), "")
-        return {"served": served[0] - killed, "drained": drained, "lease": lease_ms / 1000,
-                "how": line.replace("detrun: replicate: ", "")}
+        line = next((l for l in errs.splitlines()
+                     if "leads from t=" in l and "here at the same" not in l), "")
+        leader = line.split("node ")[1][0] if line else None
+        if not served or leader not in reached:
+            return None
+        return {"served": served[0] - killed, "drained": reached[leader],
+                "lease": lease_ms / 1000, "how": line.replace("detrun: replicate: ", "")}
     finally:
         for p in procs.values():
             try:
@@ -235,10 +244,10 @@ def main():
                 print("  %-11s failed" % name)
         if f:
             print("failover (leader killed with SIGKILL under a writing client): %.2f s until the"
-                  " new leader answered;\n  lease TTL %.1f s + drain %.1f s (followers at the"
-                  " stream's end per --status, whose progress is 0.5 s old at most)\n  = %.1f s; %s"
-                  % (f["served"], f["lease"], f["drained"] or 0, f["lease"] + (f["drained"] or 0),
-                     f["how"]))
+                  " new leader answered;\n  lease TTL %.1f s + drain %.1f s (until the new leader"
+                  " had every record, per --status:\n  progress 0.5 s old at most) = %.1f s;"
+                  " %s" % (f["served"], f["lease"], f["drained"], f["lease"] + f["drained"],
+                           f["how"]))
         else:
             print("failover: failed")
         return 0 if all(r for _, r in rows) and f else 1

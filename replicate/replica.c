@@ -216,11 +216,19 @@ static void go_live(void)
 	rep_replica_lead(link_, sink);
 }
 
+/* What --status shows of a follower: every record consumed so far, also those no event
+ * followed before it waits for the next (a drained follower is seen drained). */
+static void progressed(void)
+{
+	rep_progress_set(false, sched_now(), rep_source_seq(source));
+}
+
 /* The next record is there (true), or this replica leads now (false). */
 static bool following(void)
 {
 	if (shim_get() != &follower)
 		return false;
+	progressed();
 	if (rep_source_wait(source))
 		return true;
 	go_live();
@@ -260,6 +268,7 @@ static int follower_wait(uint64_t time, struct pollfd *fds, int nfds, int timeou
 
 static void follower_signals(uint64_t time, const int *pending, int n, void (*deliver)(int))
 {
+	progressed();
 	replay_ops->signals(time, pending, n, deliver);
 	after_replay();
 }
@@ -276,8 +285,9 @@ static void follower_file(struct task *t, uint64_t time, const char *path, uint6
 
 static void follower_event(struct task *t, uint64_t time, long nr)
 {
+	progressed();
 	replay_ops->event(t, time, nr);
-	rep_progress_set(false, time, rep_source_seq(source));
+	progressed();
 	after_replay();
 }
 
