@@ -219,8 +219,12 @@ def main():
     tmp = tempfile.mkdtemp(prefix="detrun-bench-repl-")
     base = free_port() % 20000 + 30000
     try:
-        urls = subprocess.run(["sh", CLUSTER, "start", os.path.join(tmp, "nats"), str(base)],
-                              capture_output=True, text=True, timeout=60, check=True).stdout.strip()
+        r = subprocess.run(["sh", CLUSTER, "start", os.path.join(tmp, "nats"), str(base)],
+                           capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            print("replicate bench: cannot start the NATS cluster: %s" % r.stderr.strip())
+            return 1
+        urls = r.stdout.strip()
         rows = []
         for name in ("native", "detrun", "replicated"):
             port = free_port()
