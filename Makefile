@@ -6,7 +6,7 @@ PACKAGES  := build-essential cmake ninja-build pkg-config libseccomp-dev libunwi
              python3 make gcc strace golang-go zlib1g-dev clang-format \
              protobuf-compiler python3-protobuf clang libclang-rt-14-dev curl nginx \
              postgresql redis-server redis-tools memcached stress-ng wrk \
-             openjdk-17-jre-headless gdb nats-server libnats-dev libnats3.4
+             openjdk-17-jre-headless gdb nats-server libnats-dev libnats3.4 iproute2
 .PHONY: all deps configure build test demo demo-replicate bench fuzz stress clean format-check
 
 all: build
@@ -46,7 +46,8 @@ demo: configure
 	  { tail -40 $(BUILD)/demo-build.log; exit 1; }
 	@sh examples/demo.sh $(BUILD)/detrun $(BUILD)/examples
 
-# `make demo-replicate`: kvserver replicated 3 ways on a NATS cluster started on loopback;
+# `make demo-replicate`: kvserver replicated 3 ways on a NATS cluster started on loopback (as
+# root each replica in a network namespace of its own, binding the same port);
 # the leader is killed, a follower takes over with the state, the killed node catches up.
 demo-replicate: configure
 	@echo "building detrun and the demo programs (log: $(BUILD)/demo-build.log)"

@@ -2,7 +2,8 @@
  * keys and check every reply, so a run either proves the server answered correctly or
  * says exactly where it did not.
  *
- * usage: kvclient PORT CONNECTIONS REQUESTS VALUE_SIZE [--shutdown] [--crash]
+ * usage: kvclient [ADDRESS:]PORT CONNECTIONS REQUESTS VALUE_SIZE [--shutdown] [--crash]
+ * ADDRESS is an IPv4 address (default 127.0.0.1).
  * --crash sends `DEL no_such_key`, which kvserver's deliberate bug turns into a SIGSEGV;
  * --shutdown then asks the server to stop. */
 #define _POSIX_C_SOURCE 200809L
@@ -29,6 +30,7 @@ enum {
 };
 
 static int port, value_size;
+static struct in_addr server_addr; /* 127.0.0.1 unless given */
 static long requests_per_conn;
 
 /* One connection: a socket and the bytes received but not yet returned as a line. */
@@ -58,7 +60,7 @@ static int conn_open(struct conn *c, char *error, size_t size)
 	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	addr.sin_addr = server_addr;
 	if (connect(c->fd, (struct sockaddr *)&addr, sizeof addr) < 0) {
 		snprintf(error, size, "connect to port %d: %s", port, strerror(errno));
 		close(c->fd);
@@ -220,11 +222,20 @@ static long parse_arg(const char *s, long min, long max, const char *what)
 int main(int argc, char **argv)
 {
 	if (argc < 5) {
-		fprintf(stderr, "usage: kvclient PORT CONNECTIONS REQUESTS VALUE_SIZE "
+		fprintf(stderr, "usage: kvclient [ADDRESS:]PORT CONNECTIONS REQUESTS VALUE_SIZE "
 				"[--shutdown] [--crash]\n");
 		return 2;
 	}
-	port = (int)parse_arg(argv[1], 1, 65535, "PORT");
+	server_addr.s_addr = htonl(INADDR_LOOPBACK);
+	char *colon = strrchr(argv[1], ':');
+	if (colon) {
+		*colon = 0;
+		if (inet_pton(AF_INET, argv[1], &server_addr) != 1) {
+			fprintf(stderr, "kvclient: bad IPv4 address %s\n", argv[1]);
+			return 2;
+		}
+	}
+	port = (int)parse_arg(colon ? colon + 1 : argv[1], 1, 65535, "PORT");
 	int nconn = (int)parse_arg(argv[2], 1, MAX_CONNECTIONS, "CONNECTIONS");
 	requests_per_conn = parse_arg(argv[3], 0, 1000000000, "REQUESTS");
 	value_size = (int)parse_arg(argv[4], 1, VALUE_MAX, "VALUE_SIZE");

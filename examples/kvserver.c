@@ -3,7 +3,8 @@
  * kernel runs them, and the request counter races. It also carries a deliberate crash bug
  * (see handle_del) so that a recorded crash can be replayed.
  *
- * usage: kvserver PORT DATAFILE
+ * usage: kvserver PORT DATAFILE [ADDRESS]
+ * Listens on 127.0.0.1, or on the IPv4 ADDRESS given (0.0.0.0: every interface).
  * One request per line: SET key value | GET key | DEL key | STATS | SHUTDOWN.
  * Every SET is appended to DATAFILE; SHUTDOWN writes the table, sorted by key, to
  * DATAFILE.snapshot once every client has gone. */
@@ -321,8 +322,8 @@ static void write_snapshot(const char *datafile)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: kvserver PORT DATAFILE\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: kvserver PORT DATAFILE [ADDRESS]\n");
 		return 2;
 	}
 	int port = atoi(argv[1]);
@@ -342,6 +343,10 @@ int main(int argc, char **argv)
 		die("setsockopt");
 	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
 	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (argc == 4 && inet_pton(AF_INET, argv[3], &addr.sin_addr) != 1) {
+		fprintf(stderr, "kvserver: bad IPv4 address %s\n", argv[3]);
+		return 2;
+	}
 	if (bind(listen_fd, (struct sockaddr *)&addr, sizeof addr) < 0)
 		die("bind");
 	if (listen(listen_fd, 64) < 0)

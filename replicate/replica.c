@@ -3,17 +3,24 @@
  * replica just took over, and then answering as the leader does. Going live happens at a
  * point every replica reaches with the same records consumed (the first look for a record
  * past the last one): the new leader appends a go-live mark there and records from then
- * on; the other followers skip the mark and replay what it records. Listening sockets,
- * which replay never binds, are bound and listened to for real on the new leader, from
- * the addresses the program gave; connections from before are stand-ins that were never
- * connected, so the program finds them failed on the new leader, and the same results
- * are replayed on every follower. */
+ * on; the other followers check that they stand at the mark's logical time, skip it and
+ * replay what it records. Listening sockets are bound for real on every replica at the
+ * replayed bind (in a network namespace of its own a replica has the port the leader has;
+ * in the leader's it is taken, and bound when going live instead), and listen for real
+ * only on a new leader: a follower that listened would complete handshakes it never
+ * accepts, where a client should be refused and try the next node. Connections from
+ * before are stand-ins that were never connected, so the program finds them failed on the
+ * new leader, and the same results are replayed on every follower. */
 #include "replicate/replicate.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "scheduler/scheduler.h"
@@ -21,6 +28,7 @@
 #include "shim/shim.h"
 #include "syscalls/syscall_table.h"
 #include "supervisor/remote.h"
+#include "supervisor/report.h"
 
 #define MAX_LISTENERS 32
 #define WAIT_SLICE_MS 500 /* a leader waiting for clients notices a lost lease this soon */
@@ -37,10 +45,12 @@ struct listener {
 	uint8_t addr[128];
 	socklen_t addr_len;
 	int backlog;
+	bool bound; /* bound for real here at the replayed bind */
 	bool listening;
 };
 static struct listener listeners[MAX_LISTENERS];
 static int n_listeners;
+static bool said_in_use;
 
 static struct listener *listener_of(pid_t tgid, int fd, bool add)
 {
@@ -53,9 +63,103 @@ static struct listener *listener_of(pid_t tgid, int fd, bool add)
 	return &listeners[n_listeners++];
 }
 
-/* A replayed bind or listen that succeeded: remembered for going live. */
+static struct task *task_of(pid_t tgid)
+{
+	for (struct task *t = sched_first(); t; t = t->next)
+		if (t->proc && t->proc->tgid == tgid)
+			return t;
+	return NULL;
+}
+
+/* "127.0.0.1:11211", "[::1]:80", "/run/x.sock" or "@abstract" */
+static const char *addr_text(const struct listener *l, char *buf, size_t len)
+{
+	const struct sockaddr *sa = (const struct sockaddr *)l->addr;
+	char host[INET6_ADDRSTRLEN] = "?";
+	snprintf(buf, len, "an address of family %d", sa->sa_family);
+	if (sa->sa_family == AF_INET && l->addr_len >= sizeof(struct sockaddr_in)) {
+		const struct sockaddr_in *in = (const void *)l->addr;
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		snprintf(buf, len, "%s:%u", host, ntohs(in->sin_port));
+	} else if (sa->sa_family == AF_INET6 && l->addr_len >= sizeof(struct sockaddr_in6)) {
+		const struct sockaddr_in6 *in6 = (const void *)l->addr;
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		snprintf(buf, len, "[%s]:%u", host, ntohs(in6->sin6_port));
+	} else if (sa->sa_family == AF_UNIX && l->addr_len > sizeof(sa_family_t)) {
+		const struct sockaddr_un *un = (const void *)l->addr;
+		int n = (int)(l->addr_len - sizeof(sa_family_t));
+		snprintf(buf, len, "%s%.*s", un->sun_path[0] ? "" : "@", n - !un->sun_path[0],
+			 un->sun_path + !un->sun_path[0]);
+	}
+	return buf;
+}
+
+/* Binds (if `bind_it`) and listens (if `listen_it`) the program's socket for real, on
+ * detrun's duplicate of it (the same socket), at the address and backlog the program
+ * gave: 0 or -errno. Going live, with SO_REUSEADDR: in a namespace shared with the old
+ * leader, its connections may have left the port in TIME_WAIT. */
+static int for_real(const struct listener *l, bool bind_it, bool listen_it)
+{
+	struct task *t = task_of(l->tgid);
+	int fd = t ? remote_dup_fd(t, l->fd) : -ESRCH;
+	if (fd < 0)
+		return fd;
+	int one = 1, err = 0;
+	if (listen_it)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind_it && bind(fd, (const struct sockaddr *)l->addr, l->addr_len) < 0)
+		err = -errno;
+	if (!err && listen_it && listen(fd, l->backlog) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/* A replayed SO_REUSEADDR or SO_REUSEPORT that succeeded is set for real: the socket
+ * binds early as the leader's did (after a restart its node may still hold connections
+ * of its earlier run in TIME_WAIT). */
+static void mirror_reuse(const struct shim_call *c)
+{
+	int v;
+	if (c->ret != 0 || c->args[1] != SOL_SOCKET ||
+	    (c->args[2] != SO_REUSEADDR && c->args[2] != SO_REUSEPORT) || c->args[4] != sizeof(v) ||
+	    remote_read(c->task, REMOTE(c->args[3]), &v, sizeof(v)))
+		return;
+	int fd = remote_dup_fd(c->task, c->fd);
+	if (fd < 0)
+		return;
+	setsockopt(fd, SOL_SOCKET, (int)c->args[2], &v, sizeof(v));
+	close(fd);
+}
+
+/* A follower binds at the replayed bind: the port is reserved from then on, and a node
+ * where the leader's bind cannot succeed says so now, not when it takes over. */
+static void bind_early(struct listener *l, struct task *t)
+{
+	char where[160];
+	int err = for_real(l, true, false);
+	l->bound = err == 0;
+	if (err == -EADDRINUSE) {
+		if (!said_in_use)
+			task_warn(t,
+				  "replicate: %s is in use on this node (by a replica in the "
+				  "same network namespace?); this replica binds it when it goes "
+				  "live",
+				  addr_text(l, where, sizeof(where)));
+		said_in_use = true;
+	} else if (err) {
+		task_warn(t,
+			  "replicate: node %s cannot bind %s, which the leader bound: %s; as "
+			  "leader it could not serve there",
+			  link_->node, addr_text(l, where, sizeof(where)), strerror(-err));
+	}
+}
+
+/* A replayed bind or listen that succeeded: bound here and remembered for going live. */
 static void note_listener(const struct shim_call *c)
 {
+	if (c->nr == SYS_setsockopt)
+		mirror_reuse(c);
 	if (c->ret != 0 || (c->nr != SYS_bind && c->nr != SYS_listen))
 		return;
 	struct listener *l = listener_of(c->task->proc->tgid, c->fd, c->nr == SYS_bind);
@@ -66,38 +170,30 @@ static void note_listener(const struct shim_call *c)
 		l->backlog = (int)c->args[1];
 		return;
 	}
+	l->bound = false;
 	l->addr_len = c->args[2] < sizeof(l->addr) ? (socklen_t)c->args[2] : sizeof(l->addr);
 	if (remote_read(c->task, REMOTE(c->args[1]), l->addr, l->addr_len))
 		l->addr_len = 0;
+	else
+		bind_early(l, c->task);
 }
 
-static struct task *task_of(pid_t tgid)
-{
-	for (struct task *t = sched_first(); t; t = t->next)
-		if (t->proc && t->proc->tgid == tgid)
-			return t;
-	return NULL;
-}
-
-/* The program's listening sockets listen for real here now (on detrun's duplicate of
- * each: the same socket). */
+/* The program's listening sockets listen for real here now (those a replica sharing the
+ * old leader's network namespace could not bind early are bound first). */
 static void listen_for_real(void)
 {
+	char where[160];
 	for (int i = 0; i < n_listeners; i++) {
 		struct listener *l = &listeners[i];
-		struct task *t = l->listening && l->addr_len ? task_of(l->tgid) : NULL;
-		int fd = t ? remote_dup_fd(t, l->fd) : -1;
-		if (fd < 0)
+		if (!l->listening || !l->addr_len)
 			continue;
-		int one = 1;
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (bind(fd, (struct sockaddr *)l->addr, l->addr_len) < 0 ||
-		    listen(fd, l->backlog) < 0)
+		int err = for_real(l, !l->bound, true);
+		if (err && err != -ESRCH && err != -EBADF)
 			fprintf(stderr,
 				"detrun: replicate: warning: the program's listening socket "
-				"%d cannot listen here: %m; clients cannot reach this leader\n",
-				l->fd);
-		close(fd);
+				"%d (%s) cannot listen here: %s; clients cannot reach this "
+				"leader there\n",
+				l->fd, addr_text(l, where, sizeof(where)), strerror(-err));
 	}
 }
 
@@ -120,11 +216,19 @@ static void go_live(void)
 	rep_replica_lead(link_, sink);
 }
 
+/* What --status shows of a follower: every record consumed so far, also those no event
+ * followed before it waits for the next (a drained follower is seen drained). */
+static void progressed(void)
+{
+	rep_progress_set(false, sched_now(), rep_source_seq(source));
+}
+
 /* The next record is there (true), or this replica leads now (false). */
 static bool following(void)
 {
 	if (shim_get() != &follower)
 		return false;
+	progressed();
 	if (rep_source_wait(source))
 		return true;
 	go_live();
@@ -164,6 +268,7 @@ static int follower_wait(uint64_t time, struct pollfd *fds, int nfds, int timeou
 
 static void follower_signals(uint64_t time, const int *pending, int n, void (*deliver)(int))
 {
+	progressed();
 	replay_ops->signals(time, pending, n, deliver);
 	after_replay();
 }
@@ -180,8 +285,9 @@ static void follower_file(struct task *t, uint64_t time, const char *path, uint6
 
 static void follower_event(struct task *t, uint64_t time, long nr)
 {
+	progressed();
 	replay_ops->event(t, time, nr);
-	rep_progress_set(false, time, rep_source_seq(source));
+	progressed();
 	after_replay();
 }
 
@@ -194,6 +300,28 @@ static int follower_finish(uint64_t time, int code)
 			"on the leader and here alike: a replicated end, not a leader failure\n",
 			code, (unsigned long long)time);
 	return r;
+}
+
+/* A go-live mark at stream sequence `seq` (body: 8 bytes of epoch, the node's name). It
+ * was appended where its node stopped replaying, the first look past the last record,
+ * and this replica must stand at that same logical time: another is a divergence. */
+void rep_replica_saw_golive(uint64_t time, const uint8_t *body, size_t len, uint64_t seq)
+{
+	uint64_t epoch = 0;
+	for (size_t i = 0; i < 8 && i < len; i++)
+		epoch |= (uint64_t)body[i] << (8 * i);
+	int n = len > 8 ? (int)(len - 8 < 64 ? len - 8 : 64) : 0;
+	if (time != sched_now())
+		shim_abort(NULL,
+			   "replicate: diverged: node %.*s went live at t=%llu (stream "
+			   "sequence %llu), where this replica stands at t=%llu",
+			   n, (const char *)body + 8, (unsigned long long)time,
+			   (unsigned long long)seq, (unsigned long long)sched_now());
+	fprintf(stderr,
+		"detrun: replicate: node %s: node %.*s leads from t=%llu (epoch %llu, after "
+		"stream sequence %llu), here at the same logical time\n",
+		link_->node, n, (const char *)body + 8, (unsigned long long)time,
+		(unsigned long long)epoch, (unsigned long long)seq - 1);
 }
 
 void rep_replica_follow(struct rep_link *l, struct input_source *src)

@@ -59,5 +59,7 @@ void rep_progress_set(bool leading, uint64_t time, uint64_t seq);
 /* ---- the shim in between (replica.c) ---- */
 void rep_replica_follow(struct rep_link *l, struct input_source *src);
 void rep_replica_lead(struct rep_link *l, struct input_sink *sink);
+/* A follower met the go-live mark `body` at `time`, stream sequence `seq` (source.c). */
+void rep_replica_saw_golive(uint64_t time, const uint8_t *body, size_t len, uint64_t seq);
 
 #endif

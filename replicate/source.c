@@ -87,6 +87,7 @@ static bool unpack(struct js_source *j)
 		shim_abort(NULL, "replicate: message %llu of %s is not a detrun record",
 			   (unsigned long long)seq, j->l->stream);
 	if (kind == REP_GOLIVE) {
+		rep_replica_saw_golive(time, body, len, seq);
 		j->last_seq = seq;
 		j->at++;
 		return false;

@@ -1,17 +1,23 @@
 /* The client of detrun replicate's tests: writes keys through whichever replica serves
- * PORT on 127.0.0.1, reconnecting when the connection fails (a leader killed, a new one
- * taking over), and counts the writes the server acknowledged. Then reads every
- * acknowledged key back.
+ * PORT, reconnecting when the connection fails (a leader killed, a new one taking over),
+ * and counts the writes the server acknowledged. Then reads every acknowledged key back.
+ * SERVER is [ADDRESS,ADDRESS...:]PORT: the replicas' IPv4 addresses (127.0.0.1 if none),
+ * tried in turn from the first until one accepts (only the leader listens).
  *
- *   repl_client kv|mc PORT N        SET k0..k(N-1) (kv: "SET k v" -> "OK";
+ *   repl_client kv|mc SERVER N      SET k0..k(N-1) (kv: "SET k v" -> "OK";
  *                                   mc: memcached "set" -> "STORED"); prints
- *                                   "progress I" after every 500 acknowledged writes and
+ *                                   "progress I" after every 500 acknowledged writes, "via
+ *                                   ADDRESS" on each connection, and
  *                                   "acked A of N, reconnected R" at the end
- *   repl_client kv|mc PORT N check  GET every key: "readable A of N" (every key must be
+ *   repl_client kv|mc SERVER N check  GET every key: "readable A of N" (every key must be
  *                                   there with its value, else "missing kI")
+ *   repl_client bind PORT           "port PORT is in use" if binding 0.0.0.0:PORT (without
+ *                                   SO_REUSEADDR) fails with EADDRINUSE here, else
+ *                                   "port PORT is free": is a replica's socket bound?
  * A write whose answer was lost with its connection is sent again: both protocols'
  * SET is idempotent. Gives up (exit 1) after 120 s without a server. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdbool.h>
@@ -22,22 +28,50 @@
 #include <time.h>
 #include <unistd.h>
 
+#define MAX_ADDRS 8
+
 static bool mc;
 static int port;
+static struct in_addr addrs[MAX_ADDRS];
+static int n_addrs, next_addr;
+
+/* "[ADDRESS,ADDRESS...:]PORT" */
+static bool parse_server(char *arg)
+{
+	char *colon = strrchr(arg, ':');
+	port = atoi(colon ? colon + 1 : arg);
+	addrs[0].s_addr = htonl(INADDR_LOOPBACK);
+	n_addrs = 1;
+	if (!colon)
+		return port > 0;
+	*colon = 0;
+	n_addrs = 0;
+	for (char *a = strtok(arg, ","); a; a = strtok(NULL, ","))
+		if (n_addrs == MAX_ADDRS || inet_pton(AF_INET, a, &addrs[n_addrs++]) != 1)
+			return false;
+	return port > 0 && n_addrs > 0;
+}
 
 static int connect_server(void)
 {
-	for (int tries = 0; tries < 2400; tries++) {
+	for (int rounds = 0; rounds < 2400;) {
 		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		a.sin_addr = addrs[next_addr];
 		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0) {
 			int one = 1;
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+			char text[INET_ADDRSTRLEN];
+			printf("via %s\n", inet_ntop(AF_INET, &a.sin_addr, text, sizeof(text)));
+			fflush(stdout);
 			return fd;
 		}
 		close(fd);
-		usleep(50 * 1000);
+		next_addr = (next_addr + 1) % n_addrs;
+		if (next_addr == 0) { /* every address refused: wait a little */
+			rounds++;
+			usleep(50 * 1000);
+		}
 	}
 	fprintf(stderr, "repl_client: no server on port %d for 120 s\n", port);
 	exit(1);
@@ -103,14 +137,26 @@ static int get_key(int fd, int i)
 	return !strncmp(data, want, strlen(want)) && data[strlen(want)] == '\r';
 }
 
+static int probe_bind(int p)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)p) };
+	int r = bind(fd, (struct sockaddr *)&a, sizeof(a));
+	printf("port %d is %s\n", p, r < 0 && errno == EADDRINUSE ? "in use" : "free");
+	close(fd);
+	return r < 0 && errno != EADDRINUSE;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc < 4 || (strcmp(argv[1], "kv") && strcmp(argv[1], "mc"))) {
-		fprintf(stderr, "usage: repl_client kv|mc PORT N [check]\n");
+	if (argc == 3 && !strcmp(argv[1], "bind"))
+		return probe_bind(atoi(argv[2]));
+	if (argc < 4 || (strcmp(argv[1], "kv") && strcmp(argv[1], "mc")) ||
+	    !parse_server(argv[2])) {
+		fprintf(stderr, "usage: repl_client kv|mc [ADDRESS,ADDRESS...:]PORT N [check]\n");
 		return 2;
 	}
 	mc = !strcmp(argv[1], "mc");
-	port = atoi(argv[2]);
 	int total = atoi(argv[3]);
 	bool check = argc > 4 && !strcmp(argv[4], "check");
 	int fd = connect_server(), done = 0, reconnects = 0;

@@ -1,9 +1,12 @@
 // detrun replicate (issue 11) on a real 3-node NATS JetStream cluster on loopback, started
 // and stopped by the suite (stores under a temporary directory). Each replica is its own
-// detrun process in its own directory; they run on one machine, so only the leader binds
-// the server's port (followers never bind). What is asserted never depends on timing: a
-// leader is killed after the client has seen a given number of acknowledgements, and
-// every waiting step has a hard limit.
+// detrun process in its own directory. The failover tests run each replica on a node of
+// its own: a network namespace joined to the test's by a veth pair
+// (replicate/cluster.sh nodes-up), where the server binds the same port as on every other
+// node; the client talks to the nodes' addresses. The other tests run every replica in the
+// test's namespace, where only the leader can bind the port. What is asserted never
+// depends on timing: a leader is killed after the client has seen a given number of
+// acknowledgements, and every waiting step has a hard limit.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -11,6 +14,7 @@
 #include <unistd.h>
 
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,21 +27,57 @@ const std::string kDetrun = DETRUN_PATH;
 const std::string kClient = std::string(GUEST_DIR) + "/repl_client";
 const std::string kKvServer = std::string(EXAMPLES_DIR) + "/kvserver";
 const std::string kKvClient = std::string(EXAMPLES_DIR) + "/kvclient";
+const std::string kClusterSh = std::string(SOURCE_DIR) + "/replicate/cluster.sh";
 
-// The three nats-server processes of the suite.
+// A node: a network namespace, the replica's address there, and the address of the test's
+// end of its veth pair.
+struct Node {
+	std::string ns, addr, here;
+};
+
+// The three nats-server processes of the suite, and the three nodes, made by the suite and
+// removed after it (a run that was killed leaves them to the next run's nodes-sweep: their
+// names carry the test process's pid). The servers' clients connect on the first node's
+// address on this side, which every node reaches (127.0.0.1 if there are no nodes).
 struct Cluster {
 	std::unique_ptr<TempDir> dir;
 	int base = 0;
-	std::string urls;
+	std::string host = "127.0.0.1", urls;
 	std::unique_ptr<Child> servers[3];
+	std::vector<Node> nodes;
+	std::string nodes_why; // why there are none
 
+	void MakeNodes()
+	{
+		RunCommand({ "sh", kClusterSh, "nodes-sweep" });
+		RunResult r = RunCommand(
+			{ "sh", kClusterSh, "nodes-up", std::to_string(getpid()), "3" });
+		std::istringstream lines(r.out);
+		Node n;
+		while (lines >> n.ns >> n.addr >> n.here)
+			nodes.push_back(n);
+		if (r.code != 0 || nodes.size() != 3) {
+			nodes_why =
+				"cannot make network namespaces (root and iproute2 are needed): " +
+				r.Describe();
+			nodes.clear();
+			RunCommand({ "sh", kClusterSh, "nodes-down", std::to_string(getpid()) });
+		}
+		if (!nodes.empty())
+			host = nodes[0].here;
+	}
+	void RemoveNodes()
+	{
+		if (!nodes.empty())
+			RunCommand({ "sh", kClusterSh, "nodes-down", std::to_string(getpid()) });
+	}
 	std::string Conf(int n) const
 	{
 		auto port = [&](int off) { return std::to_string(base + off); };
-		return "server_name: n" + std::to_string(n + 1) + "\nlisten: 127.0.0.1:" + port(n) +
-		       "\nhttp: 127.0.0.1:" + port(20 + n) + "\njetstream { store_dir: \"" +
-		       dir->path + "/n" + std::to_string(n + 1) + "\" }\ncluster { name: detrun, " +
-		       "listen: 127.0.0.1:" + port(10 + n) +
+		return "server_name: n" + std::to_string(n + 1) + "\nlisten: " + host + ":" +
+		       port(n) + "\nhttp: 127.0.0.1:" + port(20 + n) +
+		       "\njetstream { store_dir: \"" + dir->path + "/n" + std::to_string(n + 1) +
+		       "\" }\ncluster { name: detrun, " + "listen: 127.0.0.1:" + port(10 + n) +
 		       ", routes: [nats://127.0.0.1:" + port(10) +
 		       ", nats://127.0.0.1:" + port(11) + ", nats://127.0.0.1:" + port(12) +
 		       "] }\n";
@@ -78,10 +118,12 @@ class Replicate : public ::testing::Test
 		cluster = new Cluster;
 		cluster->dir = std::make_unique<TempDir>("replicate");
 		cluster->base = FreePort() % 20000 + 30000;
+		cluster->MakeNodes();
 		for (int n = 0; n < 3; n++) {
 			if (!cluster->urls.empty())
 				cluster->urls += ",";
-			cluster->urls += "nats://127.0.0.1:" + std::to_string(cluster->base + n);
+			cluster->urls += "nats://" + cluster->host + ":" +
+					 std::to_string(cluster->base + n);
 		}
 		for (int n = 0; n < 3; n++)
 			cluster->Start(n);
@@ -99,14 +141,16 @@ class Replicate : public ::testing::Test
 	static void TearDownTestSuite()
 	{
 		cluster->Stop();
+		cluster->RemoveNodes();
 		delete cluster;
 	}
 };
 
-// A replica: `detrun replicate` in DIR/NODE.
+// A replica: `detrun replicate` in DIR/NODE, in the network namespace NETNS if one is given.
 std::unique_ptr<Child> Replica(const TempDir &dir, const std::string &group,
 			       const std::string &node, const std::vector<std::string> &prog,
-			       const std::vector<std::string> &extra = {})
+			       const std::vector<std::string> &extra = {},
+			       const std::string &netns = "")
 {
 	RunOptions opt;
 	opt.cwd = dir / node;
@@ -120,6 +164,8 @@ std::unique_ptr<Child> Replica(const TempDir &dir, const std::string &group,
 		cluster->urls, "--group",   group,
 		"--node",      node
 	};
+	if (!netns.empty())
+		argv.insert(argv.begin(), { "nsenter", "--net=/run/netns/" + netns });
 	argv.insert(argv.end(), extra.begin(), extra.end());
 	argv.push_back("--");
 	argv.insert(argv.end(), prog.begin(), prog.end());
@@ -153,121 +199,235 @@ int CountOf(const std::string &s, const std::string &what)
 namespace
 {
 
-// What a failover run replicates: a server (PORT replaced), the client's protocol, how
-// many keys, and how the group is ended (kvserver's SHUTDOWN request, or SIGTERM).
+// What a failover run replicates: a server (PORT and ADDR replaced), the client's
+// protocol, how many keys, how the group is ended (kvserver's SHUTDOWN request, or
+// SIGTERM), and where the replicas run: each on a node of its own (a network namespace;
+// the server listens on 0.0.0.0 there), or all in the test's namespace (on 127.0.0.1).
 struct Server {
 	std::string name, proto;
 	std::vector<std::string> argv;
 	int keys;
 	bool shutdown_request;
+	bool own_nodes;
 };
 
-std::vector<std::string> WithPort(std::vector<std::string> argv, int port)
+// Three replicas a, b, c of one server (on nodes 0, 1, 2), and a client.
+struct Group {
+	const Server s;
+	TempDir dir;
+	int port = FreePort();
+	std::string name;
+	std::vector<std::string> prog;
+	std::unique_ptr<Child> r[3], client;
+
+	explicit Group(const Server &server)
+	    : s(server), dir("repl-" + server.name), name(server.name + std::to_string(getpid()))
+	{
+		for (const auto &a : s.argv)
+			prog.push_back(Replace(Replace(a, "PORT", std::to_string(port)), "ADDR",
+					       s.own_nodes ? "0.0.0.0" : "127.0.0.1"));
+	}
+	~Group()
+	{
+		KillOnExit k{ { r[0].get(), r[1].get(), r[2].get(), client.get() } };
+	}
+	std::string Addr(int n) const
+	{
+		return s.own_nodes ? cluster->nodes[n].addr : "127.0.0.1";
+	}
+	std::string At(int n) const // "ADDRESS:PORT" of node n
+	{
+		return Addr(n) + ":" + std::to_string(port);
+	}
+	std::string Everywhere() const // every node's address, node a's first
+	{
+		return Addr(0) + "," + Addr(1) + "," + Addr(2) + ":" + std::to_string(port);
+	}
+	void Start(int n, const std::vector<std::string> &extra = {})
+	{
+		r[n] = Replica(dir, name, std::string(1, 'a' + n), prog, extra,
+			       s.own_nodes ? cluster->nodes[n].ns : "");
+	}
+	// "port P is in use" when a socket is bound to the port on node n.
+	std::string Probe(int n) const
+	{
+		return RunCommand({ "nsenter", "--net=/run/netns/" + cluster->nodes[n].ns, kClient,
+				    "bind", std::to_string(port) })
+			.out;
+	}
+};
+
+// What a new leader says it did, and every other replica says it saw at the same logical
+// time: "leads from t=T (epoch E, after stream sequence S)"; "" if ERR has no such line.
+std::string GoLiveFacts(const std::string &err)
 {
-	for (auto &a : argv)
-		a = Replace(a, "PORT", std::to_string(port));
-	return argv;
+	size_t at = err.find("leads from t=");
+	size_t end = at == std::string::npos ? at : err.find(')', at);
+	return end == std::string::npos ? "" : err.substr(at, end + 1 - at);
 }
 
-// The leader is killed with SIGKILL once the client has seen a quarter of its writes
-// acknowledged; a follower takes over, the client reconnects and finishes; the killed node
-// restarts and follows; every acknowledged write is read back from the new leader; then
-// the group ends and every replica agrees, with the same state.
-void FailoverRun(const Server &s)
+// The E of the first "(epoch E" after WHAT in ERR; 0 if there is none.
+unsigned long long EpochAfter(const std::string &err, const std::string &what)
 {
-	ASSERT_FALSE(cluster->urls.empty());
-	TempDir dir("repl-" + s.name);
-	int port = FreePort();
-	std::string group = s.name + std::to_string(getpid());
-	std::vector<std::string> prog = WithPort(s.argv, port);
-	std::unique_ptr<Child> r[3];
-	std::unique_ptr<Child> client;
-	struct Guard {
-		std::unique_ptr<Child> *r, *client;
-		~Guard()
-		{
-			KillOnExit k{ { r[0].get(), r[1].get(), r[2].get(), client->get() } };
-		}
-	} guard{ r, &client };
-	r[0] = Replica(dir, group, "a", prog, { "--lease-ms", "4000" });
-	ASSERT_TRUE(r[0]->WaitForOutput("leads group", 90, true)) << r[0]->Finish().Describe();
-	for (int n = 1; n < 3; n++) {
-		r[n] = Replica(dir, group, n == 1 ? "b" : "c", prog);
-		ASSERT_TRUE(r[n]->WaitForOutput("follows group", 90, true))
-			<< r[n]->Finish().Describe();
-	}
-	RunOptions copt;
-	copt.timeout_s = 900;
-	client = std::make_unique<Child>(std::vector<std::string>{ kClient, s.proto,
-								   std::to_string(port),
-								   std::to_string(s.keys) },
-					 copt);
-	ASSERT_TRUE(client->WaitForOutput("progress " + std::to_string(s.keys / 4), 600))
-		<< client->Finish().Describe();
-	r[0]->Signal(SIGKILL);
-	RunResult killed = r[0]->Finish();
-	RunResult wrote = client->Finish();
-	ASSERT_NE(wrote.out.find("acked " + std::to_string(s.keys) + " of"), std::string::npos)
-		<< wrote.Describe();
-	int leader = 0;
-	for (int n = 1; n < 3; n++)
-		if (r[n]->WaitForOutput("leads from t=", 0.5, true))
-			leader = n;
-	ASSERT_NE(leader, 0) << r[1]->Err() << r[2]->Err();
-	EXPECT_EQ(CountOf(r[1]->Err() + r[2]->Err(), "leads from t="), 1);
+	size_t at = err.find(what);
+	at = at == std::string::npos ? at : err.find("(epoch ", at);
+	return at == std::string::npos ? 0 : std::stoull(err.substr(at + 7));
+}
 
-	r[0] = Replica(dir, group, "a", prog); // the killed node comes back and follows
-	ASSERT_TRUE(r[0]->WaitForOutput("follows group", 90, true)) << r[0]->Finish().Describe();
-	RunResult check = RunCommand({ kClient, s.proto, std::to_string(port),
-				       std::to_string(s.keys), "check" },
-				     copt);
-	EXPECT_NE(check.out.find("readable " + std::to_string(s.keys) + " of"), std::string::npos)
-		<< check.Describe();
-
-	if (s.shutdown_request)
-		EXPECT_EQ(RunCommand(
-				  { kKvClient, std::to_string(port), "1", "1", "8", "--shutdown" })
-				  .code,
+// The group ends (a SHUTDOWN request to the leader, or SIGTERM); every replica ends alike,
+// without divergence, and states the same go-live facts FACTS.
+void EndAlike(Group &g, int leader, const std::string &facts)
+{
+	if (g.s.shutdown_request) {
+		EXPECT_EQ(RunCommand({ kKvClient, g.At(leader), "1", "1", "8", "--shutdown" }).code,
 			  0);
-	else
-		r[leader]->Signal(SIGTERM);
+	} else {
+		g.r[leader]->Signal(SIGTERM);
+	}
 	RunResult end[3];
 	for (int n = 0; n < 3; n++)
-		end[n] = r[n]->Finish();
+		end[n] = g.r[n]->Finish();
 	for (int n = 0; n < 3; n++) {
 		EXPECT_EQ(end[n].code, end[leader].code) << end[n].Describe();
 		EXPECT_EQ(end[n].err.find("diverged"), std::string::npos)
 			<< end[n].Describe() << "\nthe leader's:\n"
 			<< end[leader].err;
 		EXPECT_TRUE(end[n].leftovers.empty()) << end[n].Describe();
+		EXPECT_EQ(CountOf(end[n].err, facts), 1) << facts << "\n" << end[n].Describe();
+		// On a node of its own the port is free. Beside a leader it is taken, said once
+		// (node a, restarted, meets the new leader's listening socket).
+		EXPECT_EQ(CountOf(end[n].err, "cannot bind"), 0) << end[n].Describe();
+		int in_use = CountOf(end[n].err, "is in use on this node");
+		int want = g.s.own_nodes ? 0 : n == 0 ? 1 : std::min(in_use, 1);
+		EXPECT_EQ(in_use, want) << end[n].Describe();
 		if (n != leader) {
 			EXPECT_NE(end[n].err.find("a replicated end"), std::string::npos)
 				<< end[n].Describe();
 		}
 	}
-	if (s.shutdown_request) {
-		std::string snap = ReadFile(dir / "b/data.snapshot");
+	if (g.s.shutdown_request) {
+		std::string snap = ReadFile(g.dir / "b/data.snapshot");
 		EXPECT_FALSE(snap.empty());
-		EXPECT_EQ(ReadFile(dir / "c/data.snapshot"), snap);
-		EXPECT_EQ(ReadFile(dir / "a/data.snapshot"), snap);
+		EXPECT_EQ(ReadFile(g.dir / "c/data.snapshot"), snap);
+		EXPECT_EQ(ReadFile(g.dir / "a/data.snapshot"), snap);
 	}
+}
+
+// The leader is killed with SIGKILL once the client has seen a quarter of its writes
+// acknowledged; a follower takes over, the client reconnects (to the new leader's
+// address) and finishes; the killed node restarts and follows; every acknowledged write
+// is read back from the new leader; then the group ends and every replica agrees, with
+// the same state. How long the takeover took is bench/replicate.py's to measure; here its
+// logical facts are asserted: the new leader's epoch is newer, and every replica passes
+// its go-live mark at the logical time the new leader went live, right after the last
+// record of the old epoch — with the port bound on its own node by then.
+void FailoverRun(const Server &s)
+{
+	if (s.own_nodes) {
+		ASSERT_EQ(cluster->nodes.size(), 3u) << cluster->nodes_why;
+	}
+	Group g(s);
+	std::string keys = std::to_string(s.keys);
+	g.Start(0, { "--lease-ms", "4000" });
+	ASSERT_TRUE(g.r[0]->WaitForOutput("leads group", 90, true)) << g.r[0]->Finish().Describe();
+	for (int n = 1; n < 3; n++) {
+		g.Start(n);
+		ASSERT_TRUE(g.r[n]->WaitForOutput("follows group", 90, true))
+			<< g.r[n]->Finish().Describe();
+	}
+	RunOptions copt;
+	copt.timeout_s = 900;
+	g.client = std::make_unique<Child>(std::vector<std::string>{ kClient, s.proto,
+								     g.Everywhere(), keys },
+					   copt);
+	ASSERT_TRUE(g.client->WaitForOutput("progress " + std::to_string(s.keys / 4), 600))
+		<< g.client->Finish().Describe();
+	g.r[0]->Signal(SIGKILL);
+	RunResult killed = g.r[0]->Finish();
+	RunResult wrote = g.client->Finish();
+	ASSERT_NE(wrote.out.find("acked " + keys + " of"), std::string::npos) << wrote.Describe();
+	int leader = 0;
+	for (int n = 1; n < 3; n++)
+		if (g.r[n]->WaitForOutput(std::string("node ") + char('a' + n) + " leads from t=",
+					  0.5, true))
+			leader = n;
+	ASSERT_NE(leader, 0) << g.r[1]->Err() << g.r[2]->Err();
+	EXPECT_EQ(CountOf(g.r[1]->Err(), "node b leads from t=") +
+			  CountOf(g.r[2]->Err(), "node c leads from t="),
+		  1);
+	std::string facts = GoLiveFacts(g.r[leader]->Err());
+	EXPECT_GT(EpochAfter(facts, "leads from"), EpochAfter(killed.err, "leads group"))
+		<< killed.err << g.r[leader]->Err();
+	EXPECT_EQ(wrote.out.find("via "), wrote.out.find("via " + g.Addr(0) + "\n"));
+	EXPECT_NE(wrote.out.find("via " + g.Addr(leader) + "\n", wrote.out.find("progress")),
+		  std::string::npos)
+		<< wrote.Describe();
+
+	g.Start(0); // the killed node comes back and follows
+	ASSERT_TRUE(g.r[0]->WaitForOutput("follows group", 90, true))
+		<< g.r[0]->Finish().Describe();
+	RunResult check = RunCommand({ kClient, s.proto, g.At(leader), keys, "check" }, copt);
+	EXPECT_NE(check.out.find("readable " + keys + " of"), std::string::npos)
+		<< check.Describe();
+	for (int n = 0; n < 3; n++) {
+		if (n == leader)
+			continue;
+		ASSERT_TRUE(g.r[n]->WaitForOutput("here at the same logical time", 300, true))
+			<< g.r[n]->Err();
+		if (s.own_nodes) {
+			EXPECT_NE(g.Probe(n).find("in use"), std::string::npos) << "node " << n;
+		}
+	}
+	EndAlike(g, leader, facts);
 }
 
 } // namespace
 
 TEST_F(Replicate, KvServerLeaderKilledFollowerTakesOver)
 {
-	FailoverRun({ "kv", "kv", { kKvServer, "PORT", "data" }, 2000, true });
+	FailoverRun({ "kv", "kv", { kKvServer, "PORT", "data", "ADDR" }, 2000, true, true });
 }
 
 TEST_F(Replicate, MemcachedLeaderKilledFollowerTakesOver)
 {
 	FailoverRun({ "mc",
 		      "mc",
-		      { "/usr/bin/memcached", "-u", "root", "-t", "4", "-l", "127.0.0.1", "-p",
-			"PORT", "-U", "0" },
+		      { "/usr/bin/memcached", "-u", "root", "-t", "4", "-l", "ADDR", "-p", "PORT",
+			"-U", "0" },
 		      10000,
-		      false });
+		      false,
+		      true });
+}
+
+// The same with every replica in one network namespace: a follower finds the port taken
+// by the leader, says so once, and binds it when it takes over.
+TEST_F(Replicate, KvServerFailoverInOneNamespace)
+{
+	FailoverRun({ "kv1", "kv", { kKvServer, "PORT", "data", "ADDR" }, 2000, true, false });
+}
+
+// A follower whose node cannot bind what the leader bound (here: the leader's own
+// address) says so when it replays the bind, not when it would take over.
+TEST_F(Replicate, FollowerThatCannotBindSaysSo)
+{
+	ASSERT_EQ(cluster->nodes.size(), 3u) << cluster->nodes_why;
+	Group g({ "nobind", "kv", {}, 0, true, true });
+	g.prog = { kKvServer, std::to_string(g.port), "data", g.Addr(0) };
+	g.Start(0);
+	ASSERT_TRUE(g.r[0]->WaitForOutput("leads group", 90, true)) << g.r[0]->Finish().Describe();
+	g.Start(1);
+	ASSERT_TRUE(g.r[1]->WaitForOutput("follows group", 90, true))
+		<< g.r[1]->Finish().Describe();
+	EXPECT_EQ(RunCommand({ kKvClient, g.At(0), "1", "1", "8", "--shutdown" }).code, 0);
+	RunResult end[2] = { g.r[0]->Finish(), g.r[1]->Finish() };
+	EXPECT_EQ(end[0].code, 0) << end[0].Describe();
+	EXPECT_EQ(end[1].code, 0) << end[1].Describe();
+	EXPECT_EQ(CountOf(end[1].err, "node b cannot bind " + g.At(0) +
+					      ", which the leader bound: Cannot assign requested "
+					      "address"),
+		  1)
+		<< end[1].Describe();
+	EXPECT_EQ(end[0].err.find("cannot bind"), std::string::npos) << end[0].Describe();
 }
 
 // kvserver's crash request crashes the leader's program; every follower crashes at the
