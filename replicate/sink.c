@@ -43,22 +43,15 @@ static void on_refused(jsCtx *js, jsPubAckErr *pae, void *closure)
 		 pae->ErrText ? pae->ErrText : natsStatus_GetText(pae->Err));
 }
 
-static int publish(struct js_sink *k, uint64_t time, int kind, const void *body, size_t len)
+/* One message, taking stream sequence last_seq + 1 under the message id ID. */
+static int publish_msg(struct js_sink *k, const char *id, const uint8_t *data, size_t len)
 {
-	uint8_t *data;
-	size_t dlen;
-	if (rep_frame(time, kind, body, len, &data, &dlen))
-		return -ENOMEM;
-	char id[64];
-	snprintf(id, sizeof(id), "%llu-%llu", (unsigned long long)k->epoch,
-		 (unsigned long long)k->last_seq + 1);
 	jsPubOptions po;
 	jsPubOptions_Init(&po);
 	po.MsgId = id;
 	po.ExpectLastSeq = k->last_seq;
 	natsMsg *m = NULL;
-	natsStatus s = natsMsg_Create(&m, k->l->subject, NULL, (const char *)data, (int)dlen);
-	free(data);
+	natsStatus s = natsMsg_Create(&m, k->l->subject, NULL, (const char *)data, (int)len);
 	if (s == NATS_OK)
 		s = js_PublishMsgAsync(k->l->js, &m, &po);
 	natsMsg_Destroy(m); /* NULL when the library took it */
@@ -67,6 +60,49 @@ static int publish(struct js_sink *k, uint64_t time, int kind, const void *body,
 	k->last_seq++;
 	k->pending = true;
 	return 0;
+}
+
+/* A record too large for one message (the server's max_payload) goes as parts, each its
+ * own message with its own id (epoch, the first part's sequence, part) and expected last
+ * sequence: a retried part is stored once, a deposed leader's part not at all. Followers
+ * act on the record only once its last part is there (source.c). */
+static int publish_parts(struct js_sink *k, uint64_t time, const uint8_t *body, size_t len,
+			 size_t room)
+{
+	uint32_t count = (uint32_t)((len + room - 1) / room);
+	uint64_t first = k->last_seq + 1;
+	for (uint32_t i = 0; i < count; i++) {
+		size_t off = (size_t)i * room, n = len - off < room ? len - off : room;
+		uint8_t *data;
+		size_t dlen;
+		if (rep_frame_part(time, i, count, body + off, n, &data, &dlen))
+			return -ENOMEM;
+		char id[80];
+		snprintf(id, sizeof(id), "%llu-%llu-%u", (unsigned long long)k->epoch,
+			 (unsigned long long)first, i);
+		int err = publish_msg(k, id, data, dlen);
+		free(data);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int publish(struct js_sink *k, uint64_t time, int kind, const void *body, size_t len)
+{
+	size_t room = rep_part_room(k->l);
+	if (kind == REP_RECORD && len > room + REP_PART_LEN)
+		return publish_parts(k, time, body, len, room);
+	uint8_t *data;
+	size_t dlen;
+	if (rep_frame(time, kind, body, len, &data, &dlen))
+		return -ENOMEM;
+	char id[64];
+	snprintf(id, sizeof(id), "%llu-%llu", (unsigned long long)k->epoch,
+		 (unsigned long long)k->last_seq + 1);
+	int err = publish_msg(k, id, data, dlen);
+	free(data);
+	return err;
 }
 
 static int sink_append(struct input_sink *s, uint64_t time, LogRecord *rec)

@@ -31,6 +31,11 @@ struct js_source {
 	uint64_t epoch;
 	uint64_t lease_rev;    /* the lease's revision when last seen changing ... */
 	int64_t lease_seen_ms; /* ... and when (monotonic) */
+	/* The parts of a record too large for one message, gathered until the last. */
+	uint8_t *parts;
+	size_t parts_len;
+	uint32_t parts_next, parts_count; /* parts_next 0: none gathered */
+	uint64_t parts_first;             /* the stream sequence of part 0 */
 };
 
 static natsStatus subscribe(struct js_source *j);
@@ -65,13 +70,92 @@ static uint64_t stream_seq(natsMsg *m)
 	return seq;
 }
 
-/* Unpacks message `at` of the batch: true for a record now at the head, false for a
- * go-live mark (consumed here: it changes nothing on a follower). */
+static _Noreturn void not_ours(struct js_source *j, uint64_t seq)
+{
+	shim_abort(NULL, "replicate: message %llu of %s is not a detrun record",
+		   (unsigned long long)seq, j->l->stream);
+}
+
+/* The parts of a record whose last part never came: its leader stopped between parts
+ * (the next message is a new leader's go-live mark, or this replica takes over at the
+ * stream's end). Its program may have read the record, but sent nothing that depends on
+ * it (sends wait for every append's acknowledgement), so no replica acts on it. */
+static void drop_torn(struct js_source *j)
+{
+	if (!j->parts_next)
+		return;
+	fprintf(stderr,
+		"detrun: replicate: dropped a torn record (parts 1-%u of %u, stream sequences "
+		"%llu-%llu): its leader stopped before appending the rest, and sent nothing "
+		"that depends on it\n",
+		j->parts_next, j->parts_count, (unsigned long long)j->parts_first,
+		(unsigned long long)(j->parts_first + j->parts_next - 1));
+	j->parts_len = 0;
+	j->parts_next = 0;
+}
+
+/* Gathers part `body` of message SEQ: true once the record is whole (in j->parts). */
+static bool gather(struct js_source *j, uint64_t seq, const uint8_t *body, size_t len)
+{
+	uint32_t index, count;
+	const uint8_t *slice;
+	size_t n;
+	if (rep_unframe_part(body, len, &index, &count, &slice, &n) || count < 2 ||
+	    index != j->parts_next || (index && count != j->parts_count))
+		shim_abort(NULL,
+			   "replicate: message %llu of %s is a part out of place (part %u of "
+			   "%u after %u of %u)",
+			   (unsigned long long)seq, j->l->stream, index + 1, count, j->parts_next,
+			   j->parts_count);
+	uint8_t *grown = realloc(j->parts, j->parts_len + n);
+	if (!grown)
+		shim_abort(NULL, "replicate: out of memory gathering a record of %u parts", count);
+	memcpy(grown + j->parts_len, slice, n);
+	j->parts = grown;
+	j->parts_len += n;
+	if (!index)
+		j->parts_first = seq;
+	j->parts_count = count;
+	j->parts_next = index + 1;
+	return j->parts_next == count;
+}
+
+/* Message `at` of the batch, framed: false when it was consumed here (a go-live mark,
+ * which changes nothing on a follower, or a part of a record not yet whole). */
+static bool framed(struct js_source *j, uint64_t seq, uint64_t *time, const uint8_t **body,
+		   size_t *len)
+{
+	natsMsg *m = j->batch.Msgs[j->at];
+	int kind;
+	if (rep_unframe((const uint8_t *)natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), time,
+			&kind, body, len))
+		not_ours(j, seq);
+	if (kind != REP_RECORD && kind != REP_GOLIVE && kind != REP_PART)
+		not_ours(j, seq);
+	if (kind == REP_PART && gather(j, seq, *body, *len)) {
+		*body = j->parts;
+		*len = j->parts_len;
+		return true;
+	}
+	if (kind == REP_GOLIVE)
+		drop_torn(j);
+	else if (j->parts_next && kind != REP_PART)
+		shim_abort(NULL,
+			   "replicate: message %llu of %s comes between the parts of a record",
+			   (unsigned long long)seq, j->l->stream);
+	if (kind == REP_RECORD)
+		return true;
+	j->last_seq = seq;
+	j->at++;
+	return false;
+}
+
+/* Unpacks message `at` of the batch: true for a record now at the head, false for one
+ * consumed here (see framed). */
 static bool unpack(struct js_source *j)
 {
 	natsMsg *m = j->batch.Msgs[j->at];
 	uint64_t time, seq = stream_seq(m);
-	int kind;
 	const uint8_t *body;
 	size_t len;
 	if (seq && seq <= j->last_seq) {
@@ -82,20 +166,13 @@ static bool unpack(struct js_source *j)
 		resubscribe(j); /* a gap: ask again from the first missing record */
 		return false;
 	}
-	if (rep_unframe((const uint8_t *)natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m),
-			&time, &kind, &body, &len))
-		shim_abort(NULL, "replicate: message %llu of %s is not a detrun record",
-			   (unsigned long long)seq, j->l->stream);
-	if (kind == REP_GOLIVE) {
-		j->last_seq = seq;
-		j->at++;
+	if (!framed(j, seq, &time, &body, &len))
 		return false;
-	}
 	j->head = detrun__log__record__unpack(NULL, len, body);
-	if (kind != REP_RECORD || !j->head ||
-	    j->head->kind_case == DETRUN__LOG__RECORD__KIND_HEADER)
-		shim_abort(NULL, "replicate: message %llu of %s is not a detrun record",
-			   (unsigned long long)seq, j->l->stream);
+	j->parts_len = 0; /* unpacking copied what it needs */
+	j->parts_next = 0;
+	if (!j->head || j->head->kind_case == DETRUN__LOG__RECORD__KIND_HEADER)
+		not_ours(j, seq);
 	j->head_time = time;
 	j->head_seq = seq;
 	return true;
@@ -128,6 +205,7 @@ static void maybe_take_over(struct js_source *j)
 		return; /* records still to come: drain first */
 	if (rep_lease_take(j->l, &epoch))
 		return; /* another follower was quicker */
+	drop_torn(j);
 	j->epoch = epoch;
 	j->took_over = true;
 }

@@ -6,7 +6,11 @@
 // every waiting step has a hard limit.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -456,4 +460,181 @@ TEST_F(Replicate, StreamLeaderServerKilledDuringLoad)
 	EXPECT_EQ(CountOf(snap, "\n"), keys + 1) << "k0_0 of the shutdown client, and every key";
 	EXPECT_EQ(ReadFile(dir / "b/data.snapshot"), snap);
 	EXPECT_EQ(ReadFile(dir / "c/data.snapshot"), snap);
+}
+
+namespace
+{
+
+const std::string kBigRead = std::string(GUEST_DIR) + "/repl_bigread";
+// One read of more than twice NATS's default max_payload (1 MiB), of no round size.
+const std::string kBigBytes = std::to_string(2 * 1024 * 1024 + 12345);
+
+// A leader (a, lease 4 s) and two followers (b, c) of PROG, each announced.
+bool StartGroup(const TempDir &dir, const std::string &group, const std::vector<std::string> &prog,
+		std::unique_ptr<Child> r[3])
+{
+	r[0] = Replica(dir, group, "a", prog, { "--lease-ms", "4000" });
+	if (!r[0]->WaitForOutput("leads group", 90, true))
+		return false;
+	for (int n = 1; n < 3; n++) {
+		r[n] = Replica(dir, group, n == 1 ? "b" : "c", prog);
+		if (!r[n]->WaitForOutput("follows group", 90, true))
+			return false;
+	}
+	return true;
+}
+
+// repl_bigread's answer line for what the client sent: "first read N bytes, total N bytes,
+// digest D" (one read of everything, with the client's digest).
+std::string BigReadLine(const RunResult &client)
+{
+	size_t at = client.out.find("digest ");
+	if (at == std::string::npos)
+		return "(the client printed no digest)";
+	return "first read " + kBigBytes + " bytes, total " + kBigBytes + " bytes, " +
+	       client.out.substr(at, 7 + 16) + "\n";
+}
+
+// One message of the NATS protocol to SUBJECT on server N, published through JetStream
+// (its acknowledgement is awaited, so the stream holds it): the stream's JSON answer.
+std::string JetStreamPublish(int n, const std::string &subject, const std::string &payload)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {};
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)(cluster->base + n));
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		close(fd);
+		return "(cannot connect)";
+	}
+	std::string out = "CONNECT {\"verbose\":false,\"pedantic\":false}\r\n"
+			  "SUB _INBOX.bigin 1\r\nPUB " +
+			  subject + " _INBOX.bigin " + std::to_string(payload.size()) + "\r\n" +
+			  payload + "\r\nPING\r\n";
+	if (write(fd, out.data(), out.size()) != (ssize_t)out.size()) {
+		close(fd);
+		return "(cannot send)";
+	}
+	std::string in;
+	char buf[4096];
+	for (int i = 0; i < 300 && in.find("\"seq\"") == std::string::npos &&
+			in.find("\"error\"") == std::string::npos;
+	     i++) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		ssize_t r = read(fd, buf, sizeof(buf));
+		if (r <= 0)
+			break;
+		in.append(buf, (size_t)r);
+		if (in.find("PING\r\n") != std::string::npos && write(fd, "PONG\r\n", 6) != 6)
+			break;
+	}
+	close(fd);
+	return in;
+}
+
+} // namespace
+
+// A client sends 2 MiB and a bit in one write; the leader's program reads it in one read:
+// one input record over NATS's max_payload. It goes to the stream in parts and every
+// follower acts on it whole: each replica's program counts the same bytes with the same
+// digest as the client, and ends alike.
+TEST_F(Replicate, InputLargerThanMaxPayloadReplicates)
+{
+	TempDir dir("repl-big");
+	int port = FreePort();
+	std::string group = "big" + std::to_string(getpid());
+	std::unique_ptr<Child> r[3];
+	struct Guard {
+		std::unique_ptr<Child> *r;
+		~Guard()
+		{
+			KillOnExit k{ { r[0].get(), r[1].get(), r[2].get() } };
+		}
+	} guard{ r };
+	ASSERT_TRUE(
+		StartGroup(dir, group, { kBigRead, "serve", std::to_string(port), kBigBytes }, r))
+		<< r[0]->Err();
+	RunOptions copt;
+	copt.timeout_s = 300;
+	RunResult client = RunCommand({ kBigRead, "send", std::to_string(port), kBigBytes }, copt);
+	EXPECT_NE(client.out.find("match"), std::string::npos) << client.Describe();
+	EXPECT_EQ(client.code, 0) << client.Describe();
+	RunResult end[3];
+	for (int n = 0; n < 3; n++)
+		end[n] = r[n]->Finish();
+	for (int n = 0; n < 3; n++) {
+		EXPECT_EQ(end[n].code, 0) << end[n].Describe();
+		EXPECT_EQ(end[n].err.find("diverged"), std::string::npos) << end[n].Describe();
+		EXPECT_TRUE(end[n].leftovers.empty()) << end[n].Describe();
+		EXPECT_EQ(ReadFile(dir / (std::string(1, 'a' + n) + "/stdout.txt")),
+			  "listening\n" + BigReadLine(client))
+			<< end[n].Describe();
+	}
+	for (int n = 1; n < 3; n++)
+		EXPECT_NE(end[n].err.find("a replicated end"), std::string::npos)
+			<< end[n].Describe();
+}
+
+// The leader stops between the parts of a large record: it is stopped, the stream gets
+// the first part of a three-part record (as the leader would have appended it), and the
+// leader is killed. The record is torn: no replica acts on it. The follower that takes
+// over drops it before its go-live mark, the other drops it at that mark (both say so),
+// and the group goes on: a large input through the new leader reaches every replica
+// whole, with the client's digest.
+TEST_F(Replicate, LeaderKilledBetweenPartsLeavesNoTornRecord)
+{
+	TempDir dir("repl-torn");
+	int port = FreePort();
+	std::string group = "torn" + std::to_string(getpid());
+	std::unique_ptr<Child> r[3];
+	struct Guard {
+		std::unique_ptr<Child> *r;
+		~Guard()
+		{
+			KillOnExit k{ { r[0].get(), r[1].get(), r[2].get() } };
+		}
+	} guard{ r };
+	ASSERT_TRUE(
+		StartGroup(dir, group, { kBigRead, "serve", std::to_string(port), kBigBytes }, r))
+		<< r[0]->Err();
+	r[0]->Signal(SIGSTOP); // no append and no renewal from now on
+	// Framing (replicate/link.h): 8 bytes of logical time, kind 2 (a part), then part
+	// index 0 and count 3 (4 bytes each, little-endian) and the part's bytes.
+	std::string part(8, '\0');
+	part += std::string("\x02", 1) + std::string("\0\0\0\0\x03\0\0\0", 8) +
+		std::string(1000, 'x');
+	std::string ack;
+	for (int n = 0; n < 3 && ack.find("\"seq\"") == std::string::npos; n++)
+		ack = JetStreamPublish(n, "detrun." + group + ".in", part);
+	ASSERT_NE(ack.find("\"seq\""), std::string::npos) << ack;
+	r[0]->Signal(SIGKILL);
+	r[0]->Finish();
+	int leader = 0;
+	for (int i = 0; i < 120 && !leader; i++)
+		for (int n = 1; n < 3 && !leader; n++)
+			if (r[n]->WaitForOutput("leads from t=", 0.5, true))
+				leader = n;
+	ASSERT_NE(leader, 0) << r[1]->Err() << r[2]->Err();
+	for (int n = 1; n < 3; n++)
+		EXPECT_TRUE(r[n]->WaitForOutput("dropped a torn record (parts 1-1 of 3", 60, true))
+			<< r[n]->Err();
+	RunOptions copt;
+	copt.timeout_s = 300;
+	RunResult client = RunCommand({ kBigRead, "send", std::to_string(port), kBigBytes }, copt);
+	EXPECT_NE(client.out.find("match"), std::string::npos) << client.Describe();
+	RunResult end[3];
+	for (int n = 1; n < 3; n++)
+		end[n] = r[n]->Finish();
+	for (int n = 1; n < 3; n++) {
+		EXPECT_EQ(end[n].code, 0) << end[n].Describe();
+		EXPECT_EQ(end[n].err.find("diverged"), std::string::npos) << end[n].Describe();
+		EXPECT_EQ(CountOf(end[n].err, "dropped a torn record"), 1) << end[n].Describe();
+		EXPECT_TRUE(end[n].leftovers.empty()) << end[n].Describe();
+		EXPECT_EQ(ReadFile(dir / (std::string(1, 'a' + n) + "/stdout.txt")),
+			  "listening\n" + BigReadLine(client))
+			<< end[n].Describe();
+	}
 }
