@@ -13,7 +13,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SYNC_SLICE_MS 1000  /* then unacknowledged publishes are sent again */
+#include "shim/shim.h"
+#include "supervisor/tracer.h"
+
+/* After each slice unacknowledged publishes are sent again, and a request to end from
+ * outside is looked at. */
+#define SYNC_SLICE_MS 1000
 #define SYNC_LIMIT_MS 60000 /* the cluster lost for this long: the leader gives up */
 
 struct js_sink {
@@ -25,6 +30,7 @@ struct js_sink {
 };
 
 static atomic_int refused; /* a publish was refused: another node leads */
+static bool abandoned;     /* the leader stopped waiting for acknowledgements */
 static char refused_why[160];
 
 /* An append the stream refused (another leader appended: the expected sequence is not the
@@ -133,9 +139,27 @@ static void resend_pending(struct js_sink *k)
 	natsMsgList_Destroy(&list);
 }
 
+/* Asked from outside to end while the stream does not answer: the program cannot go on
+ * (its next output waits for the acknowledgements), so the group is killed now rather than
+ * after SYNC_LIMIT_MS. Nothing it sent depends on the unacknowledged inputs; a follower
+ * takes over once the cluster answers again. */
+static void stop_if_asked(int waited_ms)
+{
+	int sig = outside_end_requested();
+	if (!sig)
+		return;
+	abandoned = true; /* a flush at exit does not wait again */
+	shim_abort(NULL,
+		   "replicate: %s from outside while the stream had not acknowledged appends "
+		   "for %d s: the group is killed",
+		   strsignal(sig), waited_ms / 1000);
+}
+
 static int sink_sync(struct input_sink *s)
 {
 	struct js_sink *k = (struct js_sink *)s;
+	if (abandoned)
+		return -EINTR;
 	if (!k->pending && !atomic_load(&refused))
 		return 0;
 	jsPubOptions po;
@@ -145,8 +169,10 @@ static int sink_sync(struct input_sink *s)
 	for (int waited = 0; waited < SYNC_LIMIT_MS && st == NATS_TIMEOUT;
 	     waited += SYNC_SLICE_MS) {
 		st = js_PublishAsyncComplete(k->l->js, &po);
-		if (st == NATS_TIMEOUT)
-			resend_pending(k);
+		if (st != NATS_TIMEOUT)
+			break;
+		resend_pending(k);
+		stop_if_asked(waited + SYNC_SLICE_MS);
 	}
 	if (atomic_load(&refused)) {
 		snprintf(k->l->why, sizeof(k->l->why),

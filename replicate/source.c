@@ -12,7 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "scheduler/scheduler.h"
 #include "shim/shim.h"
+#include "supervisor/tracer.h"
 
 #define FETCH_BATCH 256
 #define FETCH_WAIT_MS 200
@@ -41,14 +43,30 @@ struct js_source {
 static natsStatus subscribe(struct js_source *j);
 static void drop_batch(struct js_source *j);
 
+/* Asked from outside to end while waiting for the stream (the leader is idle, or the
+ * cluster does not answer): the signal would reach the group only with the next record,
+ * so the replica stops here, where the replay would have stopped at that record. */
+static void stop_if_asked(struct js_source *j)
+{
+	int sig = outside_end_requested();
+	if (sig)
+		shim_abort(NULL,
+			   "replicate: %s from outside while waiting for the next input of "
+			   "stream %s (after sequence %llu, t=%llu): the group is killed",
+			   strsignal(sig), j->l->stream, (unsigned long long)j->last_seq,
+			   (unsigned long long)sched_now());
+}
+
 /* Starts the consumer over at the record after the last one consumed. */
 static void resubscribe(struct js_source *j)
 {
 	drop_batch(j);
 	natsSubscription_Destroy(j->sub);
 	j->sub = NULL;
-	while (subscribe(j) != NATS_OK)
+	while (subscribe(j) != NATS_OK) {
+		stop_if_asked(j);
 		usleep(100 * 1000);
+	}
 }
 
 static void drop_batch(struct js_source *j)
@@ -222,10 +240,14 @@ static const LogRecord *src_head(struct input_source *s, uint64_t *time)
 		drop_batch(j);
 		natsStatus st = natsSubscription_Fetch(&j->batch, j->sub, FETCH_BATCH,
 						       FETCH_WAIT_MS, NULL);
-		if (st == NATS_TIMEOUT)
+		if (st == NATS_TIMEOUT) {
+			/* waiting: --status shows every record this replica has (lag 0) */
+			rep_progress_set(false, 0, j->last_seq);
 			maybe_take_over(j);
-		else if (st != NATS_OK)
+		} else if (st != NATS_OK)
 			usleep(100 * 1000); /* the cluster is electing or reconnecting: again */
+		if (st != NATS_OK)
+			stop_if_asked(j);
 	}
 	if (!j->head)
 		return NULL;

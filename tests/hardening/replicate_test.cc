@@ -638,3 +638,92 @@ TEST_F(Replicate, LeaderKilledBetweenPartsLeavesNoTornRecord)
 			<< end[n].Describe();
 	}
 }
+
+// A follower waiting for the next input of an idle leader stops at SIGTERM, with the
+// group killed and one line, instead of when the next record comes.
+TEST_F(Replicate, FollowerStopsOnSigtermWhileWaiting)
+{
+	TempDir dir("repl-term");
+	int port = FreePort();
+	std::string group = "term" + std::to_string(getpid());
+	std::unique_ptr<Child> r[3];
+	struct Guard {
+		std::unique_ptr<Child> *r;
+		~Guard()
+		{
+			KillOnExit k{ { r[0].get(), r[1].get(), r[2].get() } };
+		}
+	} guard{ r };
+	ASSERT_TRUE(
+		StartGroup(dir, group, { kBigRead, "serve", std::to_string(port), kBigBytes }, r))
+		<< r[0]->Err();
+	// b has every record the stream holds (its progress in the bucket): the leader waits
+	// for a client, so b waits for the stream.
+	auto b_caught_up = [&](std::string *status) {
+		*status = RunCommand({ kDetrun, "replicate", "--status", "--cluster", cluster->urls,
+				       "--group", group })
+				  .out;
+		for (const std::string &line : SplitLines(*status))
+			if (line.rfind("replica b: follower", 0) == 0 && line.size() > 7 &&
+			    line.substr(line.size() - 7) == ", lag 0")
+				return true;
+		return false;
+	};
+	std::string status;
+	for (int i = 0; i < 300 && !b_caught_up(&status); i++)
+		usleep(100 * 1000);
+	ASSERT_TRUE(b_caught_up(&status)) << status;
+	r[1]->Signal(SIGTERM);
+	bool stopped = r[1]->WaitForOutput("from outside while waiting for the next input", 60,
+					   true);
+	if (!stopped)
+		r[1]->Signal(SIGKILL); // failed already: no need to wait for its hard limit
+	EXPECT_TRUE(stopped) << r[1]->Err();
+	RunResult b = r[1]->Finish();
+	EXPECT_EQ(b.code, 125) << b.Describe();
+	EXPECT_EQ(CountOf(b.err, "from outside"), 1) << b.Describe();
+	EXPECT_TRUE(b.leftovers.empty()) << b.Describe();
+	for (int n : { 0, 2 }) { // the others go on until the leader is asked to end
+		EXPECT_FALSE(r[n]->WaitForOutput("from outside", 0, true)) << r[n]->Err();
+	}
+	r[0]->Signal(SIGTERM);
+	for (int n : { 0, 2 }) {
+		RunResult e = r[n]->Finish();
+		EXPECT_EQ(e.code, 128 + SIGTERM) << e.Describe();
+		EXPECT_TRUE(e.leftovers.empty()) << e.Describe();
+	}
+}
+
+// The leader waits for the stream to acknowledge appends (two of the three servers are
+// down: no quorum) and is given SIGTERM: it stops with the group killed and one line,
+// instead of after the minute it waits for a cluster. The servers come back afterwards.
+TEST_F(Replicate, LeaderStopsOnSigtermWhileAppendsWait)
+{
+	TempDir dir("repl-noquorum");
+	int port = FreePort();
+	std::string group = "noquorum" + std::to_string(getpid());
+	auto leader = Replica(dir, group, "a", { kBigRead, "serve", std::to_string(port), "1000" });
+	KillOnExit guard{ { leader.get() } };
+	ASSERT_TRUE(leader->WaitForOutput("leads group", 90, true)) << leader->Err();
+	cluster->Kill(1);
+	cluster->Kill(2);
+	RunOptions copt;
+	copt.timeout_s = 120;
+	Child client({ kBigRead, "send", std::to_string(port), "1000" }, copt);
+	KillOnExit client_guard{ { &client } };
+	leader->Signal(SIGTERM);
+	bool stopped = leader->WaitForOutput("from outside while the stream had not acknowledged",
+					     90, true);
+	if (!stopped)
+		leader->Signal(SIGKILL);
+	EXPECT_TRUE(stopped) << leader->Err();
+	RunResult end = leader->Finish();
+	client.Signal(SIGKILL);
+	client.Finish();
+	ASSERT_TRUE(cluster->Start(1)); // for the tests after this one
+	ASSERT_TRUE(cluster->Start(2));
+	EXPECT_EQ(end.code, 125) << end.Describe();
+	EXPECT_EQ(CountOf(end.err, "from outside"), 1) << end.Describe();
+	EXPECT_TRUE(end.leftovers.empty()) << end.Describe();
+	EXPECT_EQ(end.err.find("did not acknowledge"), std::string::npos) << end.Describe();
+}
