@@ -469,29 +469,14 @@ const std::string kBigRead = std::string(GUEST_DIR) + "/repl_bigread";
 // One read of more than twice NATS's default max_payload (1 MiB), of no round size.
 const std::string kBigBytes = std::to_string(2 * 1024 * 1024 + 12345);
 
-// A leader (a, lease 4 s) and two followers (b, c) of PROG, each announced.
-bool StartGroup(const TempDir &dir, const std::string &group, const std::vector<std::string> &prog,
-		std::unique_ptr<Child> r[3])
-{
-	r[0] = Replica(dir, group, "a", prog, { "--lease-ms", "4000" });
-	if (!r[0]->WaitForOutput("leads group", 90, true))
-		return false;
-	for (int n = 1; n < 3; n++) {
-		r[n] = Replica(dir, group, n == 1 ? "b" : "c", prog);
-		if (!r[n]->WaitForOutput("follows group", 90, true))
-			return false;
-	}
-	return true;
-}
-
-// repl_bigread's answer line for what the client sent: "first read N bytes, total N bytes,
-// digest D" (one read of everything, with the client's digest).
-std::string BigReadLine(const RunResult &client)
+// repl_bigread's answer line for the BYTES the client sent: "first read N bytes, total N
+// bytes, digest D" (one read of everything, with the client's digest).
+std::string BigReadLine(const std::string &bytes, const RunResult &client)
 {
 	size_t at = client.out.find("digest ");
 	if (at == std::string::npos)
 		return "(the client printed no digest)";
-	return "first read " + kBigBytes + " bytes, total " + kBigBytes + " bytes, " +
+	return "first read " + bytes + " bytes, total " + bytes + " bytes, " +
 	       client.out.substr(at, 7 + 16) + "\n";
 }
 
@@ -535,6 +520,54 @@ std::string JetStreamPublish(int n, const std::string &subject, const std::strin
 	return in;
 }
 
+// A group of repl_bigread replicas serving a free port, reading BYTES at once: a leads
+// (lease 4 s), b and c follow. Whatever still runs when the test leaves is killed.
+struct BigReadGroup {
+	TempDir dir;
+	std::string group, bytes;
+	int port = FreePort();
+	std::unique_ptr<Child> r[3];
+
+	BigReadGroup(const std::string &name, const std::string &b = kBigBytes)
+	    : dir("repl-" + name), group(name + std::to_string(getpid())), bytes(b)
+	{
+	}
+	~BigReadGroup()
+	{
+		KillOnExit k{ { r[0].get(), r[1].get(), r[2].get() } };
+	}
+	bool Start(int replicas = 3)
+	{
+		std::vector<std::string> prog = { kBigRead, "serve", std::to_string(port), bytes };
+		r[0] = Replica(dir, group, "a", prog, { "--lease-ms", "4000" });
+		if (!r[0]->WaitForOutput("leads group", 90, true))
+			return false;
+		for (int n = 1; n < replicas; n++) {
+			r[n] = Replica(dir, group, n == 1 ? "b" : "c", prog);
+			if (!r[n]->WaitForOutput("follows group", 90, true))
+				return false;
+		}
+		return true;
+	}
+	RunResult Send() const
+	{
+		RunOptions opt;
+		opt.timeout_s = 300;
+		return RunCommand({ kBigRead, "send", std::to_string(port), bytes }, opt);
+	}
+	// Replica N ended as the program did, agreeing with the others, and its program
+	// counted every byte the client sent once, with the client's digest.
+	void ExpectEnd(int n, const RunResult &end, const RunResult &client) const
+	{
+		EXPECT_EQ(end.code, 0) << end.Describe();
+		EXPECT_EQ(end.err.find("diverged"), std::string::npos) << end.Describe();
+		EXPECT_TRUE(end.leftovers.empty()) << end.Describe();
+		EXPECT_EQ(ReadFile(dir / (std::string(1, 'a' + n) + "/stdout.txt")),
+			  "listening\n" + BigReadLine(bytes, client))
+			<< end.Describe();
+	}
+};
+
 } // namespace
 
 // A client sends 2 MiB and a bit in one write; the leader's program reads it in one read:
@@ -543,36 +576,16 @@ std::string JetStreamPublish(int n, const std::string &subject, const std::strin
 // digest as the client, and ends alike.
 TEST_F(Replicate, InputLargerThanMaxPayloadReplicates)
 {
-	TempDir dir("repl-big");
-	int port = FreePort();
-	std::string group = "big" + std::to_string(getpid());
-	std::unique_ptr<Child> r[3];
-	struct Guard {
-		std::unique_ptr<Child> *r;
-		~Guard()
-		{
-			KillOnExit k{ { r[0].get(), r[1].get(), r[2].get() } };
-		}
-	} guard{ r };
-	ASSERT_TRUE(
-		StartGroup(dir, group, { kBigRead, "serve", std::to_string(port), kBigBytes }, r))
-		<< r[0]->Err();
-	RunOptions copt;
-	copt.timeout_s = 300;
-	RunResult client = RunCommand({ kBigRead, "send", std::to_string(port), kBigBytes }, copt);
+	BigReadGroup g("big");
+	ASSERT_TRUE(g.Start()) << g.r[0]->Err();
+	RunResult client = g.Send();
 	EXPECT_NE(client.out.find("match"), std::string::npos) << client.Describe();
 	EXPECT_EQ(client.code, 0) << client.Describe();
 	RunResult end[3];
 	for (int n = 0; n < 3; n++)
-		end[n] = r[n]->Finish();
-	for (int n = 0; n < 3; n++) {
-		EXPECT_EQ(end[n].code, 0) << end[n].Describe();
-		EXPECT_EQ(end[n].err.find("diverged"), std::string::npos) << end[n].Describe();
-		EXPECT_TRUE(end[n].leftovers.empty()) << end[n].Describe();
-		EXPECT_EQ(ReadFile(dir / (std::string(1, 'a' + n) + "/stdout.txt")),
-			  "listening\n" + BigReadLine(client))
-			<< end[n].Describe();
-	}
+		end[n] = g.r[n]->Finish();
+	for (int n = 0; n < 3; n++)
+		g.ExpectEnd(n, end[n], client);
 	for (int n = 1; n < 3; n++)
 		EXPECT_NE(end[n].err.find("a replicated end"), std::string::npos)
 			<< end[n].Describe();
@@ -586,21 +599,9 @@ TEST_F(Replicate, InputLargerThanMaxPayloadReplicates)
 // whole, with the client's digest.
 TEST_F(Replicate, LeaderKilledBetweenPartsLeavesNoTornRecord)
 {
-	TempDir dir("repl-torn");
-	int port = FreePort();
-	std::string group = "torn" + std::to_string(getpid());
-	std::unique_ptr<Child> r[3];
-	struct Guard {
-		std::unique_ptr<Child> *r;
-		~Guard()
-		{
-			KillOnExit k{ { r[0].get(), r[1].get(), r[2].get() } };
-		}
-	} guard{ r };
-	ASSERT_TRUE(
-		StartGroup(dir, group, { kBigRead, "serve", std::to_string(port), kBigBytes }, r))
-		<< r[0]->Err();
-	r[0]->Signal(SIGSTOP); // no append and no renewal from now on
+	BigReadGroup g("torn");
+	ASSERT_TRUE(g.Start()) << g.r[0]->Err();
+	g.r[0]->Signal(SIGSTOP); // no append and no renewal from now on
 	// Framing (replicate/link.h): 8 bytes of logical time, kind 2 (a part), then part
 	// index 0 and count 3 (4 bytes each, little-endian) and the part's bytes.
 	std::string part(8, '\0');
@@ -608,34 +609,25 @@ TEST_F(Replicate, LeaderKilledBetweenPartsLeavesNoTornRecord)
 		std::string(1000, 'x');
 	std::string ack;
 	for (int n = 0; n < 3 && ack.find("\"seq\"") == std::string::npos; n++)
-		ack = JetStreamPublish(n, "detrun." + group + ".in", part);
+		ack = JetStreamPublish(n, "detrun." + g.group + ".in", part);
 	ASSERT_NE(ack.find("\"seq\""), std::string::npos) << ack;
-	r[0]->Signal(SIGKILL);
-	r[0]->Finish();
+	g.r[0]->Signal(SIGKILL);
+	g.r[0]->Finish();
 	int leader = 0;
 	for (int i = 0; i < 120 && !leader; i++)
 		for (int n = 1; n < 3 && !leader; n++)
-			if (r[n]->WaitForOutput("leads from t=", 0.5, true))
+			if (g.r[n]->WaitForOutput("leads from t=", 0.5, true))
 				leader = n;
-	ASSERT_NE(leader, 0) << r[1]->Err() << r[2]->Err();
+	ASSERT_NE(leader, 0) << g.r[1]->Err() << g.r[2]->Err();
 	for (int n = 1; n < 3; n++)
-		EXPECT_TRUE(r[n]->WaitForOutput("dropped a torn record (parts 1-1 of 3", 60, true))
-			<< r[n]->Err();
-	RunOptions copt;
-	copt.timeout_s = 300;
-	RunResult client = RunCommand({ kBigRead, "send", std::to_string(port), kBigBytes }, copt);
+		EXPECT_TRUE(g.r[n]->WaitForOutput("dropped a torn record (parts 1-1 of 3", 60, true))
+			<< g.r[n]->Err();
+	RunResult client = g.Send();
 	EXPECT_NE(client.out.find("match"), std::string::npos) << client.Describe();
-	RunResult end[3];
-	for (int n = 1; n < 3; n++)
-		end[n] = r[n]->Finish();
 	for (int n = 1; n < 3; n++) {
-		EXPECT_EQ(end[n].code, 0) << end[n].Describe();
-		EXPECT_EQ(end[n].err.find("diverged"), std::string::npos) << end[n].Describe();
-		EXPECT_EQ(CountOf(end[n].err, "dropped a torn record"), 1) << end[n].Describe();
-		EXPECT_TRUE(end[n].leftovers.empty()) << end[n].Describe();
-		EXPECT_EQ(ReadFile(dir / (std::string(1, 'a' + n) + "/stdout.txt")),
-			  "listening\n" + BigReadLine(client))
-			<< end[n].Describe();
+		RunResult end = g.r[n]->Finish();
+		g.ExpectEnd(n, end, client);
+		EXPECT_EQ(CountOf(end.err, "dropped a torn record"), 1) << end.Describe();
 	}
 }
 
@@ -643,25 +635,13 @@ TEST_F(Replicate, LeaderKilledBetweenPartsLeavesNoTornRecord)
 // group killed and one line, instead of when the next record comes.
 TEST_F(Replicate, FollowerStopsOnSigtermWhileWaiting)
 {
-	TempDir dir("repl-term");
-	int port = FreePort();
-	std::string group = "term" + std::to_string(getpid());
-	std::unique_ptr<Child> r[3];
-	struct Guard {
-		std::unique_ptr<Child> *r;
-		~Guard()
-		{
-			KillOnExit k{ { r[0].get(), r[1].get(), r[2].get() } };
-		}
-	} guard{ r };
-	ASSERT_TRUE(
-		StartGroup(dir, group, { kBigRead, "serve", std::to_string(port), kBigBytes }, r))
-		<< r[0]->Err();
+	BigReadGroup g("term");
+	ASSERT_TRUE(g.Start()) << g.r[0]->Err();
 	// b has every record the stream holds (its progress in the bucket): the leader waits
 	// for a client, so b waits for the stream.
 	auto b_caught_up = [&](std::string *status) {
 		*status = RunCommand({ kDetrun, "replicate", "--status", "--cluster", cluster->urls,
-				       "--group", group })
+				       "--group", g.group })
 				  .out;
 		for (const std::string &line : SplitLines(*status))
 			if (line.rfind("replica b: follower", 0) == 0 && line.size() > 7 &&
@@ -673,22 +653,21 @@ TEST_F(Replicate, FollowerStopsOnSigtermWhileWaiting)
 	for (int i = 0; i < 300 && !b_caught_up(&status); i++)
 		usleep(100 * 1000);
 	ASSERT_TRUE(b_caught_up(&status)) << status;
-	r[1]->Signal(SIGTERM);
-	bool stopped = r[1]->WaitForOutput("from outside while waiting for the next input", 60,
-					   true);
+	g.r[1]->Signal(SIGTERM);
+	bool stopped = g.r[1]->WaitForOutput("from outside while waiting for the next input", 60,
+					     true);
 	if (!stopped)
-		r[1]->Signal(SIGKILL); // failed already: no need to wait for its hard limit
-	EXPECT_TRUE(stopped) << r[1]->Err();
-	RunResult b = r[1]->Finish();
+		g.r[1]->Signal(SIGKILL); // failed already: no need to wait for its hard limit
+	EXPECT_TRUE(stopped) << g.r[1]->Err();
+	RunResult b = g.r[1]->Finish();
 	EXPECT_EQ(b.code, 125) << b.Describe();
 	EXPECT_EQ(CountOf(b.err, "from outside"), 1) << b.Describe();
 	EXPECT_TRUE(b.leftovers.empty()) << b.Describe();
-	for (int n : { 0, 2 }) { // the others go on until the leader is asked to end
-		EXPECT_FALSE(r[n]->WaitForOutput("from outside", 0, true)) << r[n]->Err();
-	}
-	r[0]->Signal(SIGTERM);
+	for (int n : { 0, 2 }) // the others go on until the leader is asked to end
+		EXPECT_FALSE(g.r[n]->WaitForOutput("from outside", 0, true)) << g.r[n]->Err();
+	g.r[0]->Signal(SIGTERM);
 	for (int n : { 0, 2 }) {
-		RunResult e = r[n]->Finish();
+		RunResult e = g.r[n]->Finish();
 		EXPECT_EQ(e.code, 128 + SIGTERM) << e.Describe();
 		EXPECT_TRUE(e.leftovers.empty()) << e.Describe();
 	}
@@ -699,25 +678,21 @@ TEST_F(Replicate, FollowerStopsOnSigtermWhileWaiting)
 // instead of after the minute it waits for a cluster. The servers come back afterwards.
 TEST_F(Replicate, LeaderStopsOnSigtermWhileAppendsWait)
 {
-	TempDir dir("repl-noquorum");
-	int port = FreePort();
-	std::string group = "noquorum" + std::to_string(getpid());
-	auto leader = Replica(dir, group, "a", { kBigRead, "serve", std::to_string(port), "1000" });
-	KillOnExit guard{ { leader.get() } };
-	ASSERT_TRUE(leader->WaitForOutput("leads group", 90, true)) << leader->Err();
+	BigReadGroup g("noquorum", "1000");
+	ASSERT_TRUE(g.Start(1)) << g.r[0]->Err();
 	cluster->Kill(1);
 	cluster->Kill(2);
 	RunOptions copt;
 	copt.timeout_s = 120;
-	Child client({ kBigRead, "send", std::to_string(port), "1000" }, copt);
+	Child client({ kBigRead, "send", std::to_string(g.port), g.bytes }, copt);
 	KillOnExit client_guard{ { &client } };
-	leader->Signal(SIGTERM);
-	bool stopped = leader->WaitForOutput("from outside while the stream had not acknowledged",
+	g.r[0]->Signal(SIGTERM);
+	bool stopped = g.r[0]->WaitForOutput("from outside while the stream had not acknowledged",
 					     90, true);
 	if (!stopped)
-		leader->Signal(SIGKILL);
-	EXPECT_TRUE(stopped) << leader->Err();
-	RunResult end = leader->Finish();
+		g.r[0]->Signal(SIGKILL);
+	EXPECT_TRUE(stopped) << g.r[0]->Err();
+	RunResult end = g.r[0]->Finish();
 	client.Signal(SIGKILL);
 	client.Finish();
 	ASSERT_TRUE(cluster->Start(1)); // for the tests after this one
