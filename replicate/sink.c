@@ -1,7 +1,8 @@
 /* The leader's input sink: every record is published to the group's stream with a
  * message id (epoch, stream sequence it is meant to take) and the expected last sequence,
  * so a deposed leader can never append (the sequence moved on) and a retried append is
- * never stored twice (the id is remembered). Publishes are asynchronous and pipelined;
+ * never stored twice (the id is remembered); a record larger than the server's messages
+ * goes in parts, each fenced the same way. Publishes are asynchronous and pipelined;
  * `sync` waits until the stream acknowledged all of them — the record shim's owner calls
  * it before any external call runs, so output never precedes its inputs' replication. */
 #include "replicate/replicate.h"

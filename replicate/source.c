@@ -3,7 +3,8 @@
  * leader appends. When nothing comes, the lease is looked at: while someone holds it the
  * follower waits; once it has lapsed and this replica has every record the stream holds,
  * it takes the lease and goes live (replica.c) — the point where it stands in the timeline
- * is the same on every replica, since all consumed the same records before. */
+ * is the same on every replica, since all consumed the same records before. A record the
+ * leader appended in parts (larger than one message) reaches the replay shim only whole. */
 #include "replicate/replicate.h"
 
 #include <stdio.h>
