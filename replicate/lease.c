@@ -22,6 +22,17 @@ static void lease_value(char *buf, size_t len, const struct rep_link *l, uint64_
 	snprintf(buf, len, "%s %" PRIu64, l->node, epoch);
 }
 
+/* The lease's entry as the bucket has it now: 0 and the entry (the caller destroys it;
+ * kvEntry_Destroy takes NULL), 1 nobody holds it, -1 the bucket did not answer. */
+static int lease_get(struct rep_link *l, kvEntry **e)
+{
+	*e = NULL;
+	natsStatus s = kvStore_Get(e, l->kv, LEASE_KEY);
+	if (s == NATS_NOT_FOUND)
+		return 1;
+	return s == NATS_OK ? 0 : -1;
+}
+
 int rep_lease_take(struct rep_link *l, uint64_t *epoch)
 {
 	char value[128];
@@ -33,10 +44,10 @@ int rep_lease_take(struct rep_link *l, uint64_t *epoch)
 	for (int tries = 0;
 	     (s = kvStore_Create(&rev, l->kv, LEASE_KEY, value, (int)strlen(value))) != NATS_OK;
 	     tries++) {
-		kvEntry *e = NULL;
-		natsStatus g = kvStore_Get(&e, l->kv, LEASE_KEY);
+		kvEntry *e;
+		int held = lease_get(l, &e);
 		kvEntry_Destroy(e);
-		if (g == NATS_OK)
+		if (held == 0)
 			return 1;
 		if (tries == 50) {
 			snprintf(l->why, sizeof(l->why), "cannot take the lease: %s",
@@ -72,8 +83,8 @@ static void *renew(void *arg)
 			held_rev = rev;
 			continue;
 		}
-		kvEntry *e = NULL;
-		if (kvStore_Get(&e, l->kv, LEASE_KEY) == NATS_OK) {
+		kvEntry *e;
+		if (lease_get(l, &e) == 0) {
 			/* Our value at another revision: an update that went through while its
 			 * answer was lost (a stream electing its leader). Someone else's value:
 			 * the lease is gone. An error: try again. */
@@ -114,12 +125,10 @@ int rep_lease_holder(struct rep_link *l, char *node, size_t len, uint64_t *epoch
 {
 	node[0] = 0;
 	*epoch = 0;
-	kvEntry *e = NULL;
-	natsStatus s = kvStore_Get(&e, l->kv, LEASE_KEY);
-	if (s == NATS_NOT_FOUND)
-		return 0;
-	if (s != NATS_OK)
-		return -1;
+	kvEntry *e;
+	int held = lease_get(l, &e);
+	if (held)
+		return held > 0 ? 0 : -1;
 	const char *v = kvEntry_ValueString(e);
 	char name[64] = "";
 	unsigned long long ep = 0;
@@ -133,15 +142,12 @@ int rep_lease_holder(struct rep_link *l, char *node, size_t len, uint64_t *epoch
 
 int rep_lease_revision(struct rep_link *l, uint64_t *rev)
 {
-	kvEntry *e = NULL;
-	natsStatus s = kvStore_Get(&e, l->kv, LEASE_KEY);
-	if (s == NATS_NOT_FOUND)
-		return 1;
-	if (s != NATS_OK)
-		return -1;
-	*rev = kvEntry_Revision(e);
+	kvEntry *e;
+	int held = lease_get(l, &e);
+	if (held == 0)
+		*rev = kvEntry_Revision(e);
 	kvEntry_Destroy(e);
-	return 0;
+	return held;
 }
 
 /* ---- progress, for --status ---- */

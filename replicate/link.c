@@ -211,32 +211,78 @@ void rep_close(struct rep_link *l)
 	l->nc = NULL;
 }
 
+static void put_le(uint8_t *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
 int rep_frame(uint64_t time, int kind, const void *body, size_t len, uint8_t **out, size_t *out_len)
 {
-	uint8_t *p = malloc(len + 9);
+	uint8_t *p = malloc(len + REP_FRAME_LEN);
 	if (!p)
 		return -1;
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(time >> (8 * i));
+	put_le(p, time, 8);
 	p[8] = (uint8_t)kind;
 	if (len)
-		memcpy(p + 9, body, len);
+		memcpy(p + REP_FRAME_LEN, body, len);
 	*out = p;
-	*out_len = len + 9;
+	*out_len = len + REP_FRAME_LEN;
 	return 0;
 }
 
 int rep_unframe(const uint8_t *data, size_t len, uint64_t *time, int *kind, const uint8_t **body,
 		size_t *body_len)
 {
-	if (!data || len < 9)
+	if (!data || len < REP_FRAME_LEN)
 		return -1;
-	uint64_t t = 0;
-	for (int i = 0; i < 8; i++)
-		t |= (uint64_t)data[i] << (8 * i);
-	*time = t;
+	*time = get_le(data, 8);
 	*kind = data[8];
-	*body = data + 9;
-	*body_len = len - 9;
+	*body = data + REP_FRAME_LEN;
+	*body_len = len - REP_FRAME_LEN;
 	return 0;
+}
+
+int rep_frame_part(uint64_t time, uint32_t index, uint32_t count, const void *slice, size_t len,
+		   uint8_t **out, size_t *out_len)
+{
+	uint8_t *body = malloc(REP_PART_LEN + len);
+	if (!body)
+		return -1;
+	put_le(body, index, 4);
+	put_le(body + 4, count, 4);
+	memcpy(body + REP_PART_LEN, slice, len);
+	int err = rep_frame(time, REP_PART, body, REP_PART_LEN + len, out, out_len);
+	free(body);
+	return err;
+}
+
+int rep_unframe_part(const uint8_t *body, size_t len, uint32_t *index, uint32_t *count,
+		     const uint8_t **slice, size_t *slice_len)
+{
+	if (len < REP_PART_LEN)
+		return -1;
+	*index = (uint32_t)get_le(body, 4);
+	*count = (uint32_t)get_le(body + 4, 4);
+	*slice = body + REP_PART_LEN;
+	*slice_len = len - REP_PART_LEN;
+	return 0;
+}
+
+#define HEADERS_ROOM 4096 /* the message id and expected sequence headers, generously */
+
+size_t rep_part_room(struct rep_link *l)
+{
+	int64_t max = natsConnection_GetMaxPayload(l->nc);
+	if (max < 64 * 1024)
+		max = 64 * 1024; /* not connected just now: NATS's smallest sensible setting */
+	return (size_t)max - HEADERS_ROOM - REP_FRAME_LEN - REP_PART_LEN;
 }

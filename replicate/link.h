@@ -9,7 +9,10 @@
  *
  * A message's payload is 8 bytes of logical time (little-endian), 1 byte of kind, then
  * the kind's bytes: a serialized log Record (REP_RECORD), or a go-live mark (REP_GOLIVE:
- * 8 bytes of epoch and the node's name) that a new leader appends before anything else.
+ * 8 bytes of epoch and the node's name) that a new leader appends before anything else,
+ * or a part of a record too large for one message (REP_PART: 4 bytes of index and 4 of
+ * count, little-endian, then the index-th slice of the serialized Record; the parts take
+ * consecutive stream sequences, and a record is whole only with its last part).
  *
  * libnats starts threads of its own; they are created with every signal blocked so that
  * the signals detrun relies on (SIGCHLD, SIGALRM, outside signals) reach its main thread.
@@ -24,8 +27,11 @@
 
 enum {
 	REP_RECORD = 0,
-	REP_GOLIVE = 1
+	REP_GOLIVE = 1,
+	REP_PART = 2
 };
+#define REP_FRAME_LEN 9 /* time and kind */
+#define REP_PART_LEN 8  /* a part's index and count */
 #define REP_STREAM_REPLICAS 3
 
 struct rep_link {
@@ -56,6 +62,15 @@ void rep_sink_handlers(jsOptions *o);
 /* Payload framing (see above). */
 int rep_frame(uint64_t time, int kind, const void *body, size_t len, uint8_t **out,
 	      size_t *out_len);
+/* A REP_PART message: part INDEX of COUNT holding SLICE. */
+int rep_frame_part(uint64_t time, uint32_t index, uint32_t count, const void *slice, size_t len,
+		   uint8_t **out, size_t *out_len);
+/* The REP_PART body's index and count and slice, or -1 if too short. */
+int rep_unframe_part(const uint8_t *body, size_t len, uint32_t *index, uint32_t *count,
+		     const uint8_t **slice, size_t *slice_len);
+/* How many bytes of a record one part carries: the max_payload of the server this link
+ * is connected to (it tells each client), less headers and framing. */
+size_t rep_part_room(struct rep_link *l);
 /* 0 and the parts, or -1 for a payload too short to be one of ours. */
 int rep_unframe(const uint8_t *data, size_t len, uint64_t *time, int *kind, const uint8_t **body,
 		size_t *body_len);

@@ -1,7 +1,8 @@
 /* The leader's input sink: every record is published to the group's stream with a
  * message id (epoch, stream sequence it is meant to take) and the expected last sequence,
  * so a deposed leader can never append (the sequence moved on) and a retried append is
- * never stored twice (the id is remembered). Publishes are asynchronous and pipelined;
+ * never stored twice (the id is remembered); a record larger than the server's messages
+ * goes in parts, each fenced the same way. Publishes are asynchronous and pipelined;
  * `sync` waits until the stream acknowledged all of them — the record shim's owner calls
  * it before any external call runs, so output never precedes its inputs' replication. */
 #include "replicate/replicate.h"
@@ -13,7 +14,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SYNC_SLICE_MS 1000  /* then unacknowledged publishes are sent again */
+#include "shim/shim.h"
+#include "supervisor/tracer.h"
+
+/* After each slice unacknowledged publishes are sent again, and a request to end from
+ * outside is looked at. */
+#define SYNC_SLICE_MS 1000
 #define SYNC_LIMIT_MS 60000 /* the cluster lost for this long: the leader gives up */
 
 struct js_sink {
@@ -25,6 +31,7 @@ struct js_sink {
 };
 
 static atomic_int refused; /* a publish was refused: another node leads */
+static bool abandoned;     /* the leader stopped waiting for acknowledgements */
 static char refused_why[160];
 
 /* An append the stream refused (another leader appended: the expected sequence is not the
@@ -43,22 +50,15 @@ static void on_refused(jsCtx *js, jsPubAckErr *pae, void *closure)
 		 pae->ErrText ? pae->ErrText : natsStatus_GetText(pae->Err));
 }
 
-static int publish(struct js_sink *k, uint64_t time, int kind, const void *body, size_t len)
+/* One message, taking stream sequence last_seq + 1 under the message id ID. */
+static int publish_msg(struct js_sink *k, const char *id, const uint8_t *data, size_t len)
 {
-	uint8_t *data;
-	size_t dlen;
-	if (rep_frame(time, kind, body, len, &data, &dlen))
-		return -ENOMEM;
-	char id[64];
-	snprintf(id, sizeof(id), "%llu-%llu", (unsigned long long)k->epoch,
-		 (unsigned long long)k->last_seq + 1);
 	jsPubOptions po;
 	jsPubOptions_Init(&po);
 	po.MsgId = id;
 	po.ExpectLastSeq = k->last_seq;
 	natsMsg *m = NULL;
-	natsStatus s = natsMsg_Create(&m, k->l->subject, NULL, (const char *)data, (int)dlen);
-	free(data);
+	natsStatus s = natsMsg_Create(&m, k->l->subject, NULL, (const char *)data, (int)len);
 	if (s == NATS_OK)
 		s = js_PublishMsgAsync(k->l->js, &m, &po);
 	natsMsg_Destroy(m); /* NULL when the library took it */
@@ -67,6 +67,49 @@ static int publish(struct js_sink *k, uint64_t time, int kind, const void *body,
 	k->last_seq++;
 	k->pending = true;
 	return 0;
+}
+
+/* A record too large for one message (the server's max_payload) goes as parts, each its
+ * own message with its own id (epoch, the first part's sequence, part) and expected last
+ * sequence: a retried part is stored once, a deposed leader's part not at all. Followers
+ * act on the record only once its last part is there (source.c). */
+static int publish_parts(struct js_sink *k, uint64_t time, const uint8_t *body, size_t len,
+			 size_t room)
+{
+	uint32_t count = (uint32_t)((len + room - 1) / room);
+	uint64_t first = k->last_seq + 1;
+	for (uint32_t i = 0; i < count; i++) {
+		size_t off = (size_t)i * room, n = len - off < room ? len - off : room;
+		uint8_t *data;
+		size_t dlen;
+		if (rep_frame_part(time, i, count, body + off, n, &data, &dlen))
+			return -ENOMEM;
+		char id[80];
+		snprintf(id, sizeof(id), "%llu-%llu-%u", (unsigned long long)k->epoch,
+			 (unsigned long long)first, i);
+		int err = publish_msg(k, id, data, dlen);
+		free(data);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int publish(struct js_sink *k, uint64_t time, int kind, const void *body, size_t len)
+{
+	size_t room = rep_part_room(k->l);
+	if (kind == REP_RECORD && len > room + REP_PART_LEN)
+		return publish_parts(k, time, body, len, room);
+	uint8_t *data;
+	size_t dlen;
+	if (rep_frame(time, kind, body, len, &data, &dlen))
+		return -ENOMEM;
+	char id[64];
+	snprintf(id, sizeof(id), "%llu-%llu", (unsigned long long)k->epoch,
+		 (unsigned long long)k->last_seq + 1);
+	int err = publish_msg(k, id, data, dlen);
+	free(data);
+	return err;
 }
 
 static int sink_append(struct input_sink *s, uint64_t time, LogRecord *rec)
@@ -97,9 +140,27 @@ static void resend_pending(struct js_sink *k)
 	natsMsgList_Destroy(&list);
 }
 
+/* Asked from outside to end while the stream does not answer: the program cannot go on
+ * (its next output waits for the acknowledgements), so the group is killed now rather than
+ * after SYNC_LIMIT_MS. Nothing it sent depends on the unacknowledged inputs; a follower
+ * takes over once the cluster answers again. */
+static void stop_if_asked(int waited_ms)
+{
+	int sig = outside_end_requested();
+	if (!sig)
+		return;
+	abandoned = true; /* a flush at exit does not wait again */
+	shim_abort(NULL,
+		   "replicate: %s from outside while the stream had not acknowledged appends "
+		   "for %d s: the group is killed",
+		   strsignal(sig), waited_ms / 1000);
+}
+
 static int sink_sync(struct input_sink *s)
 {
 	struct js_sink *k = (struct js_sink *)s;
+	if (abandoned)
+		return -EINTR;
 	if (!k->pending && !atomic_load(&refused))
 		return 0;
 	jsPubOptions po;
@@ -109,8 +170,10 @@ static int sink_sync(struct input_sink *s)
 	for (int waited = 0; waited < SYNC_LIMIT_MS && st == NATS_TIMEOUT;
 	     waited += SYNC_SLICE_MS) {
 		st = js_PublishAsyncComplete(k->l->js, &po);
-		if (st == NATS_TIMEOUT)
-			resend_pending(k);
+		if (st != NATS_TIMEOUT)
+			break;
+		resend_pending(k);
+		stop_if_asked(waited + SYNC_SLICE_MS);
 	}
 	if (atomic_load(&refused)) {
 		snprintf(k->l->why, sizeof(k->l->why),

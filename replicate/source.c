@@ -3,7 +3,8 @@
  * leader appends. When nothing comes, the lease is looked at: while someone holds it the
  * follower waits; once it has lapsed and this replica has every record the stream holds,
  * it takes the lease and goes live (replica.c) — the point where it stands in the timeline
- * is the same on every replica, since all consumed the same records before. */
+ * is the same on every replica, since all consumed the same records before. A record the
+ * leader appended in parts (larger than one message) reaches the replay shim only whole. */
 #include "replicate/replicate.h"
 
 #include <stdio.h>
@@ -12,7 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "scheduler/scheduler.h"
 #include "shim/shim.h"
+#include "supervisor/tracer.h"
 
 #define FETCH_BATCH 256
 #define FETCH_WAIT_MS 200
@@ -31,10 +34,29 @@ struct js_source {
 	uint64_t epoch;
 	uint64_t lease_rev;    /* the lease's revision when last seen changing ... */
 	int64_t lease_seen_ms; /* ... and when (monotonic) */
+	/* The parts of a record too large for one message, gathered until the last. */
+	uint8_t *parts;
+	size_t parts_len;
+	uint32_t parts_next, parts_count; /* parts_next 0: none gathered */
+	uint64_t parts_first;             /* the stream sequence of part 0 */
 };
 
 static natsStatus subscribe(struct js_source *j);
 static void drop_batch(struct js_source *j);
+
+/* Asked from outside to end while waiting for the stream (the leader is idle, or the
+ * cluster does not answer): the signal would reach the group only with the next record,
+ * so the replica stops here, where the replay would have stopped at that record. */
+static void stop_if_asked(struct js_source *j)
+{
+	int sig = outside_end_requested();
+	if (sig)
+		shim_abort(NULL,
+			   "replicate: %s from outside while waiting for the next input of "
+			   "stream %s (after sequence %llu, t=%llu): the group is killed",
+			   strsignal(sig), j->l->stream, (unsigned long long)j->last_seq,
+			   (unsigned long long)sched_now());
+}
 
 /* Starts the consumer over at the record after the last one consumed. */
 static void resubscribe(struct js_source *j)
@@ -42,8 +64,10 @@ static void resubscribe(struct js_source *j)
 	drop_batch(j);
 	natsSubscription_Destroy(j->sub);
 	j->sub = NULL;
-	while (subscribe(j) != NATS_OK)
+	while (subscribe(j) != NATS_OK) {
+		stop_if_asked(j);
 		usleep(100 * 1000);
+	}
 }
 
 static void drop_batch(struct js_source *j)
@@ -65,13 +89,93 @@ static uint64_t stream_seq(natsMsg *m)
 	return seq;
 }
 
-/* Unpacks message `at` of the batch: true for a record now at the head, false for a
- * go-live mark (consumed here: it changes nothing on a follower). */
+static _Noreturn void not_ours(struct js_source *j, uint64_t seq)
+{
+	shim_abort(NULL, "replicate: message %llu of %s is not a detrun record",
+		   (unsigned long long)seq, j->l->stream);
+}
+
+/* The parts of a record whose last part never came: its leader stopped between parts
+ * (the next message is a new leader's go-live mark, or this replica takes over at the
+ * stream's end). Its program may have read the record, but sent nothing that depends on
+ * it (sends wait for every append's acknowledgement), so no replica acts on it. */
+static void drop_torn(struct js_source *j)
+{
+	if (!j->parts_next)
+		return;
+	fprintf(stderr,
+		"detrun: replicate: dropped a torn record (parts 1-%u of %u, stream sequences "
+		"%llu-%llu): its leader stopped before appending the rest, and sent nothing "
+		"that depends on it\n",
+		j->parts_next, j->parts_count, (unsigned long long)j->parts_first,
+		(unsigned long long)(j->parts_first + j->parts_next - 1));
+	j->parts_len = 0;
+	j->parts_next = 0;
+}
+
+/* Gathers part `body` of message SEQ: true once the record is whole (in j->parts). */
+static bool gather(struct js_source *j, uint64_t seq, const uint8_t *body, size_t len)
+{
+	uint32_t index, count;
+	const uint8_t *slice;
+	size_t n;
+	if (rep_unframe_part(body, len, &index, &count, &slice, &n) || count < 2 ||
+	    index != j->parts_next || (index && count != j->parts_count))
+		shim_abort(NULL,
+			   "replicate: message %llu of %s is a part out of place (part %u of "
+			   "%u after %u of %u)",
+			   (unsigned long long)seq, j->l->stream, index + 1, count, j->parts_next,
+			   j->parts_count);
+	uint8_t *grown = realloc(j->parts, j->parts_len + n);
+	if (!grown)
+		shim_abort(NULL, "replicate: out of memory gathering a record of %u parts", count);
+	memcpy(grown + j->parts_len, slice, n);
+	j->parts = grown;
+	j->parts_len += n;
+	if (!index)
+		j->parts_first = seq;
+	j->parts_count = count;
+	j->parts_next = index + 1;
+	return j->parts_next == count;
+}
+
+/* Message `at` of the batch, framed: false when it was consumed here (a go-live mark,
+ * which changes nothing on a follower, or a part of a record not yet whole). */
+static bool framed(struct js_source *j, uint64_t seq, uint64_t *time, const uint8_t **body,
+		   size_t *len)
+{
+	natsMsg *m = j->batch.Msgs[j->at];
+	int kind;
+	if (rep_unframe((const uint8_t *)natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), time,
+			&kind, body, len))
+		not_ours(j, seq);
+	if (kind != REP_RECORD && kind != REP_GOLIVE && kind != REP_PART)
+		not_ours(j, seq);
+	if (kind == REP_PART && gather(j, seq, *body, *len)) {
+		*body = j->parts;
+		*len = j->parts_len;
+		return true;
+	}
+	if (kind == REP_GOLIVE) {
+		drop_torn(j);
+		rep_replica_saw_golive(*time, *body, *len, seq);
+	} else if (j->parts_next && kind != REP_PART)
+		shim_abort(NULL,
+			   "replicate: message %llu of %s comes between the parts of a record",
+			   (unsigned long long)seq, j->l->stream);
+	if (kind == REP_RECORD)
+		return true;
+	j->last_seq = seq;
+	j->at++;
+	return false;
+}
+
+/* Unpacks message `at` of the batch: true for a record now at the head, false for one
+ * consumed here (see framed). */
 static bool unpack(struct js_source *j)
 {
 	natsMsg *m = j->batch.Msgs[j->at];
 	uint64_t time, seq = stream_seq(m);
-	int kind;
 	const uint8_t *body;
 	size_t len;
 	if (seq && seq <= j->last_seq) {
@@ -82,21 +186,13 @@ static bool unpack(struct js_source *j)
 		resubscribe(j); /* a gap: ask again from the first missing record */
 		return false;
 	}
-	if (rep_unframe((const uint8_t *)natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m),
-			&time, &kind, &body, &len))
-		shim_abort(NULL, "replicate: message %llu of %s is not a detrun record",
-			   (unsigned long long)seq, j->l->stream);
-	if (kind == REP_GOLIVE) {
-		rep_replica_saw_golive(time, body, len, seq);
-		j->last_seq = seq;
-		j->at++;
+	if (!framed(j, seq, &time, &body, &len))
 		return false;
-	}
 	j->head = detrun__log__record__unpack(NULL, len, body);
-	if (kind != REP_RECORD || !j->head ||
-	    j->head->kind_case == DETRUN__LOG__RECORD__KIND_HEADER)
-		shim_abort(NULL, "replicate: message %llu of %s is not a detrun record",
-			   (unsigned long long)seq, j->l->stream);
+	j->parts_len = 0; /* unpacking copied what it needs */
+	j->parts_next = 0;
+	if (!j->head || j->head->kind_case == DETRUN__LOG__RECORD__KIND_HEADER)
+		not_ours(j, seq);
 	j->head_time = time;
 	j->head_seq = seq;
 	return true;
@@ -129,6 +225,7 @@ static void maybe_take_over(struct js_source *j)
 		return; /* records still to come: drain first */
 	if (rep_lease_take(j->l, &epoch))
 		return; /* another follower was quicker */
+	drop_torn(j);
 	j->epoch = epoch;
 	j->took_over = true;
 }
@@ -145,10 +242,14 @@ static const LogRecord *src_head(struct input_source *s, uint64_t *time)
 		drop_batch(j);
 		natsStatus st = natsSubscription_Fetch(&j->batch, j->sub, FETCH_BATCH,
 						       FETCH_WAIT_MS, NULL);
-		if (st == NATS_TIMEOUT)
+		if (st == NATS_TIMEOUT) {
+			/* waiting: --status shows every record this replica has (lag 0) */
+			rep_progress_set(false, 0, j->last_seq);
 			maybe_take_over(j);
-		else if (st != NATS_OK)
+		} else if (st != NATS_OK)
 			usleep(100 * 1000); /* the cluster is electing or reconnecting: again */
+		if (st != NATS_OK)
+			stop_if_asked(j);
 	}
 	if (!j->head)
 		return NULL;

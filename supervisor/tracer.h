@@ -33,6 +33,11 @@ bool signal_is_caught(const struct task *t, int sig);
 /* Pending signals (thread and process), and the blocked mask, from /proc. */
 int read_signal_state(const struct task *t, uint64_t *pending, uint64_t *blocked);
 
+/* An ending signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) sent to detrun from outside so far:
+ * its number, or 0. For a wait that does not return between events (a replica waiting
+ * on its cluster), which would otherwise pass the signal on only after the wait. */
+int outside_end_requested(void);
+
 extern const struct tracer_options *tracer_opts;
 
 #endif

@@ -148,6 +148,7 @@ static bool repeated_copy(int sig)
 #define MAX_NOTED 64
 static struct outside_signal_msg noted[MAX_NOTED];
 static int n_noted;
+static int end_requested; /* see outside_end_requested */
 
 /* Reads what the signal handler wrote to the pipe, and only notes it: a SIGCHLD says a
  * task changed state (handled by the main loop, which may free tasks), the others wait for
@@ -160,7 +161,15 @@ static void note_outside_signals(void)
 			stops_waiting = true;
 		else
 			noted[n_noted++] = msg;
+		if ((ENDING_SIGNALS & SIGBIT(msg.sig)) && !(msg.pid > 0 && sched_find(msg.pid)))
+			end_requested = msg.sig;
 	}
+}
+
+int outside_end_requested(void)
+{
+	note_outside_signals();
+	return end_requested;
 }
 
 /* Signals sent to detrun itself. The terminal's own signals reach the group's process

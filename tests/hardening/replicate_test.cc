@@ -9,7 +9,11 @@
 // acknowledgements, and every waiting step has a hard limit.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -616,4 +620,245 @@ TEST_F(Replicate, StreamLeaderServerKilledDuringLoad)
 	EXPECT_EQ(CountOf(snap, "\n"), keys + 1) << "k0_0 of the shutdown client, and every key";
 	EXPECT_EQ(ReadFile(dir / "b/data.snapshot"), snap);
 	EXPECT_EQ(ReadFile(dir / "c/data.snapshot"), snap);
+}
+
+namespace
+{
+
+const std::string kBigRead = std::string(GUEST_DIR) + "/repl_bigread";
+// One read of more than twice NATS's default max_payload (1 MiB), of no round size.
+const std::string kBigBytes = std::to_string(2 * 1024 * 1024 + 12345);
+
+// repl_bigread's answer line for the BYTES the client sent: "first read N bytes, total N
+// bytes, digest D" (one read of everything, with the client's digest).
+std::string BigReadLine(const std::string &bytes, const RunResult &client)
+{
+	size_t at = client.out.find("digest ");
+	if (at == std::string::npos)
+		return "(the client printed no digest)";
+	return "first read " + bytes + " bytes, total " + bytes + " bytes, " +
+	       client.out.substr(at, 7 + 16) + "\n";
+}
+
+// One message of the NATS protocol to SUBJECT on server N, published through JetStream
+// (its acknowledgement is awaited, so the stream holds it): the stream's JSON answer.
+std::string JetStreamPublish(int n, const std::string &subject, const std::string &payload)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {};
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)(cluster->base + n));
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		close(fd);
+		return "(cannot connect)";
+	}
+	std::string out = "CONNECT {\"verbose\":false,\"pedantic\":false}\r\n"
+			  "SUB _INBOX.bigin 1\r\nPUB " +
+			  subject + " _INBOX.bigin " + std::to_string(payload.size()) + "\r\n" +
+			  payload + "\r\nPING\r\n";
+	if (write(fd, out.data(), out.size()) != (ssize_t)out.size()) {
+		close(fd);
+		return "(cannot send)";
+	}
+	std::string in;
+	char buf[4096];
+	for (int i = 0; i < 300 && in.find("\"seq\"") == std::string::npos &&
+			in.find("\"error\"") == std::string::npos;
+	     i++) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		ssize_t r = read(fd, buf, sizeof(buf));
+		if (r <= 0)
+			break;
+		in.append(buf, (size_t)r);
+		if (in.find("PING\r\n") != std::string::npos && write(fd, "PONG\r\n", 6) != 6)
+			break;
+	}
+	close(fd);
+	return in;
+}
+
+// A group of repl_bigread replicas serving a free port, reading BYTES at once: a leads
+// (lease 4 s), b and c follow. Whatever still runs when the test leaves is killed.
+struct BigReadGroup {
+	TempDir dir;
+	std::string group, bytes;
+	int port = FreePort();
+	std::unique_ptr<Child> r[3];
+
+	BigReadGroup(const std::string &name, const std::string &b = kBigBytes)
+	    : dir("repl-" + name), group(name + std::to_string(getpid())), bytes(b)
+	{
+	}
+	~BigReadGroup()
+	{
+		KillOnExit k{ { r[0].get(), r[1].get(), r[2].get() } };
+	}
+	bool Start(int replicas = 3)
+	{
+		std::vector<std::string> prog = { kBigRead, "serve", std::to_string(port), bytes };
+		r[0] = Replica(dir, group, "a", prog, { "--lease-ms", "4000" });
+		if (!r[0]->WaitForOutput("leads group", 90, true))
+			return false;
+		for (int n = 1; n < replicas; n++) {
+			r[n] = Replica(dir, group, n == 1 ? "b" : "c", prog);
+			if (!r[n]->WaitForOutput("follows group", 90, true))
+				return false;
+		}
+		return true;
+	}
+	RunResult Send() const
+	{
+		RunOptions opt;
+		opt.timeout_s = 300;
+		return RunCommand({ kBigRead, "send", std::to_string(port), bytes }, opt);
+	}
+	// Replica N ended as the program did, agreeing with the others, and its program
+	// counted every byte the client sent once, with the client's digest.
+	void ExpectEnd(int n, const RunResult &end, const RunResult &client) const
+	{
+		EXPECT_EQ(end.code, 0) << end.Describe();
+		EXPECT_EQ(end.err.find("diverged"), std::string::npos) << end.Describe();
+		EXPECT_TRUE(end.leftovers.empty()) << end.Describe();
+		EXPECT_EQ(ReadFile(dir / (std::string(1, 'a' + n) + "/stdout.txt")),
+			  "listening\n" + BigReadLine(bytes, client))
+			<< end.Describe();
+	}
+};
+
+} // namespace
+
+// A client sends 2 MiB and a bit in one write; the leader's program reads it in one read:
+// one input record over NATS's max_payload. It goes to the stream in parts and every
+// follower acts on it whole: each replica's program counts the same bytes with the same
+// digest as the client, and ends alike.
+TEST_F(Replicate, InputLargerThanMaxPayloadReplicates)
+{
+	BigReadGroup g("big");
+	ASSERT_TRUE(g.Start()) << g.r[0]->Err();
+	RunResult client = g.Send();
+	EXPECT_NE(client.out.find("match"), std::string::npos) << client.Describe();
+	EXPECT_EQ(client.code, 0) << client.Describe();
+	RunResult end[3];
+	for (int n = 0; n < 3; n++)
+		end[n] = g.r[n]->Finish();
+	for (int n = 0; n < 3; n++)
+		g.ExpectEnd(n, end[n], client);
+	for (int n = 1; n < 3; n++)
+		EXPECT_NE(end[n].err.find("a replicated end"), std::string::npos)
+			<< end[n].Describe();
+}
+
+// The leader stops between the parts of a large record: it is stopped, the stream gets
+// the first part of a three-part record (as the leader would have appended it), and the
+// leader is killed. The record is torn: no replica acts on it. The follower that takes
+// over drops it before its go-live mark, the other drops it at that mark (both say so),
+// and the group goes on: a large input through the new leader reaches every replica
+// whole, with the client's digest.
+TEST_F(Replicate, LeaderKilledBetweenPartsLeavesNoTornRecord)
+{
+	BigReadGroup g("torn");
+	ASSERT_TRUE(g.Start()) << g.r[0]->Err();
+	g.r[0]->Signal(SIGSTOP); // no append and no renewal from now on
+	// Framing (replicate/link.h): 8 bytes of logical time, kind 2 (a part), then part
+	// index 0 and count 3 (4 bytes each, little-endian) and the part's bytes.
+	std::string part(8, '\0');
+	part += std::string("\x02", 1) + std::string("\0\0\0\0\x03\0\0\0", 8) +
+		std::string(1000, 'x');
+	std::string ack;
+	for (int n = 0; n < 3 && ack.find("\"seq\"") == std::string::npos; n++)
+		ack = JetStreamPublish(n, "detrun." + g.group + ".in", part);
+	ASSERT_NE(ack.find("\"seq\""), std::string::npos) << ack;
+	g.r[0]->Signal(SIGKILL);
+	g.r[0]->Finish();
+	int leader = 0;
+	for (int i = 0; i < 120 && !leader; i++)
+		for (int n = 1; n < 3 && !leader; n++)
+			if (g.r[n]->WaitForOutput("leads from t=", 0.5, true))
+				leader = n;
+	ASSERT_NE(leader, 0) << g.r[1]->Err() << g.r[2]->Err();
+	for (int n = 1; n < 3; n++)
+		EXPECT_TRUE(g.r[n]->WaitForOutput("dropped a torn record (parts 1-1 of 3", 60, true))
+			<< g.r[n]->Err();
+	RunResult client = g.Send();
+	EXPECT_NE(client.out.find("match"), std::string::npos) << client.Describe();
+	for (int n = 1; n < 3; n++) {
+		RunResult end = g.r[n]->Finish();
+		g.ExpectEnd(n, end, client);
+		EXPECT_EQ(CountOf(end.err, "dropped a torn record"), 1) << end.Describe();
+	}
+}
+
+// A follower waiting for the next input of an idle leader stops at SIGTERM, with the
+// group killed and one line, instead of when the next record comes.
+TEST_F(Replicate, FollowerStopsOnSigtermWhileWaiting)
+{
+	BigReadGroup g("term");
+	ASSERT_TRUE(g.Start()) << g.r[0]->Err();
+	// b has every record the stream holds (its progress in the bucket): the leader waits
+	// for a client, so b waits for the stream.
+	auto b_caught_up = [&](std::string *status) {
+		*status = RunCommand({ kDetrun, "replicate", "--status", "--cluster", cluster->urls,
+				       "--group", g.group })
+				  .out;
+		for (const std::string &line : SplitLines(*status))
+			if (line.rfind("replica b: follower", 0) == 0 && line.size() > 7 &&
+			    line.substr(line.size() - 7) == ", lag 0")
+				return true;
+		return false;
+	};
+	std::string status;
+	for (int i = 0; i < 300 && !b_caught_up(&status); i++)
+		usleep(100 * 1000);
+	ASSERT_TRUE(b_caught_up(&status)) << status;
+	g.r[1]->Signal(SIGTERM);
+	bool stopped = g.r[1]->WaitForOutput("from outside while waiting for the next input", 60,
+					     true);
+	if (!stopped)
+		g.r[1]->Signal(SIGKILL); // failed already: no need to wait for its hard limit
+	EXPECT_TRUE(stopped) << g.r[1]->Err();
+	RunResult b = g.r[1]->Finish();
+	EXPECT_EQ(b.code, 125) << b.Describe();
+	EXPECT_EQ(CountOf(b.err, "from outside"), 1) << b.Describe();
+	EXPECT_TRUE(b.leftovers.empty()) << b.Describe();
+	for (int n : { 0, 2 }) // the others go on until the leader is asked to end
+		EXPECT_FALSE(g.r[n]->WaitForOutput("from outside", 0, true)) << g.r[n]->Err();
+	g.r[0]->Signal(SIGTERM);
+	for (int n : { 0, 2 }) {
+		RunResult e = g.r[n]->Finish();
+		EXPECT_EQ(e.code, 128 + SIGTERM) << e.Describe();
+		EXPECT_TRUE(e.leftovers.empty()) << e.Describe();
+	}
+}
+
+// The leader waits for the stream to acknowledge appends (two of the three servers are
+// down: no quorum) and is given SIGTERM: it stops with the group killed and one line,
+// instead of after the minute it waits for a cluster. The servers come back afterwards.
+TEST_F(Replicate, LeaderStopsOnSigtermWhileAppendsWait)
+{
+	BigReadGroup g("noquorum", "1000");
+	ASSERT_TRUE(g.Start(1)) << g.r[0]->Err();
+	cluster->Kill(1);
+	cluster->Kill(2);
+	RunOptions copt;
+	copt.timeout_s = 120;
+	Child client({ kBigRead, "send", std::to_string(g.port), g.bytes }, copt);
+	KillOnExit client_guard{ { &client } };
+	g.r[0]->Signal(SIGTERM);
+	bool stopped = g.r[0]->WaitForOutput("from outside while the stream had not acknowledged",
+					     90, true);
+	if (!stopped)
+		g.r[0]->Signal(SIGKILL);
+	EXPECT_TRUE(stopped) << g.r[0]->Err();
+	RunResult end = g.r[0]->Finish();
+	client.Signal(SIGKILL);
+	client.Finish();
+	ASSERT_TRUE(cluster->Start(1)); // for the tests after this one
+	ASSERT_TRUE(cluster->Start(2));
+	EXPECT_EQ(end.code, 125) << end.Describe();
+	EXPECT_EQ(CountOf(end.err, "from outside"), 1) << end.Describe();
+	EXPECT_TRUE(end.leftovers.empty()) << end.Describe();
+	EXPECT_EQ(end.err.find("did not acknowledge"), std::string::npos) << end.Describe();
 }
