@@ -176,6 +176,8 @@ size_t files_request(const char *cmd, char *out, size_t size);
 
 /* Was a Ctrl-C taken while the group ran that no stop has reported yet? Clears it. */
 bool interrupt_take_pending(void);
+/* Has gdb sent its interrupt byte (Ctrl-C)? Ends detrun if gdb went away. (server.c) */
+bool gdb_interrupt_waiting(void);
 
 /* ---- going back and forth (travel.c) ------------------------------------------------- */
 

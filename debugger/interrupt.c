@@ -9,11 +9,9 @@
  * run changes: the task goes on from exactly where it stood, and a native call the
  * interrupt cut short is restarted by the kernel without becoming an event. */
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/socket.h>
 
 #include "supervisor/debugger_hooks.h"
 #include "debugger/internal.h"
@@ -34,23 +32,9 @@ bool interrupt_take_pending(void)
 	return was;
 }
 
-/* Is gdb's interrupt byte waiting? All-stop gdb sends nothing else while the group runs;
- * anything else is dropped. End of file: gdb went, and the group goes with it. */
-static bool ctrl_c_waiting(void)
-{
-	struct pollfd p = { dbg.conn_fd, POLLIN, 0 };
-	if (poll(&p, 1, 0) <= 0)
-		return false;
-	char c;
-	ssize_t n = recv(dbg.conn_fd, &c, 1, MSG_DONTWAIT);
-	if (n == 0)
-		die("gdb disconnected: the group is ended");
-	return n == 1 && c == 3;
-}
-
 bool debugger_poll(struct task *t, void (*handle)(int tid, int status))
 {
-	if (dbg.mode != MODE_LIVE || !dbg.connected || dbg.conn_fd < 0 || !ctrl_c_waiting())
+	if (dbg.mode != MODE_LIVE || !dbg.connected || dbg.conn_fd < 0 || !gdb_interrupt_waiting())
 		return false;
 	struct task *shown = procs_shown(t);
 	if (!shown || !spin_interrupt(t, handle)) {
@@ -84,7 +68,7 @@ int debugger_wait_fd(void)
  * `monitor goto` reaches again. */
 void debugger_idle_input(void)
 {
-	if (!ctrl_c_waiting())
+	if (!gdb_interrupt_waiting())
 		return;
 	struct task *shown = procs_shown(NULL);
 	if (!shown) {

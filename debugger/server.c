@@ -635,8 +635,9 @@ static bool group_ending(const struct task *t)
 	return true;
 }
 
-/* gdb sent something while the group ran: an interrupt (Ctrl-C), or it went away. */
-static bool interrupted(void)
+/* gdb sent something while the group ran: an interrupt (Ctrl-C), or it went away. All-stop
+ * gdb sends nothing else while the group runs; anything else is dropped. */
+bool gdb_interrupt_waiting(void)
 {
 	struct pollfd p = { dbg.conn_fd, POLLIN, 0 };
 	if (poll(&p, 1, 0) <= 0)
@@ -702,7 +703,8 @@ static void live_event(struct task *t)
 	} else if (dbg.goto_time && dbg.now.time >= dbg.goto_time) {
 		dbg.goto_time = 0;
 		server_stop_reply(shown, 0, "", reply, sizeof(reply)); /* gdb: "stopped" */
-	} else if (dbg.stepping_vtid == t->vtid || interrupted() || interrupt_take_pending()) {
+	} else if (dbg.stepping_vtid == t->vtid || gdb_interrupt_waiting() ||
+		   interrupt_take_pending()) {
 		server_stop_reply(shown, dbg.stepping_vtid == t->vtid ? SIGTRAP : SIGINT, "", reply,
 				  sizeof(reply));
 		set_trap_flag(t, false);

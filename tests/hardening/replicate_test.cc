@@ -583,9 +583,12 @@ TEST_F(Replicate, StreamLeaderServerKilledDuringLoad)
 			KillOnExit k{ { r[0].get(), r[1].get(), r[2].get() } };
 		}
 	} guard{ r };
-	// The default lease (15 s): longer than the election of the stream's leader.
+	// The lease is renewed through JetStream too, so it stalls with the election of the
+	// stream's leader (4-10 s on a quiet machine, more beside a CPU hog): a lease of 60 s
+	// outlasts it however busy the machine is, and no follower takes over.
 	for (int n = 0; n < 3; n++) {
-		r[n] = Replica(dir, group, std::string(1, 'a' + n), prog);
+		r[n] = Replica(dir, group, std::string(1, 'a' + n), prog,
+			       { "--lease-ms", "60000" });
 		ASSERT_TRUE(r[n]->WaitForOutput(n ? "follows group" : "leads group", 90, true))
 			<< r[n]->Finish().Describe();
 	}
@@ -648,10 +651,10 @@ std::string JetStreamPublish(int n, const std::string &subject, const std::strin
 	struct sockaddr_in a = {};
 	a.sin_family = AF_INET;
 	a.sin_port = htons((uint16_t)(cluster->base + n));
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+	if (inet_pton(AF_INET, cluster->host.c_str(), &a.sin_addr) != 1 ||
+	    connect(fd, (struct sockaddr *)&a, sizeof(a))) {
 		close(fd);
-		return "(cannot connect)";
+		return "(cannot connect to " + cluster->host + ")";
 	}
 	std::string out = "CONNECT {\"verbose\":false,\"pedantic\":false}\r\n"
 			  "SUB _INBOX.bigin 1\r\nPUB " +
