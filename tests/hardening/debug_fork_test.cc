@@ -26,11 +26,7 @@ std::string Guest(const std::string &name)
 // Records guest `name` into dir/NAME.dlog; its output.
 std::string Record(const TempDir &dir, const std::string &name)
 {
-	RunOptions opt;
-	opt.cwd = dir.path;
-	RunResult r = RunCommand({ kDetrun, "record", "-o", dir / (name + ".dlog"), "--",
-				   Guest(name) },
-				 opt);
+	RunResult r = RecordInto(dir, name + ".dlog", { Guest(name) });
 	EXPECT_EQ(r.code, 0) << r.Describe();
 	return r.out;
 }

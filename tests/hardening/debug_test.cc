@@ -126,11 +126,8 @@ TEST(Debug, PlainRunBreakpointBacktraceAndThreads)
 TEST(Debug, ForkedChildDoesNotInheritBreakpoints)
 {
 	TempDir dir("debug");
-	RunOptions opt;
-	opt.cwd = dir.path;
 	std::string guest = std::string(GUEST_DIR) + "/dbg_fork";
-	ASSERT_EQ(RunCommand({ kDetrun, "record", "-o", dir / "fork.dlog", "--", guest }, opt).code,
-		  0);
+	ASSERT_EQ(RecordInto(dir, "fork.dlog", { guest }).code, 0);
 	RunResult r = Debug(dir, "fork.dlog", { "break work", "continue", "print x", "continue" });
 	EXPECT_FALSE(r.timed_out) << r.Describe();
 	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
@@ -145,11 +142,8 @@ TEST(Debug, ForkedChildDoesNotInheritBreakpoints)
 TEST(Debug, BreakpointOnAnEmulatedInstruction)
 {
 	TempDir dir("debug");
-	RunOptions opt;
-	opt.cwd = dir.path;
 	std::string guest = std::string(GUEST_DIR) + "/dbg_rdtsc";
-	ASSERT_EQ(RunCommand({ kDetrun, "record", "-o", dir / "rdtsc.dlog", "--", guest }, opt).code,
-		  0);
+	ASSERT_EQ(RecordInto(dir, "rdtsc.dlog", { guest }).code, 0);
 	RunResult r = Debug(dir, "rdtsc.dlog",
 			    { "break *tick", "continue", "continue", "stepi", "continue",
 			      "continue" });
@@ -164,11 +158,7 @@ TEST(Debug, BreakpointOnAnEmulatedInstruction)
 TEST(Debug, SteppingOnAReplay)
 {
 	TempDir dir("debug");
-	RunOptions opt;
-	opt.cwd = dir.path;
-	RunResult rec = RunCommand({ kDetrun, "record", "-o", dir / "racy.dlog", "--", kRacy, "2",
-				     "10" },
-				   opt);
+	RunResult rec = RecordInto(dir, "racy.dlog", { kRacy, "2", "10" });
 	ASSERT_EQ(rec.code, 0) << rec.Describe();
 	RunResult r = Debug(dir, "racy.dlog",
 			    { "break main", "continue", "next", "next", "stepi", "step", "bt 1",
@@ -222,11 +212,7 @@ TEST(Debug, ReplayWithBreakpointsInHotCodeEndsLikeAPlainReplay)
 TEST(Debug, WatchpointOnTheRacyCounterIsReproducibleAndReversible)
 {
 	TempDir dir("debug");
-	RunOptions opt;
-	opt.cwd = dir.path;
-	RunResult rec = RunCommand({ kDetrun, "record", "-o", dir / "racy.dlog", "--", kRacy, "3",
-				     "50" },
-				   opt);
+	RunResult rec = RecordInto(dir, "racy.dlog", { kRacy, "3", "50" });
 	ASSERT_EQ(rec.code, 0) << rec.Describe();
 	ASSERT_NE(rec.out.find("counter = 150 "), std::string::npos) << rec.Describe();
 	WriteFile(dir / "watch.gdb", "watch counter\ncommands\nsilent\nmonitor when\n"
@@ -262,11 +248,7 @@ TEST(Debug, WatchpointOnTheRacyCounterIsReproducibleAndReversible)
 TEST(Debug, MonitorGotoRunsForwardAndBack)
 {
 	TempDir dir("debug");
-	RunOptions opt;
-	opt.cwd = dir.path;
-	RunResult rec = RunCommand({ kDetrun, "record", "-o", dir / "racy.dlog", "--", kRacy, "3",
-				     "50" },
-				   opt);
+	RunResult rec = RecordInto(dir, "racy.dlog", { kRacy, "3", "50" });
 	ASSERT_EQ(rec.code, 0) << rec.Describe();
 	RunResult r = Debug(dir, "racy.dlog",
 			    { "monitor when", "monitor goto 62", "continue", "monitor when",
@@ -308,19 +290,14 @@ TEST(Debug, ErrorsAreOneLineAndLeaveNothingRunning)
 	// A log of another binary: the program was rebuilt since.
 	std::string copy = dir / "racy_copy";
 	ASSERT_EQ(RunCommand({ "cp", kRacy, copy }).code, 0);
-	ASSERT_EQ(RunCommand({ kDetrun, "record", "-o", dir / "r.dlog", "--", copy, "1", "5" }, opt)
-			  .code,
-		  0);
+	ASSERT_EQ(RecordInto(dir, "r.dlog", { copy, "1", "5" }).code, 0);
 	ASSERT_EQ(RunCommand({ "sh", "-c", "echo >> " + copy }).code, 0);
 	ExpectOneLine(RunCommand({ kDetrun, "debug", "r.dlog", "-batch" }, opt),
 		      "is not the recorded program");
 	ExpectOneLine(RunCommand({ kDetrun, "replay", "--gdb", "r.dlog" }, opt),
 		      "differs from the recorded program");
 	// gdb missing.
-	ASSERT_EQ(RunCommand({ kDetrun, "record", "-o", dir / "ok.dlog", "--", kRacy, "1", "5" },
-			     opt)
-			  .code,
-		  0);
+	ASSERT_EQ(RecordInto(dir, "ok.dlog", { kRacy, "1", "5" }).code, 0);
 	ExpectOneLine(RunCommand({ "env", "DETRUN_GDB=/nonexistent/gdb", kDetrun, "debug",
 				   "ok.dlog", "-batch" },
 				 opt),
@@ -364,11 +341,7 @@ TEST(Debug, ErrorsAreOneLineAndLeaveNothingRunning)
 // Records tests/guests/dbg_calls (a call, and a system call between two lines) into dir.
 void RecordCalls(const TempDir &dir)
 {
-	RunOptions opt;
-	opt.cwd = dir.path;
-	RunResult rec = RunCommand({ kDetrun, "record", "-o", dir / "calls.dlog", "--",
-				     std::string(GUEST_DIR) + "/dbg_calls" },
-				   opt);
+	RunResult rec = RecordInto(dir, "calls.dlog", { std::string(GUEST_DIR) + "/dbg_calls" });
 	ASSERT_EQ(rec.code, 0) << rec.Describe();
 	ASSERT_NE(rec.out.find("DBG-CALLS-OK"), std::string::npos) << rec.Describe();
 }
@@ -460,11 +433,7 @@ TEST(Debug, ReverseStepAndFinishStopWhereRecordFullDoes)
 TEST(Debug, ReverseWatchpointStopsBeforeTheWrite)
 {
 	TempDir dir("debug");
-	RunOptions opt;
-	opt.cwd = dir.path;
-	RunResult rec = RunCommand({ kDetrun, "record", "-o", dir / "racy.dlog", "--", kRacy, "3",
-				     "50" },
-				   opt);
+	RunResult rec = RecordInto(dir, "racy.dlog", { kRacy, "3", "50" });
 	ASSERT_EQ(rec.code, 0) << rec.Describe();
 	RunResult r = Debug(dir, "racy.dlog",
 			    { "continue", "watch counter", "reverse-continue", "print counter",

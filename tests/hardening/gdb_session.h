@@ -29,6 +29,17 @@ inline std::vector<std::string> Batch(const std::vector<std::string> &commands)
 	return argv;
 }
 
+// `detrun record -o LOG -- PROG ARGS...`, run in `dir` (the log is dir/LOG).
+inline RunResult RecordInto(const TempDir &dir, const std::string &log,
+			    const std::vector<std::string> &prog)
+{
+	std::vector<std::string> argv{ DETRUN_PATH, "record", "-o", dir / log, "--" };
+	argv.insert(argv.end(), prog.begin(), prog.end());
+	RunOptions opt;
+	opt.cwd = dir.path;
+	return RunCommand(argv, opt);
+}
+
 // `detrun debug LOG` driving gdb with `commands`, run in `dir`.
 inline RunResult Debug(const TempDir &dir, const std::string &log,
 		       const std::vector<std::string> &commands)

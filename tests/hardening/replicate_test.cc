@@ -190,6 +190,15 @@ struct KillOnExit {
 	}
 };
 
+// The same for a test's three replicas, which it starts one by one.
+struct KillReplicasOnExit {
+	std::unique_ptr<Child> *r;
+	~KillReplicasOnExit()
+	{
+		KillOnExit k{ { r[0].get(), r[1].get(), r[2].get() } };
+	}
+};
+
 int CountOf(const std::string &s, const std::string &what)
 {
 	int n = 0;
@@ -444,13 +453,7 @@ TEST_F(Replicate, KvServerCrashIsReplicated)
 	std::string group = "crash" + std::to_string(getpid());
 	std::vector<std::string> prog = { kKvServer, std::to_string(port), "data" };
 	std::unique_ptr<Child> r[3];
-	struct Guard {
-		std::unique_ptr<Child> *r;
-		~Guard()
-		{
-			KillOnExit k{ { r[0].get(), r[1].get(), r[2].get() } };
-		}
-	} guard{ r };
+	KillReplicasOnExit guard{ r };
 	r[0] = Replica(dir, group, "a", prog, { "--lease-ms", "4000" });
 	ASSERT_TRUE(r[0]->WaitForOutput("leads group", 90, true)) << r[0]->Finish().Describe();
 	for (int n = 1; n < 3; n++) {
@@ -576,13 +579,7 @@ TEST_F(Replicate, StreamLeaderServerKilledDuringLoad)
 	std::string group = "stream" + std::to_string(getpid());
 	std::vector<std::string> prog = { kKvServer, std::to_string(port), "data" };
 	std::unique_ptr<Child> r[3];
-	struct Guard {
-		std::unique_ptr<Child> *r;
-		~Guard()
-		{
-			KillOnExit k{ { r[0].get(), r[1].get(), r[2].get() } };
-		}
-	} guard{ r };
+	KillReplicasOnExit guard{ r };
 	// The lease is renewed through JetStream too, so it stalls with the election of the
 	// stream's leader (4-10 s on a quiet machine, more beside a CPU hog): a lease of 60 s
 	// outlasts it however busy the machine is, and no follower takes over.
@@ -690,14 +687,11 @@ struct BigReadGroup {
 	std::string group, bytes;
 	int port = FreePort();
 	std::unique_ptr<Child> r[3];
+	KillReplicasOnExit guard{ r };
 
 	BigReadGroup(const std::string &name, const std::string &b = kBigBytes)
 	    : dir("repl-" + name), group(name + std::to_string(getpid())), bytes(b)
 	{
-	}
-	~BigReadGroup()
-	{
-		KillOnExit k{ { r[0].get(), r[1].get(), r[2].get() } };
 	}
 	bool Start(int replicas = 3)
 	{
