@@ -183,6 +183,7 @@ static int lead(struct rep_link *l, uint64_t epoch, char **argv, const char *pat
 	rep_replica_lead(l, ls.sink);
 	if (rep_lease_keep(l))
 		return 125;
+	hold_outside_signals(); /* a SIGTERM right after the line below is the group's */
 	fprintf(stderr, "detrun: replicate: node %s leads group %s (epoch %" PRIu64 ")\n", l->node,
 		l->group, epoch);
 	return -1;
@@ -278,6 +279,7 @@ static int follow(struct rep_link *l, char **argv, const char *path,
 	char holder[64] = "";
 	uint64_t epoch = 0;
 	rep_lease_holder(l, holder, sizeof(holder), &epoch);
+	hold_outside_signals();
 	fprintf(stderr, "detrun: replicate: node %s follows group %s (leader %s)\n", l->node,
 		l->group, holder[0] ? holder : "none yet");
 	detrun__log__record__free_unpacked(rec, NULL);

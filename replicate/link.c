@@ -84,7 +84,7 @@ int rep_connect(struct rep_link *l, const char *urls, const char *group, const c
 	natsOptions_Destroy(o);
 	jsOptions jo;
 	jsOptions_Init(&jo);
-	rep_sink_handlers(&jo);
+	rep_sink_handlers(&jo, l);
 	if (s == NATS_OK)
 		s = natsConnection_JetStream(&l->js, l->nc, &jo);
 	rep_signals_restore(&saved);

@@ -57,7 +57,7 @@ int64_t rep_last_seq(struct rep_link *l);
 natsMsg *rep_get(struct rep_link *l, uint64_t seq);
 void rep_close(struct rep_link *l);
 /* The publish-error handler of the leader's sink (sink.c), set on the context. */
-void rep_sink_handlers(jsOptions *o);
+void rep_sink_handlers(jsOptions *o, struct rep_link *l);
 
 /* Payload framing (see above). */
 int rep_frame(uint64_t time, int kind, const void *body, size_t len, uint8_t **out,

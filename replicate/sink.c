@@ -34,16 +34,63 @@ static atomic_int refused; /* a publish was refused: another node leads */
 static bool abandoned;     /* the leader stopped waiting for acknowledgements */
 static char refused_why[160];
 
+/* What the stream holds at the sequence a refused message M was meant to take. */
+enum held_at {
+	HOLDS_M,
+	HOLDS_NOTHING_YET,
+	HOLDS_ANOTHER
+};
+
+/* A message refused for a wrong last sequence is not always another leader's doing. Its
+ * first copy may be stored already: it reached a stream leader that died before answering,
+ * the copy sent again met the new leader, and nats-server checks the expected sequence
+ * before its duplicate window. Or the stream has not reached it yet: messages sent again
+ * after an election can arrive out of order. Only another message at its sequence — an
+ * id not its own — deposes this leader. */
+static enum held_at stream_holds(jsCtx *js, const struct rep_link *l, natsMsg *m)
+{
+	const char *id = NULL, *expected = NULL;
+	if (natsMsgHeader_Get(m, "Nats-Msg-Id", &id) != NATS_OK ||
+	    natsMsgHeader_Get(m, "Nats-Expected-Last-Sequence", &expected) != NATS_OK)
+		return HOLDS_ANOTHER;
+	uint64_t seq = strtoull(expected, NULL, 10) + 1;
+	natsMsg *there = NULL;
+	for (int tries = 0; !there && tries < 50; tries++) {
+		jsErrCode jerr = 0;
+		if (js_GetMsg(&there, js, l->stream, seq, NULL, &jerr) == NATS_OK)
+			break;
+		if (jerr == JSNoMessageFoundErr)
+			return HOLDS_NOTHING_YET;
+		usleep(100 * 1000); /* the stream is electing its leader */
+	}
+	if (!there)
+		return HOLDS_NOTHING_YET; /* sent again; sync's limit applies */
+	const char *there_id = NULL;
+	bool same = natsMsgHeader_Get(there, "Nats-Msg-Id", &there_id) == NATS_OK &&
+		    !strcmp(there_id, id);
+	natsMsg_Destroy(there);
+	return same ? HOLDS_M : HOLDS_ANOTHER;
+}
+
+static bool send_again(jsCtx *js, jsPubAckErr *pae)
+{
+	usleep(50 * 1000);
+	return js_PublishMsgAsync(js, &pae->Msg, NULL) == NATS_OK;
+}
+
 /* An append the stream refused (another leader appended: the expected sequence is not the
  * last) deposes this leader. No answer at all (a stream electing its leader) is not a
  * refusal: the message is sent again, with its id and expected sequence. */
 static void on_refused(jsCtx *js, jsPubAckErr *pae, void *closure)
 {
-	if (!pae->ErrCode && (pae->Err == NATS_NO_RESPONDERS || pae->Err == NATS_TIMEOUT)) {
-		usleep(50 * 1000);
-		if (js_PublishMsgAsync(js, &pae->Msg, NULL) == NATS_OK)
-			return;
-	}
+	bool unanswered = !pae->ErrCode &&
+			  (pae->Err == NATS_NO_RESPONDERS || pae->Err == NATS_TIMEOUT);
+	enum held_at at = unanswered ? HOLDS_NOTHING_YET
+			  : pae->ErrCode == JSStreamWrongLastSequenceErr
+				  ? stream_holds(js, closure, pae->Msg)
+				  : HOLDS_ANOTHER;
+	if (at == HOLDS_M || (at == HOLDS_NOTHING_YET && send_again(js, pae)))
+		return;
 	if (atomic_exchange(&refused, 1))
 		return;
 	snprintf(refused_why, sizeof(refused_why), "%s",
@@ -245,9 +292,10 @@ int rep_sink_header(struct input_sink *s, const Detrun__Log__Header *h)
 }
 
 /* The error handler is set on the link's JetStream context when it is made. */
-void rep_sink_handlers(jsOptions *o)
+void rep_sink_handlers(jsOptions *o, struct rep_link *l)
 {
 	o->PublishAsync.ErrHandler = on_refused;
+	o->PublishAsync.ErrHandlerClosure = l;
 	o->PublishAsync.MaxPending = 4096;
 }
 

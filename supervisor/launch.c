@@ -406,6 +406,22 @@ static __attribute__((noreturn)) void namespace_init(const char *path, char **ar
 	_exit(0);
 }
 
+/* Nothing reaches the child's copy of detrun's handlers: every signal waits until the
+ * child has the dispositions detrun was given. */
+static pid_t fork_with_given_signals(const struct launch_options *lo)
+{
+	sigset_t all, given_mask;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &given_mask);
+	pid_t pid = fork();
+	int fork_errno = errno;
+	if (pid == 0 && lo->in_child)
+		lo->in_child();
+	sigprocmask(SIG_SETMASK, &given_mask, NULL);
+	errno = fork_errno;
+	return pid;
+}
+
 int launch_program(const char *path, char **argv, const struct launch_options *lo,
 		   struct launch *out)
 {
@@ -417,7 +433,7 @@ int launch_program(const char *path, char **argv, const struct launch_options *l
 	int own_pid_ns = lo->namespaces ? open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC) : -1;
 	out->namespaced = lo->namespaces && unshare(CLONE_NEWPID) == 0;
 	pid_t parent = getpid();
-	pid_t pid = fork();
+	pid_t pid = fork_with_given_signals(lo);
 	/* Back in detrun's own namespace for what it starts later: no thread can be made
 	 * while new children would go to another (replicate's NATS client makes some). */
 	if (pid != 0 && own_pid_ns >= 0)

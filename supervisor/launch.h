@@ -16,9 +16,10 @@
 #include <sys/types.h>
 
 struct launch_options {
-	int cpus;             /* virtual CPU count shown in /proc and /sys */
-	bool namespaces;      /* run in fresh PID, mount and UTS namespaces */
-	bool shim_intercepts; /* external calls stop (the filter's EXTERNAL rows) */
+	int cpus;               /* virtual CPU count shown in /proc and /sys */
+	bool namespaces;        /* run in fresh PID, mount and UTS namespaces */
+	bool shim_intercepts;   /* external calls stop (the filter's EXTERNAL rows) */
+	void (*in_child)(void); /* undoes detrun's own signal handlers in the child */
 };
 
 struct launch {

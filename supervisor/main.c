@@ -361,6 +361,7 @@ static int cmd_record(int argc, char **argv, struct command_line *cl)
 		snprintf(program, sizeof(program), "%s", path);
 	if (record_shim_start(cl->log_path, &argv[first], program, &cl->opt, outside, n))
 		return 125;
+	hold_outside_signals(); /* the log exists: a signal from now on is logged in it */
 	return run_group(path, &argv[first], &cl->opt);
 }
 

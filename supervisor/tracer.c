@@ -577,6 +577,26 @@ static __attribute__((noreturn)) void abort_run(struct task *t, const char *why)
 	exit(125);
 }
 
+static void start_program(const char *path, char **argv, const struct tracer_options *opt,
+			  struct launch *launched)
+{
+	/* Ignored signals survive exec: the program gets the dispositions detrun was given,
+	 * not detrun's own (launch's in_child). */
+	struct launch_options lo = { .cpus = opt->cpus,
+				     .namespaces = opt->namespaces,
+				     .shim_intercepts = shim_intercepts(),
+				     .in_child = restore_given_signals };
+	hold_outside_signals();
+	shim_set_abort(abort_run);
+	int err = launch_program(path, argv, &lo, launched);
+	if (err)
+		die("cannot start %s: %s", argv[0], strerror(-err));
+	if (opt->namespaces && !launched->namespaced)
+		warn("cannot create namespaces (%s): pids, the hostname and the CPU count files "
+		     "are the host's",
+		     strerror(errno));
+}
+
 int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 {
 	tracer_opts = opt;
@@ -589,20 +609,8 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 	pin_to_one_cpu();
 	foreground_prepare();
 
-	/* Forked before detrun changes its own signal dispositions: ignored signals survive
-	 * exec, and the program must start with the dispositions it was given. */
 	struct launch launched;
-	struct launch_options lo = { .cpus = opt->cpus,
-				     .namespaces = opt->namespaces,
-				     .shim_intercepts = shim_intercepts() };
-	shim_set_abort(abort_run);
-	int err = launch_program(path, argv, &lo, &launched);
-	if (err)
-		die("cannot start %s: %s", argv[0], strerror(-err));
-	if (opt->namespaces && !launched.namespaced)
-		warn("cannot create namespaces (%s): pids, the hostname and the CPU count files "
-		     "are the host's",
-		     strerror(errno));
+	start_program(path, argv, opt, &launched);
 	install_supervisor_signals();
 	foreground_give(launched.init_pid > 0 ? launched.init_pid : launched.pid,
 			outside_notify_fd());

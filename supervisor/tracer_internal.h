@@ -38,6 +38,7 @@ int tracer_group_status(int if_unknown); /* the first process's wait status */
 
 /* tracer_outside.c */
 void install_supervisor_signals(void);
+void restore_given_signals(void);   /* in the program's process, before exec */
 int outside_notify_fd(void);        /* where the foreground sentinel reports signals */
 void queue_outside_signal(int sig); /* passed on at the next pass_outside_signals */
 void pass_outside_signals(void);

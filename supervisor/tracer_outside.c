@@ -231,17 +231,52 @@ void pass_outside_signals(void)
 			deliver_to_group(outside_signals[i]);
 }
 
-void install_supervisor_signals(void)
+/* Signals someone outside sends to detrun, passed on to the group. */
+static const int held[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+#define N_HELD (sizeof(held) / sizeof(held[0]))
+static struct sigaction given[N_HELD]; /* what detrun was started with */
+static bool holding;
+
+static void catch_outside_signal(int sig, int flags, struct sigaction *old)
 {
-	if (pipe2(self_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-		die("cannot create a pipe: %s", strerror(errno));
 	struct sigaction sa = { 0 };
 	sa.sa_sigaction = on_outside_signal;
-	sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: waitpid must return to notice */
+	sa.sa_flags = SA_SIGINFO | flags;
 	sigemptyset(&sa.sa_mask);
-	int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD, SIGCONT };
-	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		sigaction(forwarded[i], &sa, NULL);
+	sigaction(sig, &sa, old);
+}
+
+/* From here on a signal sent to detrun is the group's, even before the group runs: the
+ * handler notes it and the tracer passes it on at the first event, where a shim logs it.
+ * Before, detrun reacts as any program (an ending signal ends it). Until the group runs,
+ * detrun's own calls (starting the program, a cluster's requests) are restarted. */
+void hold_outside_signals(void)
+{
+	if (holding)
+		return;
+	if (pipe2(self_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		die("cannot create a pipe: %s", strerror(errno));
+	for (size_t i = 0; i < N_HELD; i++)
+		catch_outside_signal(held[i], SA_RESTART, &given[i]);
+	holding = true;
+}
+
+/* In the program's process before exec: the dispositions detrun was given (an ignored
+ * signal stays ignored across exec), never detrun's handler writing to detrun's pipe. */
+void restore_given_signals(void)
+{
+	for (size_t i = 0; holding && i < N_HELD; i++)
+		sigaction(held[i], &given[i], NULL);
+}
+
+void install_supervisor_signals(void)
+{
+	hold_outside_signals();
+	/* No SA_RESTART from here on: waitpid must return to notice. */
+	for (size_t i = 0; i < N_HELD; i++)
+		catch_outside_signal(held[i], 0, NULL);
+	catch_outside_signal(SIGCHLD, 0, NULL);
+	catch_outside_signal(SIGCONT, 0, NULL);
 	struct sigaction al = { 0 };
 	al.sa_handler = on_alarm;
 	sigemptyset(&al.sa_mask);
