@@ -97,7 +97,25 @@ static void on_refused(jsCtx *js, jsPubAckErr *pae, void *closure)
 		 pae->ErrText ? pae->ErrText : natsStatus_GetText(pae->Err));
 }
 
-/* One message, taking stream sequence last_seq + 1 under the message id ID. */
+/* Asked from outside to end while the stream does not answer: the program cannot go on
+ * (its next output waits for the acknowledgements), so the group is killed now rather than
+ * after SYNC_LIMIT_MS. Nothing it sent depends on the unacknowledged inputs; a follower
+ * takes over once the cluster answers again. */
+static void stop_if_asked(int waited_ms)
+{
+	int sig = outside_end_requested();
+	if (!sig)
+		return;
+	abandoned = true; /* a flush at exit does not wait again */
+	shim_abort(NULL,
+		   "replicate: %s from outside while the stream had not acknowledged appends "
+		   "for %d s: the group is killed",
+		   strsignal(sig), waited_ms / 1000);
+}
+
+/* One message, taking stream sequence last_seq + 1 under the message id ID. With as many
+ * publishes unacknowledged as libnats takes (a burst of inputs the stream has not caught
+ * up with), it waits for room a slice at a time, as sync does. */
 static int publish_msg(struct js_sink *k, const char *id, const uint8_t *data, size_t len)
 {
 	jsPubOptions po;
@@ -106,11 +124,16 @@ static int publish_msg(struct js_sink *k, const char *id, const uint8_t *data, s
 	po.ExpectLastSeq = k->last_seq;
 	natsMsg *m = NULL;
 	natsStatus s = natsMsg_Create(&m, k->l->subject, NULL, (const char *)data, (int)len);
-	if (s == NATS_OK)
+	for (int waited = 0; s == NATS_OK; waited += SYNC_SLICE_MS) {
 		s = js_PublishMsgAsync(k->l->js, &m, &po);
+		if (s != NATS_TIMEOUT || waited >= SYNC_LIMIT_MS)
+			break;
+		stop_if_asked(waited + SYNC_SLICE_MS);
+		s = NATS_OK;
+	}
 	natsMsg_Destroy(m); /* NULL when the library took it */
 	if (s != NATS_OK)
-		return -EIO;
+		return s == NATS_TIMEOUT ? -ETIMEDOUT : -EIO;
 	k->last_seq++;
 	k->pending = true;
 	return 0;
@@ -185,22 +208,6 @@ static void resend_pending(struct js_sink *k)
 			list.Msgs[i] = NULL;
 	}
 	natsMsgList_Destroy(&list);
-}
-
-/* Asked from outside to end while the stream does not answer: the program cannot go on
- * (its next output waits for the acknowledgements), so the group is killed now rather than
- * after SYNC_LIMIT_MS. Nothing it sent depends on the unacknowledged inputs; a follower
- * takes over once the cluster answers again. */
-static void stop_if_asked(int waited_ms)
-{
-	int sig = outside_end_requested();
-	if (!sig)
-		return;
-	abandoned = true; /* a flush at exit does not wait again */
-	shim_abort(NULL,
-		   "replicate: %s from outside while the stream had not acknowledged appends "
-		   "for %d s: the group is killed",
-		   strsignal(sig), waited_ms / 1000);
 }
 
 static int sink_sync(struct input_sink *s)
@@ -297,6 +304,7 @@ void rep_sink_handlers(jsOptions *o, struct rep_link *l)
 	o->PublishAsync.ErrHandler = on_refused;
 	o->PublishAsync.ErrHandlerClosure = l;
 	o->PublishAsync.MaxPending = 4096;
+	o->PublishAsync.StallWait = SYNC_SLICE_MS;
 }
 
 uint64_t rep_sink_seq(struct input_sink *s)
