@@ -155,6 +155,12 @@ static void bind_early(struct listener *l, struct task *t)
 	}
 }
 
+static bool unix_path(const struct listener *l)
+{
+	const struct sockaddr_un *un = (const void *)l->addr;
+	return un->sun_family == AF_UNIX && l->addr_len > sizeof(sa_family_t) && un->sun_path[0];
+}
+
 /* A replayed bind or listen that succeeded: bound here and remembered for going live. */
 static void note_listener(const struct shim_call *c)
 {
@@ -174,6 +180,8 @@ static void note_listener(const struct shim_call *c)
 	l->addr_len = c->args[2] < sizeof(l->addr) ? (socklen_t)c->args[2] : sizeof(l->addr);
 	if (remote_read(c->task, REMOTE(c->args[1]), l->addr, l->addr_len))
 		l->addr_len = 0;
+	else if (unix_path(l))
+		l->bound = true; /* the replayed bind made its file already (sys_external.c) */
 	else
 		bind_early(l, c->task);
 }

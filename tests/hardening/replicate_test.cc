@@ -478,6 +478,31 @@ TEST_F(Replicate, KvServerCrashIsReplicated)
 	}
 }
 
+// A server on a unix socket path (relative: each replica runs in a directory of its own).
+// On a follower the replayed bind makes the socket file, as the leader's bind did; the
+// follower must not bind the socket a second time (it did, and diverged: "Address already
+// in use"). The program binds, listens, chmods, stats and unlinks the file, and ends.
+TEST_F(Replicate, UnixSocketServerFollows)
+{
+	TempDir dir("repl-unix");
+	std::string group = "unix" + std::to_string(getpid());
+	std::vector<std::string> prog = { std::string(GUEST_DIR) + "/rep_unix_bind", "." };
+	std::unique_ptr<Child> r[3];
+	KillReplicasOnExit guard{ r };
+	r[0] = Replica(dir, group, "a", prog, { "--lease-ms", "4000" });
+	RunResult led = r[0]->Finish();
+	ASSERT_EQ(led.code, 0) << led.Describe();
+	r[1] = Replica(dir, group, "b", prog);
+	RunResult followed = r[1]->Finish();
+	EXPECT_EQ(followed.code, 0) << followed.Describe();
+	EXPECT_NE(followed.err.find("a replicated end"), std::string::npos) << followed.Describe();
+	EXPECT_EQ(followed.err.find("diverged"), std::string::npos) << followed.Describe();
+	std::string out = ReadFile(dir / "a/stdout.txt");
+	EXPECT_NE(out.find("bind: ok\nlisten: ok\n"), std::string::npos) << out;
+	EXPECT_NE(out.find("socket file: yes, mode 777\nunlink: ok\n"), std::string::npos) << out;
+	EXPECT_EQ(ReadFile(dir / "b/stdout.txt"), out);
+}
+
 // Errors: one line each, a non-zero exit, nothing left running.
 TEST_F(Replicate, ErrorsAreOneLine)
 {
