@@ -83,12 +83,11 @@ static bool send_again(jsCtx *js, jsPubAckErr *pae)
  * refusal: the message is sent again, with its id and expected sequence. */
 static void on_refused(jsCtx *js, jsPubAckErr *pae, void *closure)
 {
-	bool unanswered = !pae->ErrCode &&
-			  (pae->Err == NATS_NO_RESPONDERS || pae->Err == NATS_TIMEOUT);
-	enum held_at at = unanswered ? HOLDS_NOTHING_YET
-			  : pae->ErrCode == JSStreamWrongLastSequenceErr
-				  ? stream_holds(js, closure, pae->Msg)
-				  : HOLDS_ANOTHER;
+	enum held_at at = HOLDS_ANOTHER;
+	if (!pae->ErrCode && (pae->Err == NATS_NO_RESPONDERS || pae->Err == NATS_TIMEOUT))
+		at = HOLDS_NOTHING_YET; /* no answer at all */
+	else if (pae->ErrCode == JSStreamWrongLastSequenceErr)
+		at = stream_holds(js, closure, pae->Msg);
 	if (at == HOLDS_M || (at == HOLDS_NOTHING_YET && send_again(js, pae)))
 		return;
 	if (atomic_exchange(&refused, 1))
