@@ -39,7 +39,7 @@ test: build
 
 # The demo builds only what it runs, quietly: the full build (tests, fuzzers, Go guests,
 # benchmarks) is `make build` or `make test`.
-DEMO_TARGETS := detrun racy_counter kvserver kvclient
+DEMO_TARGETS := detrun example_racy_counter example_kvserver example_kvclient
 demo: configure
 	@echo "building detrun and the demo programs (log: $(BUILD)/demo-build.log)"
 	@cmake --build $(BUILD) -j2 --target $(DEMO_TARGETS) > $(BUILD)/demo-build.log 2>&1 || \
