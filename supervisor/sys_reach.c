@@ -1,11 +1,15 @@
-/* Calls that name another process by pid or by a process descriptor: confined to the
- * group's own members.
+/* Calls that name another process by pid, process group, priority "who" or process
+ * descriptor: confined to the group's own members. Which arguments those are is the
+ * table's (argument kinds P G W O D in syscalls.def): the filter stops every such call
+ * that does not name the caller, and reach_refused runs before any handler, so a new row
+ * gets the check by its kinds alone.
  *
  * The kernel's own gate (launch.c: detrun and the reaper are non-dumpable, the program
  * runs without CAP_SYS_PTRACE) already refuses memory and descriptor access to them. These
- * checks close what that gate does not cover: signals (allowed between processes of one
- * user whatever their dumpability), and every process outside the group when there is no
- * PID namespace (a shim program, anything else of the same user). A call aimed outside
+ * checks close what that gate does not cover: signals, limits, priorities and scheduling
+ * (allowed between processes of one user whatever their dumpability), and every process
+ * outside the group when there is no PID namespace (detrun itself, a shim program,
+ * anything else of the same user). A call aimed outside
  * the group fails as if the target were out of reach: EPERM when such a process exists,
  * ESRCH when it does not. The target is read at the call's seccomp stop; the serial
  * schedule keeps every other task stopped until the kernel has acted on it, so it cannot
