@@ -15,10 +15,12 @@
 #include "supervisor/sys_args.h"
 #include "syscalls/syscall_table.h"
 
+/* A waiter's result is 0, or for futex_waitv the index of the word that woke it. */
 void futex_woken(struct task *t)
 {
 	remote_load_regs(t);
-	syscall_emulate(t, 0);
+	syscall_emulate(t, t->futex_index);
+	t->futex_index = 0;
 	sched_unpark(t);
 }
 
@@ -360,10 +362,51 @@ static int64_t futex2_requeue(struct task *t)
 	return futex_requeue(from, to, nwake, nrequeue, futex_woken);
 }
 
+#define FUTEX_WAITV_MAX 128
+
+/* futex_waitv: parked on every word at once (each word's queue keeps its FIFO order); the
+ * first wake on any of them ends the wait with that word's index. */
+static int64_t futex2_waitv(struct task *t)
+{
+	uint64_t list = syscall_arg(t, 0), tsp = syscall_arg(t, 3);
+	uint64_t n = syscall_arg(t, 1);
+	clockid_t clk = (clockid_t)syscall_arg(t, 4);
+	if (syscall_arg(t, 2) || !n || n > FUTEX_WAITV_MAX || !list)
+		return -EINVAL;
+	int64_t deadline = -1, err = 0;
+	if (tsp && clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME)
+		return -EINVAL;
+	if (tsp && (err = deadline_from_timespec(t, tsp, true, clk, &deadline)))
+		return err;
+	struct futex_key keys[FUTEX_WAITV_MAX];
+	uint64_t addrs[FUTEX_WAITV_MAX];
+	uint32_t vals[FUTEX_WAITV_MAX], now;
+	for (uint64_t i = 0; i < n && !err; i++)
+		err = futex2_waiter(t, list + 24 * i, &keys[i], &addrs[i], &vals[i]);
+	for (uint64_t i = 0; i < n && !err; i++)
+		err = read_word(t, addrs[i], &now) ? -EFAULT : now != vals[i] ? -EAGAIN : 0;
+	if (err)
+		return err;
+	for (uint64_t i = 0; i < n; i++)
+		futex_enqueue_at(t, keys[i], ~0u, (int)i);
+	struct wait w = {
+		.what = "futex_waitv",
+		.deadline_ns = deadline,
+		.on_timeout = futex_timed_out,
+		.on_interrupt = futex_interrupted,
+		.interruptible = true,
+		.restartable = true,
+	};
+	sched_park(t, &w);
+	return 0;
+}
+
 static int64_t futex2_call(struct task *t)
 {
 	if (t->syscall_nr == __NR_futex_requeue)
 		return futex2_requeue(t);
+	if (t->syscall_nr == __NR_futex_waitv)
+		return futex2_waitv(t);
 	bool wait = t->syscall_nr == __NR_futex_wait;
 	uint64_t flags = syscall_arg(t, 3), mask = syscall_arg(t, wait ? 2 : 1);
 	if (!futex2_flags_valid(flags) || !mask || mask > UINT32_MAX)
@@ -388,8 +431,8 @@ static int64_t futex2_call(struct task *t)
 	return futex_wait(t, key, c, "futex_wait");
 }
 
-/* Implements futex_wake(2), futex_wait(2) and futex_requeue(2) on the same queues as
- * futex(2): a program may mix the two interfaces on one word. */
+/* Implements futex_wake(2), futex_wait(2), futex_requeue(2) and futex_waitv(2) on the
+ * same queues as futex(2): a program may mix the two interfaces on one word. */
 void sys_futex2(struct task *t)
 {
 	int64_t result = futex2_call(t);

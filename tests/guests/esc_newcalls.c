@@ -1,6 +1,6 @@
 /* Calls past the table of older detruns: the futex2 calls (futex_wake 454, futex_wait 455,
- * futex_requeue 456) really wait and wake, futex_waitv 449 is refused, cachestat 451 (page
- * cache state) is refused, and numbers no kernel has yet fail with ENOSYS instead of
+ * futex_requeue 456) and futex_waitv 449 really wait and wake, cachestat 451 (page cache
+ * state) is refused, and numbers no kernel has yet fail with ENOSYS instead of
  * running natively. Run natively, futex_wait would sleep in the kernel with the group's
  * only turn: the group hangs. Prints one line a check. */
 #include <errno.h>
@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NR_FUTEX_WAITV 449
@@ -74,6 +75,34 @@ static void requeue(void)
 	printf("futex_wake on the second word woke %s\n", outcome(r));
 }
 
+static void *waitv_waiter(void *arg)
+{
+	struct waitv two[2] = { { 0, (uintptr_t)&word, U32_PRIVATE, 0 },
+				{ 0, (uintptr_t)&other, U32_PRIVATE, 0 } };
+	long r = syscall(NR_FUTEX_WAITV, two, 2, 0, NULL, 0);
+	printf("waiter: futex_waitv = %s\n", outcome(r));
+	return arg;
+}
+
+/* A thread waits on two words at once; a wake on the second ends its wait with index 1. */
+static void waitv(void)
+{
+	struct waitv one = { 1, (uintptr_t)&word, U32_PRIVATE, 0 };
+	long r = syscall(NR_FUTEX_WAITV, &one, 1, 0, NULL, 1);
+	printf("futex_waitv on another value: %s\n", outcome(r));
+	struct timespec past = { 0, 0 };
+	one.val = 0;
+	r = syscall(NR_FUTEX_WAITV, &one, 1, 0, &past, CLOCK_MONOTONIC);
+	printf("futex_waitv until a time past: %s\n", outcome(r));
+	pthread_t th;
+	pthread_create(&th, NULL, waitv_waiter, NULL);
+	do
+		r = syscall(NR_FUTEX_WAKE, &other, 0xffffffffUL, 1, U32_PRIVATE);
+	while (r == 0);
+	pthread_join(th, NULL);
+	printf("futex_wake on its second word woke %s\n", outcome(r));
+}
+
 int main(void)
 {
 	long r = syscall(NR_FUTEX_WAIT, &word, 7, 0xffffffffUL, U32_PRIVATE, NULL, 0);
@@ -85,9 +114,7 @@ int main(void)
 	printf("futex_wake with no waiter: %s\n", outcome(r));
 	wait_and_wake();
 	requeue();
-	struct waitv one = { 1, (uintptr_t)&word, U32_PRIVATE, 0 };
-	r = syscall(NR_FUTEX_WAITV, &one, 1, 0, NULL, 1);
-	printf("futex_waitv: %s\n", outcome(r));
+	waitv();
 	uint64_t range[2] = { 0, 0 }, stat[8];
 	r = syscall(NR_CACHESTAT, 0, range, stat, 0);
 	printf("cachestat: %s\n", outcome(r));

@@ -428,9 +428,9 @@ TEST(Escape, CallsNamingAnOutsideProcessAreRefusedWithoutNamespaces)
 	EXPECT_EQ(nice_after, nice_before);
 }
 
-// Calls newer than the table (issue 17, point 3): the futex2 calls wait and wake on the
-// emulated queues (run natively, a wait sleeps in the kernel with the group's only turn:
-// the group hangs), futex_waitv and cachestat are refused, and numbers without a row fail
+// Calls newer than the table (issue 17, point 3): the futex2 calls and futex_waitv wait and
+// wake on the emulated queues (run natively, a wait sleeps in the kernel with the group's
+// only turn: the group hangs), cachestat is refused, and numbers without a row fail
 // with ENOSYS and one warning each instead of running natively.
 TEST(Escape, CallsPastTheTableAreEmulatedOrRefused)
 {
@@ -442,7 +442,10 @@ TEST(Escape, CallsPastTheTableAreEmulatedOrRefused)
 				 "futex_requeue moved 1\n"
 				 "waiter: futex_wait = 0, word 0\n"
 				 "futex_wake on the second word woke 1\n"
-				 "futex_waitv: ENOSYS\n"
+				 "futex_waitv on another value: EAGAIN\n"
+				 "futex_waitv until a time past: ETIMEDOUT\n"
+				 "waiter: futex_waitv = 1\n"
+				 "futex_wake on its second word woke 1\n"
 				 "cachestat: ENOSYS\n"
 				 "syscall 470: ENOSYS\n"
 				 "syscall 500: ENOSYS\n"
