@@ -87,8 +87,10 @@ static void others(pid_t pid)
 	route("move_pages", syscall(SYS_move_pages, pid, 0, NULL, NULL, NULL, 0));
 	route("getpgid", syscall(SYS_getpgid, pid));
 	route("getsid", syscall(SYS_getsid, pid));
-	if (pid != 1) /* kill(-1) is every process: not a process group */
-		route("kill(process group)", syscall(SYS_kill, -pid, 0));
+	if (pid == 1) /* the group's own process group is the reaper's; kill(-1) is another call */
+		return;
+	route("setpgid(0, its group)", syscall(SYS_setpgid, 0, pid));
+	route("kill(process group)", syscall(SYS_kill, -pid, 0));
 }
 
 int main(int argc, char **argv)
