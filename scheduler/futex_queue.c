@@ -6,6 +6,7 @@ struct waiter {
 	struct task *task;
 	struct futex_key key;
 	uint32_t bitset;
+	int index; /* in a futex_waitv's list; 0 otherwise */
 	struct waiter *next;
 };
 
@@ -16,14 +17,19 @@ static bool same_key(struct futex_key a, struct futex_key b)
 	return a.space == b.space && a.ino == b.ino && a.off == b.off;
 }
 
-void futex_enqueue(struct task *t, struct futex_key key, uint32_t bitset)
+void futex_enqueue_at(struct task *t, struct futex_key key, uint32_t bitset, int index)
 {
 	struct waiter *w = calloc(1, sizeof(*w));
 	if (!w)
 		abort();
-	*w = (struct waiter){ t, key, bitset, NULL };
+	*w = (struct waiter){ t, key, bitset, index, NULL };
 	*tail = w;
 	tail = &w->next;
+}
+
+void futex_enqueue(struct task *t, struct futex_key key, uint32_t bitset)
+{
+	futex_enqueue_at(t, key, bitset, 0);
 }
 
 static void unlink_waiter(struct waiter **pp)
@@ -37,11 +43,11 @@ static void unlink_waiter(struct waiter **pp)
 
 void futex_dequeue(struct task *t)
 {
-	for (struct waiter **pp = &head; *pp; pp = &(*pp)->next)
-		if ((*pp)->task == t) {
+	for (struct waiter **pp = &head; *pp;)
+		if ((*pp)->task == t)
 			unlink_waiter(pp);
-			return;
-		}
+		else
+			pp = &(*pp)->next;
 }
 
 bool futex_queued(const struct task *t)
@@ -59,9 +65,11 @@ int futex_wake(struct futex_key key, int n, uint32_t bitset, void (*woken)(struc
 		struct waiter *w = *pp;
 		if (same_key(w->key, key) && (w->bitset & bitset)) {
 			struct task *t = w->task;
-			unlink_waiter(pp);
+			sched_of(t)->futex_index = w->index;
+			futex_dequeue(t); /* a futex_waitv's other keys too */
 			woken(t);
 			count++;
+			pp = &head; /* the links before w may have gone with t's other keys */
 		} else {
 			pp = &w->next;
 		}

@@ -22,7 +22,11 @@ struct futex_key {
 };
 
 void futex_enqueue(struct task *t, struct futex_key key, uint32_t bitset);
-void futex_dequeue(struct task *t); /* timeout, signal, death; no-op if not queued */
+/* futex_waitv: t waits on several keys at once, the key's position in its list being
+ * `index`. The first wake on any of them takes t off all of them and sets
+ * t->futex_index to the index of the one that woke it. */
+void futex_enqueue_at(struct task *t, struct futex_key key, uint32_t bitset, int index);
+void futex_dequeue(struct task *t); /* off every key: timeout, signal, death; or none */
 bool futex_queued(const struct task *t);
 
 /* Wakes up to n waiters on key whose bitset intersects `bitset`, oldest first; each woken

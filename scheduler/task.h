@@ -79,6 +79,7 @@ enum task_state {
 	struct wait wait; \
 	uint64_t signals_seen; /* signal epoch at which the wait was last checked */ \
 	bool spin_descheduled; /* yielded by the spin detector, not at a syscall */ \
+	int futex_index;       /* which word of a futex_waitv woke it (futex_wake sets it) */ \
 	struct task *next;     /* all tasks, in vtid order */
 
 struct sched_task {

@@ -5,6 +5,8 @@
 #include <seccomp.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <linux/ioprio.h>
 #include <sys/ptrace.h>
 #include <unistd.h>
 
@@ -70,10 +72,30 @@ static bool has_values(long nr)
 	return false;
 }
 
+/* An ALLOW row whose arguments name a process runs freely only in the form that names the
+ * caller: every P and G argument 0, every W and O "who" 0 of a process. The other forms,
+ * and any call with a process descriptor (D), stop for the membership check. */
+static int allow_self_form(scmp_filter_ctx ctx, const struct syscall_entry *e)
+{
+	struct scmp_arg_cmp cmp[6];
+	unsigned n = 0;
+	for (int i = 0; i < e->nargs; i++) {
+		char k = e->kinds[i];
+		if (k == 'D')
+			return 0;
+		if (k == 'W' || k == 'O')
+			cmp[n++] = SCMP_CMP((unsigned)i - 1, SCMP_CMP_MASKED_EQ, 0xffffffffULL,
+					    k == 'W' ? PRIO_PROCESS : IOPRIO_WHO_PROCESS);
+		if (k == 'P' || k == 'G' || k == 'W' || k == 'O')
+			cmp[n++] = SCMP_CMP((unsigned)i, SCMP_CMP_MASKED_EQ, 0xffffffffULL, 0);
+	}
+	return seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, (int)e->nr, n, cmp);
+}
+
 int filter_install(bool shim_intercepts)
 {
-	/* Calls the table does not know (newer than these headers) stop too: an unknown call is
-	 * treated as an event, never silently allowed. */
+	/* Calls the table does not know (newer than detrun) stop too, and fail with ENOSYS
+	 * (sys_unsupported): never silently allowed. */
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRACE(0));
 	if (!ctx)
 		return -ENOMEM;
@@ -106,6 +128,8 @@ int filter_install(bool shim_intercepts)
 							c->mask, 0));
 		else if (has_values(e->nr) && e->cls != SC_EXTERNAL) /* with a shim: every call */
 			err = allow_unless_equal(ctx, e->nr);
+		else if (e->cls == SC_ALLOW && syscall_names_process(e))
+			err = allow_self_form(ctx, e);
 		else if (e->cls == SC_ALLOW)
 			err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)e->nr, 0);
 	}

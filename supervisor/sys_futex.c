@@ -1,9 +1,11 @@
 /* futex(2), emulated. See scheduler/futex_queue.h for the queues and their keys. */
 #include <errno.h>
 #include <linux/futex.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 
 #include "scheduler/futex_queue.h"
 #include "scheduler/vclock.h"
@@ -11,11 +13,14 @@
 #include "supervisor/sys_common.h"
 #include "supervisor/sys_park.h"
 #include "supervisor/sys_args.h"
+#include "syscalls/syscall_table.h"
 
+/* A waiter's result is 0, or for futex_waitv the index of the word that woke it. */
 void futex_woken(struct task *t)
 {
 	remote_load_regs(t);
-	syscall_emulate(t, 0);
+	syscall_emulate(t, t->futex_index);
+	t->futex_index = 0;
 	sched_unpark(t);
 }
 
@@ -52,32 +57,53 @@ static void futex_interrupted(struct task *t)
 	futex_dequeue(t);
 }
 
-static int64_t futex_wait(struct task *t, struct futex_key key, uint32_t bitset, bool absolute,
-			  clockid_t clk, const char *what)
+/* A wait: the word at addr must hold `expected`; tsp, if not 0, is a timeout (a
+ * deadline on clock `clk` when absolute). */
+struct futex_wait_call {
+	uint64_t addr, tsp;
+	uint32_t expected, bitset;
+	bool absolute;
+	clockid_t clk;
+};
+
+static int64_t futex_wait(struct task *t, struct futex_key key, struct futex_wait_call c,
+			  const char *what)
 {
-	uint64_t addr = syscall_arg(t, 0), tsp = syscall_arg(t, 3);
-	uint32_t expected = (uint32_t)syscall_arg(t, 2), now;
-	if (read_word(t, addr, &now))
+	uint32_t now;
+	if (read_word(t, c.addr, &now))
 		return -EFAULT;
-	if (now != expected)
+	if (now != c.expected)
 		return -EAGAIN;
 	int64_t deadline = -1;
-	if (tsp) {
-		int err = deadline_from_timespec(t, tsp, absolute, clk, &deadline);
+	if (c.tsp) {
+		int err = deadline_from_timespec(t, c.tsp, c.absolute, c.clk, &deadline);
 		if (err)
 			return err;
 	}
-	futex_enqueue(t, key, bitset);
+	futex_enqueue(t, key, c.bitset);
 	struct wait w = {
 		.what = what,
 		.deadline_ns = deadline,
 		.on_timeout = futex_timed_out,
 		.on_interrupt = futex_interrupted,
 		.interruptible = true,
-		.restartable = !tsp,
+		.restartable = !c.tsp,
 	};
 	sched_park(t, &w);
 	return 0;
+}
+
+/* The futex(2) form: the word at argument 0, the value at 2, the timeout at 3. */
+static int64_t futex1_wait(struct task *t, struct futex_key key, uint32_t bitset, bool absolute,
+			   clockid_t clk)
+{
+	struct futex_wait_call c = { syscall_arg(t, 0),
+				     syscall_arg(t, 3),
+				     (uint32_t)syscall_arg(t, 2),
+				     bitset,
+				     absolute,
+				     clk };
+	return futex_wait(t, key, c, "futex wait");
 }
 
 static bool wake_op_compare(uint32_t old, int cmp, int arg)
@@ -242,10 +268,10 @@ void sys_futex(struct task *t)
 	}
 	switch (cmd) {
 	case FUTEX_WAIT:
-		result = futex_wait(t, key, ~0u, false, CLOCK_MONOTONIC, "futex wait");
+		result = futex1_wait(t, key, ~0u, false, CLOCK_MONOTONIC);
 		break;
 	case FUTEX_WAIT_BITSET:
-		result = val3 ? futex_wait(t, key, val3, true, clk, "futex wait") : -EINVAL;
+		result = val3 ? futex1_wait(t, key, val3, true, clk) : -EINVAL;
 		break;
 	case FUTEX_WAKE:
 		result = futex_wake(key, wake_count(syscall_arg(t, 2)), ~0u, futex_woken);
@@ -278,6 +304,138 @@ void sys_futex(struct task *t)
 		hazard(t, "futex operation %d is not emulated; returning ENOSYS", cmd);
 		result = -ENOSYS;
 	}
+	if (!t->parked)
+		syscall_emulate(t, result);
+}
+
+/* ---- futex_wake(2), futex_wait(2), futex_requeue(2): the futex2 calls ---- */
+
+#define FUTEX2_SIZE_MASK 0x03
+#define FUTEX2_SIZE_U32 0x02
+#define FUTEX2_NUMA 0x04
+#define FUTEX2_MPOL 0x08
+#define FUTEX2_PRIVATE 128
+
+/* What the kernel accepts: 32-bit words only (so far). A NUMA word (a node number after
+ * it, which the kernel reads and fills in) is refused as invalid: not emulated. */
+static bool futex2_flags_valid(uint64_t flags)
+{
+	return (flags & ~(uint64_t)(FUTEX2_SIZE_MASK | FUTEX2_PRIVATE)) == 0 &&
+	       (flags & FUTEX2_SIZE_MASK) == FUTEX2_SIZE_U32;
+}
+
+/* One struct futex_waitv of futex_requeue's pair: its value and its word, keyed. */
+static int64_t futex2_waiter(struct task *t, uint64_t at, struct futex_key *key, uint64_t *addr,
+			     uint32_t *val)
+{
+	struct {
+		uint64_t val, uaddr;
+		uint32_t flags, reserved;
+	} w;
+	if (remote_read(t, REMOTE(at), &w, sizeof(w)))
+		return -EFAULT;
+	if (!futex2_flags_valid(w.flags) || w.reserved || w.val > UINT32_MAX)
+		return -EINVAL;
+	*val = (uint32_t)w.val;
+	*addr = w.uaddr;
+	return futex_key_of(t, w.uaddr, w.flags & FUTEX2_PRIVATE, key) ? -EFAULT : 0;
+}
+
+/* As FUTEX_CMP_REQUEUE, the first word compared with the first value. */
+static int64_t futex2_requeue(struct task *t)
+{
+	uint64_t at = syscall_arg(t, 0), addr, ignored_addr;
+	uint32_t val, ignored_val, now;
+	int nwake = (int)syscall_arg(t, 2), nrequeue = (int)syscall_arg(t, 3);
+	struct futex_key from, to;
+	if (syscall_arg(t, 1) || nwake < 0 || nrequeue < 0)
+		return -EINVAL;
+	int64_t err = futex2_waiter(t, at, &from, &addr, &val);
+	if (!err)
+		err = futex2_waiter(t, at + 24, &to, &ignored_addr, &ignored_val);
+	if (err)
+		return err;
+	if (read_word(t, addr, &now))
+		return -EFAULT;
+	if (now != val)
+		return -EAGAIN;
+	return futex_requeue(from, to, nwake, nrequeue, futex_woken);
+}
+
+#define FUTEX_WAITV_MAX 128
+
+/* futex_waitv: parked on every word at once (each word's queue keeps its FIFO order); the
+ * first wake on any of them ends the wait with that word's index. */
+static int64_t futex2_waitv(struct task *t)
+{
+	uint64_t list = syscall_arg(t, 0), tsp = syscall_arg(t, 3);
+	uint64_t n = syscall_arg(t, 1);
+	clockid_t clk = (clockid_t)syscall_arg(t, 4);
+	if (syscall_arg(t, 2) || !n || n > FUTEX_WAITV_MAX || !list)
+		return -EINVAL;
+	int64_t deadline = -1, err = 0;
+	if (tsp && clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME)
+		return -EINVAL;
+	if (tsp && (err = deadline_from_timespec(t, tsp, true, clk, &deadline)))
+		return err;
+	struct futex_key keys[FUTEX_WAITV_MAX];
+	uint64_t addrs[FUTEX_WAITV_MAX];
+	uint32_t vals[FUTEX_WAITV_MAX], now;
+	for (uint64_t i = 0; i < n && !err; i++)
+		err = futex2_waiter(t, list + 24 * i, &keys[i], &addrs[i], &vals[i]);
+	for (uint64_t i = 0; i < n && !err; i++)
+		err = read_word(t, addrs[i], &now) ? -EFAULT : now != vals[i] ? -EAGAIN : 0;
+	if (err)
+		return err;
+	for (uint64_t i = 0; i < n; i++)
+		futex_enqueue_at(t, keys[i], ~0u, (int)i);
+	struct wait w = {
+		.what = "futex_waitv",
+		.deadline_ns = deadline,
+		.on_timeout = futex_timed_out,
+		.on_interrupt = futex_interrupted,
+		.interruptible = true,
+		.restartable = true,
+	};
+	sched_park(t, &w);
+	return 0;
+}
+
+static int64_t futex2_call(struct task *t)
+{
+	if (t->syscall_nr == __NR_futex_requeue)
+		return futex2_requeue(t);
+	if (t->syscall_nr == __NR_futex_waitv)
+		return futex2_waitv(t);
+	bool wait = t->syscall_nr == __NR_futex_wait;
+	uint64_t flags = syscall_arg(t, 3), mask = syscall_arg(t, wait ? 2 : 1);
+	if (!futex2_flags_valid(flags) || !mask || mask > UINT32_MAX)
+		return -EINVAL;
+	struct futex_key key;
+	if (futex_key_of(t, syscall_arg(t, 0), flags & FUTEX2_PRIVATE, &key))
+		return -EFAULT;
+	if (!wait) { /* unlike futex(2)'s wake, a count of 0 wakes none */
+		int n = (int)syscall_arg(t, 2);
+		return n ? futex_wake(key, wake_count((uint64_t)n), (uint32_t)mask, futex_woken)
+			 : 0;
+	}
+	uint64_t val = syscall_arg(t, 1);
+	clockid_t clk = (clockid_t)syscall_arg(t, 5);
+	if (val > UINT32_MAX)
+		return -EINVAL;
+	if (syscall_arg(t, 4) && clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME)
+		return -EINVAL;
+	struct futex_wait_call c = {
+		syscall_arg(t, 0), syscall_arg(t, 4), (uint32_t)val, (uint32_t)mask, true, clk
+	};
+	return futex_wait(t, key, c, "futex_wait");
+}
+
+/* Implements futex_wake(2), futex_wait(2), futex_requeue(2) and futex_waitv(2) on the
+ * same queues as futex(2): a program may mix the two interfaces on one word. */
+void sys_futex2(struct task *t)
+{
+	int64_t result = futex2_call(t);
 	if (!t->parked)
 		syscall_emulate(t, result);
 }

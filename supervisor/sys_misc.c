@@ -28,17 +28,43 @@ void sys_enosys(struct task *t)
 	syscall_emulate(t, -ENOSYS);
 }
 
-/* UNSUPPORTED rows: ENOSYS, and the first time each call is refused a hazard that names it
- * and gives the table's reason. */
+/* The first refusal of number `nr`? Every number is remembered, table or not (a program
+ * may try unknown numbers in a loop: one line each, not one a call). */
+static bool first_refusal(long nr)
+{
+	static uint64_t warned[1024 / 64];
+	static long others[64];
+	static int n_others;
+	if (nr >= 0 && nr < 1024) {
+		bool first = !(warned[nr / 64] & (1ULL << (nr % 64)));
+		warned[nr / 64] |= 1ULL << (nr % 64);
+		return first;
+	}
+	for (int i = 0; i < n_others; i++)
+		if (others[i] == nr)
+			return false;
+	if (n_others == 64)
+		return false;
+	others[n_others++] = nr;
+	return true;
+}
+
+/* UNSUPPORTED rows, and numbers without a row: ENOSYS, and the first time each is refused
+ * a hazard that names it and gives the table's reason. A number the table does not know
+ * is a call newer than detrun: run natively it could sleep in the kernel with the group's
+ * only turn, or reveal what detrun hides (as gVisor, it fails instead). */
 void sys_unsupported(struct task *t)
 {
-	static uint64_t warned[8];
 	long nr = t->syscall_nr;
-	if (nr >= 0 && nr < 512 && !(warned[nr / 64] & (1ULL << (nr % 64)))) {
-		warned[nr / 64] |= 1ULL << (nr % 64);
-		const struct syscall_entry *e = syscall_lookup(nr);
-		hazard(t, "%s is not supported (%s): returning ENOSYS", syscall_name(nr),
-		       e ? e->reason : "unknown call");
+	const struct syscall_entry *e = syscall_lookup(nr);
+	if (first_refusal(nr)) {
+		if (e)
+			hazard(t, "%s is not supported (%s): returning ENOSYS", e->name, e->reason);
+		else
+			hazard(t,
+			       "system call %ld is not in detrun's table (newer than detrun?): "
+			       "returning ENOSYS",
+			       nr);
 	}
 	syscall_emulate(t, -ENOSYS);
 }

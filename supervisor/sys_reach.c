@@ -1,11 +1,15 @@
-/* Calls that name another process by pid or by a process descriptor: confined to the
- * group's own members.
+/* Calls that name another process by pid, process group, priority "who" or process
+ * descriptor: confined to the group's own members. Which arguments those are is the
+ * table's (argument kinds P G W O D in syscalls.def): the filter stops every such call
+ * that does not name the caller, and reach_refused runs before any handler, so a new row
+ * gets the check by its kinds alone.
  *
  * The kernel's own gate (launch.c: detrun and the reaper are non-dumpable, the program
  * runs without CAP_SYS_PTRACE) already refuses memory and descriptor access to them. These
- * checks close what that gate does not cover: signals (allowed between processes of one
- * user whatever their dumpability), and every process outside the group when there is no
- * PID namespace (a shim program, anything else of the same user). A call aimed outside
+ * checks close what that gate does not cover: signals, limits, priorities and scheduling
+ * (allowed between processes of one user whatever their dumpability), and every process
+ * outside the group when there is no PID namespace (detrun itself, a shim program,
+ * anything else of the same user). A call aimed outside
  * the group fails as if the target were out of reach: EPERM when such a process exists,
  * ESRCH when it does not. The target is read at the call's seccomp stop; the serial
  * schedule keeps every other task stopped until the kernel has acted on it, so it cannot
@@ -14,8 +18,11 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <linux/ioprio.h>
 #include <linux/sockios.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -78,6 +85,46 @@ static bool refuse_pid_arg(struct task *t, int arg, const char *what)
 	if (pid <= 0 || member_by_ns_tid(pid))
 		return false;
 	refuse(t, what, pid);
+	return true;
+}
+
+/* The last number of a status text's "NSpgid:" line (the innermost namespace's), or -1. */
+static long innermost_pgid(const char *status)
+{
+	const char *p = strstr(status, "\nNSpgid:");
+	if (!p)
+		return -1;
+	long last = -1;
+	char *end;
+	for (p += 8;; p = end) {
+		long v = strtol(p, &end, 10);
+		if (end == p)
+			return last;
+		last = v;
+	}
+}
+
+/* Is `pgid` (as the group sees ids) a process group of members: a member's pid, or the
+ * group a member is in? */
+static bool member_pgid(pid_t pgid)
+{
+	if (member_by_ns_tid(pgid))
+		return true;
+	for (struct task *u = sched_first(); u; u = u->next) {
+		char buf[4096];
+		if (u->state != TASK_DEAD && !proc_status_read(u->tid, buf, sizeof(buf)) &&
+		    innermost_pgid(buf) == pgid)
+			return true;
+	}
+	return false;
+}
+
+static bool refuse_pgid_arg(struct task *t, int arg, const char *what)
+{
+	pid_t pgid = (pid_t)(int32_t)syscall_arg(t, arg);
+	if (pgid <= 0 || member_pgid(pgid))
+		return false;
+	refuse(t, what, pgid);
 	return true;
 }
 
@@ -177,28 +224,21 @@ static void kill_every_member(struct task *t, int sig)
 	syscall_emulate(t, sent ? 0 : last);
 }
 
+/* kill(2)'s own forms (the pid argument is checked as any, reach_refused): -1 without a
+ * PID namespace, and a process group outside the group. */
 bool reach_signal_refused(struct task *t)
 {
-	switch (t->syscall_nr) {
-	case __NR_kill:
-		if ((pid_t)(int32_t)syscall_arg(t, 0) == -1 && !namespaced) {
-			kill_every_member(t, (int)syscall_arg(t, 1));
-			return true;
-		}
-		return refuse_pid_arg(t, 0, "kill");
-	case __NR_tkill:
-		return refuse_pid_arg(t, 0, "tkill");
-	case __NR_rt_sigqueueinfo:
-		return refuse_pid_arg(t, 0, "rt_sigqueueinfo");
-	case __NR_tgkill:
-		return refuse_pid_arg(t, 1, "tgkill") || refuse_pid_arg(t, 0, "tgkill");
-	case __NR_rt_tgsigqueueinfo:
-		return refuse_pid_arg(t, 1, "rt_tgsigqueueinfo") ||
-		       refuse_pid_arg(t, 0, "rt_tgsigqueueinfo");
-	case __NR_pidfd_send_signal:
-		return refuse_fd_arg(t, 0, "pidfd_send_signal");
+	if (t->syscall_nr != __NR_kill)
+		return false;
+	pid_t pid = (pid_t)(int32_t)syscall_arg(t, 0);
+	if (pid == -1 && !namespaced) {
+		kill_every_member(t, (int)syscall_arg(t, 1));
+		return true;
 	}
-	return false;
+	if (pid >= -1 || member_pgid(-pid))
+		return false;
+	refuse(t, "kill(process group)", -pid);
+	return true;
 }
 
 /* fcntl F_SETOWN and F_SETOWN_EX name the process that gets a descriptor's SIGIO (or the
@@ -235,14 +275,48 @@ bool reach_ioctl_owner_refused(struct task *t)
 	return true;
 }
 
-/* Implements process_vm_readv(2), process_vm_writev(2), pidfd_open(2): members only. */
-void sys_reach_pid(struct task *t)
+/* setpriority's and ioprio_set's "who" (argument `arg`), read by the "which" before it
+ * (PROCESS, PGRP, USER in that order from `process`): a process is checked as any pid. A
+ * process group or a user would reach processes outside the group (the reaper, the
+ * foreground sentinel, every process of the user on the machine): refused with EPERM. */
+static bool refuse_who_arg(struct task *t, int arg, int process, const char *what)
 {
-	refuse_pid_arg(t, 0, syscall_name(t->syscall_nr));
+	int which = (int)syscall_arg(t, arg - 1);
+	if (which == process)
+		return refuse_pid_arg(t, arg, what);
+	if (which != process + 1 && which != process + 2)
+		return false; /* EINVAL from the kernel */
+	trace_event(t, "  %s of a %s: reaches outside the group, EPERM", what,
+		    which == process + 1 ? "process group" : "user");
+	syscall_emulate(t, -EPERM);
+	return true;
 }
 
-/* Implements pidfd_getfd(2): members only. */
-void sys_reach_pidfd(struct task *t)
+bool reach_refused(struct task *t)
 {
-	refuse_fd_arg(t, 0, "pidfd_getfd");
+	const struct syscall_entry *e = syscall_lookup(t->syscall_nr);
+	const char *what = syscall_name(t->syscall_nr);
+	for (int i = 0; e && i < e->nargs; i++) {
+		bool refused = false;
+		switch (e->kinds[i]) {
+		case 'P':
+			refused = refuse_pid_arg(t, i, what);
+			break;
+		case 'G':
+			refused = refuse_pgid_arg(t, i, what);
+			break;
+		case 'W':
+			refused = refuse_who_arg(t, i, PRIO_PROCESS, what);
+			break;
+		case 'O':
+			refused = refuse_who_arg(t, i, IOPRIO_WHO_PROCESS, what);
+			break;
+		case 'D':
+			refused = refuse_fd_arg(t, i, what);
+			break;
+		}
+		if (refused)
+			return true;
+	}
+	return false;
 }

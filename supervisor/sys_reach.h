@@ -9,8 +9,13 @@
 
 #include "supervisor/task.h"
 
-/* Calls that name another process (sys_reach.c): confined to members of the group. At a
- * signal-sending call's seccomp stop: true if the call was refused or done here. */
+/* At any call's seccomp stop, before its handler: each argument the table's kinds say
+ * names a process (P), a process group (G), a priority's "who" (W, O) or a process
+ * descriptor (D) must stay within the group; true if the call was refused (its result
+ * set). */
+bool reach_refused(struct task *t);
+/* At kill's stop: kill(-1) without a PID namespace is done here (true), and a process
+ * group outside the group refused (true). */
 bool reach_signal_refused(struct task *t);
 /* At fcntl's seccomp stop: F_SETOWN(_EX) naming a non-member is refused (true). */
 bool reach_owner_refused(struct task *t);

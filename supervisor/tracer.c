@@ -209,7 +209,9 @@ static void on_syscall_entry(struct task *t)
 	timeline_event(t);
 	const struct syscall_entry *e = syscall_lookup(t->syscall_nr);
 	trace_syscall(t);
-	if (e && e->handler)
+	if (!e)
+		sys_unsupported(t);
+	else if (!reach_refused(t))
 		e->handler(t);
 	if (t->parked)
 		trace_event(t, "  parked: %s", t->wait.what);

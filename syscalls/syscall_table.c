@@ -102,6 +102,11 @@ const char *syscall_class_name(enum syscall_class cls)
 	return names[cls];
 }
 
+bool syscall_names_process(const struct syscall_entry *e)
+{
+	return e && strpbrk(e->kinds, "PGWOD");
+}
+
 int syscall_fd_arg(const struct syscall_entry *e)
 {
 	const char *d = e ? strchr(e->kinds, 'd') : NULL;
@@ -151,6 +156,11 @@ static void format_arg(char *buf, size_t size, size_t *at, char kind, uint64_t v
 	switch (kind) {
 	case 'd':
 	case 'i':
+	case 'P':
+	case 'G':
+	case 'W':
+	case 'O':
+	case 'D':
 		append(buf, size, at, "%d", (int)v);
 		return;
 	case 'u':

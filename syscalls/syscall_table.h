@@ -14,8 +14,70 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 
 struct task;
+
+/* Calls newer than the kernel headers of the build machine: their numbers are ABI, fixed
+ * once a kernel release has them, and the table gives each a row so that none runs unseen
+ * (a number without a row fails with ENOSYS). */
+#ifndef __NR_cachestat
+#define __NR_cachestat 451
+#endif
+#ifndef __NR_fchmodat2
+#define __NR_fchmodat2 452
+#endif
+#ifndef __NR_map_shadow_stack
+#define __NR_map_shadow_stack 453
+#endif
+#ifndef __NR_futex_wake
+#define __NR_futex_wake 454
+#endif
+#ifndef __NR_futex_wait
+#define __NR_futex_wait 455
+#endif
+#ifndef __NR_futex_requeue
+#define __NR_futex_requeue 456
+#endif
+#ifndef __NR_statmount
+#define __NR_statmount 457
+#endif
+#ifndef __NR_listmount
+#define __NR_listmount 458
+#endif
+#ifndef __NR_lsm_get_self_attr
+#define __NR_lsm_get_self_attr 459
+#endif
+#ifndef __NR_lsm_set_self_attr
+#define __NR_lsm_set_self_attr 460
+#endif
+#ifndef __NR_lsm_list_modules
+#define __NR_lsm_list_modules 461
+#endif
+#ifndef __NR_mseal
+#define __NR_mseal 462
+#endif
+#ifndef __NR_setxattrat
+#define __NR_setxattrat 463
+#endif
+#ifndef __NR_getxattrat
+#define __NR_getxattrat 464
+#endif
+#ifndef __NR_listxattrat
+#define __NR_listxattrat 465
+#endif
+#ifndef __NR_removexattrat
+#define __NR_removexattrat 466
+#endif
+#ifndef __NR_open_tree_attr
+#define __NR_open_tree_attr 467
+#endif
+#ifndef __NR_file_getattr
+#define __NR_file_getattr 468
+#endif
+#ifndef __NR_file_setattr
+#define __NR_file_setattr 469
+#endif
 
 enum syscall_class {
 	SC_ALLOW,
@@ -111,6 +173,9 @@ const char *syscall_class_name(enum syscall_class cls);
 
 /* ---- facts derived from a row (NULL rows answer "none") ---- */
 
+/* An argument names a process, a process group or a priority's "who" (kinds P G W O D):
+ * the call stops unless it names the caller, and its target must be a member. */
+bool syscall_names_process(const struct syscall_entry *e);
 /* The first descriptor argument (the one a call on an outside object is about), or -1. */
 int syscall_fd_arg(const struct syscall_entry *e);
 /* The argument holding MSG_* flags (MSG_DONTWAIT, MSG_NOSIGNAL), or -1. */

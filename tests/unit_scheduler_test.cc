@@ -774,6 +774,27 @@ TEST_F(Futex, WakesOldestFirstAndOnlyAsManyAsAsked)
 	EXPECT_EQ(futex_waiter_count(k), 1);
 }
 
+// futex_waitv: one task on several keys. A wake on any of them takes it off every one and
+// says which key it was; a timeout (futex_dequeue) takes it off all of them too.
+TEST_F(Futex, AWaiterOnSeveralKeysIsWokenOnceByTheFirstWake)
+{
+	struct futex_key k0 = Key(1, 0x1000), k1 = Key(1, 0x2000);
+	struct task *a = Named("a"), *b = Named("b");
+	futex_enqueue_at(a, k0, ~0u, 0);
+	futex_enqueue_at(a, k1, ~0u, 1);
+	futex_enqueue(b, k0, ~0u);
+	EXPECT_EQ(Wake(k1, 1), (Names{ "a" }));
+	EXPECT_EQ(sched_of(a)->futex_index, 1);
+	EXPECT_FALSE(futex_queued(a));
+	EXPECT_EQ(futex_waiter_count(k0), 1) << "a left k0's queue as well";
+	EXPECT_EQ(Wake(k0, 10), (Names{ "b" }));
+	EXPECT_EQ(sched_of(b)->futex_index, 0);
+	futex_enqueue_at(a, k0, ~0u, 0);
+	futex_enqueue_at(a, k1, ~0u, 1);
+	futex_dequeue(a);
+	EXPECT_EQ(futex_waiter_count(k0) + futex_waiter_count(k1), 0);
+}
+
 TEST_F(Futex, WakingMoreThanAreWaitingWakesThoseThere)
 {
 	struct futex_key k = Key(1, 0x1000);

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -352,6 +353,120 @@ TEST(Escape, CallOutputsIntoReadOnlyMemoryFailAsNatively)
 	RunResult r = RunCommand(UnderDetrun({}, { Guest("esc_readonly_output") }));
 	EXPECT_EQ(r.code, 0) << r.Describe();
 	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+}
+
+// Calls that name a process by pid, process group or user (issue 17, point 2): every one
+// goes through the membership check its argument kinds in syscalls.def make. Before, the
+// reaper's and detrun's own limits and priorities were the program's to change.
+const std::vector<std::string> kNamingRoutes = {
+	"sched_setscheduler",
+	"sched_getscheduler",
+	"sched_setparam",
+	"sched_getparam",
+	"sched_rr_get_interval",
+	"sched_setattr",
+	"sched_getattr",
+	"sched_setaffinity",
+	"sched_getaffinity",
+	"setpriority",
+	"getpriority",
+	"setpriority(PRIO_PGRP)",
+	"getpriority(PRIO_USER)",
+	"ioprio_set",
+	"ioprio_get",
+	"ioprio_get(IOPRIO_WHO_USER)",
+	"ioprio_get(IOPRIO_WHO_PGRP)",
+	"prlimit64(RLIMIT_NOFILE)",
+	"prlimit64 read",
+	"kcmp",
+	"get_robust_list",
+	"migrate_pages",
+	"move_pages",
+	"getpgid",
+	"getsid",
+	"setpgid(0, its group)", // these two last: not for the reaper, whose process group
+	"kill(process group)",   // is the group's own
+};
+
+TEST(Escape, CallsNamingTheReaperAreRefused)
+{
+	RunResult r = RunCommand(UnderDetrun({}, { Guest("esc_reach"), "reaper" }));
+	std::vector<std::string> routes = kNamingRoutes;
+	routes.resize(routes.size() - 2);
+	ExpectEveryRouteRefused(r, routes);
+}
+
+// prlimit64(getppid(), RLIMIT_NOFILE, {16, 16}) lowered detrun's own limit, and detrun then
+// could not do its exec setup: the executed image must still have no vDSO.
+TEST(Escape, CallsNamingDetrunAreRefusedWithoutNamespaces)
+{
+	RunResult r = RunCommand(
+		UnderDetrun({ "--no-namespaces" }, { Guest("esc_reach"), "parent" }));
+	ExpectEveryRouteRefused(r, kNamingRoutes);
+	EXPECT_TRUE(Contains(r.out, "after exec: vdso absent\n")) << r.Describe() << "\n" << r.out;
+}
+
+// Any other process of the user: its limit and its nice value stay as they were.
+TEST(Escape, CallsNamingAnOutsideProcessAreRefusedWithoutNamespaces)
+{
+	Child sleeper({ "/bin/sh", "-c", "echo $$; exec sleep 300" });
+	ASSERT_TRUE(sleeper.WaitForOutput("\n", 30)) << sleeper.Err();
+	pid_t outside = std::stoi(sleeper.Out());
+	struct rlimit before;
+	ASSERT_EQ(prlimit(outside, RLIMIT_NOFILE, nullptr, &before), 0);
+	errno = 0;
+	int nice_before = getpriority(PRIO_PROCESS, outside);
+	RunResult r = RunCommand(UnderDetrun({ "--no-namespaces" }, { Guest("esc_reach"), "pid",
+								      std::to_string(outside) }));
+	struct rlimit after;
+	ASSERT_EQ(prlimit(outside, RLIMIT_NOFILE, nullptr, &after), 0);
+	int nice_after = getpriority(PRIO_PROCESS, outside);
+	sleeper.Signal(SIGKILL);
+	sleeper.Finish();
+	ExpectEveryRouteRefused(r, kNamingRoutes);
+	EXPECT_EQ(after.rlim_cur, before.rlim_cur);
+	EXPECT_EQ(after.rlim_max, before.rlim_max);
+	EXPECT_EQ(nice_after, nice_before);
+}
+
+// Calls newer than the table (issue 17, point 3): the futex2 calls and futex_waitv wait and
+// wake on the emulated queues (run natively, a wait sleeps in the kernel with the group's
+// only turn: the group hangs), cachestat is refused, and numbers without a row fail
+// with ENOSYS and one warning each instead of running natively.
+TEST(Escape, CallsPastTheTableAreEmulatedOrRefused)
+{
+	const std::string want = "futex_wait on another value: EAGAIN\n"
+				 "futex_wait with 64-bit size: EINVAL\n"
+				 "futex_wake with no waiter: 0\n"
+				 "waiter: futex_wait = 0, word 0\n"
+				 "futex_wake woke 1\n"
+				 "futex_requeue moved 1\n"
+				 "waiter: futex_wait = 0, word 0\n"
+				 "futex_wake on the second word woke 1\n"
+				 "futex_waitv on another value: EAGAIN\n"
+				 "futex_waitv until a time past: ETIMEDOUT\n"
+				 "waiter: futex_waitv = 1\n"
+				 "futex_wake on its second word woke 1\n"
+				 "cachestat: ENOSYS\n"
+				 "syscall 470: ENOSYS\n"
+				 "syscall 500: ENOSYS\n"
+				 "syscall 1000: ENOSYS\n"
+				 "syscall 470: ENOSYS\n";
+	RunOptions opt;
+	opt.timeout_s = 30;
+	for (int run = 0; run < 2; run++) {
+		RunResult r = RunCommand(UnderDetrun({}, { Guest("esc_newcalls") }), opt);
+		ASSERT_EQ(r.code, 0) << r.Describe();
+		EXPECT_EQ(r.out, want) << r.Describe();
+		for (const char *nr : { "470", "500", "1000" }) {
+			std::string line = std::string("system call ") + nr + " is not in";
+			size_t at = r.err.find(line);
+			EXPECT_NE(at, std::string::npos) << r.err;
+			EXPECT_EQ(r.err.find(line, at + 1), std::string::npos)
+				<< "twice: " << r.err;
+		}
+		EXPECT_TRUE(Contains(r.err, "cachestat is not supported")) << r.err;
+	}
 }
 
 } // namespace
