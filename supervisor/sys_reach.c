@@ -241,24 +241,38 @@ bool reach_signal_refused(struct task *t)
 	return true;
 }
 
-/* fcntl F_SETOWN and F_SETOWN_EX name the process that gets a descriptor's SIGIO (or the
- * signal F_SETSIG chose, SIGKILL included), sent later by the kernel with the setter's
- * permission: the owner must be a member too. (Process groups, negative owners and
- * F_OWNER_PGRP, are left to the kernel.) */
+/* A descriptor's owner, who gets its SIGIO (or the signal F_SETSIG chose, SIGKILL
+ * included), sent later by the kernel with the setter's permission: a pid (> 0) must be a
+ * member's, a process group (< 0, or any value with F_OWNER_PGRP) a members' group. 0
+ * clears the owner. */
+static bool refuse_owner(struct task *t, int32_t owner, bool pgrp, const char *what)
+{
+	if (owner == 0)
+		return false;
+	if (pgrp || owner < 0) {
+		pid_t pgid = owner < 0 ? -owner : owner;
+		if (member_pgid(pgid))
+			return false;
+		refuse(t, what, pgid);
+		return true;
+	}
+	if (member_by_ns_tid(owner))
+		return false;
+	refuse(t, what, owner);
+	return true;
+}
+
 bool reach_owner_refused(struct task *t)
 {
 	uint64_t cmd = syscall_arg(t, 1);
 	if (cmd == F_SETOWN)
-		return refuse_pid_arg(t, 2, "fcntl(F_SETOWN)");
+		return refuse_owner(t, (int32_t)syscall_arg(t, 2), false, "fcntl(F_SETOWN)");
 	if (cmd != F_SETOWN_EX)
 		return false;
 	struct f_owner_ex owner;
 	if (remote_read(t, REMOTE(syscall_arg(t, 2)), &owner, sizeof(owner)))
 		return false; /* the kernel cannot read it either: EFAULT */
-	if (owner.type == F_OWNER_PGRP || owner.pid <= 0 || member_by_ns_tid(owner.pid))
-		return false;
-	refuse(t, "fcntl(F_SETOWN_EX)", owner.pid);
-	return true;
+	return refuse_owner(t, owner.pid, owner.type == F_OWNER_PGRP, "fcntl(F_SETOWN_EX)");
 }
 
 /* ioctl FIOSETOWN and SIOCSPGRP set a socket's owner the same way (an int in memory). */
@@ -267,12 +281,25 @@ bool reach_ioctl_owner_refused(struct task *t)
 	uint64_t cmd = (uint32_t)syscall_arg(t, 1);
 	if (cmd != FIOSETOWN && cmd != SIOCSPGRP)
 		return false;
-	int32_t pid;
-	if (remote_read(t, REMOTE(syscall_arg(t, 2)), &pid, sizeof(pid)) || pid <= 0 ||
-	    member_by_ns_tid(pid))
+	int32_t owner;
+	if (remote_read(t, REMOTE(syscall_arg(t, 2)), &owner, sizeof(owner)))
 		return false;
-	refuse(t, cmd == FIOSETOWN ? "ioctl(FIOSETOWN)" : "ioctl(SIOCSPGRP)", pid);
-	return true;
+	return refuse_owner(t, owner, false,
+			    cmd == FIOSETOWN ? "ioctl(FIOSETOWN)" : "ioctl(SIOCSPGRP)");
+}
+
+/* Implements capget(2): the pid is in the header it points at (version, pid), out of the
+ * table's reach; another process's capability sets are not the group's to read. */
+void sys_capget(struct task *t)
+{
+	struct {
+		uint32_t version;
+		int32_t pid;
+	} header;
+	if (remote_read(t, REMOTE(syscall_arg(t, 0)), &header, sizeof(header)) || header.pid <= 0 ||
+	    member_by_ns_tid(header.pid))
+		return; /* the kernel answers: EFAULT, the caller's own sets, a member's */
+	refuse(t, "capget", header.pid);
 }
 
 /* setpriority's and ioprio_set's "who" (argument `arg`), read by the "which" before it

@@ -6,6 +6,8 @@
  * "ALL ROUTES REFUSED" or "SOME ROUTE REACHED". "parent" then executes itself: detrun's
  * exec setup must still work ("after exec: vdso absent"). */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/ioprio.h>
 #include <linux/kcmp.h>
 #include <sched.h>
@@ -85,12 +87,21 @@ static void others(pid_t pid)
 	unsigned long nodes = 1;
 	route("migrate_pages", syscall(SYS_migrate_pages, pid, 64, &nodes, &nodes));
 	route("move_pages", syscall(SYS_move_pages, pid, 0, NULL, NULL, NULL, 0));
+	struct __user_cap_header_struct header = { _LINUX_CAPABILITY_VERSION_3, pid };
+	struct __user_cap_data_struct caps[2];
+	route("capget", syscall(SYS_capget, &header, caps));
+	int fds[2];
+	if (pipe(fds))
+		return;
+	/* The owner gets the descriptor's SIGIO later, sent by the kernel as from the caller. */
+	route("fcntl(F_SETOWN)", syscall(SYS_fcntl, fds[0], F_SETOWN, pid));
 	route("getpgid", syscall(SYS_getpgid, pid));
 	route("getsid", syscall(SYS_getsid, pid));
 	if (pid == 1) /* the group's own process group is the reaper's; kill(-1) is another call */
 		return;
 	route("setpgid(0, its group)", syscall(SYS_setpgid, 0, pid));
 	route("kill(process group)", syscall(SYS_kill, -pid, 0));
+	route("fcntl(F_SETOWN, process group)", syscall(SYS_fcntl, fds[0], F_SETOWN, -pid));
 }
 
 int main(int argc, char **argv)
