@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -597,6 +598,119 @@ TEST(RecordReplay, ChangedProgramIsRefused)
 	std::ofstream(dir / "prog", std::ios::app) << "extra";
 	ExpectCleanRefusal({ kDetrun, "replay", dir / "p.dlog" },
 			   "differs from the recorded program");
+}
+
+// The program prints where its initial stack put things: natively that depends on the
+// path it was started by (AT_EXECFN, argv[0] and everything below them move). A replay
+// starts it as recorded, from anywhere, whatever path names the log.
+TEST(RecordReplay, ReplayStartsTheProgramAsRecorded)
+{
+	TempDir dir("record");
+	ASSERT_EQ(mkdir((dir / "work").c_str(), 0755), 0);
+	ASSERT_EQ(RunCommand({ "cp", std::string(GUEST_DIR) + "/rep_stack_addresses",
+			       dir / "work/prog" })
+			  .code,
+		  0);
+	RunOptions in_work;
+	in_work.cwd = dir / "work";
+	RunResult relative = RunCommand({ kDetrun, "--", "./prog" }, in_work);
+	RunResult absolute = RunCommand({ kDetrun, "--", dir / "work/prog" }, in_work);
+	ASSERT_EQ(relative.code, 0) << relative.Describe();
+	ASSERT_NE(relative.out, absolute.out) << "the path it is started by shows natively";
+	RunResult rec = RunCommand({ kDetrun, "record", "-o", dir / "run.dlog", "--", "./prog" },
+				   in_work);
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	ASSERT_EQ(rec.out, relative.out) << rec.Describe();
+	RunOptions elsewhere;
+	elsewhere.cwd = "/";
+	RunOptions above;
+	above.cwd = dir.path;
+	const std::vector<std::pair<RunOptions, std::string>> replays = {
+		{ elsewhere, dir / "run.dlog" },
+		{ above, "./run.dlog" },
+		{ in_work, "../work/../run.dlog" },
+	};
+	for (const auto &[opt, log] : replays) {
+		RunResult rep = RunCommand({ "unshare", "-n", kDetrun, "replay", log }, opt);
+		EXPECT_EQ(rep.code, 0) << rep.Describe();
+		EXPECT_EQ(rep.out, rec.out)
+			<< FirstDifference("recorded", rec.out, "replayed", rep.out);
+	}
+	ASSERT_EQ(rename((dir / "work").c_str(), (dir / "gone").c_str()), 0);
+	ExpectCleanRefusal({ kDetrun, "replay", dir / "run.dlog" },
+			   "cannot replay: the recording ran in " + dir / "work");
+}
+
+// Where `needle` is in `log`, with the CRC-32 of the block holding it made right again
+// after `change` alters it there: a log that only a record's content tells apart.
+bool TamperRecord(std::string &log, const std::string &needle,
+		  const std::function<void(char *)> &change)
+{
+	size_t at = log.find(needle);
+	if (at == std::string::npos || log.find(needle, at + 1) != std::string::npos)
+		return false;
+	change(&log[at]);
+	for (size_t off = 8; off + 8 <= log.size();) {
+		uint32_t len;
+		memcpy(&len, &log[off], 4);
+		if (at < off + 8 + len) {
+			uint32_t crc = ~0u;
+			for (size_t i = off + 8; i < off + 8 + len; i++) {
+				crc ^= (uint8_t)log[i];
+				for (int k = 0; k < 8; k++)
+					crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1)));
+			}
+			crc = ~crc;
+			memcpy(&log[off + 4], &crc, 4);
+			return true;
+		}
+		off += 8 + len;
+	}
+	return false;
+}
+
+uint32_t Fnv32(const std::string &s)
+{
+	uint32_t h = 0x811c9dc5u;
+	for (unsigned char c : s)
+		h = (h ^ c) * 0x01000193u;
+	return h;
+}
+
+// A replay checks what it writes where the user sees it against the digests the recording
+// kept: one whose output differs (here: the log says the recorded bytes were others) stops
+// right after the write and names the logical time, the task, the descriptor and the byte.
+TEST(RecordReplay, OutputThatDiffersStopsTheReplay)
+{
+	TempDir dir("record");
+	RunResult rec = RunCommand({ kDetrun, "record", "-o", dir / "out.dlog", "--",
+				     std::string(GUEST_DIR) + "/rep_stack_addresses" });
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	RunResult listing = RunCommand({ kDetrun, "log", dir / "out.dlog" });
+	char digest[16];
+	snprintf(digest, sizeof(digest), "%08x", Fnv32(rec.out)); // stdio writes it at once
+	std::smatch m;
+	ASSERT_TRUE(std::regex_search(listing.out, m,
+				      std::regex("t=([0-9]+) +task 1 +output +fd 1, " +
+						 std::to_string(rec.out.size()) +
+						 " bytes at byte 0, digest " + digest + "\n")))
+		<< listing.out;
+	std::string at = m[1];
+	std::string log = ReadFile(dir / "out.dlog");
+	uint32_t d = Fnv32(rec.out);
+	std::string needle = std::string("\x1d") + std::string((const char *)&d, 4);
+	ASSERT_TRUE(TamperRecord(log, needle, [](char *p) { p[1] ^= 1; }));
+	WriteFile(dir / "tampered.dlog", log);
+	RunResult rep = Replay(dir / "tampered.dlog");
+	EXPECT_EQ(rep.code, 125) << rep.Describe();
+	EXPECT_EQ(rep.out, rec.out) << "the replay's output is still written";
+	std::string line = "replay diverged at t=" + at +
+			   ": task 1 wrote other output to descriptor 1 (standard output) at byte 0";
+	EXPECT_NE(DetrunLines(rep.err).find(line), std::string::npos) << rep.Describe();
+	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
+	RunResult same = Replay(dir / "out.dlog");
+	EXPECT_EQ(same.code, 0) << same.Describe();
+	EXPECT_EQ(same.out, rec.out) << same.Describe();
 }
 
 TEST(RecordReplay, LogListingsDescribeEveryRecord)
