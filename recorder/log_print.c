@@ -169,11 +169,13 @@ static void print_header_json(const struct log *log)
 static void print_stats(const char *path, const struct log *log)
 {
 	size_t kinds[16] = { 0 };
-	uint64_t in_bytes = 0, data_bytes = 0, results = 0, data_calls = 0, last = 0;
+	uint64_t in_bytes = 0, data_bytes = 0, results = 0, data_calls = 0, last = 0, out_bytes = 0;
 	for (size_t i = 1; i < log->n; i++) {
 		const LogRecord *r = log->records[i];
 		kinds[r->kind_case < 16 ? r->kind_case : 0]++;
 		last = log->times[i];
+		if (r->kind_case == DETRUN__LOG__RECORD__KIND_OUTPUT)
+			out_bytes += r->output->len;
 		if (r->kind_case != DETRUN__LOG__RECORD__KIND_RESULT)
 			continue;
 		results++;
@@ -196,6 +198,8 @@ static void print_stats(const char *path, const struct log *log)
 	printf("outside input: %" PRIu64 " bytes in %" PRIu64 " results, of which %" PRIu64
 	       " bytes of data in %" PRIu64 " reads\n",
 	       in_bytes, results, data_bytes, data_calls);
+	printf("output checked: %" PRIu64 " bytes in %zu writes\n", out_bytes,
+	       kinds[DETRUN__LOG__RECORD__KIND_OUTPUT]);
 	if (in_bytes)
 		printf("log bytes per byte of outside input: %.3f\n",
 		       (double)log->file_size / (double)in_bytes);

@@ -696,6 +696,16 @@ TEST(RecordReplay, OutputThatDiffersStopsTheReplay)
 						 " bytes at byte 0, digest " + digest + "\n")))
 		<< listing.out;
 	std::string at = m[1];
+	std::string size = std::to_string(rec.out.size());
+	RunResult json = RunCommand({ kDetrun, "log", "--json", dir / "out.dlog" });
+	EXPECT_NE(json.out.find("\"kind\":\"output\",\"fd\":1,\"bytes\":" + size +
+				",\"offset\":0,\"digest\":\"" + digest + "\"}"),
+		  std::string::npos)
+		<< json.out;
+	RunResult stats = RunCommand({ kDetrun, "log", "--stats", dir / "out.dlog" });
+	EXPECT_NE(stats.out.find("output checked: " + size + " bytes in 1 writes"),
+		  std::string::npos)
+		<< stats.out;
 	std::string log = ReadFile(dir / "out.dlog");
 	uint32_t d = Fnv32(rec.out);
 	std::string needle = std::string("\x1d") + std::string((const char *)&d, 4);
