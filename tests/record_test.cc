@@ -723,6 +723,27 @@ TEST(RecordReplay, OutputThatDiffersStopsTheReplay)
 	EXPECT_EQ(same.out, rec.out) << same.Describe();
 }
 
+// A log of format 3 (before Header.exec_path and Output records) is still replayed, with a
+// warning that its program starts by its absolute path and its output goes unchecked.
+TEST(RecordReplay, OlderLogFormatReplaysWithAWarning)
+{
+	TempDir dir("record");
+	RunResult rec = RunCommand({ kDetrun, "record", "-o", dir / "true.dlog", "--", "true" });
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	std::string log = ReadFile(dir / "true.dlog");
+	// Header.format_version 4, then the detrun_version field: made 3.
+	ASSERT_TRUE(TamperRecord(log, std::string("\x08\x04\x12", 3), [](char *p) { p[1] = 3; }));
+	WriteFile(dir / "old.dlog", log);
+	RunResult rep = Replay(dir / "old.dlog");
+	EXPECT_EQ(rep.code, 0) << rep.Describe();
+	EXPECT_NE(rep.err.find("warning: a log of format 3 keeps neither the path the program "
+			       "was started by nor digests of its output"),
+		  std::string::npos)
+		<< rep.Describe();
+	RunResult text = RunCommand({ kDetrun, "log", dir / "old.dlog" });
+	EXPECT_EQ(text.out.rfind("log format 3,", 0), 0u) << text.out;
+}
+
 TEST(RecordReplay, LogListingsDescribeEveryRecord)
 {
 	TempDir dir("record");
