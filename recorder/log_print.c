@@ -198,14 +198,14 @@ static void print_stats(const char *path, const struct log *log)
 	printf("outside input: %" PRIu64 " bytes in %" PRIu64 " results, of which %" PRIu64
 	       " bytes of data in %" PRIu64 " reads\n",
 	       in_bytes, results, data_bytes, data_calls);
-	printf("output checked: %" PRIu64 " bytes in %zu writes\n", out_bytes,
-	       kinds[DETRUN__LOG__RECORD__KIND_OUTPUT]);
 	if (in_bytes)
 		printf("log bytes per byte of outside input: %.3f\n",
 		       (double)log->file_size / (double)in_bytes);
 	if (data_bytes)
 		printf("log bytes per byte of data read: %.3f\n",
 		       (double)log->file_size / (double)data_bytes);
+	printf("output checked: %" PRIu64 " bytes in %zu writes\n", out_bytes,
+	       kinds[DETRUN__LOG__RECORD__KIND_OUTPUT]);
 }
 
 int log_print(const char *path, enum log_print_mode mode)
