@@ -723,6 +723,36 @@ TEST(RecordReplay, OutputThatDiffersStopsTheReplay)
 	EXPECT_EQ(same.out, rec.out) << same.Describe();
 }
 
+// Standard output given as a regular file is output as much as a pipe or terminal is: the
+// writes to it are logged and checked, though the file is not outside the group.
+TEST(RecordReplay, OutputToAFileIsCheckedToo)
+{
+	TempDir dir("record");
+	std::string guest = std::string(GUEST_DIR) + "/rep_stack_addresses";
+	RunResult rec = RunCommand({ "sh", "-c", "exec \"$0\" record -o \"$1\" -- \"$2\" > \"$3\"",
+				     kDetrun, dir / "f.dlog", guest, dir / "rec.txt" });
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	std::string printed = ReadFile(dir / "rec.txt");
+	ASSERT_FALSE(printed.empty());
+	uint32_t d = Fnv32(printed);
+	std::string log = ReadFile(dir / "f.dlog");
+	ASSERT_TRUE(TamperRecord(log, std::string("\x1d") + std::string((const char *)&d, 4),
+				 [](char *p) { p[2] ^= 4; }));
+	WriteFile(dir / "tampered.dlog", log);
+	const std::string replay_to = "exec unshare -n \"$0\" replay \"$1\" > \"$2\"";
+	RunResult same = RunCommand(
+		{ "sh", "-c", replay_to, kDetrun, dir / "f.dlog", dir / "same.txt" });
+	EXPECT_EQ(same.code, 0) << same.Describe();
+	EXPECT_EQ(ReadFile(dir / "same.txt"), printed);
+	RunResult rep = RunCommand(
+		{ "sh", "-c", replay_to, kDetrun, dir / "tampered.dlog", dir / "rep.txt" });
+	EXPECT_EQ(rep.code, 125) << rep.Describe();
+	EXPECT_NE(rep.err.find("task 1 wrote other output to descriptor 1 (standard output) at "
+			       "byte 0"),
+		  std::string::npos)
+		<< rep.Describe();
+}
+
 // A log of format 3 (before Header.exec_path and Output records) is still replayed, with a
 // warning that its program starts by its absolute path and its output goes unchecked.
 TEST(RecordReplay, OlderLogFormatReplaysWithAWarning)
