@@ -218,6 +218,8 @@ static bool record_well_formed(const LogRecord *rec, bool first)
 	case DETRUN__LOG__RECORD__KIND_READY:
 	case DETRUN__LOG__RECORD__KIND_FILE:
 		return rec->task > 0;
+	case DETRUN__LOG__RECORD__KIND_OUTPUT:
+		return rec->task > 0 && rec->output->fd >= 0 && rec->output->len > 0;
 	case DETRUN__LOG__RECORD__KIND_SIGNAL:
 		return rec->signal->signo > 0 && rec->signal->signo < 65;
 	case DETRUN__LOG__RECORD__KIND_ADVANCE:
@@ -403,7 +405,26 @@ const char *log_kind_name(const LogRecord *rec)
 		return "digest";
 	case DETRUN__LOG__RECORD__KIND_END:
 		return "end";
+	case DETRUN__LOG__RECORD__KIND_OUTPUT:
+		return "output";
 	default:
 		return "unknown";
 	}
+}
+
+uint64_t log_output_offset(struct log_output_offsets *o, int fd, uint64_t len)
+{
+	size_t i = 0;
+	while (i < o->n && o->fds[i].fd != fd)
+		i++;
+	if (i == o->n) {
+		void *more = realloc(o->fds, (o->n + 1) * sizeof(*o->fds));
+		if (!more)
+			abort();
+		o->fds = more;
+		o->fds[o->n++] = (struct log_output_fd){ fd, 0 };
+	}
+	uint64_t at = o->fds[i].bytes;
+	o->fds[i].bytes += len;
+	return at;
 }

@@ -19,7 +19,8 @@
 
 #define LOG_MAGIC "DETRUNLG"
 #define LOG_MAGIC_LEN 8
-#define LOG_FORMAT_VERSION 3       /* 2: Header.ignored_signals; 3: looks of outside input */
+/* 2: Header.ignored_signals; 3: looks of outside input; 4: Header.exec_path, Output records */
+#define LOG_FORMAT_VERSION 4
 #define LOG_FORMAT_OLDEST 1        /* a version-1 log does not say which signals were ignored */
 #define LOG_BLOCK_MAX (1u << 20)   /* records are gathered into blocks up to this size */
 #define LOG_RECORD_MAX (64u << 20) /* one larger record (a big read) gets a block alone */
@@ -55,6 +56,18 @@ void log_free(struct log *log);
 
 /* "entries" for a FileRead of a directory (path ending in '/'), else "bytes". */
 const char *log_file_unit(const char *path);
+
+/* Bytes written to each descriptor by the Output records so far: the byte offset at which
+ * an Output's bytes start (log.proto). log_output_offset returns it and counts `len` more. */
+struct log_output_fd {
+	int fd;
+	uint64_t bytes;
+};
+struct log_output_offsets {
+	struct log_output_fd *fds;
+	size_t n;
+};
+uint64_t log_output_offset(struct log_output_offsets *o, int fd, uint64_t len);
 
 /* The record's kind as a word ("result", "ready", ...). */
 const char *log_kind_name(const LogRecord *rec);

@@ -40,6 +40,8 @@ static void print_header_text(const struct log *log)
 	       h->program_hash);
 	for (size_t i = 0; i < h->n_argv; i++)
 		printf(" %s", h->argv[i]);
+	if (*h->exec_path)
+		printf("\nstarted as %s", h->exec_path);
 	printf("\nseed %" PRId64 ", epoch %" PRId64 ", quantum %d, cpus %d, namespaces %s, "
 	       "%zu environment variables, outside descriptors:",
 	       h->seed, h->epoch, h->quantum, h->cpus, h->namespaces ? "yes" : "no", h->n_env);
@@ -54,6 +56,9 @@ static void print_header_text(const struct log *log)
 		printf("\n");
 	}
 }
+
+/* Output records print the byte offset their write starts at (log.proto, Output). */
+static struct log_output_offsets output_offsets;
 
 static void print_record_text(const LogRecord *r, uint64_t time)
 {
@@ -87,6 +92,12 @@ static void print_record_text(const LogRecord *r, uint64_t time)
 	case DETRUN__LOG__RECORD__KIND_END:
 		printf(" exit code %d after %" PRIu64 " events\n", r->end->exit_code,
 		       r->end->events);
+		break;
+	case DETRUN__LOG__RECORD__KIND_OUTPUT:
+		printf(" fd %d, %" PRIu64 " bytes at byte %" PRIu64 ", digest %08x\n",
+		       r->output->fd, r->output->len,
+		       log_output_offset(&output_offsets, r->output->fd, r->output->len),
+		       r->output->digest);
 		break;
 	default:
 		putchar('\n');
@@ -123,6 +134,13 @@ static void print_record_json(const LogRecord *r, uint64_t time)
 	case DETRUN__LOG__RECORD__KIND_END:
 		printf(",\"exit_code\":%d,\"events\":%" PRIu64, r->end->exit_code, r->end->events);
 		break;
+	case DETRUN__LOG__RECORD__KIND_OUTPUT:
+		printf(",\"fd\":%d,\"bytes\":%" PRIu64 ",\"offset\":%" PRIu64
+		       ",\"digest\":\"%08x\"",
+		       r->output->fd, r->output->len,
+		       log_output_offset(&output_offsets, r->output->fd, r->output->len),
+		       r->output->digest);
+		break;
 	default:
 		break;
 	}
@@ -135,6 +153,8 @@ static void print_header_json(const struct log *log)
 	printf("{\"t\":0,\"task\":0,\"kind\":\"header\",\"format_version\":%u,\"program\":",
 	       h->format_version);
 	json_string(h->program);
+	printf(",\"exec_path\":");
+	json_string(h->exec_path);
 	printf(",\"argv\":[");
 	for (size_t i = 0; i < h->n_argv; i++) {
 		printf(i ? "," : "");
@@ -149,11 +169,13 @@ static void print_header_json(const struct log *log)
 static void print_stats(const char *path, const struct log *log)
 {
 	size_t kinds[16] = { 0 };
-	uint64_t in_bytes = 0, data_bytes = 0, results = 0, data_calls = 0, last = 0;
+	uint64_t in_bytes = 0, data_bytes = 0, results = 0, data_calls = 0, last = 0, out_bytes = 0;
 	for (size_t i = 1; i < log->n; i++) {
 		const LogRecord *r = log->records[i];
 		kinds[r->kind_case < 16 ? r->kind_case : 0]++;
 		last = log->times[i];
+		if (r->kind_case == DETRUN__LOG__RECORD__KIND_OUTPUT)
+			out_bytes += r->output->len;
 		if (r->kind_case != DETRUN__LOG__RECORD__KIND_RESULT)
 			continue;
 		results++;
@@ -168,11 +190,11 @@ static void print_stats(const char *path, const struct log *log)
 	       log->complete ? "complete" : "cut short (no end record)");
 	printf("logical time: %" PRIu64 " events\n", last);
 	printf("records: %zu result, %zu ready, %zu advance, %zu signal, %zu file, %zu digest, "
-	       "%zu end\n",
+	       "%zu output, %zu end\n",
 	       kinds[DETRUN__LOG__RECORD__KIND_RESULT], kinds[DETRUN__LOG__RECORD__KIND_READY],
 	       kinds[DETRUN__LOG__RECORD__KIND_ADVANCE], kinds[DETRUN__LOG__RECORD__KIND_SIGNAL],
 	       kinds[DETRUN__LOG__RECORD__KIND_FILE], kinds[DETRUN__LOG__RECORD__KIND_DIGEST],
-	       kinds[DETRUN__LOG__RECORD__KIND_END]);
+	       kinds[DETRUN__LOG__RECORD__KIND_OUTPUT], kinds[DETRUN__LOG__RECORD__KIND_END]);
 	printf("outside input: %" PRIu64 " bytes in %" PRIu64 " results, of which %" PRIu64
 	       " bytes of data in %" PRIu64 " reads\n",
 	       in_bytes, results, data_bytes, data_calls);
@@ -182,6 +204,8 @@ static void print_stats(const char *path, const struct log *log)
 	if (data_bytes)
 		printf("log bytes per byte of data read: %.3f\n",
 		       (double)log->file_size / (double)data_bytes);
+	printf("output checked: %" PRIu64 " bytes in %zu writes\n", out_bytes,
+	       kinds[DETRUN__LOG__RECORD__KIND_OUTPUT]);
 }
 
 int log_print(const char *path, enum log_print_mode mode)

@@ -178,7 +178,8 @@ static int lead(struct rep_link *l, uint64_t epoch, char **argv, const char *pat
 	char program[PATH_MAX];
 	if (!realpath(path, program))
 		snprintf(program, sizeof(program), "%s", path);
-	if (record_shim_start_sink(open_stream, &ls, argv, program, opt, NULL, 0))
+	struct record_start rs = { argv, program, path, opt, NULL, 0 };
+	if (record_shim_start_sink(open_stream, &ls, &rs))
 		return 125;
 	rep_replica_lead(l, ls.sink);
 	if (rep_lease_keep(l))

@@ -117,6 +117,18 @@ static void record_file(struct task *t, uint64_t time, const char *path, uint64_
 	append(time, sched_of(t)->vtid, &rec);
 }
 
+static void record_output(struct task *t, uint64_t time, int fd, const uint8_t *bytes, size_t len)
+{
+	Detrun__Log__Output out = DETRUN__LOG__OUTPUT__INIT;
+	out.fd = fd;
+	out.len = len;
+	out.digest = fnv32(FNV32_INIT, bytes, len);
+	LogRecord rec = DETRUN__LOG__RECORD__INIT;
+	rec.kind_case = DETRUN__LOG__RECORD__KIND_OUTPUT;
+	rec.output = &out;
+	append(time, sched_of(t)->vtid, &rec);
+}
+
 static void record_event(struct task *t, uint64_t time, long nr)
 {
 	uint64_t digest = shim_digest_event(time, sched_of(t)->vtid, nr);
@@ -156,6 +168,7 @@ static const struct shim_ops record_shim = {
 	.wait_outside = record_wait_outside,
 	.signals = record_signals,
 	.file_opened = record_file,
+	.output = record_output,
 	.event = record_event,
 	.finish = record_finish,
 };
@@ -210,18 +223,18 @@ static struct input_sink *open_log_file(const Detrun__Log__Header *h, void *path
 	return s;
 }
 
-int record_shim_start(const char *path, char **argv, const char *program,
-		      const struct tracer_options *opt, const int *outside_fds, int n_outside)
+int record_shim_start(const char *path, const struct record_start *rs)
 {
-	return record_shim_start_sink(open_log_file, (void *)path, argv, program, opt, outside_fds,
-				      n_outside);
+	return record_shim_start_sink(open_log_file, (void *)path, rs);
 }
 
 int record_shim_start_sink(struct input_sink *(*open_sink)(const Detrun__Log__Header *, void *),
-			   void *arg, char **argv, const char *program,
-			   const struct tracer_options *opt, const int *outside_fds, int n_outside)
+			   void *arg, const struct record_start *rs)
 {
 	extern char **environ;
+	const struct tracer_options *opt = rs->opt;
+	char **argv = rs->argv;
+	const char *program = rs->program;
 	Detrun__Log__Header h = DETRUN__LOG__HEADER__INIT;
 	h.format_version = LOG_FORMAT_VERSION;
 	h.detrun_version = DETRUN_VERSION;
@@ -229,6 +242,7 @@ int record_shim_start_sink(struct input_sink *(*open_sink)(const Detrun__Log__He
 		;
 	h.argv = argv;
 	h.program = (char *)program;
+	h.exec_path = (char *)rs->exec_path;
 	int fd = open(program, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		fingerprint_fd(fd, &h.program_hash, &h.program_size);
@@ -251,8 +265,8 @@ int record_shim_start_sink(struct input_sink *(*open_sink)(const Detrun__Log__He
 	char stdin_file[4096];
 	header_std_fds(&h, kinds, flags, stdin_file);
 	h.ignored_signals = ignored_at_start();
-	h.n_outside_fds = (size_t)n_outside;
-	h.outside_fds = (int32_t *)outside_fds;
+	h.n_outside_fds = (size_t)rs->n_outside;
+	h.outside_fds = (int32_t *)rs->outside_fds;
 	sink = open_sink(&h, arg);
 	if (!sink)
 		return -1;

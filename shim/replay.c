@@ -17,8 +17,10 @@
 #include "syscalls/syscall_table.h"
 
 static struct input_source *source;
-static uint64_t head_at;  /* the head record's logical time */
-static bool looks_logged; /* format 3: outside input carries the look it came at */
+static uint64_t head_at;    /* the head record's logical time */
+static bool looks_logged;   /* format 3: outside input carries the look it came at */
+static bool outputs_logged; /* format 4: every write to the group's output is logged */
+static struct log_output_offsets output_offsets;
 
 static const LogRecord *head(void)
 {
@@ -50,6 +52,9 @@ static const char *describe(const LogRecord *r, uint64_t time)
 		snprintf(what, sizeof(what), "open of %s", r->file->path);
 	else if (r->kind_case == DETRUN__LOG__RECORD__KIND_SIGNAL)
 		snprintf(what, sizeof(what), "outside signal %d", r->signal->signo);
+	else if (r->kind_case == DETRUN__LOG__RECORD__KIND_OUTPUT)
+		snprintf(what, sizeof(what), "a write of %" PRIu64 " bytes to descriptor %d",
+			 r->output->len, r->output->fd);
 	if (r->task)
 		snprintf(text, sizeof(text), "%s for task %u at t=%" PRIu64, what, r->task, time);
 	else
@@ -203,6 +208,40 @@ static void replay_file(struct task *t, uint64_t time, const char *path, uint64_
 	consume();
 }
 
+static const char *output_name(int fd)
+{
+	return fd == 1 ? " (standard output)" : fd == 2 ? " (standard error)" : "";
+}
+
+/* The replay's write to the group's output really happened (the user sees it); it must be
+ * the recording's, or the replay stops right after it. */
+static void replay_output(struct task *t, uint64_t time, int fd, const uint8_t *bytes, size_t len)
+{
+	if (!outputs_logged)
+		return;
+	int vtid = sched_of(t)->vtid;
+	uint64_t at = log_output_offset(&output_offsets, fd, len);
+	const LogRecord *r = match(DETRUN__LOG__RECORD__KIND_OUTPUT, time, vtid);
+	if (!r) {
+		char met[160];
+		snprintf(met, sizeof(met),
+			 "a write of %zu bytes to descriptor %d%s at byte %" PRIu64
+			 " by task %d at t=%" PRIu64,
+			 len, fd, output_name(fd), at, vtid, time);
+		diverged(t, met);
+	}
+	const Detrun__Log__Output *o = r->output;
+	uint32_t digest = fnv32(FNV32_INIT, bytes, len);
+	if (o->fd != fd || o->len != len || o->digest != digest)
+		shim_abort(t,
+			   "replay diverged at t=%" PRIu64 ": task %d wrote other output to "
+			   "descriptor %d%s at byte %" PRIu64 " (%zu bytes, digest %08x) than the "
+			   "recording (%" PRIu64 " bytes to descriptor %d, digest %08x)",
+			   time, vtid, fd, output_name(fd), at, len, digest, o->len, o->fd,
+			   o->digest);
+	consume();
+}
+
 static void replay_event(struct task *t, uint64_t time, long nr)
 {
 	uint64_t digest = shim_digest_event(time, sched_of(t)->vtid, nr);
@@ -259,6 +298,7 @@ static const struct shim_ops replay_shim = {
 	.wait_outside = replay_wait_outside,
 	.signals = replay_signals,
 	.file_opened = replay_file,
+	.output = replay_output,
 	.event = replay_event,
 	.finish = replay_finish,
 };
@@ -272,6 +312,7 @@ int replay_shim_start(const struct log *log)
 	}
 	int err = replay_shim_start_source(s);
 	looks_logged = log->header->format_version >= 3;
+	outputs_logged = log->header->format_version >= 4;
 	return err;
 }
 
@@ -280,6 +321,7 @@ int replay_shim_start_source(struct input_source *s)
 {
 	source = s;
 	looks_logged = true;
+	outputs_logged = true;
 	shim_set(&replay_shim);
 	return 0;
 }

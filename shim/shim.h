@@ -74,6 +74,9 @@ struct shim_ops {
 	/* t opened a regular file for reading. */
 	void (*file_opened)(struct task *t, uint64_t time, const char *path, uint64_t size,
 			    uint64_t hash);
+	/* t wrote `len` bytes to descriptor fd, where the group's output goes (standard
+	 * output and error, a channel inherited from outside: sys_external.h). */
+	void (*output)(struct task *t, uint64_t time, int fd, const uint8_t *bytes, size_t len);
 	/* Every event of the timeline (nr: the syscall, -1 for a signal). */
 	void (*event)(struct task *t, uint64_t time, long nr);
 	/* The group is gone; returns the exit code detrun should give (normally code). */
@@ -104,16 +107,24 @@ uint64_t shim_digest_event(uint64_t time, int vtid, long nr);
 /* Built-in shims. Each returns 0 or -1 after printing why. */
 struct log;
 struct tracer_options;
-int record_shim_start(const char *path, char **argv, const char *program,
-		      const struct tracer_options *opt, const int *outside_fds, int n_outside);
+/* `program` is the executable resolved to an absolute path, `exec_path` the string
+ * given to execve (PROGRAM as found on PATH, or as typed). */
+struct record_start {
+	char **argv;
+	const char *program;
+	const char *exec_path;
+	const struct tracer_options *opt;
+	const int *outside_fds;
+	int n_outside;
+};
+int record_shim_start(const char *path, const struct record_start *rs);
 int replay_shim_start(const struct log *log);
 /* The same with other places for the inputs (recorder/input.h; replicate/ uses these). */
 struct input_sink;
 struct input_source;
 typedef struct Detrun__Log__Header Detrun__Log__Header;
 int record_shim_start_sink(struct input_sink *(*open)(const Detrun__Log__Header *, void *),
-			   void *arg, char **argv, const char *program,
-			   const struct tracer_options *opt, const int *outside_fds, int n_outside);
+			   void *arg, const struct record_start *rs);
 void record_shim_continue(struct input_sink *sink);
 int replay_shim_start_source(struct input_source *source);
 int program_shim_start(const char *command, bool control, char **argv);

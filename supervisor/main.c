@@ -322,6 +322,15 @@ static int find_outside_fds(int *fds)
 	return n;
 }
 
+/* Standard output and error, whatever they are, and the channels from outside: what the
+ * program writes there is its output, which record digests and replay checks. */
+static void register_outputs(void)
+{
+	for (int fd = 0; fd <= 2; fd++)
+		if ((fd > 0 && fcntl(fd, F_GETFD) >= 0) || external_object(fd))
+			external_register_output(fd);
+}
+
 static int cmd_run(int argc, char **argv, struct command_line *cl)
 {
 	int first = parse_options(argc, argv, false, false, cl);
@@ -356,22 +365,39 @@ static int cmd_record(int argc, char **argv, struct command_line *cl)
 	open_trace_file(cl->trace_path);
 	int outside[3];
 	int n = find_outside_fds(outside);
+	register_outputs();
 	char program[PATH_MAX];
 	if (!realpath(path, program)) /* replay may start from elsewhere */
 		snprintf(program, sizeof(program), "%s", path);
-	if (record_shim_start(cl->log_path, &argv[first], program, &cl->opt, outside, n))
+	struct record_start rs = { &argv[first], program, path, &cl->opt, outside, n };
+	if (record_shim_start(cl->log_path, &rs))
 		return 125;
 	hold_outside_signals(); /* the log exists: a signal from now on is logged in it */
 	return run_group(path, &argv[first], &cl->opt);
 }
 
-/* The replayed program must be the recorded one, byte for byte. */
-static void check_program(const Detrun__Log__Header *h)
+/* The path replay gives to execve: the recorded string, from the recorded working
+ * directory, so that AT_EXECFN, and with it everything the initial stack holds, is the
+ * recording's. A log before format 4 kept only the absolute path. */
+static const char *recorded_exec_path(const Detrun__Log__Header *h)
 {
-	int fd = open(h->program, O_RDONLY | O_CLOEXEC);
+	if (h->format_version >= 4 && *h->exec_path)
+		return h->exec_path;
+	fprintf(stderr,
+		"detrun: warning: a log of format %u keeps neither the path the program was "
+		"started by nor digests of its output: it starts as %s, its output unchecked\n",
+		h->format_version, h->program);
+	return h->program;
+}
+
+/* The replayed program must be the recorded one, byte for byte. */
+static void check_program(const Detrun__Log__Header *h, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	uint64_t hash = 0, size = 0;
 	if (fd < 0) {
-		fprintf(stderr, "detrun: cannot replay: %s: %s\n", h->program, strerror(errno));
+		fprintf(stderr, "detrun: cannot replay: %s (in %s): %s\n", path, h->cwd,
+			strerror(errno));
 		exit(125);
 	}
 	fingerprint_fd(fd, &hash, &size);
@@ -380,7 +406,7 @@ static void check_program(const Detrun__Log__Header *h)
 		fprintf(stderr,
 			"detrun: cannot replay: %s differs from the recorded program "
 			"(%llu bytes, hash %016llx; recorded %llu bytes, hash %016llx)\n",
-			h->program, (unsigned long long)size, (unsigned long long)hash,
+			path, (unsigned long long)size, (unsigned long long)hash,
 			(unsigned long long)h->program_size, (unsigned long long)h->program_hash);
 		exit(125);
 	}
@@ -529,7 +555,8 @@ static int cmd_replay(int argc, char **argv, struct command_line *cl)
 			strerror(errno));
 		return 125;
 	}
-	check_program(h);
+	const char *path = recorded_exec_path(h);
+	check_program(h, path);
 	clearenv();
 	for (size_t i = 0; i < h->n_env; i++)
 		putenv(h->env[i]);
@@ -552,13 +579,14 @@ static int cmd_replay(int argc, char **argv, struct command_line *cl)
 	opt->real_clock = h->real_clock;
 	warn_std_kinds(h);
 	replay_standard_fds(h);
+	register_outputs();
 	replay_ignored_signals(h);
 	replay_shim_start(&log);
 	char **argv_copy = calloc(h->n_argv + 1, sizeof(char *));
 	if (!argv_copy)
 		die("out of memory");
 	memcpy(argv_copy, h->argv, h->n_argv * sizeof(char *));
-	return run_group(h->program, argv_copy, opt);
+	return run_group(path, argv_copy, opt);
 }
 
 /* Options and the cluster are replicate/'s business; the run itself is the same. */

@@ -182,20 +182,17 @@ static uint8_t *sent_messages(struct task *t, uint64_t sent, size_t *len)
 
 /* The bytes the call handed to the kernel: its buffer or iovecs up to the `result` it
  * returned, or every message a sendmmsg sent. */
-static uint8_t *sent_bytes(struct task *t, uint64_t result, size_t *len)
+static uint8_t *sent_bytes(struct task *t, enum data_dir layout, uint64_t result, size_t *len)
 {
 	*len = 0;
-	const struct syscall_entry *e = syscall_lookup(t->syscall_nr);
-	if (!syscall_sends_memory(e))
-		return NULL;
-	if (e->data == DATA_SEND_MMSG)
+	if (layout == DATA_SEND_MMSG)
 		return sent_messages(t, result, len);
 	struct spans s = { .n = 0 };
 	uint64_t addr = syscall_arg(t, 1), count = syscall_arg(t, 2);
-	if (e->data == DATA_SEND_BUF) {
+	if (layout == DATA_SEND_BUF) {
 		s.v[s.n++] = (struct iovec){ (void *)addr, count };
 	} else {
-		if (e->data == DATA_SEND_MSG) {
+		if (layout == DATA_SEND_MSG) {
 			struct msghdr m;
 			if (remote_read(t, REMOTE(addr), &m, sizeof(m)))
 				return NULL;
@@ -212,6 +209,81 @@ static uint8_t *sent_bytes(struct task *t, uint64_t result, size_t *len)
 		*len += take;
 	}
 	return buf;
+}
+
+/* ---- output ------------------------------------------------------------------------------------
+ *
+ * What the group writes where its user sees it — standard output and error, whatever they
+ * are, and every channel inherited from outside — is its output: record logs the length and
+ * digest of each write there (not the bytes), and replay, whose writes there really happen,
+ * checks that each is the recorded one and stops at the first that is not. The objects are
+ * known by identity, as the outside ones are. Sockets the group made are checked by their
+ * calls' results (Result.sent_digest) instead. */
+
+static struct output_id {
+	dev_t dev;
+	ino_t ino;
+} * outputs;
+static size_t n_outputs;
+
+void external_register_output(int supervisor_fd)
+{
+	struct stat st;
+	if (fstat(supervisor_fd, &st) < 0)
+		return;
+	struct output_id *more = realloc(outputs, (n_outputs + 1) * sizeof(*outputs));
+	if (!more)
+		abort();
+	outputs = more;
+	outputs[n_outputs++] = (struct output_id){ st.st_dev, st.st_ino };
+}
+
+static bool output_fd(struct task *t, int tfd)
+{
+	int fd = remote_dup_fd(t, tfd);
+	struct stat st;
+	bool found = false;
+	if (fd >= 0 && fstat(fd, &st) == 0)
+		for (size_t i = 0; i < n_outputs && !found; i++)
+			found = outputs[i].dev == st.st_dev && outputs[i].ino == st.st_ino;
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
+/* How the bytes a call writes lie in memory: the row's data column, and for positional
+ * writes (a file given as standard output) the layout of their plain counterparts. */
+static enum data_dir written_layout(long nr)
+{
+	switch (nr) {
+	case __NR_pwrite64:
+		return DATA_SEND_BUF;
+	case __NR_pwritev:
+	case __NR_pwritev2:
+		return DATA_SEND_IOV;
+	default:
+		return syscall_lookup(nr) ? syscall_lookup(nr)->data : DATA_NONE;
+	}
+}
+
+static void output_written(struct task *t)
+{
+	int64_t ret = syscall_result(t);
+	if (ret <= 0)
+		return;
+	size_t len;
+	uint8_t *bytes = sent_bytes(t, written_layout(t->syscall_nr), (uint64_t)ret, &len);
+	shim_get()->output(t, sched_now(), (int)syscall_arg(t, 0), bytes, len);
+	free(bytes);
+}
+
+void external_output_call(struct task *t, int tfd)
+{
+	enum data_dir layout = written_layout(t->syscall_nr);
+	if (!n_outputs || !shim_get()->output || t->exit.on_exit || layout < DATA_SEND_BUF ||
+	    layout > DATA_SEND_MMSG || !output_fd(t, tfd))
+		return;
+	tracer_want_exit(t, output_written);
 }
 
 /* ---- performing a call ---------------------------------------------------------------------- */
@@ -235,7 +307,7 @@ static void call_sent(struct task *t, struct shim_call *c, int64_t ret)
 	if (!syscall_sends_memory(syscall_lookup(c->nr)) || ret <= 0)
 		return;
 	size_t len;
-	uint8_t *bytes = sent_bytes(t, (uint64_t)ret, &len);
+	uint8_t *bytes = sent_bytes(t, syscall_lookup(c->nr)->data, (uint64_t)ret, &len);
 	c->sent = bytes;
 	c->sent_len = len;
 	c->sent_digest = fnv32(FNV32_INIT, bytes, len);
@@ -479,8 +551,10 @@ bool external_fd_call(struct task *t, int tfd, short wait_events)
 	bool made = false;
 	if (!outside_fd(t, tfd, &made))
 		return false;
-	if (syscall_sends(syscall_lookup(t->syscall_nr)) && !made)
-		return true; /* output to an inherited terminal, pipe or socket: it runs */
+	if (syscall_sends(syscall_lookup(t->syscall_nr)) && !made) {
+		external_output_call(t, tfd); /* to an inherited terminal, pipe or socket: runs */
+		return true;
+	}
 	if (wait_events && !msg_dontwait(t) && blocking_fd(t, tfd)) {
 		struct pollfd *p = malloc(sizeof(*p));
 		if (!p)

@@ -14,6 +14,13 @@
  * registers an inherited one (its writes are output and run, in replay too). */
 void external_register(int supervisor_fd);
 bool external_object(int supervisor_fd);
+/* Registers an object the group's output goes to (standard output and error, channels
+ * inherited from outside). At the entry of a call that writes from memory to tracee
+ * descriptor tfd, external_output_call hands what it wrote there to the shim at its exit
+ * (record logs a digest, replay checks it); nothing when tfd is not output or no shim
+ * wants output. */
+void external_register_output(int supervisor_fd);
+void external_output_call(struct task *t, int tfd);
 /* At the start of a handler: when a shim intercepts and tracee descriptor tfd is outside,
  * the call is handled there (parked until the shim says `wait_events` are ready, or
  * performed) and true is returned. wait_events 0: the call never waits. */

@@ -511,6 +511,7 @@ static enum wait_result write_ready(struct task *t)
 		return WAIT_NOT_READY;
 	remote_load_regs(t);
 	fit_to_room(t, t->wait.fds[0].fd, t->parked_on.write_type);
+	external_output_call(t, (int)syscall_arg(t, 0)); /* unless cut into pieces */
 	return WAIT_READY;
 }
 
@@ -534,8 +535,10 @@ static void write_when_room(struct task *t)
 	if (fd >= 0) {
 		park_on_one(t, fd, POLLOUT, syscall_name(t->syscall_nr), write_ready);
 		t->parked_on.write_type = info.type;
-	} else if (info.type == S_IFREG) {
-		files_written(t, (int)syscall_arg(t, 0));
+	} else {
+		if (info.type == S_IFREG)
+			files_written(t, tfd);
+		external_output_call(t, tfd);
 	}
 }
 
@@ -543,10 +546,12 @@ static void write_when_room(struct task *t)
  * writev; at an offset it writes a file, which is stamped. */
 void sys_pwritev2(struct task *t)
 {
-	if ((int64_t)syscall_arg(t, 3) == -1)
+	if ((int64_t)syscall_arg(t, 3) == -1) {
 		write_when_room(t);
-	else
+	} else {
 		files_written(t, (int)syscall_arg(t, 0));
+		external_output_call(t, (int)syscall_arg(t, 0));
+	}
 }
 
 /* Implements accept(2), accept4(2). */

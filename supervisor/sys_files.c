@@ -351,6 +351,7 @@ void sys_statx(struct task *t)
 void sys_file_write_at(struct task *t)
 {
 	files_written(t, (int)syscall_arg(t, 0));
+	external_output_call(t, (int)syscall_arg(t, 0));
 }
 
 /* Implements copy_file_range(2) and sendfile(2) stamping: the output descriptor. */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -597,6 +598,180 @@ TEST(RecordReplay, ChangedProgramIsRefused)
 	std::ofstream(dir / "prog", std::ios::app) << "extra";
 	ExpectCleanRefusal({ kDetrun, "replay", dir / "p.dlog" },
 			   "differs from the recorded program");
+}
+
+// The program prints where its initial stack put things: natively that depends on the
+// path it was started by (AT_EXECFN, argv[0] and everything below them move). A replay
+// starts it as recorded, from anywhere, whatever path names the log.
+TEST(RecordReplay, ReplayStartsTheProgramAsRecorded)
+{
+	TempDir dir("record");
+	ASSERT_EQ(mkdir((dir / "work").c_str(), 0755), 0);
+	ASSERT_EQ(RunCommand({ "cp", std::string(GUEST_DIR) + "/rep_stack_addresses",
+			       dir / "work/prog" })
+			  .code,
+		  0);
+	RunOptions in_work;
+	in_work.cwd = dir / "work";
+	RunResult relative = RunCommand({ kDetrun, "--", "./prog" }, in_work);
+	RunResult absolute = RunCommand({ kDetrun, "--", dir / "work/prog" }, in_work);
+	ASSERT_EQ(relative.code, 0) << relative.Describe();
+	ASSERT_NE(relative.out, absolute.out) << "the path it is started by shows natively";
+	RunResult rec = RunCommand({ kDetrun, "record", "-o", dir / "run.dlog", "--", "./prog" },
+				   in_work);
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	ASSERT_EQ(rec.out, relative.out) << rec.Describe();
+	RunOptions elsewhere;
+	elsewhere.cwd = "/";
+	RunOptions above;
+	above.cwd = dir.path;
+	const std::vector<std::pair<RunOptions, std::string>> replays = {
+		{ elsewhere, dir / "run.dlog" },
+		{ above, "./run.dlog" },
+		{ in_work, "../work/../run.dlog" },
+	};
+	for (const auto &[opt, log] : replays) {
+		RunResult rep = RunCommand({ "unshare", "-n", kDetrun, "replay", log }, opt);
+		EXPECT_EQ(rep.code, 0) << rep.Describe();
+		EXPECT_EQ(rep.out, rec.out)
+			<< FirstDifference("recorded", rec.out, "replayed", rep.out);
+	}
+	ASSERT_EQ(rename((dir / "work").c_str(), (dir / "gone").c_str()), 0);
+	ExpectCleanRefusal({ kDetrun, "replay", dir / "run.dlog" },
+			   "cannot replay: the recording ran in " + dir / "work");
+}
+
+// Where `needle` is in `log`, with the CRC-32 of the block holding it made right again
+// after `change` alters it there: a log that only a record's content tells apart.
+bool TamperRecord(std::string &log, const std::string &needle,
+		  const std::function<void(char *)> &change)
+{
+	size_t at = log.find(needle);
+	if (at == std::string::npos || log.find(needle, at + 1) != std::string::npos)
+		return false;
+	change(&log[at]);
+	for (size_t off = 8; off + 8 <= log.size();) {
+		uint32_t len;
+		memcpy(&len, &log[off], 4);
+		if (at < off + 8 + len) {
+			uint32_t crc = ~0u;
+			for (size_t i = off + 8; i < off + 8 + len; i++) {
+				crc ^= (uint8_t)log[i];
+				for (int k = 0; k < 8; k++)
+					crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1)));
+			}
+			crc = ~crc;
+			memcpy(&log[off + 4], &crc, 4);
+			return true;
+		}
+		off += 8 + len;
+	}
+	return false;
+}
+
+uint32_t Fnv32(const std::string &s)
+{
+	uint32_t h = 0x811c9dc5u;
+	for (unsigned char c : s)
+		h = (h ^ c) * 0x01000193u;
+	return h;
+}
+
+// A replay checks what it writes where the user sees it against the digests the recording
+// kept: one whose output differs (here: the log says the recorded bytes were others) stops
+// right after the write and names the logical time, the task, the descriptor and the byte.
+TEST(RecordReplay, OutputThatDiffersStopsTheReplay)
+{
+	TempDir dir("record");
+	RunResult rec = RunCommand({ kDetrun, "record", "-o", dir / "out.dlog", "--",
+				     std::string(GUEST_DIR) + "/rep_stack_addresses" });
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	RunResult listing = RunCommand({ kDetrun, "log", dir / "out.dlog" });
+	char digest[16];
+	snprintf(digest, sizeof(digest), "%08x", Fnv32(rec.out)); // stdio writes it at once
+	std::smatch m;
+	ASSERT_TRUE(std::regex_search(listing.out, m,
+				      std::regex("t=([0-9]+) +task 1 +output +fd 1, " +
+						 std::to_string(rec.out.size()) +
+						 " bytes at byte 0, digest " + digest + "\n")))
+		<< listing.out;
+	std::string at = m[1];
+	std::string size = std::to_string(rec.out.size());
+	RunResult json = RunCommand({ kDetrun, "log", "--json", dir / "out.dlog" });
+	EXPECT_NE(json.out.find("\"kind\":\"output\",\"fd\":1,\"bytes\":" + size +
+				",\"offset\":0,\"digest\":\"" + digest + "\"}"),
+		  std::string::npos)
+		<< json.out;
+	RunResult stats = RunCommand({ kDetrun, "log", "--stats", dir / "out.dlog" });
+	EXPECT_NE(stats.out.find("output checked: " + size + " bytes in 1 writes"),
+		  std::string::npos)
+		<< stats.out;
+	std::string log = ReadFile(dir / "out.dlog");
+	uint32_t d = Fnv32(rec.out);
+	std::string needle = std::string("\x1d") + std::string((const char *)&d, 4);
+	ASSERT_TRUE(TamperRecord(log, needle, [](char *p) { p[1] ^= 1; }));
+	WriteFile(dir / "tampered.dlog", log);
+	RunResult rep = Replay(dir / "tampered.dlog");
+	EXPECT_EQ(rep.code, 125) << rep.Describe();
+	EXPECT_EQ(rep.out, rec.out) << "the replay's output is still written";
+	std::string line = "replay diverged at t=" + at +
+			   ": task 1 wrote other output to descriptor 1 (standard output) at byte 0";
+	EXPECT_NE(DetrunLines(rep.err).find(line), std::string::npos) << rep.Describe();
+	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
+	RunResult same = Replay(dir / "out.dlog");
+	EXPECT_EQ(same.code, 0) << same.Describe();
+	EXPECT_EQ(same.out, rec.out) << same.Describe();
+}
+
+// Standard output given as a regular file is output as much as a pipe or terminal is: the
+// writes to it are logged and checked, though the file is not outside the group.
+TEST(RecordReplay, OutputToAFileIsCheckedToo)
+{
+	TempDir dir("record");
+	std::string guest = std::string(GUEST_DIR) + "/rep_stack_addresses";
+	RunResult rec = RunCommand({ "sh", "-c", "exec \"$0\" record -o \"$1\" -- \"$2\" > \"$3\"",
+				     kDetrun, dir / "f.dlog", guest, dir / "rec.txt" });
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	std::string printed = ReadFile(dir / "rec.txt");
+	ASSERT_FALSE(printed.empty());
+	uint32_t d = Fnv32(printed);
+	std::string log = ReadFile(dir / "f.dlog");
+	ASSERT_TRUE(TamperRecord(log, std::string("\x1d") + std::string((const char *)&d, 4),
+				 [](char *p) { p[2] ^= 4; }));
+	WriteFile(dir / "tampered.dlog", log);
+	const std::string replay_to = "exec unshare -n \"$0\" replay \"$1\" > \"$2\"";
+	RunResult same = RunCommand(
+		{ "sh", "-c", replay_to, kDetrun, dir / "f.dlog", dir / "same.txt" });
+	EXPECT_EQ(same.code, 0) << same.Describe();
+	EXPECT_EQ(ReadFile(dir / "same.txt"), printed);
+	RunResult rep = RunCommand(
+		{ "sh", "-c", replay_to, kDetrun, dir / "tampered.dlog", dir / "rep.txt" });
+	EXPECT_EQ(rep.code, 125) << rep.Describe();
+	EXPECT_NE(rep.err.find("task 1 wrote other output to descriptor 1 (standard output) at "
+			       "byte 0"),
+		  std::string::npos)
+		<< rep.Describe();
+}
+
+// A log of format 3 (before Header.exec_path and Output records) is still replayed, with a
+// warning that its program starts by its absolute path and its output goes unchecked.
+TEST(RecordReplay, OlderLogFormatReplaysWithAWarning)
+{
+	TempDir dir("record");
+	RunResult rec = RunCommand({ kDetrun, "record", "-o", dir / "true.dlog", "--", "true" });
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	std::string log = ReadFile(dir / "true.dlog");
+	// Header.format_version 4, then the detrun_version field: made 3.
+	ASSERT_TRUE(TamperRecord(log, std::string("\x08\x04\x12", 3), [](char *p) { p[1] = 3; }));
+	WriteFile(dir / "old.dlog", log);
+	RunResult rep = Replay(dir / "old.dlog");
+	EXPECT_EQ(rep.code, 0) << rep.Describe();
+	EXPECT_NE(rep.err.find("warning: a log of format 3 keeps neither the path the program "
+			       "was started by nor digests of its output"),
+		  std::string::npos)
+		<< rep.Describe();
+	RunResult text = RunCommand({ kDetrun, "log", dir / "old.dlog" });
+	EXPECT_EQ(text.out.rfind("log format 3,", 0), 0u) << text.out;
 }
 
 TEST(RecordReplay, LogListingsDescribeEveryRecord)

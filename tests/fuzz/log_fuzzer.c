@@ -66,7 +66,7 @@ static uint64_t touch_header(const Detrun__Log__Header *h)
 	s += touch_string(h->detrun_version);
 	for (size_t i = 0; i < h->n_argv; i++)
 		s += touch_string(h->argv[i]);
-	s += touch_string(h->program);
+	s += touch_string(h->program) + touch_string(h->exec_path);
 	s += h->program_hash + h->program_size;
 	check(h->n_env == 0 || h->env != NULL, "env count without env");
 	for (size_t i = 0; i < h->n_env; i++)
@@ -119,6 +119,12 @@ static uint64_t touch_record(const LogRecord *r)
 	case DETRUN__LOG__RECORD__KIND_DIGEST:
 		check(r->digest != NULL, "digest record without its message");
 		s += r->digest->value;
+		break;
+	case DETRUN__LOG__RECORD__KIND_OUTPUT:
+		check(r->output != NULL, "output record without its message");
+		check(r->task > 0, "output record without a task");
+		check(r->output->fd >= 0 && r->output->len > 0, "output record of nothing");
+		s += (uint64_t)r->output->fd + r->output->len + r->output->digest;
 		break;
 	case DETRUN__LOG__RECORD__KIND_END:
 		check(r->end != NULL, "end record without its message");
