@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "debugger/internal.h"
+#include "shim/shim.h"
 #include "supervisor/report.h"
 
 static struct {
@@ -241,12 +243,34 @@ static void announce(void)
 		at);
 }
 
+/* Waits for a connection to come. Nobody may ever connect: an ending signal sent to
+ * detrun (SIGTERM, SIGINT, ...) ends the run here, as it would end the program, and the
+ * socket's directory goes with detrun's exit. */
+static void wait_for_peer(void)
+{
+	const struct shim_outside *o = shim_outside();
+	for (;;) {
+		struct pollfd p[2] = { { dbg.listen_fd, POLLIN, 0 },
+				       { o ? o->signal_fd : -1, POLLIN, 0 } };
+		int r = poll(p, 2, -1);
+		int sig = r > 0 && p[1].revents ? o->end_requested() : 0;
+		if (sig) {
+			fprintf(stderr, "detrun: %s while waiting for gdb: the group is killed\n",
+				strsignal(sig));
+			o->end_run(128 + sig);
+		}
+		if ((r < 0 && errno != EINTR) || (r > 0 && p[0].revents))
+			return; /* accept says what is wrong */
+	}
+}
+
 int listen_accept(void)
 {
 	if (where.kind == LISTEN_HANDOFF)
 		return take_handed_over();
 	announce();
 	for (;;) {
+		wait_for_peer();
 		int fd = accept4(dbg.listen_fd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0 && errno == EINTR)
 			continue;

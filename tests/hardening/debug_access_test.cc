@@ -4,6 +4,7 @@
 // asked, and a peer of another uid is refused on both.
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -133,6 +134,27 @@ TEST(DebugAccess, GdbServesAUnixSocketInAPrivateDirectory)
 	RunResult r = KillThrough(server, at);
 	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
 	EXPECT_EQ(r.out, "") << "killed at its first stop";
+	EXPECT_NE(stat(at.substr(0, at.rfind('/')).c_str(), &st), 0) << "its directory is removed";
+}
+
+// Nobody connects: SIGTERM ends the run (it was ignored while detrun waited for gdb) with
+// one line, the status of a run SIGTERM ended, and the socket's directory gone.
+TEST(DebugAccess, SigtermWhileWaitingForGdbEndsTheRun)
+{
+	Child server({ kDetrun, "--gdb", "--", kRacy, "1", "5" });
+	std::string at = GdbAddress(server);
+	ASSERT_EQ(at.substr(0, 1), "/") << server.Err();
+	server.Signal(SIGTERM);
+	RunResult r = server.Finish();
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_EQ(r.code, 128 + SIGTERM) << r.Describe();
+	EXPECT_EQ(Matching(r.err, "^detrun: ").size(), 2u) << r.Describe();
+	EXPECT_NE(r.err.find("detrun: Terminated while waiting for gdb: the group is killed\n"),
+		  std::string::npos)
+		<< r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	EXPECT_EQ(r.out, "");
+	struct stat st;
 	EXPECT_NE(stat(at.substr(0, at.rfind('/')).c_str(), &st), 0) << "its directory is removed";
 }
 
