@@ -119,7 +119,6 @@ struct position {
 struct dbg_state {
 	enum dbg_mode mode;
 	int listen_fd, conn_fd;
-	int announce_port;        /* --gdb: say where to connect once the program runs */
 	struct position now;      /* where the group is */
 	struct position goal;     /* SCAN: where gdb was; SEEK: where to stop */
 	struct position last_hit; /* SCAN: the latest hit before goal (time 0: none) */
@@ -143,6 +142,18 @@ struct task *server_find_vtid(int vtid);
 
 /* Talk to gdb at a stop of t that is no trap, and set up the step gdb asked for. */
 void server_converse_resume(struct task *t, const char *reply);
+
+/* ---- where gdb connects (listen.c) ------------------------------------------------- */
+
+/* --gdb[=SPEC]: listen on a private unix socket (no SPEC), unix:PATH, tcp:PORT or PORT. */
+void listen_start(const char *spec);
+/* detrun debug: a socket pair instead; returns the end gdb's pipe command hands over. */
+int listen_pair(void);
+/* --gdb-handoff=FD, run by gdb: hands its pipe (stdin) over FD and exits. */
+__attribute__((noreturn)) void listen_hand_over(int pair_fd);
+/* Says where to connect, waits for a peer of this uid (refusing others, one line each):
+ * returns its connection, -1 if gdb ended before it connected. */
+int listen_accept(void);
 
 /* ---- the processes gdb follows (procs.c) --------------------------------------------- */
 

@@ -1,15 +1,13 @@
-/* Starting to debug: `--gdb[=PORT]` (serve, wait for gdb to connect), `detrun debug LOG
- * [GDB ARGS]` (serve and start gdb on it), and a re-execution's --gdb-resume=. */
-#include <arpa/inet.h>
+/* Starting to debug: `--gdb[=SPEC]` (serve, wait for gdb to connect), `detrun debug LOG
+ * [GDB ARGS]` (serve and start gdb on it, through a pipe), and a re-execution's
+ * --gdb-resume=. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,53 +18,19 @@
 
 extern char **environ;
 
-/* Listens on 127.0.0.1:port (0: any free port); returns the port or exits. */
-static int listen_on(int port)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				 .sin_port = htons((uint16_t)port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(a);
-	int one = 1; /* a port still in TIME_WAIT from the last session is free */
-	if (fd >= 0)
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 1) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
-		fprintf(stderr, "detrun: cannot serve gdb on port %d: %s\n", port, strerror(errno));
-		exit(125);
-	}
-	dbg.listen_fd = fd;
-	dbg.mode = MODE_LIVE;
-	return ntohs(a.sin_port);
-}
-
-static int parse_port(const char *arg)
-{
-	if (!strcmp(arg, "--gdb"))
-		return 0;
-	char *end;
-	long port = strtol(arg + 6, &end, 10);
-	if (end == arg + 6 || *end || port < 1 || port > 65535) {
-		fprintf(stderr, "detrun: --gdb=PORT takes a port 1..65535, not '%s'\n", arg + 6);
-		exit(125);
-	}
-	return (int)port;
-}
-
 static void remove_arg(int *argc, char **argv, int i)
 {
 	memmove(argv + i, argv + i + 1, (size_t)(*argc - i) * sizeof(char *));
 	(*argc)--;
 }
 
-/* --gdb[=PORT] among detrun's options (before "--" or the program / log). */
+/* --gdb[=SPEC] among detrun's options (before "--" or the program / log). */
 static void take_gdb_option(int *argc, char **argv)
 {
 	int first = *argc > 1 && !strcmp(argv[1], "replay") ? 2 : 1;
 	for (int i = first; i < *argc && strcmp(argv[i], "--"); i++) {
 		if (!strcmp(argv[i], "--gdb") || !strncmp(argv[i], "--gdb=", 6)) {
-			dbg.announce_port = listen_on(parse_port(argv[i]));
+			listen_start(argv[i][5] ? argv[i] + 6 : NULL);
 			remove_arg(argc, argv, i--);
 		} else if (argv[i][0] != '-') {
 			break;
@@ -128,11 +92,29 @@ static const char *recorded_program(const char *log_path)
 	return h->program;
 }
 
-static __attribute__((noreturn)) void exec_gdb(const char *program, int port, int n_args,
+/* The command gdb runs as its remote pipe (with sh -c): this detrun, handing the pipe over
+ * fd `pair`. The path is quoted for the shell: each ' becomes '\''. */
+static void handoff_command(int pair, char *out, size_t size)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = 0;
+	size_t at = (size_t)snprintf(out, size, "target extended-remote | exec '");
+	for (const char *p = self; *p && at + 8 < size; p++) {
+		if (*p == '\'')
+			at += (size_t)snprintf(out + at, size - at, "'\\''");
+		else
+			out[at++] = *p;
+	}
+	snprintf(out + at, size - at, "' --gdb-handoff=%d", pair);
+}
+
+static __attribute__((noreturn)) void exec_gdb(const char *program, int pair, int n_args,
 					       char **args)
 {
-	char target[64];
-	snprintf(target, sizeof(target), "target extended-remote 127.0.0.1:%d", port);
+	static char target[3 * PATH_MAX];
+	handoff_command(pair, target, sizeof(target));
+	fcntl(pair, F_SETFD, 0); /* gdb keeps the descriptors it starts with for its pipe */
 	char **argv = calloc((size_t)n_args + 14, sizeof(char *));
 	int n = 0;
 	const char *gdb = getenv("DETRUN_GDB") ? getenv("DETRUN_GDB") : "gdb";
@@ -154,20 +136,6 @@ static __attribute__((noreturn)) void exec_gdb(const char *program, int port, in
 	fprintf(stderr, "detrun: cannot run %s: %s (Debian: apt-get install gdb)\n", gdb,
 		strerror(errno));
 	_exit(127);
-}
-
-/* A server still waiting for a gdb that never came learns it from a connection closed at
- * once: it then ends like any server whose gdb went away. */
-static void knock(int port)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				 .sin_port = htons((uint16_t)port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	if (fd >= 0)
-		connect(fd, (struct sockaddr *)&a, sizeof(a));
-	if (fd >= 0)
-		close(fd);
 }
 
 /* Is gdb there? Said before anything starts, in one line. */
@@ -193,18 +161,21 @@ static void check_gdb(void)
 /* This process waits for two children: gdb (in the terminal's foreground, as this
  * process was) and the server (in a process group of its own, so that Ctrl-C reaches gdb
  * only: gdb passes it on as an interrupt). When gdb ends, the server ends too, and then
- * this process, with gdb's status: nothing is left running. Returns in the server. */
-static void start_gdb(const char *program, int port, int n_args, char **args)
+ * this process, with gdb's status: nothing is left running. The server waits for gdb's
+ * pipe on a socket pair: when gdb ends before handing it over, the pair reads its end.
+ * Returns in the server. */
+static void start_gdb(const char *program, int pair, int n_args, char **args)
 {
 	pid_t server = fork();
 	if (server == 0) {
 		setpgid(0, 0);
+		close(pair);
 		return;
 	}
 	pid_t gdb = server > 0 ? fork() : -1;
 	if (gdb == 0) {
 		close(dbg.listen_fd);
-		exec_gdb(program, port, n_args, args);
+		exec_gdb(program, pair, n_args, args);
 	}
 	if (server < 0 || gdb < 0) {
 		fprintf(stderr, "detrun: cannot fork: %s\n", strerror(errno));
@@ -213,10 +184,10 @@ static void start_gdb(const char *program, int port, int n_args, char **args)
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
 	close(dbg.listen_fd);
+	close(pair);
 	int status = 0;
 	while (waitpid(gdb, &status, 0) < 0 && errno == EINTR)
 		;
-	knock(port);
 	while (waitpid(server, NULL, 0) < 0 && errno == EINTR)
 		;
 	exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
@@ -235,8 +206,7 @@ static void take_debug(int *argc, char ***argv)
 	}
 	check_gdb();
 	const char *program = recorded_program(av[2]);
-	int port = listen_on(0);
-	start_gdb(program, port, *argc - 3, av + 3);
+	start_gdb(program, listen_pair(), *argc - 3, av + 3);
 	static char *replay[4];
 	replay[0] = av[0];
 	replay[1] = "replay";
@@ -245,8 +215,16 @@ static void take_debug(int *argc, char ***argv)
 	*argc = 3;
 }
 
+/* --gdb-handoff=FD: this is gdb's remote pipe command (see exec_gdb). */
+static void take_handoff(int argc, char **argv)
+{
+	if (argc == 2 && !strncmp(argv[1], "--gdb-handoff=", 14))
+		listen_hand_over(atoi(argv[1] + 14));
+}
+
 void debugger_init(int *argc, char ***argv)
 {
+	take_handoff(*argc, *argv);
 	take_resume(argc, *argv);
 	stepback_take_arg(argc, *argv);
 	take_debug(argc, argv);

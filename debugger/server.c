@@ -669,16 +669,9 @@ void server_converse_resume(struct task *t, const char *reply)
 
 static void first_stop(struct task *t)
 {
-	if (dbg.announce_port)
-		fprintf(stderr,
-			"detrun: waiting for gdb on 127.0.0.1:%d (in gdb: target "
-			"extended-remote 127.0.0.1:%d)\n",
-			dbg.announce_port, dbg.announce_port);
-	int fd;
-	while ((fd = accept4(dbg.listen_fd, NULL, NULL, SOCK_CLOEXEC)) < 0 && errno == EINTR)
-		;
+	int fd = listen_accept();
 	if (fd < 0)
-		die("cannot accept gdb's connection: %s", strerror(errno));
+		gdb_gone();
 	close(dbg.listen_fd);
 	dbg.listen_fd = -1;
 	dbg.conn_fd = fd;

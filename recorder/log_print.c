@@ -16,17 +16,53 @@ static size_t result_bytes(const Detrun__Log__Result *r)
 	return n;
 }
 
-static void json_string(const char *s)
+/* The length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong forms, no
+ * surrogates, nothing past U+10FFFF), 0 if there is none. */
+static int utf8_length(const unsigned char *s)
 {
+	int n = 0;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	unsigned lo = 0x80, hi = 0xbf; /* the second byte's range */
+	if (s[0] == 0xe0)
+		lo = 0xa0; /* overlong */
+	else if (s[0] == 0xf0)
+		lo = 0x90; /* overlong */
+	else if (s[0] == 0xed)
+		hi = 0x9f; /* a surrogate */
+	else if (s[0] == 0xf4)
+		hi = 0x8f; /* past U+10FFFF */
+	if (n == 0 || s[1] < lo || s[1] > hi)
+		return 0;
+	for (int i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/* Paths and arguments are bytes. Well-formed UTF-8 passes as it is; any other byte B is
+ * written \udcBB, a lone low surrogate as Python's "surrogateescape" decodes it, so the
+ * output stays JSON and keeps every byte (`s.encode('utf-8', 'surrogateescape')` gives the
+ * bytes back); control characters and DEL are escaped too. */
+static void json_string(const char *text)
+{
+	const unsigned char *s = (const unsigned char *)text;
 	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
+	while (*s) {
+		int n = *s >= 0x80 ? utf8_length(s) : 1;
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if (*s < 0x20 || *s == 0x7f)
+			printf("\\u%04x", *s);
+		else if (n == 0)
+			printf("\\udc%02x", *s);
 		else
-			putchar(c);
+			fwrite(s, 1, (size_t)n, stdout);
+		s += n ? n : 1;
 	}
 	putchar('"');
 }

@@ -26,6 +26,30 @@ static int sock = -1;
 static pid_t shim_pid;
 static const char *shim_command;
 
+/* Waits until the shim's socket is ready for `events`. A shim that never answers (or
+ * never reads) is no reason to hang: an ending signal sent to detrun (SIGTERM, SIGINT, ...)
+ * ends the run here, the group and the shim killed, with the status of a run that signal
+ * ended (128 + N, as when the program dies of it, which is what the signal would have
+ * done to a program without a handler). */
+static void wait_for_shim(short events)
+{
+	const struct shim_outside *o = shim_outside();
+	for (;;) {
+		struct pollfd p[2] = { { sock, events, 0 }, { o ? o->signal_fd : -1, POLLIN, 0 } };
+		int r = poll(p, 2, -1);
+		int sig = r > 0 && p[1].revents ? o->end_requested() : 0;
+		if (sig) {
+			fprintf(stderr,
+				"detrun: %s while waiting for shim '%s': the group and the shim "
+				"are killed\n",
+				strsignal(sig), shim_command);
+			o->end_run(128 + sig);
+		}
+		if ((r < 0 && errno != EINTR) || (r > 0 && p[0].revents))
+			return; /* ready, or the send or read that follows says what is wrong */
+	}
+}
+
 static void send_message(const Detrun__Shim__ShimMessage *m)
 {
 	size_t len = detrun__shim__shim_message__get_packed_size(m);
@@ -37,9 +61,10 @@ static void send_message(const Detrun__Shim__ShimMessage *m)
 	detrun__shim__shim_message__pack(m, buf + 4);
 	size_t done = 0;
 	while (done < len + 4) {
+		wait_for_shim(POLLOUT);
 		/* MSG_NOSIGNAL: a shim that is gone is an error to report, not a SIGPIPE. */
-		ssize_t n = send(sock, buf + done, len + 4 - done, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
+		ssize_t n = send(sock, buf + done, len + 4 - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n <= 0) {
 			free(buf);
@@ -55,6 +80,7 @@ static void receive_exactly(uint8_t *buf, size_t len)
 {
 	size_t done = 0;
 	while (done < len) {
+		wait_for_shim(POLLIN);
 		ssize_t n = read(sock, buf + done, len - done);
 		if (n < 0 && errno == EINTR)
 			continue;

@@ -30,6 +30,18 @@ void shim_set_abort(void (*abort_run)(struct task *t, const char *why))
 	abort_hook = abort_run;
 }
 
+static const struct shim_outside *outside;
+
+void shim_set_outside(const struct shim_outside *o)
+{
+	outside = o;
+}
+
+const struct shim_outside *shim_outside(void)
+{
+	return outside;
+}
+
 void shim_abort(struct task *t, const char *fmt, ...)
 {
 	char why[1024];

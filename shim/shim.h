@@ -97,6 +97,18 @@ void shim_set_abort(void (*abort_run)(struct task *t, const char *why));
 __attribute__((format(printf, 2, 3), noreturn)) void shim_abort(struct task *t, const char *fmt,
 								...);
 
+/* The supervisor's side too: a shim's wait that may last (for a verdict, for room in its
+ * socket) also watches `signal_fd`, readable when a signal reaches detrun; when
+ * end_requested() then names an ending signal sent from outside, end_run(code) kills the
+ * group and exits with `code`. */
+struct shim_outside {
+	int signal_fd;
+	int (*end_requested)(void);
+	__attribute__((noreturn)) void (*end_run)(int code);
+};
+void shim_set_outside(const struct shim_outside *outside);
+const struct shim_outside *shim_outside(void);
+
 /* The running digest of the event stream (logical time, task, syscall of every event)
  * that record logs every so often and replay checks. */
 uint64_t shim_digest_step(uint64_t digest, uint64_t time, int vtid, long nr);

@@ -69,6 +69,9 @@ static void retry_exit(struct task *t)
 {
 	syscall_set_number(t, t->exit.ipc.nr); /* semop ran as semtimedop */
 	syscall_set_arg(t, t->exit.ipc.arg, t->exit.ipc.value);
+	if (syscall_result(t) == -EINVAL && t->exit.ipc.waited)
+		syscall_set_result(t,
+				   -EIDRM); /* removed while it waited: the kernel wakes with that */
 	if (syscall_result(t) != -t->exit.ipc.would_block) {
 		t->exit.ctx = NULL;
 		count_success(t);
@@ -85,6 +88,7 @@ static void retry_exit(struct task *t)
 		.restartable = false, /* System V IPC calls end with EINTR even after SA_RESTART */
 	};
 	t->parked_on.epoch = ipc_changes;
+	t->exit.ipc.waited = true;
 	sched_park(t, &w);
 }
 
@@ -93,8 +97,10 @@ static void retry_exit(struct task *t)
 static void run_nonblocking(struct task *t, int arg, uint64_t value, int would_block,
 			    int64_t deadline)
 {
-	if (retrying(t))
+	bool again = retrying(t);
+	if (again)
 		deadline = t->exit.ipc.deadline;
+	t->exit.ipc.waited = again && t->exit.ipc.waited;
 	t->exit.ctx = &retry_tag;
 	t->exit.ipc.nr = t->syscall_nr;
 	t->exit.ipc.arg = arg;

@@ -60,6 +60,42 @@ static bool member_by_host_tid(pid_t tid)
 	return false;
 }
 
+/* Is the process `host_pid` a zombie whose pid is `pid` (host's, or as the group sees it)? */
+static bool zombie_is(pid_t host_pid, pid_t pid, bool host)
+{
+	char path[64], line[256], state = 0;
+	pid_t ns = 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", host_pid);
+	FILE *f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		sscanf(line, "State: %c", &state);
+		if (!strncmp(line, "NSpid:", 6)) /* the last one is the group's */
+			ns = atoi(strrchr(line, '\t') ? strrchr(line, '\t') + 1 : line + 6);
+	}
+	if (f)
+		fclose(f);
+	return state == 'Z' && (host ? host_pid : ns) == pid;
+}
+
+/* A child that has exited but that its parent, a member, has not reaped: no task stands
+ * for it any more, yet it is still the group's, as natively (a signal to it succeeds,
+ * pidfd_open opens it). Found among each member thread's children. */
+static bool unreaped_child(pid_t pid, bool host)
+{
+	bool found = false;
+	for (struct task *u = sched_first(); u && !found; u = u->next) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", u->proc->tgid, u->tid);
+		FILE *f = fopen(path, "re");
+		int child;
+		while (f && !found && fscanf(f, "%d", &child) == 1)
+			found = zombie_is(child, pid, host);
+		if (f)
+			fclose(f);
+	}
+	return found;
+}
+
 /* Inside a PID namespace every process but pid 1 is a member (a child of a member is
  * traced from birth); without one, detrun shares the group's view of pids. */
 static bool exists_outside(pid_t pid)
@@ -82,7 +118,7 @@ static void refuse(struct task *t, const char *what, pid_t pid)
 static bool refuse_pid_arg(struct task *t, int arg, const char *what)
 {
 	pid_t pid = (pid_t)(int32_t)syscall_arg(t, arg);
-	if (pid <= 0 || member_by_ns_tid(pid))
+	if (pid <= 0 || member_by_ns_tid(pid) || unreaped_child(pid, false))
 		return false;
 	refuse(t, what, pid);
 	return true;
@@ -172,7 +208,8 @@ static enum fd_target process_fd_target(struct task *t, int fd)
 	enum fd_target target = FD_NOT_A_PROCESS;
 	pid_t host = pidfd_host_pid(dup);
 	if (host > 0) {
-		target = member_by_host_tid(host) ? FD_MEMBER : FD_OUTSIDE;
+		target = member_by_host_tid(host) || unreaped_child(host, true) ? FD_MEMBER
+										: FD_OUTSIDE;
 	} else if (host == 0) {
 		pid_t ns_pid = proc_dir_pid(dup);
 		if (ns_pid > 0)

@@ -112,6 +112,7 @@ struct pending_exit {
 			uint64_t value;
 			int would_block;  /* the errno that says it would have blocked */
 			int64_t deadline; /* virtual deadline, -1 for none */
+			bool waited;      /* parked at least once: a removal is EIDRM */
 		} ipc;
 		struct {              /* opens (sys_files.c) */
 			bool created; /* O_CREAT of a file that did not exist */

@@ -246,6 +246,15 @@ static void catch_outside_signal(int sig, int flags, struct sigaction *old)
 	sigaction(sig, &sa, old);
 }
 
+/* A shim that does not answer (shim/program.c) while detrun is asked to end: nothing more
+ * runs, and the shim goes too (killed by its own atexit). */
+static __attribute__((noreturn)) void end_for_shim(int code)
+{
+	tracer_kill_group();
+	foreground_restore();
+	exit(code);
+}
+
 /* From here on a signal sent to detrun is the group's, even before the group runs: the
  * handler notes it and the tracer passes it on at the first event, where a shim logs it.
  * Before, detrun reacts as any program (an ending signal ends it). Until the group runs,
@@ -256,6 +265,10 @@ void hold_outside_signals(void)
 		return;
 	if (pipe2(self_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		die("cannot create a pipe: %s", strerror(errno));
+	static struct shim_outside for_shim = { .end_requested = outside_end_requested,
+						.end_run = end_for_shim };
+	for_shim.signal_fd = self_pipe[0];
+	shim_set_outside(&for_shim);
 	for (size_t i = 0; i < N_HELD; i++)
 		catch_outside_signal(held[i], SA_RESTART, &given[i]);
 	holding = true;

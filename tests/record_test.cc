@@ -796,6 +796,31 @@ TEST(RecordReplay, LogListingsDescribeEveryRecord)
 	EXPECT_NE(stats.out.find("complete"), std::string::npos) << stats.out;
 }
 
+// Arguments are bytes: `detrun log --json` keeps well-formed UTF-8 as it is and writes
+// any other byte as \udcXX (Python's surrogateescape), control characters escaped, so
+// every line is JSON and the bytes come back (issue 17: 0xff went out raw).
+TEST(RecordReplay, JsonLogEscapesBytesThatAreNotUtf8)
+{
+	TempDir dir("record");
+	const std::string odd = "\xff\xfe", accented = "\xc3\xa9", overlong = "\xc0\xaf\x7f\x01";
+	RunResult rec = RunCommand({ kDetrun, "record", "-o", dir / "odd.dlog", "--", "/bin/echo",
+				     odd, accented, overlong });
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	RunResult json = RunCommand({ kDetrun, "log", "--json", dir / "odd.dlog" });
+	ASSERT_EQ(json.code, 0) << json.Describe();
+	WriteFile(dir / "log.json", json.out);
+	const std::string check =
+		"import json, sys\n"
+		"lines = [json.loads(l) for l in open(sys.argv[1], encoding='utf-8')]\n"
+		"argv = [a.encode('utf-8', 'surrogateescape') for a in lines[0]['argv']]\n"
+		"print(argv[1:] == [b'\\xff\\xfe', 'é'.encode(), b'\\xc0\\xaf\\x7f\\x01'])\n";
+	RunResult parsed = RunCommand({ Python(), "-c", check, dir / "log.json" });
+	EXPECT_EQ(parsed.out, "True\n") << parsed.Describe() << json.out;
+	EXPECT_NE(json.out.find(R"(,"\udcff\udcfe","é","\udcc0\udcaf\u007f\u0001"])"),
+		  std::string::npos)
+		<< json.out;
+}
+
 TEST(RecordReplay, CommandLineMistakes)
 {
 	ExpectCleanRefusal({ kDetrun, "record", "--", "true" }, "record needs -o LOG");

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -366,6 +367,50 @@ TEST(Shim, ShimDyingWhileTheGroupWaitsEndsTheRun)
 	EXPECT_LT(MonoNow() - shim_gone, 10) << "the end of the run took too long";
 	EXPECT_TRUE(std::regex_match(r.out, std::regex("listening on port [0-9]+\n")));
 	ExpectEndedByTheShim(r, shim, kGoneWhileWaiting);
+}
+
+// A control shim that reads detrun's Hello and first Call, says so on stderr and never
+// answers: SIGTERM to detrun then ends the run at once (before issue 17 only SIGKILL did),
+// with one line, the status of a run SIGTERM ended, and the shim gone too.
+const char kSilentShim[] = R"(
+import os, sys
+def read(n):
+    got = b''
+    while len(got) < n:
+        more = os.read(3, n - len(got))
+        if not more:
+            sys.exit(0)
+        got += more
+    return got
+for _ in range(2):
+    read(int.from_bytes(read(4), 'little'))
+sys.stderr.write('silent shim: got a call\n')
+sys.stderr.flush()
+while os.read(3, 4096):
+    pass
+)";
+
+TEST(Shim, SigtermEndsARunWaitingForASilentShim)
+{
+	TempDir dir{ "shim" };
+	WriteFile(dir / "silent.py", kSilentShim);
+	// exec: no shell between, whose killing would leave python's zombie to the test
+	const std::string shim = "exec " + Quote(DEBIAN_PYTHON) + " " + Quote(dir / "silent.py");
+	RunOptions opt;
+	opt.timeout_s = 60;
+	Child detrun(UnderDetrun({ "--shim-mode", "control", "--shim", shim },
+				 { "/bin/echo", "never printed" }),
+		     opt);
+	ASSERT_TRUE(detrun.WaitForOutput("silent shim: got a call\n", 30, true)) << detrun.Err();
+	detrun.Signal(SIGTERM);
+	RunResult r = detrun.Finish();
+	SCOPED_TRACE(r.Describe());
+	EXPECT_FALSE(r.timed_out);
+	EXPECT_EQ(r.code, 128 + SIGTERM);
+	EXPECT_EQ(r.err, "silent shim: got a call\ndetrun: Terminated while waiting for shim '" +
+				 shim + "': the group and the shim are killed\n");
+	EXPECT_EQ(r.out, "");
+	EXPECT_TRUE(r.leftovers.empty());
 }
 
 // A shim that reads everything, then fails: the run keeps the program's exit status and

@@ -190,13 +190,11 @@ Session Interrupted(const std::string &guest, const std::string &ready,
 	opt.timeout_s = 90;
 	Child server({ kDetrun, "--gdb", "--", Guest(guest) }, opt);
 	Session s;
-	if (!server.WaitForOutput("waiting for gdb on 127.0.0.1:", 60, true))
+	std::string at = GdbAddress(server);
+	if (at.empty())
 		return { RunResult(), server.Finish() };
-	long port = NumberAfter(server.Err(), "127.0.0.1:");
-	std::vector<std::string> argv{
-		"gdb",           "-q",  "-ex",
-		"set sysroot /", "-ex", "target extended-remote 127.0.0.1:" + std::to_string(port)
-	};
+	std::vector<std::string> argv{ "gdb",           "-q",  "-ex",
+				       "set sysroot /", "-ex", "target extended-remote " + at };
 	for (const std::string &a : Batch(commands))
 		argv.push_back(a);
 	argv.push_back(Guest(guest));

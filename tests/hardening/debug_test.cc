@@ -6,7 +6,10 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -78,13 +81,10 @@ TEST(Debug, PlainRunBreakpointBacktraceAndThreads)
 	RunOptions opt;
 	opt.timeout_s = 120;
 	Child server({ kDetrun, "--gdb", "--", kRacy, "3" }, opt);
-	ASSERT_TRUE(server.WaitForOutput("waiting for gdb on 127.0.0.1:", 60, true))
-		<< server.Err();
-	long port = NumberAfter(server.Err(), "127.0.0.1:");
-	std::vector<std::string> argv{
-		"gdb",           "-q",  "-ex",
-		"set sysroot /", "-ex", "target extended-remote 127.0.0.1:" + std::to_string(port)
-	};
+	std::string at = GdbAddress(server);
+	ASSERT_NE(at.find("/detrun-gdb-"), std::string::npos) << server.Err();
+	std::vector<std::string> argv{ "gdb",           "-q",  "-ex",
+				       "set sysroot /", "-ex", "target extended-remote " + at };
 	for (const std::string &a :
 	     Batch({ "break worker", "continue", "bt", "print arg", "print $mxcsr",
 		     "print $fs_base != 0", "print sizeof($ymm0)", "info threads", "continue",
@@ -317,22 +317,24 @@ TEST(Debug, ErrorsAreOneLineAndLeaveNothingRunning)
 	close(fd);
 	// A gdb that goes away while the group is stopped.
 	Child server({ kDetrun, "--gdb", "--", kRacy, "1", "5" }, opt);
-	ASSERT_TRUE(server.WaitForOutput("waiting for gdb on 127.0.0.1:", 60, true));
-	a.sin_port = htons((uint16_t)NumberAfter(server.Err(), "127.0.0.1:"));
-	fd = socket(AF_INET, SOCK_STREAM, 0);
-	ASSERT_EQ(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	std::string at = GdbAddress(server);
+	struct sockaddr_un u = {};
+	u.sun_family = AF_UNIX;
+	ASSERT_LT(at.size(), sizeof(u.sun_path)) << server.Err();
+	memcpy(u.sun_path, at.c_str(), at.size());
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	ASSERT_EQ(connect(fd, (struct sockaddr *)&u, sizeof(u)), 0) << at;
 	ASSERT_EQ(write(fd, "$?#3f", 5), 5);
 	char reply[64];
 	ASSERT_GT(read(fd, reply, sizeof(reply)), 0); // its stop: the group is stopped
 	close(fd);
 	RunResult r = server.Finish();
-	EXPECT_EQ(r.err,
-		  "detrun: waiting for gdb on 127.0.0.1:" + std::to_string(ntohs(a.sin_port)) +
-			  " (in gdb: target extended-remote 127.0.0.1:" +
-			  std::to_string(ntohs(a.sin_port)) +
-			  ")\n"
-			  "detrun: gdb disconnected: the group is ended\n")
+	EXPECT_EQ(r.err, "detrun: waiting for gdb on " + at + " (in gdb: target extended-remote " +
+				 at +
+				 ")\n"
+				 "detrun: gdb disconnected: the group is ended\n")
 		<< r.Describe();
+	EXPECT_NE(access(at.c_str(), F_OK), 0) << "the socket is removed once gdb connected";
 	EXPECT_NE(r.code, 0) << r.Describe();
 	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
 	EXPECT_EQ(r.out, "") << "the program must not have gone on";

@@ -53,6 +53,20 @@ inline RunResult Debug(const TempDir &dir, const std::string &log,
 	return RunCommand(argv, opt);
 }
 
+// The address a `detrun --gdb` server says it waits on (a unix socket's path by default,
+// host:port on TCP), "" if it ended or said nothing within 60 s.
+inline std::string GdbAddress(Child &server)
+{
+	const std::string key = "waiting for gdb on ";
+	if (!server.WaitForOutput(" (in gdb: target", 60, true))
+		return "";
+	size_t at = server.Err().find(key);
+	if (at == std::string::npos)
+		return "";
+	at += key.size();
+	return server.Err().substr(at, server.Err().find(" (in gdb", at) - at);
+}
+
 // The lines of gdb's output that match `pattern`.
 inline std::vector<std::string> Matching(const std::string &out, const std::string &pattern)
 {
