@@ -35,6 +35,7 @@
 #include "supervisor/sys_external.h"
 #include "supervisor/sys_files.h"
 #include "supervisor/sys_proc.h"
+#include "supervisor/sys_views.h"
 #include "syscalls/syscall_table.h"
 
 bool is_random_device(const struct fd_info *info)
@@ -196,6 +197,7 @@ void sys_fd_read(struct task *t)
 {
 	if (external_fd_call(t, (int)syscall_arg(t, 0), POLLIN))
 		return;
+	views_want_read(t, (int)syscall_arg(t, 0));
 	if (dontwait(t))
 		return;
 	struct fd_info info;
@@ -511,6 +513,7 @@ static enum wait_result write_ready(struct task *t)
 		return WAIT_NOT_READY;
 	remote_load_regs(t);
 	fit_to_room(t, t->wait.fds[0].fd, t->parked_on.write_type);
+	netview_send(t);
 	return WAIT_READY;
 }
 
@@ -526,8 +529,10 @@ void sys_fd_write(struct task *t)
 
 static void write_when_room(struct task *t)
 {
-	if (dontwait(t))
+	if (dontwait(t)) {
+		netview_send(t);
 		return;
+	}
 	struct fd_info info;
 	int tfd = (int)syscall_arg(t, 0);
 	int fd = must_wait(t, tfd, &info);
@@ -536,6 +541,8 @@ static void write_when_room(struct task *t)
 		t->parked_on.write_type = info.type;
 	} else if (info.type == S_IFREG) {
 		files_written(t, (int)syscall_arg(t, 0));
+	} else {
+		netview_send(t);
 	}
 }
 
@@ -554,6 +561,7 @@ void sys_accept(struct task *t)
 {
 	if (external_fd_call(t, (int)syscall_arg(t, 0), POLLIN))
 		return;
+	netview_accept(t);
 	struct fd_info info;
 	int fd = must_wait(t, (int)syscall_arg(t, 0), &info);
 	if (fd >= 0)

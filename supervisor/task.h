@@ -81,6 +81,15 @@ union wait_state {
  * in pieces, on to the next piece's entry). One member per handler family. */
 struct pending_exit {
 	void (*on_exit)(struct task *t);
+	/* Rewrites what the call, once complete, shows the program (supervisor/views.c):
+	 * kept past on_exit and the pieces of a call done in pieces; dropped at the next
+	 * entry. */
+	void (*view)(struct task *t);
+	uint32_t view_room; /* the room for an address the call returns (sys_netview.c) */
+	struct {            /* an argument the view restores (sys_netview.c) */
+		int arg;
+		uint64_t value;
+	} view_arg;
 	uint64_t progress; /* bytes already moved by earlier chunks of a chunked write */
 	uint64_t want;     /* total bytes the program asked for */
 	uint64_t buf;      /* the program's buffer, for chunked writes */

@@ -14,6 +14,8 @@
 #include <sys/mman.h>
 #include <sys/ioctl.h>
 #include <linux/sockios.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/prctl.h>
 #include <stdio.h>
 #include <sys/syscall.h>

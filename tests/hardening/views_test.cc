@@ -1,5 +1,6 @@
 // Determinism gaps in what the group sees of the machine (issue 9, points 12, 21 and 23 in
-// part): /proc views, kernel ids, timer semantics, detrun's own reports.
+// part; issue 17, point 6): /proc views, kernel ids, timer semantics, detrun's own
+// reports, what the kernel picks for sockets and notifications.
 //
 // Each case is a guest (tests/guests/view_*.c) run natively and under detrun. Two-sided:
 // where the value is nondeterministic natively, native runs must be shown to differ and
@@ -162,6 +163,15 @@ std::vector<Case> Cases()
 		       "Inappropriate ioctl"),
 		// point 23: getrusage's maxrss was 0
 		maxrss,
+		// issue 17 point 6: inotify rename cookies count the host's renames
+		Make("inotify_cookies", { "view_holes", "cookies" }, kMustVary),
+		// issue 17 point 6: ports and autobind names the kernel picks, on sockets the
+		// group uses among itself
+		Make("ephemeral_ports", { "view_holes", "ports" }, kMustVary),
+		Make("unix_autobind_names", { "view_holes", "autobind" }, kMustVary),
+		// issue 17 point 6: receive timestamps, TCP_INFO timings, SO_INCOMING_CPU
+		Make("socket_timestamps", { "view_holes", "stamps" }, kMustVary),
+		Make("tcp_info_timings", { "view_holes", "tcpinfo" }, kMustVary),
 	};
 }
 
