@@ -10,7 +10,17 @@
  *              and recvfrom, and a reply to the name seen
  *   stamps     UDP receive timestamps: SO_TIMESTAMP, SO_TIMESTAMPNS, SIOCGSTAMP(NS)
  *   tcpinfo    TCP_INFO's timings and SO_INCOMING_CPU after an exchange on loopback (the
- *              CPU alone need not vary natively on a quiet machine; the timings do) */
+ *              CPU alone need not vary natively on a quiet machine; the timings do)
+ *   sigq       /proc/self/status's SigQ with one signal of its own queued: natively the
+ *              count is every signal queued for the user on the host (the test queues
+ *              some elsewhere to show it)
+ *   hold       prints its pid, then waits with SIGRTMIN blocked: signals sent to it stay
+ *              queued for the user (the sigq test's host process)
+ *   pagecache  a file of the current directory written, synced and dropped from the
+ *              page cache: mincore of its mapping, preadv2 with RWF_NOWAIT (natively
+ *              not resident, EAGAIN; the same on every run, so the test compares with
+ *              the native output instead)
+ *   keys       add_key's serial and the session keyring's id (random natively) */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -24,7 +34,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/inotify.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -222,6 +236,64 @@ static int tcpinfo(void)
 	return 0;
 }
 
+static int sigq(void)
+{
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &s, NULL);
+	raise(SIGUSR1);
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "SigQ:", 5))
+			fputs(line, stdout);
+	return 0;
+}
+
+static int hold(void)
+{
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, SIGRTMIN);
+	sigprocmask(SIG_BLOCK, &s, NULL);
+	printf("pid %d holding\n", (int)getpid());
+	for (;;)
+		pause();
+}
+
+static int pagecache(void)
+{
+	const char *path = "view_holes.pagecache";
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	char page[4096];
+	memset(page, 'p', sizeof(page));
+	for (int i = 0; i < 4; i++)
+		if (fd < 0 || write(fd, page, sizeof(page)) != sizeof(page))
+			die("write");
+	fsync(fd);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	void *m = mmap(NULL, 4 * sizeof(page), PROT_READ, MAP_SHARED, fd, 0);
+	unsigned char vec[4];
+	if (m == MAP_FAILED || mincore(m, 4 * sizeof(page), vec))
+		die("mincore");
+	printf("mincore %d%d%d%d\n", vec[0] & 1, vec[1] & 1, vec[2] & 1, vec[3] & 1);
+	struct iovec io = { page, sizeof(page) };
+	ssize_t n = preadv2(fd, &io, 1, 2 * sizeof(page), RWF_NOWAIT);
+	printf("preadv2 RWF_NOWAIT %zd %s\n", n, n < 0 ? strerror(errno) : "");
+	unlink(path);
+	return 0;
+}
+
+static int keys(void)
+{
+	long key = syscall(SYS_add_key, "user", "view_holes", "x", 1, -2 /* process keyring */);
+	printf("add_key %ld %s\n", key, key < 0 ? strerror(errno) : "");
+	long ring = syscall(SYS_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, -3 /* session */, 1);
+	printf("session keyring %ld %s\n", ring, ring < 0 ? strerror(errno) : "");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -236,6 +308,14 @@ int main(int argc, char **argv)
 		return stamps();
 	if (!strcmp(mode, "tcpinfo"))
 		return tcpinfo();
+	if (!strcmp(mode, "sigq"))
+		return sigq();
+	if (!strcmp(mode, "hold"))
+		return hold();
+	if (!strcmp(mode, "pagecache"))
+		return pagecache();
+	if (!strcmp(mode, "keys"))
+		return keys();
 	printf("unknown mode %s\n", mode);
 	return 2;
 }

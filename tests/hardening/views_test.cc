@@ -134,6 +134,9 @@ std::vector<Case> Cases()
 	Case maxrss = Make("maxrss", { "view_ids", "maxrss" }, kExitOnly);
 	maxrss.must_contain = { "maxrss plausible: yes\nmaxrss ",
 				"children's maxrss plausible: yes" };
+	Case page_cache = Unless(Make("page_cache", { "view_holes", "pagecache" }, kExitOnly),
+				 "mincore 1111");
+	page_cache.differs_from_native = true;
 	return {
 		// point 12: timerfd_gettime on a disarmed timer keeps the interval
 		Make("timerfd_disarmed_keeps_interval", { "view_timers", "timerfd" },
@@ -172,6 +175,11 @@ std::vector<Case> Cases()
 		// issue 17 point 6: receive timestamps, TCP_INFO timings, SO_INCOMING_CPU
 		Make("socket_timestamps", { "view_holes", "stamps" }, kMustVary),
 		Make("tcp_info_timings", { "view_holes", "tcpinfo" }, kMustVary),
+		// issue 17 point 6: key serials and keyring ids are random
+		Make("key_serials", { "view_holes", "keys" }, kMustVary),
+		// issue 17 point 6: page-cache residency (mincore, RWF_NOWAIT) is the host's;
+		// natively the guest's file is not cached (skipped where it cannot be dropped)
+		page_cache,
 	};
 }
 
@@ -203,6 +211,41 @@ TEST(ViewsReports, DeadlockWarningIsTheSameOnEveryRun)
 						   "run " + std::to_string(i) + " stderr", r.err);
 		}
 	}
+}
+
+// issue 17 point 6: SigQ in /proc/self/status counted every signal queued for the user on
+// the host. A process of the test holds a different number of queued signals before each
+// run: natively the guest's SigQ follows it, under detrun it shows the group's own.
+TEST(ViewsSigQ, SignalsQueuedOnTheHostDoNotShow)
+{
+	std::string guest = std::string(GUEST_DIR) + "/view_holes";
+	Child holding({ guest, "hold" }); /* blocks SIGRTMIN: what is sent stays queued */
+	ASSERT_TRUE(holding.WaitForOutput("holding\n", 60)) << holding.Out();
+	pid_t holder = atoi(holding.Out().c_str() + holding.Out().find(' '));
+	std::vector<std::string> argv = { guest, "sigq" };
+	// Many at a time: host processes queue and take signals meanwhile too.
+	auto queue_some = [&] {
+		for (int i = 0; i < 16; i++)
+			ASSERT_EQ(sigqueue(holder, SIGRTMIN, sigval{ 0 }), 0) << strerror(errno);
+	};
+	RunResult a = RunCommand(argv);
+	queue_some();
+	RunResult b = RunCommand(argv);
+	EXPECT_NE(a.out, b.out) << "SigQ did not follow the host natively: " << a.out;
+	std::string first;
+	for (int i = 0; i < 3; i++) {
+		queue_some();
+		RunResult r = RunCommand(UnderDetrun({}, argv));
+		EXPECT_EQ(r.code, 0) << r.Describe();
+		if (i == 0)
+			first = r.out;
+		else
+			EXPECT_EQ(r.out, first)
+				<< FirstDifference("run 0", first, "run " + std::to_string(i),
+						   r.out);
+	}
+	holding.Signal(SIGKILL);
+	holding.Finish();
 }
 
 // POSIX shared memory names are picked the same on every run (a seeded random name, as
