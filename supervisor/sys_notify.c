@@ -1,7 +1,18 @@
 /* inotify as the group sees it. A rename's IN_MOVED_FROM and IN_MOVED_TO carry a cookie
  * the kernel takes from one machine-wide counter, so its value says how many renames the
  * whole host watched before: the group sees its own sequence instead, numbered in the
- * order its reads first meet each cookie, and both events of a rename keep sharing one. */
+ * order its reads first meet each cookie, and both events of a rename keep sharing one.
+ *
+ * Which events come is another matter: a watch reports what any process does to the
+ * file, and a host process (an indexer, a backup, a shell) reading a file the program
+ * watches is not input the group can be given again. Changes to the group's files are
+ * its own state (a host process changing them is outside detrun's promise, as for any
+ * file), but reads are common and harmless on the host, and an event does not say who
+ * read: so watches are not given the read-side events (IN_ACCESS, IN_OPEN,
+ * IN_CLOSE_NOWRITE), even those the group's own reads would cause. (Emulating inotify
+ * from the group's own file operations would keep those; not done.) fanotify, whose
+ * marks cover whole mounts and file systems and whose events carry host pids, is refused
+ * at fanotify_init. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +47,28 @@ static uint32_t virtual_cookie(uint32_t real)
 	cookies[(n_cookies - 1) % COOKIE_WINDOW].real = real;
 	cookies[(n_cookies - 1) % COOKIE_WINDOW].virtual = n_cookies;
 	return n_cookies;
+}
+
+#define READ_SIDE (IN_ACCESS | IN_OPEN | IN_CLOSE_NOWRITE)
+
+static void watch_mask_restored(struct task *t)
+{
+	syscall_set_arg(t, 2, t->exit.changed_arg.value);
+}
+
+/* Implements inotify_add_watch(2) for a mask with read-side events (the filter lets the
+ * others run): the watch is set without them. A mask of nothing else keeps IN_UNMOUNT,
+ * which every watch reports anyway, so that the call succeeds as it would. */
+void sys_inotify_watch(struct task *t)
+{
+	uint64_t mask = syscall_arg(t, 2);
+	uint64_t without = mask & ~(uint64_t)READ_SIDE;
+	if (!(without & IN_ALL_EVENTS))
+		without |= IN_UNMOUNT;
+	t->exit.changed_arg.arg = 2;
+	t->exit.changed_arg.value = mask;
+	syscall_set_arg(t, 2, without);
+	tracer_want_exit(t, watch_mask_restored);
 }
 
 bool notify_is_inotify(int supervisor_fd)

@@ -20,7 +20,10 @@
  *              page cache: mincore of its mapping, preadv2 with RWF_NOWAIT (natively
  *              not resident, EAGAIN; the same on every run, so the test compares with
  *              the native output instead)
- *   keys       add_key's serial and the session keyring's id (random natively) */
+ *   keys       add_key's serial and the session keyring's id (random natively)
+ *   watch FILE an inotify watch on FILE for reads and writes; prints "watching", waits
+ *              for a line on stdin (the test reads FILE from outside meanwhile, or not),
+ *              appends to FILE itself, then prints the events that came */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -260,6 +263,7 @@ static int hold(void)
 	printf("pid %d holding\n", (int)getpid());
 	for (;;)
 		pause();
+	return 0;
 }
 
 static int pagecache(void)
@@ -282,6 +286,31 @@ static int pagecache(void)
 	ssize_t n = preadv2(fd, &io, 1, 2 * sizeof(page), RWF_NOWAIT);
 	printf("preadv2 RWF_NOWAIT %zd %s\n", n, n < 0 ? strerror(errno) : "");
 	unlink(path);
+	return 0;
+}
+
+static int watch(const char *file)
+{
+	int in = inotify_init1(IN_NONBLOCK);
+	if (in < 0 || inotify_add_watch(in, file,
+					IN_ACCESS | IN_OPEN | IN_CLOSE_NOWRITE | IN_MODIFY |
+						IN_CLOSE_WRITE) < 0)
+		die("inotify");
+	printf("watching\n");
+	char line[16];
+	if (read(0, line, sizeof(line)) <= 0)
+		die("stdin");
+	int fd = open(file, O_WRONLY | O_APPEND);
+	if (fd < 0 || write(fd, "w\n", 2) != 2)
+		die("append");
+	close(fd);
+	char buf[4096] __attribute__((aligned(8)));
+	ssize_t n = read(in, buf, sizeof(buf));
+	for (ssize_t off = 0; off < n;) {
+		struct inotify_event *e = (struct inotify_event *)(buf + off);
+		printf("event %#x\n", e->mask);
+		off += (ssize_t)sizeof(*e) + e->len;
+	}
 	return 0;
 }
 
@@ -316,6 +345,8 @@ int main(int argc, char **argv)
 		return pagecache();
 	if (!strcmp(mode, "keys"))
 		return keys();
+	if (!strcmp(mode, "watch") && argc > 2)
+		return watch(argv[2]);
 	printf("unknown mode %s\n", mode);
 	return 2;
 }

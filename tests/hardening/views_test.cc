@@ -248,6 +248,46 @@ TEST(ViewsSigQ, SignalsQueuedOnTheHostDoNotShow)
 	holding.Finish();
 }
 
+// issue 17 point 6: a host process reading a file the program watches made inotify events
+// (open, access, close) the group cannot be given again. Each run, the test reads the
+// watched file from outside or not while the guest waits on its stdin; the guest then
+// appends to the file itself: natively the outside read shows, under detrun only the
+// group's own write does, the same whether or not the host read.
+TEST(ViewsInotify, HostReadsOfAWatchedFileDoNotShow)
+{
+	std::string file = "/tmp/detrun-views-watch-" + std::to_string(getpid());
+	std::string guest = std::string(GUEST_DIR) + "/view_holes";
+	auto run = [&](bool detrun, bool host_reads) {
+		WriteFile(file, "data\n");
+		int go[2];
+		EXPECT_EQ(pipe(go), 0);
+		RunOptions opt;
+		opt.stdin_fd = go[0];
+		std::vector<std::string> argv = { guest, "watch", file };
+		Child c(detrun ? UnderDetrun({}, argv) : argv, opt);
+		close(go[0]);
+		EXPECT_TRUE(c.WaitForOutput("watching\n", 60)) << c.Out() << c.Err();
+		if (host_reads) {
+			EXPECT_EQ(ReadFile(file).substr(0, 4), "data");
+		}
+		EXPECT_EQ(write(go[1], "go\n", 3), 3);
+		close(go[1]);
+		RunResult r = c.Finish();
+		EXPECT_EQ(r.code, 0) << r.Describe();
+		return r.out;
+	};
+	std::string quiet = run(false, false), read = run(false, true);
+	EXPECT_NE(quiet, read) << "the host's read did not show natively";
+	std::string first = run(true, false);
+	EXPECT_NE(first.find("event 0x2\n"), std::string::npos) << first; /* IN_MODIFY */
+	for (int i = 0; i < 2; i++) {
+		std::string again = run(true, true);
+		EXPECT_EQ(again, first) << FirstDifference("no host read", first,
+							   "host read " + std::to_string(i), again);
+	}
+	unlink(file.c_str());
+}
+
 // POSIX shared memory names are picked the same on every run (a seeded random name, as
 // PostgreSQL's dynamic shared memory has): the group has a /dev/shm of its own, so a
 // segment left by an earlier run (a killed server's) or a host process cannot change what
