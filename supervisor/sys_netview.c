@@ -11,7 +11,7 @@
  * meets is the low end of the kernel's ephemeral range, the next one above, and so on;
  * autobind names are "\0" and 00001, 00002 ... Every call that shows an address
  * translates real to virtual (getsockname, getpeername, accept, recvfrom, recvmsg), every
- * call that takes one translates virtual to real (bind, connect, sendto), so members
+ * call that takes one translates virtual to real (bind, connect, sendto, sendmsg), so members
  * reach each other by the numbers they see. A port the program names itself (bind 8080,
  * connect to a server's port) is real and shown as it is; virtual numbers skip it.
  * An outside peer must not be told a virtual port: a server meant for the outside binds
@@ -229,6 +229,33 @@ static void give_real_address(struct task *t, int a, int l)
 	tracer_want_view(t, destination_restored);
 }
 
+/* sendmsg's destination: a copy of its msghdr naming a translated copy of the address,
+ * both in scratch memory (placed twice: the second time with the copy's address, which
+ * depends only on the stack pointer and the size). */
+static void give_real_msg_address(struct task *t)
+{
+	struct {
+		struct sockaddr_storage a;
+		struct msghdr m;
+	} blob;
+	struct msghdr *m = &blob.m;
+	if (remote_read(t, REMOTE(syscall_arg(t, 1)), m, sizeof(*m)) || !m->msg_name ||
+	    m->msg_namelen < 4 || m->msg_namelen > sizeof(blob.a) ||
+	    remote_read(t, REMOTE((uint64_t)m->msg_name), &blob.a, m->msg_namelen) ||
+	    !translate(&blob.a, m->msg_namelen, false))
+		return;
+	uint64_t at = remote_scratch(t, &blob, sizeof(blob));
+	m->msg_name = (void *)at;
+	if (!at || remote_scratch(t, &blob, sizeof(blob)) != at) {
+		task_warn(t, "no room on the stack for the real address sendmsg takes");
+		return;
+	}
+	t->exit.view_arg.arg = 1;
+	t->exit.view_arg.value = syscall_arg(t, 1);
+	syscall_set_arg(t, 1, at + offsetof(__typeof__(blob), m));
+	tracer_want_view(t, destination_restored);
+}
+
 void netview_connect(struct task *t)
 {
 	give_real_address(t, 1, 2);
@@ -238,15 +265,20 @@ void netview_connect(struct task *t)
  * pieces, each a call of its own). */
 void netview_send(struct task *t)
 {
-	if (t->syscall_nr != __NR_sendto || !syscall_arg(t, 4))
+	bool msg = t->syscall_nr == __NR_sendmsg;
+	if (!msg && (t->syscall_nr != __NR_sendto || !syscall_arg(t, 4)))
 		return;
 	int fd = remote_dup_fd(t, (int)syscall_arg(t, 0));
 	int type = 0;
 	socklen_t len = sizeof(type);
 	if (fd < 0)
 		return;
-	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type != SOCK_STREAM)
-		give_real_address(t, 4, 5);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type != SOCK_STREAM) {
+		if (msg)
+			give_real_msg_address(t);
+		else
+			give_real_address(t, 4, 5);
+	}
 	close(fd);
 }
 

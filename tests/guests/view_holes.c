@@ -4,7 +4,8 @@
  *
  *   cookies    inotify: two renames in a watched directory, each pair's cookie
  *   ports      TCP: a listener on port 0, a client connected without bind; UDP: a socket
- *              on port 0 and one that sends to it unbound: every port the calls show
+ *              on port 0 and one that sends to it unbound: every port the calls show, and
+ *              a sendmsg reply to the port recvfrom showed
  *   autobind   unix datagram sockets that autobind (bind with only the family, and a
  *              send without bind with SO_PASSCRED): their names, through getsockname
  *              and recvfrom, and a reply to the name seen
@@ -119,6 +120,11 @@ static int ports(void)
 		die("recvfrom");
 	printf("udp %u sender %u sender sees itself %u\n", ntohs(a.sin_port), ntohs(peer.sin_port),
 	       port_of(v, 0));
+	struct iovec io = { "y", 1 };
+	struct msghdr m = { .msg_name = &peer, .msg_namelen = len, .msg_iov = &io, .msg_iovlen = 1 };
+	if (sendmsg(u, &m, 0) != 1 || recv(v, &ch, 1, 0) != 1 || ch != 'y')
+		die("sendmsg reply to the port seen");
+	printf("sendmsg reached the sender\n");
 	return 0;
 }
 
