@@ -396,13 +396,14 @@ static void want_received_view(struct task *t)
 	case __NR_getpeername:
 	case __NR_accept:
 	case __NR_accept4:
-		room_at = syscall_arg(t, 2);
+		room_at = syscall_arg(t, 1) ? syscall_arg(t, 2) : 0;
 		break;
 	case __NR_recvfrom:
-		room_at = syscall_arg(t, 5);
+		room_at = syscall_arg(t, 4) ? syscall_arg(t, 5) : 0;
 		break;
-	case __NR_recvmsg:
-		if (remote_read(t, REMOTE(syscall_arg(t, 1)), &m, sizeof(m)))
+	case __NR_recvmsg: /* nothing to show: no exit stop */
+		if (remote_read(t, REMOTE(syscall_arg(t, 1)), &m, sizeof(m)) ||
+		    (!m.msg_name && !m.msg_control))
 			return;
 		t->exit.view_room = m.msg_name ? m.msg_namelen : 0;
 		tracer_want_view(t, received_view);
@@ -410,6 +411,8 @@ static void want_received_view(struct task *t)
 	default:
 		return;
 	}
+	if (!room_at)
+		return;
 	t->exit.view_room = read_u32(t, room_at);
 	tracer_want_view(t, received_view);
 }
@@ -434,11 +437,12 @@ void views_want_read(struct task *t, int tfd)
 	if (fd < 0)
 		return;
 	struct stat st;
-	if (fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode))
+	int type = fstat(fd, &st) == 0 ? (int)(st.st_mode & S_IFMT) : -1;
+	if (type == S_IFSOCK)
 		want_received_view(t);
-	else if (t->syscall_nr == __NR_read || t->syscall_nr == __NR_readv)
-		if (notify_is_inotify(fd))
-			tracer_want_view(t, notify_view_read);
+	else if (type == 0 && (t->syscall_nr == __NR_read || t->syscall_nr == __NR_readv) &&
+		 notify_is_inotify(fd)) /* an anonymous inode has no file type */
+		tracer_want_view(t, notify_view_read);
 	close(fd);
 }
 
