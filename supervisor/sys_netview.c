@@ -469,6 +469,13 @@ static void tcp_info_read(struct task *t)
 	ti.tcpi_rcv_space = ti.tcpi_rcv_ssthresh = 0;
 	if (remote_write(t, REMOTE(syscall_arg(t, 3)), &ti, len))
 		task_warn(t, "cannot write TCP_INFO");
+	/* Newer kernels go on past these headers' struct: rcv_wnd, rehash, total_rto and
+	 * total_rto_recoveries (u32, u32, u16, u16), then total_rto_time (ms in timeouts). */
+	uint64_t rto_time = offsetof(struct tcp_info, tcpi_snd_wnd) + 4 + 4 + 4 + 2 + 2;
+	static const uint32_t zero;
+	if (read_u32(t, syscall_arg(t, 4)) >= rto_time + 4 &&
+	    remote_write(t, REMOTE(syscall_arg(t, 3) + rto_time), &zero, sizeof(zero)))
+		task_warn(t, "cannot write TCP_INFO");
 }
 
 static void incoming_cpu_read(struct task *t)
