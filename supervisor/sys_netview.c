@@ -109,11 +109,8 @@ static struct name_pair {
 } * names;
 static size_t n_names, cap_names;
 
-static const char *shown_name(const char *real)
+static struct name_pair *add_name(const char *real, const char *virtual)
 {
-	for (size_t i = 0; i < n_names; i++)
-		if (memcmp(names[i].real, real, AUTOBIND_LEN) == 0)
-			return names[i].virtual;
 	if (n_names == cap_names) {
 		cap_names = cap_names ? 2 * cap_names : 16;
 		names = realloc(names, cap_names * sizeof(*names));
@@ -122,18 +119,40 @@ static const char *shown_name(const char *real)
 	}
 	struct name_pair *p = &names[n_names++];
 	memcpy(p->real, real, AUTOBIND_LEN);
-	char v[AUTOBIND_LEN + 1];
-	snprintf(v, sizeof(v), "%05zx", n_names);
-	memcpy(p->virtual, v, AUTOBIND_LEN);
-	return p->virtual;
+	memcpy(p->virtual, virtual, AUTOBIND_LEN);
+	return p;
 }
 
-static const char *real_name(const char *shown)
+static struct name_pair *by_virtual(const char *shown)
 {
 	for (size_t i = 0; i < n_names; i++)
 		if (memcmp(names[i].virtual, shown, AUTOBIND_LEN) == 0)
-			return names[i].real;
+			return &names[i];
 	return NULL;
+}
+
+/* The name the program sees for the real name the kernel picked: the next of 00001,
+ * 00002 ... that no socket of the group shows already. */
+static const char *shown_name(const char *real)
+{
+	static unsigned next_name;
+	for (size_t i = 0; i < n_names; i++)
+		if (memcmp(names[i].real, real, AUTOBIND_LEN) == 0)
+			return names[i].virtual;
+	char v[AUTOBIND_LEN + 1];
+	do
+		snprintf(v, sizeof(v), "%05x", ++next_name & 0xfffff);
+	while (by_virtual(v) && next_name < 0xfffff);
+	return add_name(real, v)->virtual;
+}
+
+/* The real name for a name the program gave: one it was shown, or else a name of its own
+ * choosing (an explicit bind, a peer's name from elsewhere), remembered as itself so that
+ * no autobind name is shown as it. */
+static const char *real_name(const char *shown)
+{
+	struct name_pair *p = by_virtual(shown);
+	return p ? p->real : add_name(shown, shown)->real;
 }
 
 /* ---- addresses ----------------------------------------------------------------------------- */

@@ -8,7 +8,8 @@
  *              a sendmsg reply to the port recvfrom showed
  *   autobind   unix datagram sockets that autobind (bind with only the family, and a
  *              send without bind with SO_PASSCRED): their names, through getsockname
- *              and recvfrom, and a reply to the name seen
+ *              and recvfrom, and a reply to the name seen; first a name of the same
+ *              form bound explicitly, which is shown as it is
  *   stamps     UDP receive timestamps: SO_TIMESTAMP, SO_TIMESTAMPNS, SIOCGSTAMP(NS)
  *   tcpinfo    TCP_INFO's timings and SO_INCOMING_CPU after an exchange on loopback (the
  *              CPU alone need not vary natively on a quiet machine; the timings do)
@@ -140,6 +141,18 @@ static int autobind(void)
 	int a = socket(AF_UNIX, SOCK_DGRAM, 0), b = socket(AF_UNIX, SOCK_DGRAM, 0), on = 1;
 	struct sockaddr_un u = { .sun_family = AF_UNIX };
 	setsockopt(b, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)); /* a send autobinds it */
+	/* A name of autobind's form chosen by the program is its own, and no autobind name
+	 * is shown as it. */
+	int c = socket(AF_UNIX, SOCK_DGRAM, 0);
+	struct sockaddr_un own = { .sun_family = AF_UNIX,
+				   .sun_path = "\0"
+					       "00001" };
+	socklen_t own_len = offsetof(struct sockaddr_un, sun_path) + 6;
+	if (bind(c, (struct sockaddr *)&own, own_len) && errno != EADDRINUSE)
+		die("bind own name");
+	own_len = sizeof(own);
+	getsockname(c, (struct sockaddr *)&own, &own_len);
+	print_name("own", &own, own_len);
 	if (bind(a, (struct sockaddr *)&u, sizeof(sa_family_t)))
 		die("autobind");
 	socklen_t len = sizeof(u);
