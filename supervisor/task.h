@@ -81,9 +81,9 @@ union wait_state {
  * in pieces, on to the next piece's entry). One member per handler family. */
 struct pending_exit {
 	void (*on_exit)(struct task *t);
-	/* Rewrites what the call, once complete, shows the program (supervisor/views.c):
-	 * kept past on_exit and the pieces of a call done in pieces; dropped at the next
-	 * entry. */
+	/* Rewrites what the call, once complete, shows the program (sys_netview.c,
+	 * sys_notify.c): runs after on_exit, once no piece follows; dropped at the next
+	 * entry (a call done in pieces asks again at each piece's). */
 	void (*view)(struct task *t);
 	uint32_t view_room; /* the room for an address the call returns (sys_netview.c) */
 	struct {            /* an argument the view restores (sys_netview.c) */
