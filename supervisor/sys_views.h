@@ -17,9 +17,10 @@
 
 #include "supervisor/task.h"
 
-/* At the stop of a read, readv, recvfrom, recvmsg or recvmmsg on a descriptor inside the
- * group (not the shim's): asks for the view its descriptor's kind needs. */
-void views_want_read(struct task *t, int supervisor_fd);
+/* At the stop of a read, readv, recvfrom, recvmsg or recvmmsg on the task's descriptor
+ * tfd, inside the group (not the shim's): asks for the view its kind needs (sys_netview.c:
+ * a socket's addresses and timestamps; an inotify instance's cookies). */
+void views_want_read(struct task *t, int tfd);
 
 /* ---- sys_notify.c ---- */
 /* Is the descriptor an inotify instance? */
