@@ -10,7 +10,8 @@
  * names stay the kernel's, and the program sees virtual ones: the first port the group
  * meets is the low end of the kernel's ephemeral range, the next one above, and so on;
  * autobind names are "\0" and 00001, 00002 ... Every call that shows an address
- * translates real to virtual (getsockname, getpeername, accept, recvfrom, recvmsg), every
+ * translates real to virtual (getsockname, getpeername, accept, recvfrom, recvmsg,
+ * recvmmsg's first VIEW_ROOMS messages), every
  * call that takes one translates virtual to real (bind, connect, sendto, sendmsg), so members
  * reach each other by the numbers they see. A port the program names itself (bind 8080,
  * connect to a server's port) is real and shown as it is; virtual numbers skip it.
@@ -389,23 +390,34 @@ static void received_view(struct task *t)
 	case __NR_getpeername:
 	case __NR_accept:
 	case __NR_accept4:
-		show_address(t, a1, read_u32(t, syscall_arg(t, 2)), t->exit.view_room);
+		show_address(t, a1, read_u32(t, syscall_arg(t, 2)), t->exit.view_room[0]);
 		break;
 	case __NR_recvfrom:
 		show_address(t, syscall_arg(t, 4), read_u32(t, syscall_arg(t, 5)),
-			     t->exit.view_room);
+			     t->exit.view_room[0]);
 		break;
 	case __NR_recvmsg:
 		if (remote_read(t, REMOTE(a1), &m, sizeof(m)))
 			break;
-		show_address(t, (uint64_t)m.msg_name, m.msg_namelen, t->exit.view_room);
+		show_address(t, (uint64_t)m.msg_name, m.msg_namelen, t->exit.view_room[0]);
 		virtual_timestamps(t, &m);
+		break;
+	case __NR_recvmmsg:
+		for (uint64_t i = 0; i < (uint64_t)syscall_result(t) && i < VIEW_ROOMS; i++) {
+			struct mmsghdr mm;
+			if (remote_read(t, REMOTE(a1 + i * sizeof(mm)), &mm, sizeof(mm)))
+				break;
+			show_address(t, (uint64_t)mm.msg_hdr.msg_name, mm.msg_hdr.msg_namelen,
+				     t->exit.view_room[i]);
+			virtual_timestamps(t, &mm.msg_hdr);
+		}
 		break;
 	}
 }
 
 /* At the stop of a call that shows an address (and recvmsg's control messages): the room
- * the program gave for the address, which the call overwrites with the length. */
+ * the program gave for the address, which the call overwrites with the length. A
+ * recvmmsg's messages past the first VIEW_ROOMS are shown as they came. */
 static void want_received_view(struct task *t)
 {
 	uint64_t room_at = 0;
@@ -424,7 +436,17 @@ static void want_received_view(struct task *t)
 		if (remote_read(t, REMOTE(syscall_arg(t, 1)), &m, sizeof(m)) ||
 		    (!m.msg_name && !m.msg_control))
 			return;
-		t->exit.view_room = m.msg_name ? m.msg_namelen : 0;
+		t->exit.view_room[0] = m.msg_name ? m.msg_namelen : 0;
+		tracer_want_view(t, received_view);
+		return;
+	case __NR_recvmmsg:
+		for (uint64_t i = 0; i < syscall_arg(t, 2) && i < VIEW_ROOMS; i++) {
+			struct mmsghdr mm;
+			if (remote_read(t, REMOTE(syscall_arg(t, 1) + i * sizeof(mm)), &mm,
+					sizeof(mm)))
+				return;
+			t->exit.view_room[i] = mm.msg_hdr.msg_name ? mm.msg_hdr.msg_namelen : 0;
+		}
 		tracer_want_view(t, received_view);
 		return;
 	default:
@@ -432,7 +454,7 @@ static void want_received_view(struct task *t)
 	}
 	if (!room_at)
 		return;
-	t->exit.view_room = read_u32(t, room_at);
+	t->exit.view_room[0] = read_u32(t, room_at);
 	tracer_want_view(t, received_view);
 }
 

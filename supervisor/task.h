@@ -77,6 +77,8 @@ union wait_state {
 	uint64_t rem_addr; /* nanosleep's remaining-time argument (sys_time.c) */
 };
 
+#define VIEW_ROOMS 8
+
 /* Handler state carried from a syscall's entry stop to its exit stop (and, for calls done
  * in pieces, on to the next piece's entry). One member per handler family. */
 struct pending_exit {
@@ -85,8 +87,10 @@ struct pending_exit {
 	 * sys_notify.c): runs after on_exit, once no piece follows; dropped at the next
 	 * entry (a call done in pieces asks again at each piece's). */
 	void (*view)(struct task *t);
-	uint32_t view_room; /* the room for an address the call returns (sys_netview.c) */
-	struct {            /* an argument the view restores (sys_netview.c) */
+	/* The rooms for the addresses the call returns (sys_netview.c): one, or the first
+	 * VIEW_ROOMS messages' of a recvmmsg. */
+	uint32_t view_room[VIEW_ROOMS];
+	struct { /* an argument the view restores (sys_netview.c) */
 		int arg;
 		uint64_t value;
 	} view_arg;

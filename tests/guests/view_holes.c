@@ -5,7 +5,7 @@
  *   cookies    inotify: two renames in a watched directory, each pair's cookie
  *   ports      TCP: a listener on port 0, a client connected without bind; UDP: a socket
  *              on port 0 and one that sends to it unbound: every port the calls show, and
- *              a sendmsg reply to the port recvfrom showed
+ *              a sendmsg reply to the port recvfrom showed, the sender recvmmsg shows
  *   autobind   unix datagram sockets that autobind (bind with only the family, and a
  *              send without bind with SO_PASSCRED): their names, through getsockname
  *              and recvfrom, and a reply to the name seen; first a name of the same
@@ -126,6 +126,16 @@ static int ports(void)
 	if (sendmsg(u, &m, 0) != 1 || recv(v, &ch, 1, 0) != 1 || ch != 'y')
 		die("sendmsg reply to the port seen");
 	printf("sendmsg reached the sender\n");
+	if (sendto(v, "z", 1, 0, (struct sockaddr *)&a, sizeof(a)) != 1)
+		die("sendto");
+	struct iovec in = { &ch, 1 };
+	struct mmsghdr mm = { .msg_hdr = { .msg_name = &peer,
+					   .msg_namelen = sizeof(peer),
+					   .msg_iov = &in,
+					   .msg_iovlen = 1 } };
+	if (recvmmsg(u, &mm, 1, 0, NULL) != 1)
+		die("recvmmsg");
+	printf("recvmmsg sender %u\n", ntohs(peer.sin_port));
 	return 0;
 }
 
