@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <termios.h>
+#include <linux/sockios.h>
 #include <unistd.h>
 
 #include "recorder/fingerprint.h"
@@ -94,6 +95,10 @@ static uint64_t ioctl_out_size(uint64_t req)
 		return 36; /* the kernel's struct termios */
 	case TIOCGWINSZ:
 		return sizeof(struct winsize);
+	case SIOCGSTAMP_OLD: /* a socket's last receive time */
+		return sizeof(struct timeval);
+	case SIOCGSTAMPNS_OLD:
+		return sizeof(struct timespec);
 	case FIONREAD:
 	case TIOCOUTQ:
 	case TIOCGPGRP:

@@ -22,6 +22,7 @@
 #include "shim/shim.h"
 #include "supervisor/sys_common.h"
 #include "supervisor/sys_files.h"
+#include "supervisor/sys_views.h"
 #include "syscalls/syscall_table.h"
 
 /* The listener a connect aims at: by path inode, or by abstract name. */
@@ -111,6 +112,7 @@ static enum wait_result backlog_has_room(struct task *t)
 	if (listener_full(t->parked_on.connect))
 		return WAIT_NOT_READY;
 	free_target(t);
+	netview_connect(t);
 	return WAIT_READY;
 }
 
@@ -159,8 +161,10 @@ void sys_connect(struct task *t)
 		return;
 	}
 	struct connect_target want;
-	if (!read_target(t, &want) || !listener_full(&want))
+	if (!read_target(t, &want) || !listener_full(&want)) {
+		netview_connect(t);
 		return;
+	}
 	struct connect_target *kept = malloc(sizeof(*kept));
 	if (!kept)
 		abort();

@@ -47,6 +47,7 @@
 #include "supervisor/sys_reach.h"
 #include "supervisor/sys_external.h"
 #include "supervisor/sys_proc.h"
+#include "supervisor/sys_views.h"
 #include "syscalls/syscall_table.h"
 
 /* ---- which objects are outside --------------------------------------------------------- */
@@ -660,7 +661,7 @@ void sys_external(struct task *t)
 {
 	if (t->syscall_nr == __NR_ioctl && reach_ioctl_owner_refused(t))
 		return;
-	if (descriptor_flag_ioctl(t) || kernel_id_call(t))
+	if (descriptor_flag_ioctl(t) || kernel_id_call(t) || netview_call(t))
 		return;
 	/* The row says which descriptor the call is on and whether it waits for data. */
 	const struct syscall_entry *e = syscall_lookup(t->syscall_nr);

@@ -35,6 +35,7 @@
 #include "supervisor/sys_external.h"
 #include "supervisor/sys_files.h"
 #include "supervisor/sys_proc.h"
+#include "supervisor/sys_views.h"
 #include "syscalls/syscall_table.h"
 
 bool is_random_device(const struct fd_info *info)
@@ -196,6 +197,7 @@ void sys_fd_read(struct task *t)
 {
 	if (external_fd_call(t, (int)syscall_arg(t, 0), POLLIN))
 		return;
+	views_want_read(t, (int)syscall_arg(t, 0));
 	if (dontwait(t))
 		return;
 	struct fd_info info;
@@ -208,11 +210,40 @@ void sys_fd_read(struct task *t)
 		read_proc_view(t);
 }
 
+static void nowait_restored(struct task *t)
+{
+	syscall_set_arg(t, 5, t->exit.changed_arg.value);
+}
+
+/* RWF_NOWAIT on a file fails with EAGAIN when its data is not in the page cache, which the
+ * host's other processes and its memory decide: the call runs without the flag (it may
+ * wait for the disk, never for another task) and gets the program's flags back at its
+ * exit. On a pipe or socket the flag means "do not wait for data", which stays. */
+static bool file_nowait_dropped(struct task *t)
+{
+	uint64_t flags = syscall_arg(t, 5);
+	struct stat st;
+	if (!(flags & RWF_NOWAIT))
+		return false;
+	int fd = remote_dup_fd(t, (int)syscall_arg(t, 0));
+	bool file = fd >= 0 && fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode));
+	if (fd >= 0)
+		close(fd);
+	if (!file)
+		return false;
+	t->exit.changed_arg.arg = 5;
+	t->exit.changed_arg.value = flags;
+	syscall_set_arg(t, 5, flags & ~(uint64_t)RWF_NOWAIT);
+	tracer_want_exit(t, nowait_restored);
+	return true;
+}
+
 /* Implements preadv2(2): at the file position (offset -1) it is a readv, and on a pipe or
  * socket parks like one; at an offset it cannot sleep on another task. */
 void sys_preadv2(struct task *t)
 {
-	if ((int64_t)syscall_arg(t, 3) != -1 || (syscall_arg(t, 5) & RWF_NOWAIT))
+	if (file_nowait_dropped(t) || (int64_t)syscall_arg(t, 3) != -1 ||
+	    (syscall_arg(t, 5) & RWF_NOWAIT))
 		return;
 	struct fd_info info;
 	int fd = must_wait(t, (int)syscall_arg(t, 0), &info);
@@ -511,6 +542,7 @@ static enum wait_result write_ready(struct task *t)
 		return WAIT_NOT_READY;
 	remote_load_regs(t);
 	fit_to_room(t, t->wait.fds[0].fd, t->parked_on.write_type);
+	netview_send(t);
 	external_output_call(t, (int)syscall_arg(t, 0)); /* unless cut into pieces */
 	return WAIT_READY;
 }
@@ -527,8 +559,10 @@ void sys_fd_write(struct task *t)
 
 static void write_when_room(struct task *t)
 {
-	if (dontwait(t))
+	if (dontwait(t)) {
+		netview_send(t);
 		return;
+	}
 	struct fd_info info;
 	int tfd = (int)syscall_arg(t, 0);
 	int fd = must_wait(t, tfd, &info);
@@ -538,6 +572,8 @@ static void write_when_room(struct task *t)
 	} else {
 		if (info.type == S_IFREG)
 			files_written(t, tfd);
+		else
+			netview_send(t);
 		external_output_call(t, tfd);
 	}
 }
@@ -546,7 +582,9 @@ static void write_when_room(struct task *t)
  * writev; at an offset it writes a file, which is stamped. */
 void sys_pwritev2(struct task *t)
 {
-	if ((int64_t)syscall_arg(t, 3) == -1) {
+	if (file_nowait_dropped(t)) { /* its exit restores the flags: the output goes unchecked */
+		files_written(t, (int)syscall_arg(t, 0));
+	} else if ((int64_t)syscall_arg(t, 3) == -1) {
 		write_when_room(t);
 	} else {
 		files_written(t, (int)syscall_arg(t, 0));
@@ -559,6 +597,7 @@ void sys_accept(struct task *t)
 {
 	if (external_fd_call(t, (int)syscall_arg(t, 0), POLLIN))
 		return;
+	netview_accept(t);
 	struct fd_info info;
 	int fd = must_wait(t, (int)syscall_arg(t, 0), &info);
 	if (fd >= 0)

@@ -1,6 +1,7 @@
 /* Scheduling hints, randomness, and calls detrun refuses. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/personality.h>
 #include <sys/syscall.h>
 
@@ -83,6 +84,35 @@ void sys_syslog(struct task *t)
 void sys_eperm(struct task *t)
 {
 	syscall_emulate(t, -EPERM);
+}
+
+/* Every page of the range resident. */
+static void all_resident(struct task *t)
+{
+	if (syscall_result(t) != 0)
+		return;
+	uint64_t page = 4096, len = syscall_arg(t, 1), vec = syscall_arg(t, 2);
+	uint64_t pages = (len + page - 1) / page;
+	static uint8_t ones[4096];
+	if (!ones[0])
+		memset(ones, 1, sizeof(ones));
+	for (uint64_t done = 0; done < pages; done += sizeof(ones)) {
+		uint64_t n = pages - done < sizeof(ones) ? pages - done : sizeof(ones);
+		if (remote_write(t, REMOTE(vec + done), ones, n)) {
+			task_warn(t, "cannot write mincore's vector");
+			return;
+		}
+	}
+}
+
+/* Implements mincore(2). Whether a file's page is in the page cache depends on the host's
+ * other processes and its memory; whether an anonymous one is, on swapping and on when
+ * the kernel fills it. The group sees every page of a mapped range resident, as on a
+ * machine with memory to spare that has read every file it maps; the call still runs, so
+ * a range not mapped fails as before. */
+void sys_mincore(struct task *t)
+{
+	tracer_want_exit(t, all_resident);
 }
 
 /* Implements perf_event_open(2): ENOENT, "no such event", for every kind. Software events

@@ -205,6 +205,18 @@ static void rewrite_statm(const char *in, struct out *o)
 	put(o, text, (size_t)n);
 }
 
+/* SigQ counts the signals queued for the whole user on the host: the group sees those
+ * queued for this process (one per pending signal number), with its real limit. */
+static void status_sigq(const char *in, const char *line, char *out, size_t size)
+{
+	const char *thread = strstr(in, "\nSigPnd:"), *shared = strstr(in, "\nShdPnd:");
+	uint64_t pending = (thread ? strtoull(thread + 8, NULL, 16) : 0) |
+			   (shared ? strtoull(shared + 8, NULL, 16) : 0);
+	const char *slash = strchr(line, '/');
+	unsigned long long limit = slash ? strtoull(slash + 1, NULL, 10) : 0;
+	snprintf(out, size, "SigQ:\t%d/%llu\n", __builtin_popcountll(pending), limit);
+}
+
 static void rewrite_status(const char *in, struct out *o)
 {
 	int cpus = tracer_opts->cpus;
@@ -226,6 +238,8 @@ static void rewrite_status(const char *in, struct out *o)
 		else if (!strncmp(line, "Seccomp_filters:", 16) && f)
 			snprintf(repl, sizeof(repl), "Seccomp_filters:\t%d\n",
 				 own_filters > 0 ? own_filters : 0);
+		else if (!strncmp(line, "SigQ:", 5))
+			status_sigq(in, line, repl, sizeof(repl));
 		else if (!strncmp(line, "VmHWM:", 6))
 			status_copy_field(in, "\nVmPeak:", "VmHWM:", repl, sizeof(repl));
 		else if (!strncmp(line, "VmRSS:", 6) || !strncmp(line, "RssAnon:", 8))

@@ -169,6 +169,12 @@ void tracer_want_exit(struct task *t, void (*on_exit)(struct task *t))
 	t->exit.on_exit = on_exit;
 }
 
+void tracer_want_view(struct task *t, void (*view)(struct task *t))
+{
+	t->resume = RESUME_SYSCALL;
+	t->exit.view = view;
+}
+
 /* An event takes the next logical time; the shim sees every one (replay checks digests). */
 static void timeline_event(struct task *t)
 {
@@ -182,6 +188,7 @@ static void timeline_event(struct task *t)
 static void on_syscall_entry(struct task *t)
 {
 	t->in_allowed_call = false; /* the filter stopped it: a handled call */
+	t->exit.view = NULL;
 	if (remote_load_regs(t))
 		return; /* killed meanwhile: its death report follows */
 	t->state = TASK_STOPPED;
@@ -226,12 +233,19 @@ static void on_syscall_exit(struct task *t)
 	t->state = TASK_STOPPED;
 	if (fn)
 		fn(t);
+	/* A view applies once the call is complete: not while a handler rewound it for its
+	 * next piece (which wants its own exit) or parked it. */
+	void (*view)(struct task *) = t->exit.view;
+	if (view && !t->exit.on_exit && !t->parked) {
+		t->exit.view = NULL;
+		view(t);
+	}
 	if (t->parked) {
 		t->parked_at_exit = true;
 		trace_event(t, "  parked: %s", t->wait.what);
 		return;
 	}
-	if (t->resume == RESUME_CONT && !t->regs_dirty && fn == NULL)
+	if (t->resume == RESUME_CONT && !t->regs_dirty && fn == NULL && view == NULL)
 		trace_event(t, "  = %lld", (long long)syscall_result(t));
 	tracer_resume(t);
 }

@@ -24,6 +24,10 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt);
 /* Handlers use these to continue a task past a syscall-exit stop. */
 struct task;
 void tracer_want_exit(struct task *t, void (*on_exit)(struct task *t));
+/* `view` runs at the exit of the call once it is complete (after any on_exit, and only
+ * at the last piece of a call done in pieces): it rewrites what the call left for the
+ * program. */
+void tracer_want_view(struct task *t, void (*view)(struct task *t));
 /* The ptrace request that resumes t without losing a stop detrun needs: PTRACE_SYSCALL
  * while a handler waits for its exit stop or every call of t must stop, else PTRACE_CONT. */
 int tracer_resume_request(const struct task *t);

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
@@ -14,6 +15,8 @@
 #include <sys/mman.h>
 #include <sys/ioctl.h>
 #include <linux/sockios.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/prctl.h>
 #include <stdio.h>
 #include <sys/syscall.h>

@@ -274,6 +274,24 @@ TEST(ReplayHardening, UnixSocketFileExistsInReplay)
 	EXPECT_NE(stat((dir / "sock").c_str(), &st), 0) << "the program unlinked it";
 }
 
+// Issue 17 point 6: what sockets show (ports, autobind names, receive timestamps, TCP_INFO)
+// is recorded as it came and replayed offline; SIOCGSTAMP's time (a request older than
+// ioctl numbers with sizes) was not recorded, and a replay showed other bytes.
+TEST(ReplayHardening, SocketViewsReplayOffline)
+{
+	TempDir dir;
+	for (const char *mode : { "ports", "autobind", "stamps", "tcpinfo" }) {
+		SCOPED_TRACE(mode);
+		RunResult rec = RunCommand({ kDetrun, "record", "-o", dir / "s.dlog", "--",
+					     kGuests + "/view_holes", mode });
+		ASSERT_EQ(rec.code, 0) << rec.Describe();
+		RunResult rep = Replay(dir / "s.dlog");
+		EXPECT_EQ(rep.code, 0) << rep.Describe();
+		EXPECT_EQ(rep.out, rec.out)
+			<< FirstDifference("recorded", rec.out, "replayed", rep.out);
+	}
+}
+
 // A socket file the recording left behind makes the replayed bind fail: said, not ignored.
 TEST(ReplayHardening, LeftoverSocketFileStopsTheReplay)
 {

@@ -1,5 +1,6 @@
 // Determinism gaps in what the group sees of the machine (issue 9, points 12, 21 and 23 in
-// part): /proc views, kernel ids, timer semantics, detrun's own reports.
+// part; issue 17, point 6): /proc views, kernel ids, timer semantics, detrun's own
+// reports, what the kernel picks for sockets and notifications.
 //
 // Each case is a guest (tests/guests/view_*.c) run natively and under detrun. Two-sided:
 // where the value is nondeterministic natively, native runs must be shown to differ and
@@ -133,6 +134,9 @@ std::vector<Case> Cases()
 	Case maxrss = Make("maxrss", { "view_ids", "maxrss" }, kExitOnly);
 	maxrss.must_contain = { "maxrss plausible: yes\nmaxrss ",
 				"children's maxrss plausible: yes" };
+	Case page_cache = Unless(Make("page_cache", { "view_holes", "pagecache" }, kExitOnly),
+				 "mincore 1111");
+	page_cache.differs_from_native = true;
 	return {
 		// point 12: timerfd_gettime on a disarmed timer keeps the interval
 		Make("timerfd_disarmed_keeps_interval", { "view_timers", "timerfd" },
@@ -162,6 +166,20 @@ std::vector<Case> Cases()
 		       "Inappropriate ioctl"),
 		// point 23: getrusage's maxrss was 0
 		maxrss,
+		// issue 17 point 6: inotify rename cookies count the host's renames
+		Make("inotify_cookies", { "view_holes", "cookies" }, kMustVary),
+		// issue 17 point 6: ports and autobind names the kernel picks, on sockets the
+		// group uses among itself
+		Make("ephemeral_ports", { "view_holes", "ports" }, kMustVary),
+		Make("unix_autobind_names", { "view_holes", "autobind" }, kMustVary),
+		// issue 17 point 6: receive timestamps, TCP_INFO timings, SO_INCOMING_CPU
+		Make("socket_timestamps", { "view_holes", "stamps" }, kMustVary),
+		Make("tcp_info_timings", { "view_holes", "tcpinfo" }, kMustVary),
+		// issue 17 point 6: key serials and keyring ids are random
+		Make("key_serials", { "view_holes", "keys" }, kMustVary),
+		// issue 17 point 6: page-cache residency (mincore, RWF_NOWAIT) is the host's;
+		// natively the guest's file is not cached (skipped where it cannot be dropped)
+		page_cache,
 	};
 }
 
@@ -193,6 +211,81 @@ TEST(ViewsReports, DeadlockWarningIsTheSameOnEveryRun)
 						   "run " + std::to_string(i) + " stderr", r.err);
 		}
 	}
+}
+
+// issue 17 point 6: SigQ in /proc/self/status counted every signal queued for the user on
+// the host. A process of the test holds a different number of queued signals before each
+// run: natively the guest's SigQ follows it, under detrun it shows the group's own.
+TEST(ViewsSigQ, SignalsQueuedOnTheHostDoNotShow)
+{
+	std::string guest = std::string(GUEST_DIR) + "/view_holes";
+	Child holding({ guest, "hold" }); /* blocks SIGRTMIN: what is sent stays queued */
+	ASSERT_TRUE(holding.WaitForOutput("holding\n", 60)) << holding.Out();
+	pid_t holder = atoi(holding.Out().c_str() + holding.Out().find(' '));
+	std::vector<std::string> argv = { guest, "sigq" };
+	// Many at a time: host processes queue and take signals meanwhile too.
+	auto queue_some = [&] {
+		for (int i = 0; i < 16; i++)
+			ASSERT_EQ(sigqueue(holder, SIGRTMIN, sigval{ 0 }), 0) << strerror(errno);
+	};
+	RunResult a = RunCommand(argv);
+	queue_some();
+	RunResult b = RunCommand(argv);
+	EXPECT_NE(a.out, b.out) << "SigQ did not follow the host natively: " << a.out;
+	std::string first;
+	for (int i = 0; i < 3; i++) {
+		queue_some();
+		RunResult r = RunCommand(UnderDetrun({}, argv));
+		EXPECT_EQ(r.code, 0) << r.Describe();
+		if (i == 0)
+			first = r.out;
+		else
+			EXPECT_EQ(r.out, first)
+				<< FirstDifference("run 0", first, "run " + std::to_string(i),
+						   r.out);
+	}
+	holding.Signal(SIGKILL);
+	holding.Finish();
+}
+
+// issue 17 point 6: a host process reading a file the program watches made inotify events
+// (open, access, close) the group cannot be given again. Each run, the test reads the
+// watched file from outside or not while the guest waits on its stdin; the guest then
+// appends to the file itself: natively the outside read shows, under detrun only the
+// group's own write does, the same whether or not the host read.
+TEST(ViewsInotify, HostReadsOfAWatchedFileDoNotShow)
+{
+	std::string file = "/tmp/detrun-views-watch-" + std::to_string(getpid());
+	std::string guest = std::string(GUEST_DIR) + "/view_holes";
+	auto run = [&](bool detrun, bool host_reads) {
+		WriteFile(file, "data\n");
+		int go[2];
+		EXPECT_EQ(pipe(go), 0);
+		RunOptions opt;
+		opt.stdin_fd = go[0];
+		std::vector<std::string> argv = { guest, "watch", file };
+		Child c(detrun ? UnderDetrun({}, argv) : argv, opt);
+		close(go[0]);
+		EXPECT_TRUE(c.WaitForOutput("watching\n", 60)) << c.Out() << c.Err();
+		if (host_reads) {
+			EXPECT_EQ(ReadFile(file).substr(0, 4), "data");
+		}
+		EXPECT_EQ(write(go[1], "go\n", 3), 3);
+		close(go[1]);
+		RunResult r = c.Finish();
+		EXPECT_EQ(r.code, 0) << r.Describe();
+		return r.out;
+	};
+	std::string quiet = run(false, false), read = run(false, true);
+	EXPECT_NE(quiet, read) << "the host's read did not show natively";
+	std::string first = run(true, false);
+	EXPECT_NE(first.find("event 0x2\n"), std::string::npos) << first; /* IN_MODIFY */
+	for (int i = 0; i < 2; i++) {
+		std::string again = run(true, true);
+		EXPECT_EQ(again, first) << FirstDifference("no host read", first,
+							   "host read " + std::to_string(i), again);
+	}
+	unlink(file.c_str());
 }
 
 // POSIX shared memory names are picked the same on every run (a seeded random name, as
