@@ -117,9 +117,13 @@ void sys_getrandom(struct task *t)
 
 static void code_mapped(struct task *t)
 {
+	const char *step;
+	int err = 0;
 	if (syscall_result(t) >= 0 || t->syscall_nr == __NR_mprotect ||
 	    t->syscall_nr == __NR_pkey_mprotect)
-		cpu_patch_mappings(t);
+		err = cpu_patch_mappings(t, &step);
+	if (err)
+		task_setup_failed(t, step, err);
 }
 
 /* Implements mmap(2), mprotect(2) and pkey_mprotect(2) with PROT_EXEC: the code is
@@ -132,8 +136,12 @@ void sys_map_code(struct task *t)
 static void code_remapped(struct task *t)
 {
 	int64_t at = syscall_result(t);
-	if (at >= 0)
-		cpu_patch_range(t, (uint64_t)at, (uint64_t)at + t->exit.remap_len);
+	const char *step;
+	int err = at >= 0 ? cpu_patch_range(t, (uint64_t)at, (uint64_t)at + t->exit.remap_len,
+					    &step)
+			  : 0;
+	if (err)
+		task_setup_failed(t, step, err);
 }
 
 /* Implements mremap(2): a moved or grown mapping of code may show code not scanned yet

@@ -53,6 +53,7 @@ struct process {
 
 /* What the handler that parked a task keeps for its wait's predicate, by family. */
 struct connect_target;
+struct program_filter;
 union wait_state {
 	/* Retried calls (sys_common.c), wait4 (sys_process.c), SysV IPC (sys_ipc.c), job
 	 * control (jobctl.c), file locks (sys_fd.c: the logical time): the state epoch at
@@ -122,7 +123,12 @@ struct pending_exit {
 			uint64_t dev, ino;
 		} removal;
 		uint64_t remap_len; /* mremap of code: the new length (sys_misc.c) */
-		struct {            /* personality (sys_misc.c) */
+		struct {            /* seccomp filter installs (seccomp_filter.c) */
+			struct program_filter *filter;
+			uint64_t prog_arg; /* the program's sock_fprog pointer */
+			bool tsync;
+		} seccomp;
+		struct { /* personality (sys_misc.c) */
 			unsigned previous, requested;
 		} persona;
 		/* clone, fork, vfork, clone3 (sys_process.c), read at the clone event by
@@ -177,6 +183,7 @@ struct task {
 	int vcpu;         /* the virtual CPU it runs on: 0, or the first one of the
 				 * affinity it set (getcpu, RDPID, RDTSCP's TSC_AUX) */
 	bool tsc_sigsegv; /* the program asked for PR_TSC_SIGSEGV (the real TSC always traps) */
+	struct program_filter *filters; /* the program's own seccomp filters (seccomp_filter.h) */
 };
 
 /* sched_of() relies on it. */

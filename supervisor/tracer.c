@@ -30,6 +30,7 @@
 #include "supervisor/nested_init.h"
 #include "supervisor/remote.h"
 #include "supervisor/report.h"
+#include "supervisor/seccomp_filter.h"
 #include "supervisor/seccomp_strict.h"
 #include "supervisor/spin.h"
 #include "supervisor/stack.h"
@@ -185,7 +186,8 @@ static void on_syscall_entry(struct task *t)
 	if (remote_load_regs(t))
 		return; /* killed meanwhile: its death report follows */
 	t->state = TASK_STOPPED;
-	if (filter_foreign_call(t)) { /* int 0x80 or x32: refused, never dispatched */
+	/* The program's own filter refusing the call: natively it never runs. */
+	if (seccomp_filter_judge(t) || filter_foreign_call(t)) { /* int 0x80 or x32: refused */
 		timeline_event(t);
 		return;
 	}

@@ -355,3 +355,49 @@ TEST(Escape, CallOutputsIntoReadOnlyMemoryFailAsNatively)
 }
 
 } // namespace
+
+namespace
+{
+
+// The lines of the program's own verdicts in esc_own_filter's output: what it saw from
+// "uname:" on.
+std::string Verdicts(const std::string &out)
+{
+	size_t at = out.find("uname:");
+	return at == std::string::npos ? "" : out.substr(at);
+}
+
+// The program's own seccomp filter refuses munmap of a few whole pages (ERRNO(0), TRAP,
+// KILL_PROCESS), then the program execs: the filter stays and judges detrun's unmap of the
+// vDSO too. Under detrun the vDSO is gone all the same and the time read is virtual (the
+// same on every run), while every verdict the program asked for holds for its own calls
+// as natively: the errno (cut to 4095), a verdict returned from A, the SIGSYS of a trap
+// with the kernel's siginfo, the death of a kill (status 159).
+class OwnSeccompFilter : public ::testing::TestWithParam<const char *>
+{
+};
+
+TEST_P(OwnSeccompFilter, GovernsTheProgramNotDetrunsSetup)
+{
+	const std::string mode = GetParam();
+	RunResult native = RunCommand({ Guest("esc_own_filter"), mode });
+	RunResult first = RunCommand(UnderDetrun({}, { Guest("esc_own_filter"), mode }));
+	RunResult second = RunCommand(UnderDetrun({}, { Guest("esc_own_filter"), mode }));
+	ASSERT_TRUE(Contains(native.out, "vdso mapped: yes")) << native.Describe() << native.out;
+	EXPECT_TRUE(Contains(first.out, "vdso mapped: no\nvdso clock: 0.000000000\n"))
+		<< first.Describe() << "\n"
+		<< first.out;
+	EXPECT_EQ(first.out, second.out)
+		<< FirstDifference("run 1", first.out, "run 2", second.out);
+	EXPECT_EQ(first.code, native.code) << first.Describe();
+	EXPECT_EQ(Verdicts(first.out), Verdicts(native.out))
+		<< FirstDifference("detrun", first.out, "native", native.out);
+	EXPECT_TRUE(Contains(native.out, "uname: -1 errno 4095\ngetpgid(RET A): -1 errno 33\n"))
+		<< native.out;
+	EXPECT_TRUE(first.err.empty()) << first.err;
+	EXPECT_TRUE(first.leftovers.empty()) << first.Describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(Escape, OwnSeccompFilter, ::testing::Values("errno", "trap", "kill"));
+
+} // namespace
