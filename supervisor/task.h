@@ -43,6 +43,9 @@ struct process {
 	int64_t start_ns; /* virtual monotonic time of its creation */
 	unsigned persona; /* personality(2) as the program set it; the kernel's also has
 				 * ADDR_NO_RANDOMIZE, always */
+	/* A task of the process has had READ_IMPLIES_EXEC since its exec: its PROT_READ
+	 * mappings are code too, and every call of the process stops (sys_misc.c). */
+	bool read_implies_exec;
 	/* SIGILL and SIGSEGV, which detrun's traps use (supervisor/trap_signals.h): the
 	 * program's actions, and the handlers the kernel has in their place. */
 	struct signal_action trap_program[2], trap_kernel[2];

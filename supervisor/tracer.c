@@ -134,13 +134,16 @@ static const struct sched_ops ops = {
 };
 
 /* Virtual time moves only at events. While a timer that sends a signal is armed for the
- * task's process, or the task is in seccomp strict mode, every syscall of the task stops
+ * task's process, or the task is in seccomp strict mode, or its process has
+ * READ_IMPLIES_EXEC (a PROT_READ mapping is code to scan: sys_misc.c), every syscall of
+ * the task stops
  * (PTRACE_SYSCALL), the calls the filter allows included: each allowed call is an event
  * at its exit stop, so a computation that waits for its timer signal and calls only
  * allowed syscalls gets it, at the same point on every run. */
 static bool every_syscall_stops(const struct task *t)
 {
-	return t->seccomp_strict || timers_next_signal(t->proc->tgid) >= 0;
+	return t->seccomp_strict || t->proc->read_implies_exec ||
+	       timers_next_signal(t->proc->tgid) >= 0;
 }
 
 int tracer_resume_request(const struct task *t)
@@ -247,6 +250,7 @@ static void on_allowed_call_done(struct task *t)
 	timeline_event(t);
 	trace_event(t, "%s = %lld (every call is an event)", syscall_name(t->syscall_nr),
 		    (long long)syscall_result(t));
+	code_mapped_implicitly(t);
 }
 
 /* A syscall stop (SIGTRAP|0x80). Handlers ask for exit stops; a task whose every call

@@ -29,6 +29,7 @@
 #include "supervisor/report.h"
 #include "supervisor/seccomp_filter.h"
 #include "supervisor/sys_common.h"
+#include "supervisor/sys_cpu.h"
 #include "supervisor/sys_park.h"
 #include "supervisor/sys_files.h"
 #include "supervisor/sys_timer.h"
@@ -242,6 +243,7 @@ static struct task *adopt_child(struct task *parent, pid_t tid, int event)
 		p->sa_restart = parent->proc->sa_restart;
 		p->syscall_insn = parent->proc->syscall_insn;
 		p->persona = parent->proc->persona;
+		p->read_implies_exec = parent->proc->read_implies_exec;
 		trap_signals_inherit(p, parent->proc);
 		if (!shares_vm)
 			cpu_patch_inherit(parent->proc->aspace, p->aspace);
@@ -322,6 +324,7 @@ static void exec_prepare(struct task *t)
 	if (!err)
 		trap_signals_exec(t);
 	t->in_exec_stop = false;
+	persona_exec(t);
 	if (!err)
 		err = cpu_patch_mappings(t, &step);
 	if (err)

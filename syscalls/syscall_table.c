@@ -15,6 +15,7 @@
 #include <sys/ioctl.h>
 #include <linux/sockios.h>
 #include <sys/prctl.h>
+#include <sys/shm.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 
