@@ -2,14 +2,16 @@
  * and judges the calls detrun injects at the exec (the vDSO unmap) as well as the
  * program's own.
  *
- *   esc_own_filter errno|trap|kill   installs the filter, execs "check MODE"
- *   esc_own_filter wait              installs none; says "waiting", reads a byte from
- *                                    stdin, then execs "check none"
+ *   esc_own_filter errno|trap|trapblocked|kill   installs the filter, execs "check MODE"
+ *   esc_own_filter wait   installs none; says "waiting", reads a byte from stdin, then
+ *                         execs "check none"
  *
  * The filter: munmap of at most 4 whole pages (the vDSO's mappings; not the loader's
  * unmap of its cache) gets ERRNO(0) ("succeeds" without running), TRAP (data 0x42) or
- * KILL_PROCESS by MODE; uname gets ERRNO(5000), which the kernel cuts to 4095; getpgid
- * returns its own argument as the verdict (BPF_RET|BPF_A) when its upper half is set.
+ * KILL_PROCESS by MODE (trapblocked: TRAP with SIGSYS blocked, which the kernel forces
+ * through with the default action); uname gets ERRNO(5000), which the kernel cuts to
+ * 4095; getpgid returns its own argument as the verdict (BPF_RET|BPF_A) when its upper
+ * half is set.
  *
  * The check prints whether a vDSO is still mapped and the time read through it (the host
  * clock, if one is), then each verdict as the program sees it. Under detrun the vDSO is
@@ -37,9 +39,9 @@
 
 static int install(const char *mode)
 {
-	uint32_t munmap_action = !strcmp(mode, "trap")   ? SECCOMP_RET_TRAP | 0x42
-				 : !strcmp(mode, "kill") ? SECCOMP_RET_KILL_PROCESS
-							 : SECCOMP_RET_ERRNO | 0;
+	uint32_t munmap_action = !strncmp(mode, "trap", 4) ? SECCOMP_RET_TRAP | 0x42
+				 : !strcmp(mode, "kill")   ? SECCOMP_RET_KILL_PROCESS
+							   : SECCOMP_RET_ERRNO | 0;
 	struct sock_filter code[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_munmap, 0, 5),
@@ -122,9 +124,15 @@ static void verdicts(const char *mode)
 	printf("getpgid(RET A): %ld errno %d\n", r, errno);
 	char *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	page[0] = 7;
-	if (!strcmp(mode, "trap")) {
+	if (!strncmp(mode, "trap", 4)) {
 		struct sigaction sa = { .sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO };
 		sigaction(SIGSYS, &sa, NULL);
+	}
+	if (!strcmp(mode, "trapblocked")) { /* forced: unblocked, default action, death */
+		sigset_t sys;
+		sigemptyset(&sys);
+		sigaddset(&sys, SIGSYS);
+		sigprocmask(SIG_BLOCK, &sys, NULL);
 	}
 	fflush(stdout);
 	errno = 0;
