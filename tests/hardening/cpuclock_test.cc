@@ -124,6 +124,22 @@ INSTANTIATE_TEST_SUITE_P(
 			  ScanCase{ "dlopen_twice", { "dlopen", G + "libcpu_brand_lib.so" }, 2 }),
 	[](const ::testing::TestParamInfo<ScanCase> &i) { return std::string(i.param.name); });
 
+// Without root /proc/PID/map_files is closed to detrun (CAP_SYS_ADMIN): the code is read
+// through its file's name, checked to be the same inode, and patched all the same.
+TEST(CpuPatch, ScannedWithoutRoot)
+{
+	if (getuid() != 0)
+		GTEST_SKIP() << "needs root to run detrun as another user";
+	std::vector<std::string> argv{ "setpriv", "--reuid=65534", "--regid=65534",
+				       "--clear-groups" };
+	for (const std::string &a :
+	     UnderDetrun({ "--no-namespaces" }, { G + "cpu_scan_misses", "pkey" }))
+		argv.push_back(a);
+	RunResult r = RunCommand(argv);
+	EXPECT_EQ(r.code, 0) << r.Describe();
+	EXPECT_EQ(r.out, "pkey_mprotect: " + kVirtualBrand + "\n") << r.Describe();
+}
+
 TEST(CpuPatch, RdpidAndRdtscpGiveTheVirtualCpu)
 {
 	// Natively the numbers name the real CPU: they change with where the task runs.
