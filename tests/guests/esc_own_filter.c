@@ -10,8 +10,8 @@
  * unmap of its cache) gets ERRNO(0) ("succeeds" without running), TRAP (data 0x42) or
  * KILL_PROCESS by MODE (trapblocked: TRAP with SIGSYS blocked, which the kernel forces
  * through with the default action); uname gets ERRNO(5000), which the kernel cuts to
- * 4095; getpgid returns its own argument as the verdict (BPF_RET|BPF_A) when its upper
- * half is set.
+ * 4095 (in a forked child too); getpgid returns its own argument as the verdict
+ * (BPF_RET|BPF_A) when its upper half is set.
  *
  * The check prints whether a vDSO is still mapped and the time read through it (the host
  * clock, if one is), then each verdict as the program sees it. Under detrun the vDSO is
@@ -33,6 +33,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -122,6 +123,13 @@ static void verdicts(const char *mode)
 	errno = 0;
 	r = syscall(SYS_getpgid, (long)(SECCOMP_RET_ERRNO | 33));
 	printf("getpgid(RET A): %ld errno %d\n", r, errno);
+	fflush(stdout);
+	pid_t child = fork(); /* the filter is the child's too */
+	if (child == 0)
+		_exit(uname(&u) < 0 ? errno & 0xff : 0);
+	int status = 0;
+	waitpid(child, &status, 0);
+	printf("uname in a child: exit %d\n", WEXITSTATUS(status));
 	char *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	page[0] = 7;
 	if (!strncmp(mode, "trap", 4)) {
