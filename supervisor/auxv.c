@@ -1,6 +1,7 @@
 #include "supervisor/auxv.h"
 
 #include <elf.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,39 +13,37 @@
 #include "supervisor/sys_random.h"
 
 /* At the exec stop rsp points at argc, then argv[], NULL, envp[], NULL, then auxv pairs. */
-void auxv_rewrite(struct task *t, bool hide_vdso)
+int auxv_rewrite(struct task *t, bool hide_vdso, const char **step)
 {
-	if (remote_load_regs(t))
-		return;
-	uint64_t p = task_sp(t);
-	uint64_t argc;
-	if (remote_read(t, REMOTE(p), &argc, sizeof(argc)))
-		return;
+	*step = "read the auxiliary vector";
+	int err = remote_load_regs(t);
+	uint64_t p = task_sp(t), argc = 0;
+	if (err || (err = remote_read(t, REMOTE(p), &argc, sizeof(argc))))
+		return err;
 	p += 8 * (argc + 2); /* argc, argv[argc], NULL */
-	for (int i = 0; i < 100000; i++, p += 8) {
-		uint64_t env;
-		if (remote_read(t, REMOTE(p), &env, sizeof(env)))
-			return;
-		if (!env)
-			break;
-	}
-	p += 8;
+	for (uint64_t env = 1; env; p += 8)
+		if ((err = remote_read(t, REMOTE(p), &env, sizeof(env))))
+			return err;
 	for (int i = 0; i < 512; i++, p += 16) {
 		uint64_t pair[2];
-		if (remote_read(t, REMOTE(p), pair, sizeof(pair)) || pair[0] == AT_NULL)
-			return;
+		if ((err = remote_read(t, REMOTE(p), pair, sizeof(pair))) || pair[0] == AT_NULL)
+			return err;
 		if (pair[0] == AT_SYSINFO_EHDR && hide_vdso) {
 			uint64_t ignore = AT_IGNORE;
-			if (remote_write(t, REMOTE(p), &ignore, sizeof(ignore)))
-				task_warn(t, "cannot hide the vDSO; clock reads may bypass detrun");
+			*step = "hide the vDSO (AT_SYSINFO_EHDR)";
+			if ((err = remote_write(t, REMOTE(p), &ignore, sizeof(ignore))))
+				return err;
 		}
 		if (pair[0] == AT_RANDOM) {
 			unsigned char bytes[16];
 			random_fill(bytes, sizeof(bytes));
-			if (remote_write(t, REMOTE(pair[1]), bytes, sizeof(bytes)))
-				task_warn(t, "cannot replace AT_RANDOM; hash seeds may vary");
+			*step = "replace AT_RANDOM";
+			if ((err = remote_write(t, REMOTE(pair[1]), bytes, sizeof(bytes))))
+				return err;
 		}
+		*step = "read the auxiliary vector";
 	}
+	return -E2BIG;
 }
 
 struct range {
@@ -66,17 +65,20 @@ static uint64_t find_syscall_bytes(struct task *t, uint64_t start, uint64_t end)
 	return 0;
 }
 
-void exec_setup(struct task *t, bool remove_vdso)
+/* What exec_setup needs of the maps: the vDSO's mappings, the vDSO, the code at the ip. */
+struct exec_maps {
+	struct range special[4], code, vdso;
+	int n;
+};
+
+static int read_maps(struct task *t, struct exec_maps *m)
 {
-	if (remote_load_regs(t))
-		return;
 	char path[64], line[512];
 	snprintf(path, sizeof(path), "/proc/%d/maps", t->tid);
 	FILE *maps = fopen(path, "re");
 	if (!maps)
-		return;
-	struct range special[4], code = { 0, 0 }, vdso = { 0, 0 };
-	int n = 0;
+		return -errno;
+	*m = (struct exec_maps){ .n = 0 };
 	while (fgets(line, sizeof(line), maps)) {
 		unsigned long long start, end;
 		char perms[8];
@@ -85,29 +87,45 @@ void exec_setup(struct task *t, bool remove_vdso)
 			continue;
 		const char *name = line + (name_at ? name_at : (int)strlen(line));
 		bool is_vdso = !strncmp(name, "[vdso]", 6);
-		if ((is_vdso || !strncmp(name, "[vvar", 5)) && n < 4)
-			special[n++] = (struct range){ start, end };
+		if ((is_vdso || !strncmp(name, "[vvar", 5)) && m->n < 4)
+			m->special[m->n++] = (struct range){ start, end };
 		if (is_vdso)
-			vdso = (struct range){ start, end };
+			m->vdso = (struct range){ start, end };
 		if (perms[2] == 'x' && task_ip(t) >= start && task_ip(t) < end)
-			code = (struct range){ start, end };
+			m->code = (struct range){ start, end };
 	}
+	int err = ferror(maps) ? -EIO : 0;
 	fclose(maps);
+	return err;
+}
+
+int exec_setup(struct task *t, bool remove_vdso, const char **step)
+{
+	*step = "read the process's maps";
+	struct exec_maps m;
+	int err = remote_load_regs(t);
+	if (err || (err = read_maps(t, &m)))
+		return err;
 	/* The loader's (or a static program's) own code has syscall instructions; the vDSO's
 	 * serves as a last resort (the step over it ends at the syscall's exit). */
-	uint64_t insn = code.end ? find_syscall_bytes(t, code.start, code.end) : 0;
-	if (!insn && vdso.end)
-		insn = find_syscall_bytes(t, vdso.start, vdso.end);
+	uint64_t insn = m.code.end ? find_syscall_bytes(t, m.code.start, m.code.end) : 0;
+	if (!insn && m.vdso.end)
+		insn = find_syscall_bytes(t, m.vdso.start, m.vdso.end);
+	*step = "find a syscall instruction for injected calls";
 	if (!insn)
-		return;
+		return -ENOEXEC;
 	t->proc->syscall_insn = insn;
-	for (int i = 0; i < n && remove_vdso; i++) {
-		long r = remote_syscall(t, __NR_munmap, special[i].start,
-					special[i].end - special[i].start, 0, 0, 0, 0);
+	*step = "unmap the vDSO";
+	for (int i = 0; i < m.n && remove_vdso; i++) {
+		long r = remote_syscall(t, __NR_munmap, m.special[i].start,
+					m.special[i].end - m.special[i].start, 0, 0, 0, 0);
 		if (r < 0)
-			task_warn(t,
-				  "cannot unmap the vDSO at %#llx (%s): clock reads there bypass "
-				  "detrun",
-				  (unsigned long long)special[i].start, strerror((int)-r));
+			return (int)r;
 	}
+	/* Defence in depth: whatever the program's seccomp filter says (seccomp_filter.h),
+	 * the unmap must have happened. */
+	if (remove_vdso && (err = read_maps(t, &m)))
+		return err;
+	*step = "unmap the vDSO (it is still mapped after munmap)";
+	return remove_vdso && m.n ? -EEXIST : 0;
 }

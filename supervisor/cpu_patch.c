@@ -19,12 +19,14 @@
 
 #include <capstone/capstone.h>
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "supervisor/remote.h"
@@ -496,23 +498,35 @@ static void analyse(struct analysis *an, const uint8_t *data, size_t size)
 	free(fns);
 }
 
-static struct analysis *analysis_of(int fd)
+/* The analysis of the file open at fd: NULL with *err 0 for what is not a regular file
+ * (no code to scan), NULL with *err set when the file cannot be read. */
+static struct analysis *analysis_of(int fd, int *err)
 {
 	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+	*err = 0;
+	if (fstat(fd, &st) < 0) {
+		*err = -errno;
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode))
 		return NULL;
 	int64_t mtime = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
 	for (struct analysis *a = analyses; a; a = a->next)
 		if (a->dev == st.st_dev && a->ino == st.st_ino && a->mtime_ns == mtime &&
 		    a->size == st.st_size)
 			return a;
+	void *data = st.st_size ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
+				: NULL;
+	if (data == MAP_FAILED) {
+		*err = -errno;
+		return NULL;
+	}
 	struct analysis *an = calloc(1, sizeof(*an));
 	if (!an)
 		abort();
 	*an = (struct analysis){ st.st_dev, st.st_ino, mtime, st.st_size, NULL, 0, analyses };
 	analyses = an;
-	void *data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (data != MAP_FAILED) {
+	if (data) {
 		analyse(an, data, (size_t)st.st_size);
 		munmap(data, (size_t)st.st_size);
 	}
@@ -533,8 +547,8 @@ static const uint8_t ud2[2] = { 0x0f, 0x0b };
 
 /* Patches the site of file `an` at `offset`, mapped at `addr`, unless the tracee's bytes
  * there already are our UD2 (the original instruction never starts with 0F 0B). */
-static void patch_site(struct task *t, uint64_t addr, const struct analysis *an,
-		       const struct site *s)
+static int patch_site(struct task *t, uint64_t addr, const struct analysis *an,
+		      const struct site *s)
 {
 	int aspace = t->proc->aspace;
 	struct patched *p = patched_at(aspace, addr);
@@ -542,12 +556,11 @@ static void patch_site(struct task *t, uint64_t addr, const struct analysis *an,
 	if (p && p->file == an && p->offset == s->offset && !remote_read(t, REMOTE(addr), now, 2) &&
 	    !memcmp(now, ud2, 2)) {
 		p->seen = true;
-		return;
+		return 0;
 	}
-	if (remote_patch_code(t, REMOTE(addr), ud2, sizeof(ud2))) {
-		task_warn(t, "cannot patch the instruction at %#llx", (unsigned long long)addr);
-		return;
-	}
+	int err = remote_patch_code(t, REMOTE(addr), ud2, sizeof(ud2));
+	if (err)
+		return err;
 	if (!p) {
 		p = calloc(1, sizeof(*p));
 		if (!p)
@@ -557,6 +570,7 @@ static void patch_site(struct task *t, uint64_t addr, const struct analysis *an,
 	}
 	p->aspace = aspace, p->addr = addr, p->trap = s->trap;
 	p->file = an, p->offset = s->offset, p->seen = true;
+	return 0;
 }
 
 /* Sites in a shared mapping run natively: writing there would write the file. Said once
@@ -593,62 +607,111 @@ static void forget_unseen(int aspace)
 	}
 }
 
-static void patch_in(struct task *t, uint64_t lo, uint64_t hi, bool full)
+/* One line of the maps that patch_in looks at. */
+struct code_mapping {
+	unsigned long long start, end, off, ino;
+	unsigned dev_major, dev_minor;
+	char perms[8];
+	const char *name; /* a path, or NULL for memory of no file */
+};
+
+/* The file mapped: through map_files, or, where that is the privilege of CAP_SYS_ADMIN
+ * (detrun without root), by its name when that still names the same inode. */
+static int open_mapped(struct task *t, const struct code_mapping *m)
+{
+	char file[64];
+	snprintf(file, sizeof(file), "/proc/%d/map_files/%llx-%llx", t->tid, m->start, m->end);
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 || (errno != EPERM && errno != EACCES))
+		return fd < 0 ? -errno : fd;
+	struct stat st;
+	fd = open(m->name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || st.st_ino != m->ino || major(st.st_dev) != m->dev_major ||
+	    minor(st.st_dev) != m->dev_minor) {
+		close(fd);
+		return -ESTALE; /* another file by that name now */
+	}
+	return fd;
+}
+
+/* Patches the sites of one file mapping: 0, or -errno with *step saying what failed. */
+static int patch_mapping(struct task *t, const struct code_mapping *m, const char **step)
+{
+	*step = "open a mapped file to scan its code";
+	int err, fd = open_mapped(t, m);
+	if (fd < 0)
+		return fd;
+	struct analysis *an = analysis_of(fd, &err);
+	close(fd);
+	*step = "read a mapped file to scan its code";
+	if (err)
+		return err;
+	*step = "patch an instruction of the program's code";
+	for (int i = 0; an && i < an->n_sites; i++) {
+		const struct site *s = &an->sites[i];
+		if (s->offset < m->off || s->offset + s->trap.length > m->off + (m->end - m->start))
+			continue;
+		uint64_t addr = m->start + (s->offset - m->off);
+		if (m->perms[3] != 'p')
+			shared_mapping_hazard(t, m->start, addr, m->name);
+		else if ((err = patch_site(t, addr, an, s)))
+			return err;
+	}
+	return 0;
+}
+
+static bool parse_mapping(char *line, struct code_mapping *m)
+{
+	int name_at = 0;
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &m->start, &m->end, m->perms, &m->off,
+		   &m->dev_major, &m->dev_minor, &m->ino, &name_at) < 7)
+		return false;
+	line[strcspn(line, "\n")] = 0;
+	m->name = name_at && line[name_at] == '/' ? line + name_at : NULL;
+	return true;
+}
+
+static int patch_in(struct task *t, uint64_t lo, uint64_t hi, bool full, const char **step)
 {
 	char path[64], line[512];
 	snprintf(path, sizeof(path), "/proc/%d/maps", t->tid);
+	*step = "read the maps to scan new code";
 	FILE *maps = fopen(path, "re");
 	if (!maps)
-		return;
+		return -errno;
 	if (full) {
 		for (struct patched *p = patched; p; p = p->next)
 			if (p->aspace == t->proc->aspace)
 				p->seen = false;
 		code_ranges_forget(t->proc->aspace);
 	}
-	while (fgets(line, sizeof(line), maps)) {
-		unsigned long long start, end, off;
-		char perms[8];
-		int name_at = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off,
-			   &name_at) < 4 ||
-		    perms[2] != 'x' || end <= lo || start >= hi)
+	int err = 0;
+	struct code_mapping m;
+	while (!err && fgets(line, sizeof(line), maps)) {
+		if (!parse_mapping(line, &m) || m.perms[2] != 'x' || m.end <= lo || m.start >= hi)
 			continue;
-		code_range_add(t->proc->aspace, start, end);
-		if (!name_at || line[name_at] != '/')
-			continue;
-		line[strcspn(line, "\n")] = 0;
-		char file[64];
-		snprintf(file, sizeof(file), "/proc/%d/map_files/%llx-%llx", t->tid, start, end);
-		int fd = open(file, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		struct analysis *an = analysis_of(fd);
-		close(fd);
-		for (int i = 0; an && i < an->n_sites; i++) {
-			const struct site *s = &an->sites[i];
-			if (s->offset < off || s->offset + s->trap.length > off + (end - start))
-				continue;
-			uint64_t addr = start + (s->offset - off);
-			if (perms[3] != 'p')
-				shared_mapping_hazard(t, start, addr, line + name_at);
-			else
-				patch_site(t, addr, an, s);
-		}
+		code_range_add(t->proc->aspace, m.start, m.end);
+		if (m.name)
+			err = patch_mapping(t, &m, step);
 	}
+	if (!err && ferror(maps))
+		err = -EIO;
 	fclose(maps);
-	if (full)
+	if (full && !err)
 		forget_unseen(t->proc->aspace);
+	return err;
 }
 
-void cpu_patch_mappings(struct task *t)
+int cpu_patch_mappings(struct task *t, const char **step)
 {
-	patch_in(t, 0, UINT64_MAX, true);
+	return patch_in(t, 0, UINT64_MAX, true, step);
 }
 
-void cpu_patch_range(struct task *t, uint64_t start, uint64_t end)
+int cpu_patch_range(struct task *t, uint64_t start, uint64_t end, const char **step)
 {
-	patch_in(t, start, end, false);
+	return patch_in(t, start, end, false, step);
 }
 
 const struct cpu_trap *cpu_trap_at(struct task *t, uint64_t addr)

@@ -23,10 +23,12 @@ struct cpu_trap {
 };
 
 /* Patches every CPUID/RDRAND/RDSEED/RDPID in t's private executable file mappings not
- * yet patched; a shared mapping is never written (that would write into the file). */
-void cpu_patch_mappings(struct task *t);
+ * yet patched; a shared mapping is never written (that would write into the file).
+ * 0, or -errno with *step saying what could not be done: code that may hold such an
+ * instruction was not scanned or not patched, and the caller stops the group. */
+int cpu_patch_mappings(struct task *t, const char **step);
 /* The same for the mappings that overlap [start, end) only (a mapping moved or grown). */
-void cpu_patch_range(struct task *t, uint64_t start, uint64_t end);
+int cpu_patch_range(struct task *t, uint64_t start, uint64_t end, const char **step);
 /* Does [start, end) overlap code mapped in address space `aspace`, as far as detrun knows? */
 bool cpu_patch_is_code(int aspace, uint64_t start, uint64_t end);
 /* The trap patched at `addr` in t's address space, or NULL. */

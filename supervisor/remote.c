@@ -120,7 +120,7 @@ static bool private_writable(struct task *t, uint64_t start, uint64_t end)
 
 uint64_t remote_scratch(struct task *t, const void *data, size_t len)
 {
-	if (remote_load_regs(t) || len > 4096 || t->regs.rsp < 128 + len + 16)
+	if (remote_load_regs(t) || len > 65536 || t->regs.rsp < 128 + len + 16)
 		return 0;
 	uint64_t addr = (t->regs.rsp - 128 - len) & ~15ULL;
 	if (!private_writable(t, addr, addr + len) || remote_write(t, REMOTE(addr), data, len))

@@ -1,5 +1,6 @@
 #include "supervisor/report.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,13 @@ void task_die(const struct task *t, const char *fmt, ...)
 	if (cleanup_hook)
 		cleanup_hook();
 	exit(125);
+}
+
+void task_setup_failed(const struct task *t, const char *step, int err)
+{
+	if (err != -ESRCH)
+		task_die(t, "cannot %s: %s; the program must not run on without it", step,
+			 strerror(-err));
 }
 
 void task_error(const struct task *t, const char *fmt, ...)

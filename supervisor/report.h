@@ -24,6 +24,10 @@ __attribute__((format(printf, 2, 3))) void task_warn(const struct task *t, const
 __attribute__((format(printf, 2, 3))) void task_error(const struct task *t, const char *fmt, ...);
 __attribute__((format(printf, 2, 3), noreturn)) void task_die(const struct task *t, const char *fmt,
 							      ...);
+/* A step detrun must not go on without (the vDSO unmap at exec, the scan of new code, ...)
+ * failed with -err: "cannot STEP: REASON" ends the run with exit 125, unless err is
+ * -ESRCH: the task is gone, runs no more program code, and its death report follows. */
+void task_setup_failed(const struct task *t, const char *step, int err);
 /* One --trace line: "[t=55 task 3] futex(...)". */
 __attribute__((format(printf, 2, 3))) void trace_event(const struct task *t, const char *fmt, ...);
 /* The --trace line of a call at its stop: its name and its arguments, as many as it takes,

@@ -9,6 +9,7 @@
 #include "supervisor/report.h"
 #include "syscalls/syscall_table.h"
 #include "supervisor/sys_common.h"
+#include "supervisor/sys_cpu.h"
 #include "supervisor/sys_random.h"
 
 /* The handler of ALLOW rows; they never stop, so it never runs. */
@@ -173,13 +174,17 @@ void sys_getrandom(struct task *t)
 
 static void code_mapped(struct task *t)
 {
+	const char *step;
+	int err = 0;
 	if (syscall_result(t) >= 0 || t->syscall_nr == __NR_mprotect ||
 	    t->syscall_nr == __NR_pkey_mprotect)
-		cpu_patch_mappings(t);
+		err = cpu_patch_mappings(t, &step);
+	if (err)
+		task_setup_failed(t, step, err);
 }
 
-/* Implements mmap(2), mprotect(2) and pkey_mprotect(2) with PROT_EXEC: the code is
- * patched once mapped. */
+/* Implements mmap(2), mprotect(2) and pkey_mprotect(2) with PROT_EXEC, and shmat(2) with
+ * SHM_EXEC: the code is patched once mapped. */
 void sys_map_code(struct task *t)
 {
 	tracer_want_exit(t, code_mapped);
@@ -188,8 +193,12 @@ void sys_map_code(struct task *t)
 static void code_remapped(struct task *t)
 {
 	int64_t at = syscall_result(t);
-	if (at >= 0)
-		cpu_patch_range(t, (uint64_t)at, (uint64_t)at + t->exit.remap_len);
+	const char *step;
+	int err = at >= 0 ? cpu_patch_range(t, (uint64_t)at, (uint64_t)at + t->exit.remap_len,
+					    &step)
+			  : 0;
+	if (err)
+		task_setup_failed(t, step, err);
 }
 
 /* Implements mremap(2): a moved or grown mapping of code may show code not scanned yet
@@ -209,6 +218,31 @@ static void persona_set(struct task *t)
 		return;
 	syscall_set_result(t, t->exit.persona.previous); /* the program's previous setting */
 	t->proc->persona = t->exit.persona.requested;
+	t->proc->read_implies_exec |= (t->proc->persona & READ_IMPLIES_EXEC) != 0;
+}
+
+void persona_exec(struct task *t)
+{
+	char path[64], text[32] = "";
+	snprintf(path, sizeof(path), "/proc/%d/personality", t->tid);
+	FILE *f = fopen(path, "re");
+	unsigned kernel = 0;
+	bool known = f && fgets(text, sizeof(text), f) && sscanf(text, "%x", &kernel) == 1;
+	if (f)
+		fclose(f);
+	if (!known) /* unknown: kept as the program set it (the careful side) */
+		kernel = t->proc->persona;
+	t->proc->persona = (t->proc->persona & ~READ_IMPLIES_EXEC) | (kernel & READ_IMPLIES_EXEC);
+	t->proc->read_implies_exec = (kernel & READ_IMPLIES_EXEC) != 0;
+}
+
+void code_mapped_implicitly(struct task *t)
+{
+	long nr = t->syscall_nr;
+	if (!t->proc->read_implies_exec || (nr != __NR_mmap && nr != __NR_mprotect &&
+					    nr != __NR_pkey_mprotect && nr != __NR_shmat))
+		return;
+	code_mapped(t);
 }
 
 /* Implements personality(2): the program's own setting is kept and reported, while the

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "supervisor/report.h"
+#include "supervisor/seccomp_filter.h"
 #include "supervisor/seccomp_strict.h"
 #include "supervisor/sys_common.h"
 
@@ -59,9 +60,9 @@ static void get_tsc(struct task *t)
 		syscall_emulate(t, 0);
 }
 
-/* Implements prctl(2) for PR_SET_SECCOMP (strict mode), PR_GET_SECCOMP, PR_GET_TSC and
- * PR_SET_TSC; every other option
- * runs natively (and does not stop). */
+/* Implements prctl(2) for PR_SET_SECCOMP (strict mode emulated, a filter judged by detrun:
+ * seccomp_filter.h), PR_GET_SECCOMP, PR_GET_TSC and PR_SET_TSC; every other option runs
+ * natively (and does not stop). */
 void sys_prctl(struct task *t)
 {
 	if (seccomp_strict_enter(t)) /* PR_SET_SECCOMP, SECCOMP_MODE_STRICT */
@@ -76,10 +77,14 @@ void sys_prctl(struct task *t)
 	case PR_GET_TSC:
 		get_tsc(t);
 		break;
+	case PR_SET_SECCOMP:
+		if (syscall_arg(t, 1) == SECCOMP_MODE_FILTER)
+			seccomp_filter_install(t, 0);
+		break;
 	}
 }
 
-/* Implements seccomp(2). A filter with a user-notification listener is refused: a call
+/* Implements seccomp(2). A filter is judged by detrun (seccomp_filter.h). A filter with a user-notification listener is refused: a call
  * it notifies sleeps in the kernel until the listener answers, but the listener is a task
  * of the group waiting for its turn (the group would hang); and SECCOMP_RET_USER_NOTIF
  * takes precedence over detrun's SECCOMP_RET_TRACE, so a listener's "continue" would run
@@ -89,9 +94,12 @@ void sys_seccomp(struct task *t)
 {
 	if (seccomp_strict_enter(t))
 		return;
-	if (syscall_arg(t, 0) != SECCOMP_SET_MODE_FILTER ||
-	    !(syscall_arg(t, 1) & SECCOMP_FILTER_FLAG_NEW_LISTENER))
+	if (syscall_arg(t, 0) != SECCOMP_SET_MODE_FILTER)
 		return;
+	if (!(syscall_arg(t, 1) & SECCOMP_FILTER_FLAG_NEW_LISTENER)) {
+		seccomp_filter_install(t, (unsigned)syscall_arg(t, 1));
+		return;
+	}
 	task_warn(t, "seccomp user notification (SECCOMP_FILTER_FLAG_NEW_LISTENER) is not "
 		     "supported under detrun: refused with EBUSY");
 	syscall_emulate(t, -EBUSY);

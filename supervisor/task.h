@@ -43,6 +43,9 @@ struct process {
 	int64_t start_ns; /* virtual monotonic time of its creation */
 	unsigned persona; /* personality(2) as the program set it; the kernel's also has
 				 * ADDR_NO_RANDOMIZE, always */
+	/* A task of the process has had READ_IMPLIES_EXEC since its exec: its PROT_READ
+	 * mappings are code too, and every call of the process stops (sys_misc.c). */
+	bool read_implies_exec;
 	/* SIGILL and SIGSEGV, which detrun's traps use (supervisor/trap_signals.h): the
 	 * program's actions, and the handlers the kernel has in their place. */
 	struct signal_action trap_program[2], trap_kernel[2];
@@ -53,6 +56,7 @@ struct process {
 
 /* What the handler that parked a task keeps for its wait's predicate, by family. */
 struct connect_target;
+struct program_filter;
 union wait_state {
 	/* Retried calls (sys_common.c), wait4 (sys_process.c), SysV IPC (sys_ipc.c), job
 	 * control (jobctl.c), file locks (sys_fd.c: the logical time): the state epoch at
@@ -136,7 +140,12 @@ struct pending_exit {
 			uint64_t dev, ino;
 		} removal;
 		uint64_t remap_len; /* mremap of code: the new length (sys_misc.c) */
-		struct {            /* personality (sys_misc.c) */
+		struct {            /* seccomp filter installs (seccomp_filter.c) */
+			struct program_filter *filter;
+			uint64_t prog_arg; /* the program's sock_fprog pointer */
+			bool tsync;
+		} seccomp;
+		struct { /* personality (sys_misc.c) */
 			unsigned previous, requested;
 		} persona;
 		/* clone, fork, vfork, clone3 (sys_process.c), read at the clone event by
@@ -191,6 +200,7 @@ struct task {
 	int vcpu;         /* the virtual CPU it runs on: 0, or the first one of the
 				 * affinity it set (getcpu, RDPID, RDTSCP's TSC_AUX) */
 	bool tsc_sigsegv; /* the program asked for PR_TSC_SIGSEGV (the real TSC always traps) */
+	struct program_filter *filters; /* the program's own seccomp filters (seccomp_filter.h) */
 };
 
 /* sched_of() relies on it. */

@@ -30,6 +30,7 @@
 #include "supervisor/nested_init.h"
 #include "supervisor/remote.h"
 #include "supervisor/report.h"
+#include "supervisor/seccomp_filter.h"
 #include "supervisor/seccomp_strict.h"
 #include "supervisor/spin.h"
 #include "supervisor/stack.h"
@@ -133,13 +134,16 @@ static const struct sched_ops ops = {
 };
 
 /* Virtual time moves only at events. While a timer that sends a signal is armed for the
- * task's process, or the task is in seccomp strict mode, every syscall of the task stops
+ * task's process, or the task is in seccomp strict mode, or its process has
+ * READ_IMPLIES_EXEC (a PROT_READ mapping is code to scan: sys_misc.c), every syscall of
+ * the task stops
  * (PTRACE_SYSCALL), the calls the filter allows included: each allowed call is an event
  * at its exit stop, so a computation that waits for its timer signal and calls only
  * allowed syscalls gets it, at the same point on every run. */
 static bool every_syscall_stops(const struct task *t)
 {
-	return t->seccomp_strict || timers_next_signal(t->proc->tgid) >= 0;
+	return t->seccomp_strict || t->proc->read_implies_exec ||
+	       timers_next_signal(t->proc->tgid) >= 0;
 }
 
 int tracer_resume_request(const struct task *t)
@@ -192,7 +196,8 @@ static void on_syscall_entry(struct task *t)
 	if (remote_load_regs(t))
 		return; /* killed meanwhile: its death report follows */
 	t->state = TASK_STOPPED;
-	if (filter_foreign_call(t)) { /* int 0x80 or x32: refused, never dispatched */
+	/* The program's own filter refusing the call: natively it never runs. */
+	if (seccomp_filter_judge(t) || filter_foreign_call(t)) { /* int 0x80 or x32: refused */
 		timeline_event(t);
 		return;
 	}
@@ -261,6 +266,7 @@ static void on_allowed_call_done(struct task *t)
 	timeline_event(t);
 	trace_event(t, "%s = %lld (every call is an event)", syscall_name(t->syscall_nr),
 		    (long long)syscall_result(t));
+	code_mapped_implicitly(t);
 }
 
 /* A syscall stop (SIGTRAP|0x80). Handlers ask for exit stops; a task whose every call

@@ -321,6 +321,8 @@ static int real_wait_outside(struct pollfd *fds, int nfds, int timeout_ms)
 	sigdelset(&during, SIGCHLD);
 	struct timespec ts = { timeout_ms / 1000, (timeout_ms % 1000) * 1000000L };
 	int r = ppoll(all, (nfds_t)n, timeout_ms < 0 ? NULL : &ts, &during);
+	if (r < 0 && errno != EINTR) /* EINVAL: more descriptors than RLIMIT_NOFILE allows */
+		die("cannot wait for input from outside the group: %s", strerror(errno));
 	if (r < 0)
 		return -1;
 	for (int i = 0; i < n - 2; i++)

@@ -27,7 +27,9 @@
 #include "supervisor/launch.h"
 #include "supervisor/remote.h"
 #include "supervisor/report.h"
+#include "supervisor/seccomp_filter.h"
 #include "supervisor/sys_common.h"
+#include "supervisor/sys_cpu.h"
 #include "supervisor/sys_park.h"
 #include "supervisor/sys_files.h"
 #include "supervisor/sys_timer.h"
@@ -133,6 +135,7 @@ struct task *task_new(pid_t tid, struct process *proc)
 
 void task_free(struct task *t)
 {
+	seccomp_filter_unref(t->filters);
 	if (--t->proc->refs == 0)
 		free(t->proc);
 	free(t);
@@ -240,6 +243,7 @@ static struct task *adopt_child(struct task *parent, pid_t tid, int event)
 		p->sa_restart = parent->proc->sa_restart;
 		p->syscall_insn = parent->proc->syscall_insn;
 		p->persona = parent->proc->persona;
+		p->read_implies_exec = parent->proc->read_implies_exec;
 		trap_signals_inherit(p, parent->proc);
 		if (!shares_vm)
 			cpu_patch_inherit(parent->proc->aspace, p->aspace);
@@ -256,6 +260,7 @@ static struct task *adopt_child(struct task *parent, pid_t tid, int event)
 	child->is_leader = child->tid == p->tgid;
 	child->vcpu = parent->vcpu;               /* affinity is inherited */
 	child->tsc_sigsegv = parent->tsc_sigsegv; /* the kernel's TSC mode is inherited too */
+	child->filters = seccomp_filter_ref(parent->filters);
 
 	int status = -1;
 	for (int i = 0; i < n_early; i++)
@@ -305,6 +310,27 @@ void on_clone_event(struct task *parent, int event)
 	tracer_resume(parent);
 }
 
+/* What a new image needs before its first instruction; a step that fails ends the run
+ * (report.h, task_setup_failed). trap_signals_exec only warns: a stand-in action that
+ * cannot be installed changes what a program blocking SIGSEGV or SIGILL sees after a
+ * trap, not what it reads. */
+static void exec_prepare(struct task *t)
+{
+	const char *step;
+	int err = auxv_rewrite(t, !tracer_opts->keep_vdso, &step);
+	t->in_exec_stop = true;
+	if (!err)
+		err = exec_setup(t, !tracer_opts->keep_vdso, &step);
+	if (!err)
+		trap_signals_exec(t);
+	t->in_exec_stop = false;
+	persona_exec(t);
+	if (!err)
+		err = cpu_patch_mappings(t, &step);
+	if (err)
+		task_setup_failed(t, step, err);
+}
+
 /* After a multithreaded exec the exec'ing thread takes the leader's tid. */
 void on_exec_event(struct task *reported)
 {
@@ -336,12 +362,7 @@ void on_exec_event(struct task *reported)
 	t->is_leader = true;
 	t->clear_child_tid = 0;
 	t->regs_valid = false;
-	auxv_rewrite(t, !tracer_opts->keep_vdso);
-	t->in_exec_stop = true;
-	exec_setup(t, !tracer_opts->keep_vdso);
-	trap_signals_exec(t);
-	t->in_exec_stop = false;
-	cpu_patch_mappings(t);
+	exec_prepare(t);
 	files_executed(t);
 	trace_event(t, "  exec done");
 	sched_children_changed();

@@ -18,6 +18,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/prctl.h>
+#include <sys/shm.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 

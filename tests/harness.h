@@ -72,6 +72,10 @@ class Child
 		return r_.err;
 	}
 	void Signal(int sig); // to the command's own process
+	pid_t Pid() const     // the command's own process (detrun, for a run under it)
+	{
+		return pid_;
+	}
 	// Waits for the end (killing the group at the run's timeout) and returns everything.
 	RunResult Finish();
 

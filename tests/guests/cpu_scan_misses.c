@@ -3,7 +3,9 @@
  *   nosym          code with neither a symbol nor unwind information
  *   pkey           a private file mapping made executable with pkey_mprotect
  *   mremap         an executable file mapping grown with mremap over its code
- *   dlopen LIB     a library loaded, unloaded and loaded again (at the same address) */
+ *   dlopen LIB     a library loaded, unloaded and loaded again (at the same address)
+ *   readexec       personality(READ_IMPLIES_EXEC): a private file mapping made with
+ *                  PROT_READ only, then one made PROT_READ by mprotect, are code */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/personality.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -120,6 +123,24 @@ static int by_mremap(void)
 	return 0;
 }
 
+static int by_read_implies_exec(void)
+{
+	uint64_t off;
+	size_t size;
+	int fd = map_self(&off, &size);
+	if (fd < 0 || personality(personality(0xffffffff) | READ_IMPLIES_EXEC) < 0)
+		return 1;
+	char *r = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	char *n = mmap(NULL, size, PROT_NONE, MAP_PRIVATE, fd, 0);
+	if (r == MAP_FAILED || n == MAP_FAILED || mprotect(n, size, PROT_READ) < 0) {
+		perror("mmap");
+		return 1;
+	}
+	print_brand("READ_IMPLIES_EXEC mmap PROT_READ", (cpuid_fn *)(r + off));
+	print_brand("READ_IMPLIES_EXEC mprotect PROT_READ", (cpuid_fn *)(n + off));
+	return 0;
+}
+
 static int by_dlopen(const char *lib)
 {
 	void *first = NULL;
@@ -155,8 +176,10 @@ int main(int argc, char **argv)
 		return by_pkey_mprotect();
 	if (!strcmp(mode, "mremap"))
 		return by_mremap();
+	if (!strcmp(mode, "readexec"))
+		return by_read_implies_exec();
 	if (!strcmp(mode, "dlopen") && argc > 2)
 		return by_dlopen(argv[2]);
-	fprintf(stderr, "usage: cpu_scan_misses nosym|pkey|mremap|dlopen LIB\n");
+	fprintf(stderr, "usage: cpu_scan_misses nosym|pkey|mremap|readexec|dlopen LIB\n");
 	return 2;
 }

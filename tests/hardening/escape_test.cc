@@ -474,3 +474,103 @@ TEST(Escape, CallsPastTheTableAreEmulatedOrRefused)
 }
 
 } // namespace
+
+namespace
+{
+
+// The lines of the program's own verdicts in esc_own_filter's output: what it saw from
+// "uname:" on.
+std::string Verdicts(const std::string &out)
+{
+	size_t at = out.find("uname:");
+	return at == std::string::npos ? "" : out.substr(at);
+}
+
+// The program's own seccomp filter refuses munmap of a few whole pages (ERRNO(0), TRAP,
+// KILL_PROCESS), then the program execs: the filter stays and judges detrun's unmap of the
+// vDSO too. Under detrun the vDSO is gone all the same and the time read is virtual (the
+// same on every run), while every verdict the program asked for holds for its own calls
+// as natively: the errno (cut to 4095), a verdict returned from A, the SIGSYS of a trap
+// with the kernel's siginfo (forced through when blocked: death), the death of a kill
+// (status 159).
+class OwnSeccompFilter : public ::testing::TestWithParam<const char *>
+{
+};
+
+TEST_P(OwnSeccompFilter, GovernsTheProgramNotDetrunsSetup)
+{
+	const std::string mode = GetParam();
+	RunResult native = RunCommand({ Guest("esc_own_filter"), mode });
+	RunResult first = RunCommand(UnderDetrun({}, { Guest("esc_own_filter"), mode }));
+	RunResult second = RunCommand(UnderDetrun({}, { Guest("esc_own_filter"), mode }));
+	ASSERT_TRUE(Contains(native.out, "vdso mapped: yes")) << native.Describe() << native.out;
+	EXPECT_TRUE(Contains(first.out, "vdso mapped: no\nvdso clock: 0.000000000\n"))
+		<< first.Describe() << "\n"
+		<< first.out;
+	EXPECT_EQ(first.out, second.out)
+		<< FirstDifference("run 1", first.out, "run 2", second.out);
+	EXPECT_EQ(first.code, native.code) << first.Describe();
+	EXPECT_EQ(Verdicts(first.out), Verdicts(native.out))
+		<< FirstDifference("detrun", first.out, "native", native.out);
+	EXPECT_TRUE(Contains(native.out, "uname: -1 errno 4095\ngetpgid(RET A): -1 errno 33\n"
+					 "uname in a child: exit 255\n"))
+		<< native.out;
+	EXPECT_TRUE(first.err.empty()) << first.err;
+	EXPECT_TRUE(first.leftovers.empty()) << first.Describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(Escape, OwnSeccompFilter,
+			 ::testing::Values("errno", "trap", "trapblocked", "kill"));
+
+} // namespace
+
+namespace
+{
+
+// A setup step detrun cannot do stops the group with one line and exit 125; the program
+// never runs on without it. Here detrun's own RLIMIT_NOFILE is lowered from outside
+// while the program waits (as a program could reach it with --no-namespaces), so the
+// exec that follows can open neither /proc/PID/maps nor the files it maps: before, the
+// program ran on with the host's vDSO mapped and its code unscanned.
+TEST(Escape, FailedExecSetupStopsTheGroup)
+{
+	int in[2];
+	ASSERT_EQ(pipe(in), 0);
+	RunOptions opt;
+	opt.stdin_fd = in[0];
+	opt.timeout_s = 60;
+	Child c(UnderDetrun({}, { Guest("esc_own_filter"), "wait" }), opt);
+	close(in[0]);
+	ASSERT_TRUE(c.WaitForOutput("waiting\n", 30)) << c.Out() << c.Err();
+	// detrun waits for the program's input in ppoll (271) before its limit drops: a
+	// wait begun after it would fail (EINVAL), and end the run there.
+	std::string syscall_file = "/proc/" + std::to_string(c.Pid()) + "/syscall";
+	double until = MonoNow() + 30;
+	while (ReadFile(syscall_file).rfind("271 ", 0) != 0 && MonoNow() < until)
+		usleep(1000);
+	ASSERT_EQ(ReadFile(syscall_file).rfind("271 ", 0), 0u) << ReadFile(syscall_file);
+	// Every descriptor below the limit in use: detrun's waits go on (they take no more
+	// descriptors than the limit), but it can open nothing more.
+	rlim_t lowest_free = 0;
+	while (access(("/proc/" + std::to_string(c.Pid()) + "/fd/" + std::to_string(lowest_free))
+			      .c_str(),
+		      F_OK) == 0)
+		lowest_free++;
+	struct rlimit now;
+	ASSERT_EQ(prlimit(c.Pid(), RLIMIT_NOFILE, nullptr, &now), 0);
+	struct rlimit full = { lowest_free, now.rlim_max };
+	ASSERT_EQ(prlimit(c.Pid(), RLIMIT_NOFILE, &full, nullptr), 0);
+	ASSERT_EQ(write(in[1], "x", 1), 1);
+	close(in[1]);
+	RunResult r = c.Finish();
+	EXPECT_EQ(r.code, 125) << r.Describe() << "\n" << r.out;
+	EXPECT_FALSE(Contains(r.out, "vdso mapped")) << r.out;
+	EXPECT_EQ(SplitLines(r.err).size(), 1u) << r.err;
+	EXPECT_TRUE(Contains(r.err, "in execve at t=")) << r.err;
+	// Which step finds no descriptor first (the maps, a mapped file to scan) depends on
+	// what detrun closed since; each names itself.
+	EXPECT_TRUE(Contains(r.err, ": Too many open files; the program must not run on")) << r.err;
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+}
+
+} // namespace
