@@ -38,6 +38,7 @@
 #include "supervisor/sys_external.h"
 #include "supervisor/sys_files.h"
 #include "supervisor/sys_proc.h"
+#include "supervisor/sys_views.h"
 
 /* ---- virtual identities and times ------------------------------------------------------- */
 
@@ -393,7 +394,8 @@ static void open_done(struct task *t)
 	int64_t fd = syscall_result(t);
 	bool created = t->exit.open.created;
 	struct stat st;
-	if (fd < 0 || stat_fd(t, (int)fd, &st) || !S_ISREG(st.st_mode))
+	if (fd < 0 || views_refuse_open(t, (int)fd) || stat_fd(t, (int)fd, &st) ||
+	    !S_ISREG(st.st_mode))
 		return;
 	uint64_t flags = t->exit.open.flags;
 	if (created || (flags & O_TRUNC))
@@ -426,6 +428,9 @@ bool synthetic_filesystem(int fd)
 	case DEBUGFS_MAGIC:
 	case TRACEFS_MAGIC:
 	case SECURITYFS_MAGIC:
+	case BPF_FS_MAGIC:
+	case PSTOREFS_MAGIC:
+	case EFIVARFS_MAGIC:
 		return true;
 	default:
 		return false;
@@ -513,17 +518,23 @@ void files_executed(struct task *t)
 
 static void read_open_done(struct task *t)
 {
-	fingerprint_opened(t, (int)syscall_result(t));
+	int64_t fd = syscall_result(t);
+	if (fd < 0 || views_refuse_open(t, (int)fd))
+		return;
+	if (shim_get()->file_opened && (t->exit.open.flags & O_ACCMODE) != O_WRONLY)
+		fingerprint_opened(t, (int)fd);
 }
 
 /* Implements open(2), openat(2), openat2(2), creat(2) stamping; every open stops (after
- * sys_open_fifo looked for a FIFO), and only creating or truncating ones are stamped. */
+ * sys_open_fifo looked for a FIFO), and only creating or truncating ones are stamped.
+ * Every successful open is judged at its exit by sys_views.c: the path alone cannot tell
+ * whether it lands on /proc or /sys (symlinks, a relative path, /proc/self). */
 void sys_open(struct task *t)
 {
 	uint64_t flags = open_flags(t);
+	t->exit.open.flags = flags;
 	if (!(flags & (O_CREAT | O_TRUNC))) {
-		if (shim_get()->file_opened && (flags & O_ACCMODE) != O_WRONLY)
-			tracer_want_exit(t, read_open_done);
+		tracer_want_exit(t, read_open_done);
 		return;
 	}
 	bool at = t->syscall_nr == __NR_openat || t->syscall_nr == __NR_openat2;
@@ -531,7 +542,6 @@ void sys_open(struct task *t)
 	t->exit.open.created = (flags & O_CREAT) &&
 			       stat_path(t, at ? (int)syscall_arg(t, 0) : AT_FDCWD,
 					 syscall_arg(t, at ? 1 : 0), false, true, &st) == -ENOENT;
-	t->exit.open.flags = flags;
 	tracer_want_exit(t, open_done);
 }
 
