@@ -24,9 +24,10 @@
 
 #include "supervisor/remote.h"
 #include "supervisor/sys_files.h"
+#include "supervisor/sys_reach.h"
 #include "supervisor/sys_views.h"
 
-/* Files of /proc/PID and /proc/PID/task/TID the group may open: its own arguments,
+/* Files of /proc/PID and /proc/PID/task/TID of a member the group may open: its own arguments,
  * environment, limits and layout (stat, statm, status, maps, mountinfo and fdinfo are
  * rewritten at read, sys_proc.c). Absent, among others: io, sched, schedstat, smaps,
  * smaps_rollup, numa_maps, pagemap, wchan, stack, syscall, oom_score, autogroup,
@@ -121,6 +122,8 @@ static bool procfs_allowed(const char *rel)
 {
 	const char *p = rel;
 	if (skip_number(&p)) {
+		if (!reach_is_member(atoi(rel + 1)))
+			return false; /* the reaper, or without a PID namespace any other process */
 		const char *process = p;
 		if (strncmp(p, "/task", 5) || (p += 5, !skip_number(&p)))
 			p = process; /* not a thread's directory: a file of the process */
