@@ -7,7 +7,8 @@
  * is judged at its exit, whatever path led there (a symlink like /etc/mtab, a relative
  * path, a procfs the program mounts itself): a whitelist of procfs files whose content is
  * the group's own (or is rewritten at each read by sys_proc.c) stays open; everything else
- * is absent (ENOENT), as in a restricted container. The virtual global files (cpuinfo,
+ * is absent (ENOENT), as in a restricted container, and other processes' /proc/PID files
+ * are refused (EACCES). The virtual global files (cpuinfo,
  * meminfo, stat, uptime ...) and the group's small /sys are files detrun mounts over the
  * real ones at launch (launch.c): they are not on a kernel view, so no open of them stops
  * here. */
@@ -117,34 +118,37 @@ static bool skip_number(const char **p)
 	return true;
 }
 
-/* rel is the path inside a procfs ("/", "/meminfo", "/12/task/12/stat"). */
-static bool procfs_allowed(const char *rel)
+/* rel is the path inside a procfs ("/", "/meminfo", "/12/task/12/stat"): 0 if the group
+ * may open it, -EACCES for another process's files (the reaper, or without a PID namespace
+ * any process outside the group: there, as for its mem or fd/, the kernel's own answer),
+ * -ENOENT for a file that is absent. */
+static int procfs_refusal(const char *rel)
 {
 	const char *p = rel;
 	if (skip_number(&p)) {
 		if (!reach_is_member(atoi(rel + 1)))
-			return false; /* the reaper, or without a PID namespace any other process */
+			return -EACCES;
 		const char *process = p;
 		if (strncmp(p, "/task", 5) || (p += 5, !skip_number(&p)))
 			p = process; /* not a thread's directory: a file of the process */
 		if (!*p)
-			return true;
+			return 0;
 		const char *leaf = p + 1;
 		if (!strncmp(leaf, "fdinfo/", 7))
-			return leaf[7] && !leaf[7 + strspn(leaf + 7, "0123456789")];
+			return leaf[7] && !leaf[7 + strspn(leaf + 7, "0123456789")] ? 0 : -ENOENT;
 		for (size_t i = 0; i < COUNT(process_files); i++)
 			if (!strcmp(leaf, process_files[i]))
-				return true;
-		return false;
+				return 0;
+		return -ENOENT;
 	}
 	if (!strcmp(rel, "/"))
-		return true;
+		return 0;
 	size_t len = strlen(rel);
 	for (size_t i = 0; i < COUNT(global_files); i++)
 		if (!strncmp(global_files[i], rel, len) &&
 		    (global_files[i][len] == 0 || global_files[i][len] == '/'))
-			return true; /* the file, or a directory on the way to it */
-	return false;
+			return 0; /* the file, or a directory on the way to it */
+	return -ENOENT;
 }
 
 /* A mount point or root from mountinfo, with its octal escapes (\040 for a space) undone. */
@@ -217,14 +221,16 @@ bool views_refuse_open(struct task *t, int tfd)
 	int fd = remote_dup_fd(t, tfd);
 	if (fd < 0)
 		return false;
-	bool procfs = false, refuse = false;
+	bool procfs = false;
+	int err = 0;
 	char rel[PATH_MAX];
 	if (kernel_view(fd, &procfs))
-		refuse = !procfs || path_in_fs(t, fd, rel, sizeof(rel)) || !procfs_allowed(rel);
+		err = !procfs || path_in_fs(t, fd, rel, sizeof(rel)) ? -ENOENT
+								     : procfs_refusal(rel);
 	close(fd);
-	if (!refuse)
+	if (!err)
 		return false;
 	remote_syscall(t, __NR_close, (uint64_t)tfd, 0, 0, 0, 0, 0);
-	syscall_set_result(t, -ENOENT);
+	syscall_set_result(t, err);
 	return true;
 }

@@ -10,7 +10,8 @@
 #include "supervisor/task.h"
 
 /* At the exit of an open that gave t descriptor `tfd`: if it is a kernel view file the
- * group may not see, the descriptor is closed in t and the call fails with ENOENT (true). */
+ * group may not see, the descriptor is closed in t and the call fails with ENOENT (absent)
+ * or EACCES (another process's) instead (true). */
 bool views_refuse_open(struct task *t, int tfd);
 
 #endif

@@ -127,10 +127,13 @@ static void try_signals(pid_t pid)
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d", pid);
 	int dir = open(path, O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0) { /* under detrun another process's /proc/PID does not open */
+		verdict("pidfd_send_signal(/proc/PID)", dir, errno);
+		return;
+	}
 	r = syscall(SYS_pidfd_send_signal, dir, SIGCONT, NULL, 0);
 	verdict("pidfd_send_signal(/proc/PID)", r, errno);
-	if (dir >= 0)
-		close(dir);
+	close(dir);
 }
 
 /* With the group's /proc gone, is a /proc of other processes underneath? */

@@ -1,8 +1,9 @@
-/* Walks /proc and /sys and prints one line per entry: "PATH: SIZE HASH" for a file it could
- * read, "PATH -> TARGET" for a symlink (never followed), "PATH: dir" for a directory it
- * listed, "PATH: ! ERROR" for what it could not open, read or list, "PATH: skipped WHY" for
- * what it leaves alone on purpose. Every name in a listed directory gets a line, in name
- * order. Two runs of a program that sees no host figures print the same lines.
+/* Walks /proc and /sys and prints one line per entry: "PATH: SIZE HASH" for a file it
+ * could read (of the bytes hashed), "PATH -> TARGET" for a symlink (never followed),
+ * "PATH: dir" for a directory it listed, "PATH: ! ERROR" for what it could not open, read
+ * or list, "PATH: skipped WHY" for what it leaves alone on purpose. Every name in a listed
+ * directory gets a line, in name order. Two runs of a program that sees no host figures
+ * print the same lines.
  *
  * Bounded, so that it takes seconds natively: /proc/PID of this process only (printed as
  * /proc/PID, so the pid itself is no difference), directories 6 deep at most, files read up
@@ -89,6 +90,7 @@ static void read_file(const char *path)
 		return;
 	}
 	uint64_t hash = 1469598103934665603ULL;
+	size_t kept = 0;
 	for (size_t at = 0, end; at < size; at = end) {
 		const char *nl = memchr(buf + at, '\n', size - at);
 		end = nl ? (size_t)(nl - buf) + 1 : size;
@@ -96,9 +98,10 @@ static void read_file(const char *path)
 			continue;
 		for (size_t i = at; i < end; i++)
 			hash = (hash ^ (unsigned char)buf[i]) * 1099511628211ULL;
+		kept += end - at;
 	}
 	char detail[64];
-	snprintf(detail, sizeof(detail), "%zu %016llx", size, (unsigned long long)hash);
+	snprintf(detail, sizeof(detail), "%zu %016llx", kept, (unsigned long long)hash);
 	show(path, ": %s", detail);
 }
 
