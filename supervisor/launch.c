@@ -79,7 +79,8 @@ int resolve_program(const char *prog, char *path, size_t size)
  * it; the calls that name a pid are confined to members at their seccomp stop as well
  * (sys_reach.c), which also covers signals and the processes this gate cannot protect (a
  * shim program of the same user under --no-namespaces). The kernel still lets a program
- * with CAP_SYS_ADMIN read a non-dumpable process's maps and environ (README, Limits).
+ * with CAP_SYS_ADMIN read a non-dumpable process's maps and environ: detrun refuses every
+ * open of a non-member's /proc/PID files at its exit (sys_views.c).
  * Tracing and filtering the reaper like a member was the other way: it would make pid 1
  * a task of the schedule, its wait() an event the group could not run without, and it
  * would still leave detrun and shim programs to guard this way. */

@@ -9,8 +9,8 @@
  *
  * Nothing is changed in the target: the write routes stop at opening, or write to a
  * read-only page of it (EFAULT after the permission check means the route was open).
- * Not tried: /proc/PID/maps and environ, which the kernel lets a caller with
- * CAP_SYS_ADMIN read even from a non-dumpable process (read-only; README, Limits). */
+ * /proc/PID/maps and environ, which the kernel lets a caller with CAP_SYS_ADMIN read even
+ * from a non-dumpable process, are refused by detrun at the open. */
 
 #include <dirent.h>
 #include <errno.h>
@@ -172,6 +172,8 @@ int main(int argc, char **argv)
 	try_open(pid, "ns/mnt", O_RDONLY, "open ns/mnt (for setns)");
 	try_open(pid, "root/", O_RDONLY | O_DIRECTORY, "open root/");
 	try_open(pid, "exe", O_RDONLY, "open exe");
+	try_open(pid, "maps", O_RDONLY, "open maps");
+	try_open(pid, "environ", O_RDONLY, "open environ");
 	try_memory_calls(pid);
 	try_pidfd(pid);
 	try_signals(pid);
