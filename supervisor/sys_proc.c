@@ -142,7 +142,8 @@ static int64_t ticks(int64_t ns)
  * the real figure. */
 
 /* stat: fields after the command name; fault counts (10-13), utime..cstime (14-17),
- * starttime (22), rss (24, from vsize, 23), processor (39). */
+ * starttime (22), rss (24, from vsize, 23), processor (39), delayacct_blkio_ticks,
+ * guest_time and cguest_time (42-44). */
 static void rewrite_stat(struct task *t, const char *in, struct out *o)
 {
 	const char *paren = strrchr(in, ')');
@@ -162,9 +163,11 @@ static void rewrite_stat(struct task *t, const char *in, struct out *o)
 			snprintf(num, sizeof(num), "%lld",
 				 (long long)ticks(vclock_now() - VCLOCK_BOOT_NS)),
 				value = num;
-		else if ((field >= 15 && field <= 17) || (field >= 10 && field <= 13))
-			value = "0"; /* system CPU time, and page-fault counts that depend on how
-				      * often detrun itself touched the task's memory */
+		else if ((field >= 15 && field <= 17) || (field >= 10 && field <= 13) ||
+			 (field >= 42 && field <= 44))
+			value = "0"; /* system CPU time, page-fault counts that depend on how
+				      * often detrun itself touched the task's memory, block I/O
+				      * delays and guest time */
 		else if (field == 22)
 			snprintf(num, sizeof(num), "%lld", (long long)ticks(t->proc->start_ns)),
 				value = num;
