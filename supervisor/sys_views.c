@@ -24,9 +24,12 @@
 #include <linux/magic.h>
 
 #include "supervisor/remote.h"
+#include "supervisor/sys_common.h"
 #include "supervisor/sys_files.h"
 #include "supervisor/sys_reach.h"
 #include "supervisor/sys_views.h"
+#include "supervisor/tracer.h"
+#include "syscalls/syscall_table.h"
 
 /* Files of /proc/PID and /proc/PID/task/TID of a member the group may open: its own arguments,
  * environment, limits and layout (stat, statm, status, maps, mountinfo and fdinfo are
@@ -233,4 +236,18 @@ bool views_refuse_open(struct task *t, int tfd)
 	remote_syscall(t, __NR_close, (uint64_t)tfd, 0, 0, 0, 0, 0);
 	syscall_set_result(t, err);
 	return true;
+}
+
+static void handle_opened(struct task *t)
+{
+	int64_t fd = syscall_result(t);
+	if (fd >= 0)
+		views_refuse_open(t, (int)fd);
+}
+
+/* Implements open_by_handle_at(2): a handle of a cgroup (kernfs) file opens it without a
+ * path, so it is judged where it lands like every open. */
+void sys_open_by_handle(struct task *t)
+{
+	tracer_want_exit(t, handle_opened);
 }

@@ -330,4 +330,20 @@ TEST(ViewsProcWalk, EveryReadableFileIsTheSameOnEveryRun)
 	}
 }
 
+// Issue 17 point 7: a kernel view the program mounts itself is judged where its files land,
+// and a file handle (open_by_handle_at, which has no path) is judged like a path. Before,
+// both opened a cgroup2 file (host figures) under detrun.
+TEST(ViewsProcWalk, KernelViewTheProgramMountsIsAbsentByPathAndByHandle)
+{
+	std::vector<std::string> argv = { std::string(GUEST_DIR) + "/view_kernfs" };
+	RunResult native = RunCommand(argv);
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	if (native.out.find("no cgroup2") != std::string::npos)
+		GTEST_SKIP() << "this machine cannot mount cgroup2";
+	ASSERT_EQ(native.out, "path: opened\nhandle: opened\n") << native.Describe();
+	RunResult r = RunCommand(UnderDetrun({}, argv));
+	ASSERT_EQ(r.code, 0) << r.Describe();
+	EXPECT_EQ(r.out, "path: refused (ENOENT)\nhandle: refused (ENOENT)\n") << r.Describe();
+}
+
 } // namespace
