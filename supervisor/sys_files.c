@@ -525,16 +525,43 @@ static void read_open_done(struct task *t)
 		fingerprint_opened(t, (int)fd);
 }
 
+/* Can t's open land on a kernel view (sys_views.c judges those at the exit)? The path is
+ * resolved here in t's view; where that fails (/proc/self names detrun's own process,
+ * which the group's /proc does not show) or openat2 resolves its own way, it may. An exit
+ * stop costs more than this look at every other open. */
+static bool may_land_on_view(struct task *t, uint64_t flags)
+{
+	if (t->syscall_nr == __NR_openat2)
+		return true;
+	bool at = t->syscall_nr == __NR_openat;
+	char path[PATH_MAX];
+	if (read_path(t, syscall_arg(t, at ? 1 : 0), path, sizeof(path)))
+		return true;
+	int base = path_base(t, at ? (int)syscall_arg(t, 0) : AT_FDCWD, path);
+	if (base < 0)
+		return true;
+	const char *rel = path + strspn(path, "/");
+	int fd = openat(base, *rel ? rel : ".",
+			O_PATH | O_CLOEXEC | (flags & O_NOFOLLOW) | (*rel ? 0 : O_DIRECTORY));
+	close(base);
+	bool may = fd < 0 || synthetic_filesystem(fd);
+	if (fd >= 0)
+		close(fd);
+	return may;
+}
+
 /* Implements open(2), openat(2), openat2(2), creat(2) stamping; every open stops (after
  * sys_open_fifo looked for a FIFO), and only creating or truncating ones are stamped.
- * Every successful open is judged at its exit by sys_views.c: the path alone cannot tell
- * whether it lands on /proc or /sys (symlinks, a relative path, /proc/self). */
+ * Every open that may land on /proc, /sys or another kernel view is judged at its exit by
+ * sys_views.c, where the kernel has resolved it. */
 void sys_open(struct task *t)
 {
 	uint64_t flags = open_flags(t);
 	t->exit.open.flags = flags;
 	if (!(flags & (O_CREAT | O_TRUNC))) {
-		tracer_want_exit(t, read_open_done);
+		if ((shim_get()->file_opened && (flags & O_ACCMODE) != O_WRONLY) ||
+		    may_land_on_view(t, flags))
+			tracer_want_exit(t, read_open_done);
 		return;
 	}
 	bool at = t->syscall_nr == __NR_openat || t->syscall_nr == __NR_openat2;
