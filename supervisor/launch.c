@@ -301,8 +301,7 @@ static void private_sys(int cpus)
 	mount(NULL, "/sys", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 }
 
-/* A mount point from mountinfo, with its octal escapes (\040 for a space) undone. */
-static void unescape_mount_point(char *s)
+void unescape_mount_point(char *s)
 {
 	char *out = s;
 	for (char *in = s; *in; in++) {

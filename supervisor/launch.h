@@ -38,6 +38,10 @@ int launch_program(const char *path, char **argv, const struct launch_options *l
 /* After the child is gone: the errno of a failed execve, or 0. */
 int launch_exec_error(struct launch *l);
 
+/* A mount point (or root) from mountinfo, with its octal escapes (\040 for a space)
+ * undone in place. */
+void unescape_mount_point(char *s);
+
 /* Resolves PROG like execvp. 0 with `path` filled, or -ENOENT / -EACCES / -EISDIR. */
 int resolve_program(const char *prog, char *path, size_t size);
 

@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
+#include "supervisor/launch.h"
 #include "supervisor/remote.h"
 #include "supervisor/sys_common.h"
 #include "supervisor/sys_files.h"
@@ -154,22 +155,6 @@ static int procfs_refusal(const char *rel)
 	return -ENOENT;
 }
 
-/* A mount point or root from mountinfo, with its octal escapes (\040 for a space) undone. */
-static void unescape(char *s)
-{
-	char *out = s;
-	for (char *in = s; *in; in++) {
-		if (in[0] == '\\' && in[1] >= '0' && in[1] <= '3' && in[2] >= '0' && in[2] <= '7' &&
-		    in[3] >= '0' && in[3] <= '7') {
-			*out++ = (char)((in[1] - '0') * 64 + (in[2] - '0') * 8 + (in[3] - '0'));
-			in += 3;
-		} else {
-			*out++ = *in;
-		}
-	}
-	*out = 0;
-}
-
 /* The root (inside its file system) and the mount point of t's mount `id`: 0, or -1. */
 static int mount_of(struct task *t, int id, char *root, char *point, size_t size)
 {
@@ -183,8 +168,8 @@ static int mount_of(struct task *t, int id, char *root, char *point, size_t size
 			found = 0;
 	if (f)
 		fclose(f);
-	unescape(root);
-	unescape(point);
+	unescape_mount_point(root);
+	unescape_mount_point(point);
 	return found;
 }
 
