@@ -204,7 +204,8 @@ void sys_fd_read(struct task *t)
 		park_on_one(t, fd, POLLIN, syscall_name(t->syscall_nr), receive_ready);
 	else if (is_random_device(&info) && t->syscall_nr == __NR_read)
 		read_random_device(t);
-	else if (info.type == S_IFREG && t->syscall_nr == __NR_read)
+	else if (info.type == S_IFREG &&
+		 (t->syscall_nr == __NR_read || t->syscall_nr == __NR_readv))
 		read_proc_view(t);
 }
 

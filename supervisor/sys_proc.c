@@ -13,6 +13,7 @@
  * generator. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include <sys/socket.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include <linux/fs.h>
@@ -477,6 +479,30 @@ static void put_uuid(struct out *o, bool boot_id)
 	put(o, text, (size_t)n);
 }
 
+/* Copies up to len bytes of a view into the buffer of t's read(2) or the buffers of its
+ * readv(2), in order: how many, or -EFAULT (-EINVAL for a bad vector). */
+static int64_t deliver(struct task *t, const char *text, size_t len)
+{
+	if (t->syscall_nr == __NR_read) {
+		size_t n = len < syscall_arg(t, 2) ? len : syscall_arg(t, 2);
+		return remote_write(t, REMOTE(syscall_arg(t, 1)), text, n) ? -EFAULT : (int64_t)n;
+	}
+	uint64_t count = syscall_arg(t, 2);
+	if (count > IOV_MAX)
+		return -EINVAL;
+	size_t done = 0;
+	for (uint64_t i = 0; i < count && done < len; i++) {
+		struct iovec v;
+		if (remote_read(t, REMOTE(syscall_arg(t, 1) + i * sizeof(v)), &v, sizeof(v)))
+			return -EFAULT;
+		size_t n = len - done < v.iov_len ? len - done : v.iov_len;
+		if (remote_write(t, REMOTE(v.iov_base), text + done, n))
+			return done ? (int64_t)done : -EFAULT;
+		done += n;
+	}
+	return (int64_t)done;
+}
+
 bool proc_view_read(struct task *t, int fd)
 {
 	char link[256];
@@ -505,15 +531,10 @@ bool proc_view_read(struct task *t, int fd)
 		put_uuid(&o, view == VIEW_BOOT_ID);
 	free(real);
 	off_t pos = lseek(fd, 0, SEEK_CUR);
-	uint64_t count = syscall_arg(t, 2);
-	size_t n = pos >= 0 && (size_t)pos < o.len ? o.len - (size_t)pos : 0;
-	if (n > count)
-		n = count;
-	int64_t result = (int64_t)n;
-	if (remote_write(t, REMOTE(syscall_arg(t, 1)), o.buf + (pos > 0 ? pos : 0), n))
-		result = -EFAULT;
-	else
-		lseek(fd, pos + (off_t)n, SEEK_SET);
+	size_t from = pos >= 0 && (size_t)pos < o.len ? (size_t)pos : o.len;
+	int64_t result = deliver(t, o.buf + from, o.len - from);
+	if (result > 0)
+		lseek(fd, (off_t)from + result, SEEK_SET);
 	free(o.buf);
 	syscall_emulate(t, result);
 	return true;
