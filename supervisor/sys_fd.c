@@ -92,13 +92,13 @@ static void read_random_device(struct task *t)
 	syscall_emulate(t, random_to_tracee(t, syscall_arg(t, 1), syscall_arg(t, 2)));
 }
 
-static void read_proc_view(struct task *t)
+static bool read_proc_view(struct task *t)
 {
 	int fd = remote_dup_fd(t, (int)syscall_arg(t, 0));
-	if (fd >= 0) {
-		proc_view_read(t, fd);
+	bool done = fd >= 0 && proc_view_read(t, fd);
+	if (fd >= 0)
 		close(fd);
-	}
+	return done;
 }
 
 /* ---- receives that wait for all ------------------------------------------------------------
@@ -210,9 +210,12 @@ void sys_fd_read(struct task *t)
 }
 
 /* Implements preadv2(2): at the file position (offset -1) it is a readv, and on a pipe or
- * socket parks like one; at an offset it cannot sleep on another task. */
+ * socket parks like one; at an offset it cannot sleep on another task. A rewritten /proc
+ * view is answered like a read. */
 void sys_preadv2(struct task *t)
 {
+	if (!(syscall_arg(t, 5) & RWF_NOWAIT) && read_proc_view(t))
+		return;
 	if ((int64_t)syscall_arg(t, 3) != -1 || (syscall_arg(t, 5) & RWF_NOWAIT))
 		return;
 	struct fd_info info;

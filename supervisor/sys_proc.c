@@ -480,7 +480,7 @@ static void put_uuid(struct out *o, bool boot_id)
 }
 
 /* Copies up to len bytes of a view into the buffer of t's read(2) or the buffers of its
- * readv(2), in order: how many, or -EFAULT (-EINVAL for a bad vector). */
+ * readv(2) or preadv2(2), in order: how many, or -EFAULT (-EINVAL for a bad vector). */
 static int64_t deliver(struct task *t, const char *text, size_t len)
 {
 	if (t->syscall_nr == __NR_read) {
@@ -530,10 +530,11 @@ bool proc_view_read(struct task *t, int fd)
 	else
 		put_uuid(&o, view == VIEW_BOOT_ID);
 	free(real);
-	off_t pos = lseek(fd, 0, SEEK_CUR);
+	bool at_offset = t->syscall_nr == __NR_preadv2 && (int64_t)syscall_arg(t, 3) != -1;
+	off_t pos = at_offset ? (off_t)syscall_arg(t, 3) : lseek(fd, 0, SEEK_CUR);
 	size_t from = pos >= 0 && (size_t)pos < o.len ? (size_t)pos : o.len;
 	int64_t result = deliver(t, o.buf + from, o.len - from);
-	if (result > 0)
+	if (result > 0 && !at_offset)
 		lseek(fd, (off_t)from + result, SEEK_SET);
 	free(o.buf);
 	syscall_emulate(t, result);

@@ -12,7 +12,7 @@
 /* A mount id as mountinfo and fdinfo show it (unique: statx's 64-bit STATX_MNT_ID_UNIQUE). */
 uint64_t proc_virtual_mount_id(uint64_t id, bool unique);
 
-/* At a read(2) or readv(2) of supervisor descriptor `fd`: if it is a /proc view detrun rewrites
+/* At a read(2), readv(2) or preadv2(2) of supervisor descriptor `fd`: if it is a /proc view detrun rewrites
  * (/proc/PID/{stat,status,maps,mountinfo,fdinfo/N}, the random uuid and boot id), answer
  * the read and return true. */
 bool proc_view_read(struct task *t, int fd);

@@ -1,5 +1,5 @@
-/* Walks /proc and /sys and prints one line per entry: "PATH: SIZE HASH, readv SIZE HASH"
- * for a file it could read (the lines it hashes, read with read(2), then with readv(2)),
+/* Walks /proc and /sys and prints one line per entry: "PATH: SIZE HASH, readv SIZE HASH,
+ * preadv2 SIZE HASH" for a file it could read (the lines it hashes, read with each call),
  * "PATH -> TARGET" for a symlink (never followed), "PATH: dir" for a directory it listed,
  * "PATH: ! ERROR" for what it could not open, read or list, "PATH: skipped WHY" for what
  * it leaves alone on purpose. Every name in a listed directory gets a line, in name
@@ -73,9 +73,15 @@ static bool hashed(const char *path, const char *line)
 	return !(len > 7 && !strcmp(path + len - 7, "/status") && !strncmp(line, "SigQ:", 5));
 }
 
-/* Reads path whole (up to MAX_READ) with read(2), or with readv(2) into two buffers at a
- * time: the size read, or -1 with errno set. */
-static ssize_t slurp(const char *path, bool vector, char *buf)
+/* Reads path whole (up to MAX_READ) with read(2), readv(2) into two buffers at a time, or
+ * preadv2(2) at the offset reached: the size read, or -1 with errno set. */
+enum how {
+	BY_READ,
+	BY_READV,
+	BY_PREADV2
+};
+
+static ssize_t slurp(const char *path, enum how how, char *buf)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
@@ -86,7 +92,9 @@ static ssize_t slurp(const char *path, bool vector, char *buf)
 		size_t room = MAX_READ - size;
 		struct iovec v[2] = { { buf + size, room / 2 },
 				      { buf + size + room / 2, room - room / 2 } };
-		got = vector ? readv(fd, v, 2) : read(fd, buf + size, room);
+		got = how == BY_READ    ? read(fd, buf + size, room)
+		      : how == BY_READV ? readv(fd, v, 2)
+					: preadv2(fd, v, 2, (off_t)size, 0);
 		if (got <= 0)
 			break;
 		size += (size_t)got;
@@ -114,23 +122,26 @@ static void digest(const char *path, const char *buf, size_t size, char *out, si
 	snprintf(out, cap, "%zu %016llx", kept, (unsigned long long)hash);
 }
 
-/* The file as read(2) and as readv(2) give it (detrun rewrites some views at the read). */
+/* The file as read(2), readv(2) and preadv2(2) give it (detrun rewrites some views at the
+ * read). */
 static void read_file(const char *path)
 {
 	static char buf[MAX_READ];
-	char by_read[64], by_readv[64], detail[160];
-	ssize_t size = slurp(path, false, buf);
-	if (size < 0) {
-		show(path, ": ! %s", strerror(errno));
-		return;
+	static const char *const names[] = { "", ", readv ", ", preadv2 " };
+	char detail[256] = "", one[64];
+	for (enum how how = BY_READ; how <= BY_PREADV2; how++) {
+		ssize_t size = slurp(path, how, buf);
+		if (size < 0 && how == BY_READ) {
+			show(path, ": ! %s", strerror(errno));
+			return;
+		}
+		if (size < 0)
+			snprintf(one, sizeof(one), "! %s", strerror(errno));
+		else
+			digest(path, buf, (size_t)size, one, sizeof(one));
+		strcat(detail, names[how]);
+		strcat(detail, one);
 	}
-	digest(path, buf, (size_t)size, by_read, sizeof(by_read));
-	size = slurp(path, true, buf);
-	if (size < 0)
-		snprintf(by_readv, sizeof(by_readv), "! %s", strerror(errno));
-	else
-		digest(path, buf, (size_t)size, by_readv, sizeof(by_readv));
-	snprintf(detail, sizeof(detail), "%s, readv %s", by_read, by_readv);
 	show(path, ": %s", detail);
 }
 
