@@ -357,6 +357,8 @@ void sys_file_write_at(struct task *t)
 /* Implements copy_file_range(2) and sendfile(2) stamping: the output descriptor. */
 void sys_file_copy(struct task *t)
 {
+	if (t->syscall_nr == __NR_copy_file_range && proc_view_unspliceable(t, 0))
+		return;
 	if (t->syscall_nr == __NR_sendfile && external_fd_call(t, (int)syscall_arg(t, 0), 0))
 		return;
 	files_written(t, (int)syscall_arg(t, t->syscall_nr == __NR_sendfile ? 0 : 2));

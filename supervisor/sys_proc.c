@@ -541,6 +541,21 @@ bool proc_view_read(struct task *t, int fd)
 	return true;
 }
 
+/* The kernel splices a /proc file's text straight into a pipe or file, past the rewriting:
+ * as kernels before 5.10 did for such files, the call fails with EINVAL, and programs
+ * fall back to read(2). */
+bool proc_view_unspliceable(struct task *t, int arg)
+{
+	int fd = remote_dup_fd(t, (int)syscall_arg(t, arg));
+	char link[256];
+	bool view = fd >= 0 && view_of(fd, link, sizeof(link)) != VIEW_NONE;
+	if (fd >= 0)
+		close(fd);
+	if (view)
+		syscall_emulate(t, -EINVAL);
+	return view;
+}
+
 /* ---- links to anonymous objects ---------------------------------------------------------- */
 
 /* The device of the kernel's internal filesystem behind a link "TYPE:[N]": pipes,

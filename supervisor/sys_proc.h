@@ -16,6 +16,9 @@ uint64_t proc_virtual_mount_id(uint64_t id, bool unique);
  * (/proc/PID/{stat,status,maps,mountinfo,fdinfo/N}, the random uuid and boot id), answer
  * the read and return true. */
 bool proc_view_read(struct task *t, int fd);
+/* At a sendfile, splice or copy_file_range whose input (argument `arg`) is such a view:
+ * the call fails with EINVAL (true). */
+bool proc_view_unspliceable(struct task *t, int arg);
 /* At an ioctl or getsockopt that returns a kernel-wide id (FS_IOC_GETVERSION, SO_COOKIE):
  * the call runs and its answer is renumbered; true if it is one. */
 bool kernel_id_call(struct task *t);

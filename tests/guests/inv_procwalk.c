@@ -1,5 +1,6 @@
 /* Walks /proc and /sys and prints one line per entry: "PATH: SIZE HASH, readv SIZE HASH,
- * preadv2 SIZE HASH" for a file it could read (the lines it hashes, read with each call),
+ * preadv2 SIZE HASH, splice SIZE HASH" for a file it could read (the lines it hashes, read
+ * with each call),
  * "PATH -> TARGET" for a symlink (never followed), "PATH: dir" for a directory it listed,
  * "PATH: ! ERROR" for what it could not open, read or list, "PATH: skipped WHY" for what
  * it leaves alone on purpose. Every name in a listed directory gets a line, in name
@@ -78,9 +79,28 @@ static bool hashed(const char *path, const char *line)
 enum how {
 	BY_READ,
 	BY_READV,
-	BY_PREADV2
+	BY_PREADV2,
+	BY_SPLICE
 };
 
+/* Moves up to room bytes of fd through a pipe into buf (the kernel copies the file's text
+ * without a read): how many, or -1. */
+static ssize_t spliced(int fd, char *buf, size_t room)
+{
+	static int pipe_ends[2] = { -1, -1 };
+	if (pipe_ends[0] < 0 && pipe2(pipe_ends, O_CLOEXEC) < 0)
+		return -1;
+	ssize_t got = splice(fd, NULL, pipe_ends[1], NULL, room < 65536 ? room : 65536, 0);
+	if (got <= 0)
+		return got;
+	for (ssize_t done = 0, n; done < got; done += n)
+		if ((n = read(pipe_ends[0], buf + done, (size_t)(got - done))) <= 0)
+			return -1;
+	return got;
+}
+
+/* Reads path whole (up to MAX_READ) with read(2), readv(2) into two buffers at a time,
+ * preadv2(2) at the offset reached, or splice(2): the size read, or -1 with errno set. */
 static ssize_t slurp(const char *path, enum how how, char *buf)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -92,9 +112,10 @@ static ssize_t slurp(const char *path, enum how how, char *buf)
 		size_t room = MAX_READ - size;
 		struct iovec v[2] = { { buf + size, room / 2 },
 				      { buf + size + room / 2, room - room / 2 } };
-		got = how == BY_READ    ? read(fd, buf + size, room)
-		      : how == BY_READV ? readv(fd, v, 2)
-					: preadv2(fd, v, 2, (off_t)size, 0);
+		got = how == BY_READ      ? read(fd, buf + size, room)
+		      : how == BY_READV   ? readv(fd, v, 2)
+		      : how == BY_PREADV2 ? preadv2(fd, v, 2, (off_t)size, 0)
+					  : spliced(fd, buf + size, room);
 		if (got <= 0)
 			break;
 		size += (size_t)got;
@@ -122,14 +143,14 @@ static void digest(const char *path, const char *buf, size_t size, char *out, si
 	snprintf(out, cap, "%zu %016llx", kept, (unsigned long long)hash);
 }
 
-/* The file as read(2), readv(2) and preadv2(2) give it (detrun rewrites some views at the
+/* The file as read(2), readv(2), preadv2(2) and splice(2) give it (detrun rewrites some views at the
  * read). */
 static void read_file(const char *path)
 {
 	static char buf[MAX_READ];
-	static const char *const names[] = { "", ", readv ", ", preadv2 " };
-	char detail[256] = "", one[64];
-	for (enum how how = BY_READ; how <= BY_PREADV2; how++) {
+	static const char *const names[] = { "", ", readv ", ", preadv2 ", ", splice " };
+	char detail[320] = "", one[64];
+	for (enum how how = BY_READ; how <= BY_SPLICE; how++) {
 		ssize_t size = slurp(path, how, buf);
 		if (size < 0 && how == BY_READ) {
 			show(path, ": ! %s", strerror(errno));
