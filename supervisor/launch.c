@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <linux/capability.h>
 
+#include "scheduler/vclock.h"
 #include "supervisor/filter.h"
 
 #define TRACE_OPTIONS \
@@ -78,7 +79,8 @@ int resolve_program(const char *prog, char *path, size_t size)
  * it; the calls that name a pid are confined to members at their seccomp stop as well
  * (sys_reach.c), which also covers signals and the processes this gate cannot protect (a
  * shim program of the same user under --no-namespaces). The kernel still lets a program
- * with CAP_SYS_ADMIN read a non-dumpable process's maps and environ (README, Limits).
+ * with CAP_SYS_ADMIN read a non-dumpable process's maps and environ: detrun refuses every
+ * open of a non-member's /proc/PID files at its exit (sys_kernfs.c).
  * Tracing and filtering the reaper like a member was the other way: it would make pid 1
  * a task of the schedule, its wait() an event the group could not run without, and it
  * would still leave detrun and shim programs to guard this way. */
@@ -213,14 +215,7 @@ static void host_cpu_flags(char *flags, size_t size)
  * the host's, so code that picks instructions from them stays safe. */
 static void cover_cpu_views(int cpus)
 {
-	char range[32], flags[4096];
-	if (cpus == 1)
-		snprintf(range, sizeof(range), "0\n");
-	else
-		snprintf(range, sizeof(range), "0-%d\n", cpus - 1);
-	cover_file("/sys/devices/system/cpu/online", range);
-	cover_file("/sys/devices/system/cpu/possible", range);
-	cover_file("/sys/devices/system/cpu/present", range);
+	char flags[4096];
 	host_cpu_flags(flags, sizeof(flags));
 	size_t cap = (size_t)cpus * 5000 + 1, len = 0;
 	char *info = malloc(cap);
@@ -243,8 +238,70 @@ static void cover_cpu_views(int cpus)
 	cover_file("/proc/uptime", "3600.00 3600.00\n");
 }
 
-/* A mount point from mountinfo, with its octal escapes (\040 for a space) undone. */
-static void unescape_mount_point(char *s)
+/* The machine sysinfo(2) and uname(2) describe (sys_identity.c): 8 GiB, half of it free,
+ * every CPU idle since the group's boot an hour before its start (/proc/uptime), at the
+ * virtual epoch. The real files are absent (sys_kernfs.c). */
+static void cover_machine_views(int cpus)
+{
+	cover_file("/proc/meminfo", "MemTotal:        8388608 kB\nMemFree:         4194304 kB\n"
+				    "MemAvailable:    4194304 kB\nBuffers:               0 kB\n"
+				    "Cached:                0 kB\nSwapCached:            0 kB\n"
+				    "Active:                0 kB\nInactive:              0 kB\n"
+				    "SwapTotal:             0 kB\nSwapFree:              0 kB\n"
+				    "Dirty:                 0 kB\nWriteback:             0 kB\n"
+				    "AnonPages:             0 kB\nMapped:                0 kB\n"
+				    "Shmem:                 0 kB\nCommitLimit:     4194304 kB\n"
+				    "Committed_AS:          0 kB\nHugePages_Total:       0\n"
+				    "HugePages_Free:        0\nHugepagesize:       2048 kB\n");
+	long long idle = 360000; /* one hour in USER_HZ ticks */
+	size_t cap = (size_t)cpus * 64 + 512, len = 0;
+	char *stat = malloc(cap);
+	if (!stat)
+		return;
+	len += (size_t)snprintf(stat, cap, "cpu  0 0 0 %lld 0 0 0 0 0 0\n", idle * cpus);
+	for (int i = 0; i < cpus; i++)
+		len += (size_t)snprintf(stat + len, cap - len, "cpu%d 0 0 0 %lld 0 0 0 0 0 0\n", i,
+					idle);
+	snprintf(stat + len, cap - len,
+		 "intr 0\nctxt 0\nbtime %lld\nprocesses 1\nprocs_running 1\n"
+		 "procs_blocked 0\nsoftirq 0 0 0 0 0 0 0 0 0 0 0\n",
+		 (long long)(vclock_epoch_ns() / 1000000000LL));
+	cover_file("/proc/stat", stat);
+	free(stat);
+	cover_file("/proc/version", "Linux version 6.1.0-detrun (detrun) #1 SMP PREEMPT_DYNAMIC "
+				    "detrun\n");
+	cover_file("/proc/sys/kernel/osrelease", "6.1.0-detrun\n");
+	cover_file("/proc/sys/kernel/version", "#1 SMP PREEMPT_DYNAMIC detrun\n");
+}
+
+/* The group's /sys: an empty file system but for the CPU count files libc reads. The
+ * host's sysfs (and the cgroup, debug and tracing file systems under it) is covered, and
+ * absent wherever the program mounts it again (sys_kernfs.c). */
+static void private_sys(int cpus)
+{
+	if (mount("detrun-sys", "/sys", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  "size=64k,mode=0555") < 0) {
+		fprintf(stderr, "detrun: warning: cannot give the group its own /sys (%s)\n",
+			strerror(errno));
+		return;
+	}
+	static const char *const dirs[] = { "/sys/devices", "/sys/devices/system",
+					    "/sys/devices/system/cpu" };
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		mkdir(dirs[i], 0555);
+	char range[32];
+	snprintf(range, sizeof(range), cpus == 1 ? "0\n" : "0-%d\n", cpus - 1);
+	static const char *const files[] = { "online", "possible", "present" };
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char path[64];
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/%s", files[i]);
+		close(open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444));
+		write_file(path, range);
+	}
+	mount(NULL, "/sys", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+}
+
+void unescape_mount_point(char *s)
 {
 	char *out = s;
 	for (char *in = s; *in; in++) {
@@ -324,11 +381,13 @@ static void enter_private_views(const struct launch_options *lo)
 	mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 	if (stage_views()) {
 		cover_cpu_views(lo->cpus);
+		cover_machine_views(lo->cpus);
 		/* userfaultfd is refused (syscalls.def): its device must not hand one out. */
 		if (access("/dev/userfaultfd", F_OK) == 0)
 			cover_file("/dev/userfaultfd", "");
 		unstage_views();
 	}
+	private_sys(lo->cpus);
 	private_shm();
 	sethostname(DETRUN_HOSTNAME, strlen(DETRUN_HOSTNAME));
 	setdomainname("(none)", 6);

@@ -5,8 +5,9 @@
  * When detrun may create namespaces (root), the program runs as pid 2 of a fresh PID
  * namespace whose init (pid 1) is a small reaper forked by detrun, in its own mount and UTS
  * namespaces: pids then follow creation order, /proc shows only the group, the hostname is
- * fixed, and the CPU count files (/proc/cpuinfo, /sys/devices/system/cpu/{online,possible,
- * present}) describe the virtual CPUs instead of the host's.
+ * fixed, the CPU count files (/proc/cpuinfo, /sys/devices/system/cpu/{online,possible,
+ * present}) describe the virtual CPUs instead of the host's, the machine's figures in /proc
+ * (meminfo, stat, uptime ...) are virtual, and /sys holds nothing else.
  */
 #ifndef DETRUN_SUPERVISOR_LAUNCH_H
 #define DETRUN_SUPERVISOR_LAUNCH_H
@@ -36,6 +37,10 @@ int launch_program(const char *path, char **argv, const struct launch_options *l
 		   struct launch *out);
 /* After the child is gone: the errno of a failed execve, or 0. */
 int launch_exec_error(struct launch *l);
+
+/* A mount point (or root) from mountinfo, with its octal escapes (\040 for a space)
+ * undone in place. */
+void unescape_mount_point(char *s);
 
 /* Resolves PROG like execvp. 0 with `path` filled, or -ENOENT / -EACCES / -EISDIR. */
 int resolve_program(const char *prog, char *path, size_t size);

@@ -93,13 +93,13 @@ static void read_random_device(struct task *t)
 	syscall_emulate(t, random_to_tracee(t, syscall_arg(t, 1), syscall_arg(t, 2)));
 }
 
-static void read_proc_view(struct task *t)
+static bool read_proc_view(struct task *t)
 {
 	int fd = remote_dup_fd(t, (int)syscall_arg(t, 0));
-	if (fd >= 0) {
-		proc_view_read(t, fd);
+	bool done = fd >= 0 && proc_view_read(t, fd);
+	if (fd >= 0)
 		close(fd);
-	}
+	return done;
 }
 
 /* ---- receives that wait for all ------------------------------------------------------------
@@ -206,7 +206,8 @@ void sys_fd_read(struct task *t)
 		park_on_one(t, fd, POLLIN, syscall_name(t->syscall_nr), receive_ready);
 	else if (is_random_device(&info) && t->syscall_nr == __NR_read)
 		read_random_device(t);
-	else if (info.type == S_IFREG && t->syscall_nr == __NR_read)
+	else if (info.type == S_IFREG &&
+		 (t->syscall_nr == __NR_read || t->syscall_nr == __NR_readv))
 		read_proc_view(t);
 }
 
@@ -239,9 +240,12 @@ static bool file_nowait_dropped(struct task *t)
 }
 
 /* Implements preadv2(2): at the file position (offset -1) it is a readv, and on a pipe or
- * socket parks like one; at an offset it cannot sleep on another task. */
+ * socket parks like one; at an offset it cannot sleep on another task. A rewritten /proc
+ * view is answered like a read. */
 void sys_preadv2(struct task *t)
 {
+	if (!(syscall_arg(t, 5) & RWF_NOWAIT) && read_proc_view(t))
+		return;
 	if (file_nowait_dropped(t) || (int64_t)syscall_arg(t, 3) != -1 ||
 	    (syscall_arg(t, 5) & RWF_NOWAIT))
 		return;

@@ -38,6 +38,7 @@
 #include "supervisor/sys_external.h"
 #include "supervisor/sys_files.h"
 #include "supervisor/sys_proc.h"
+#include "supervisor/sys_kernfs.h"
 
 /* ---- virtual identities and times ------------------------------------------------------- */
 
@@ -357,6 +358,8 @@ void sys_file_write_at(struct task *t)
 /* Implements copy_file_range(2) and sendfile(2) stamping: the output descriptor. */
 void sys_file_copy(struct task *t)
 {
+	if (t->syscall_nr == __NR_copy_file_range && proc_view_unspliceable(t, 0))
+		return;
 	if (t->syscall_nr == __NR_sendfile && external_fd_call(t, (int)syscall_arg(t, 0), 0))
 		return;
 	files_written(t, (int)syscall_arg(t, t->syscall_nr == __NR_sendfile ? 0 : 2));
@@ -394,7 +397,8 @@ static void open_done(struct task *t)
 	int64_t fd = syscall_result(t);
 	bool created = t->exit.open.created;
 	struct stat st;
-	if (fd < 0 || stat_fd(t, (int)fd, &st) || !S_ISREG(st.st_mode))
+	if (fd < 0 || views_refuse_open(t, (int)fd) || stat_fd(t, (int)fd, &st) ||
+	    !S_ISREG(st.st_mode))
 		return;
 	uint64_t flags = t->exit.open.flags;
 	if (created || (flags & O_TRUNC))
@@ -427,6 +431,9 @@ bool synthetic_filesystem(int fd)
 	case DEBUGFS_MAGIC:
 	case TRACEFS_MAGIC:
 	case SECURITYFS_MAGIC:
+	case BPF_FS_MAGIC:
+	case PSTOREFS_MAGIC:
+	case EFIVARFS_MAGIC:
 		return true;
 	default:
 		return false;
@@ -514,16 +521,49 @@ void files_executed(struct task *t)
 
 static void read_open_done(struct task *t)
 {
-	fingerprint_opened(t, (int)syscall_result(t));
+	int64_t fd = syscall_result(t);
+	if (fd < 0 || views_refuse_open(t, (int)fd))
+		return;
+	if (shim_get()->file_opened && (t->exit.open.flags & O_ACCMODE) != O_WRONLY)
+		fingerprint_opened(t, (int)fd);
+}
+
+/* Can t's open land on a kernel view (sys_kernfs.c judges those at the exit)? The path is
+ * resolved here in t's view; where that fails (/proc/self names detrun's own process,
+ * which the group's /proc does not show) or openat2 resolves its own way, it may. An exit
+ * stop costs more than this look at every other open. */
+static bool may_land_on_view(struct task *t, uint64_t flags)
+{
+	if (t->syscall_nr == __NR_openat2)
+		return true;
+	bool at = t->syscall_nr == __NR_openat;
+	char path[PATH_MAX];
+	if (read_path(t, syscall_arg(t, at ? 1 : 0), path, sizeof(path)))
+		return true;
+	int base = path_base(t, at ? (int)syscall_arg(t, 0) : AT_FDCWD, path);
+	if (base < 0)
+		return true;
+	const char *rel = path + strspn(path, "/");
+	int fd = openat(base, *rel ? rel : ".",
+			O_PATH | O_CLOEXEC | (flags & O_NOFOLLOW) | (*rel ? 0 : O_DIRECTORY));
+	close(base);
+	bool may = fd < 0 || synthetic_filesystem(fd);
+	if (fd >= 0)
+		close(fd);
+	return may;
 }
 
 /* Implements open(2), openat(2), openat2(2), creat(2) stamping; every open stops (after
- * sys_open_fifo looked for a FIFO), and only creating or truncating ones are stamped. */
+ * sys_open_fifo looked for a FIFO), and only creating or truncating ones are stamped.
+ * Every open that may land on /proc, /sys or another kernel view is judged at its exit by
+ * sys_kernfs.c, where the kernel has resolved it. */
 void sys_open(struct task *t)
 {
 	uint64_t flags = open_flags(t);
+	t->exit.open.flags = flags;
 	if (!(flags & (O_CREAT | O_TRUNC))) {
-		if (shim_get()->file_opened && (flags & O_ACCMODE) != O_WRONLY)
+		if ((shim_get()->file_opened && (flags & O_ACCMODE) != O_WRONLY) ||
+		    may_land_on_view(t, flags))
 			tracer_want_exit(t, read_open_done);
 		return;
 	}
@@ -532,7 +572,6 @@ void sys_open(struct task *t)
 	t->exit.open.created = (flags & O_CREAT) &&
 			       stat_path(t, at ? (int)syscall_arg(t, 0) : AT_FDCWD,
 					 syscall_arg(t, at ? 1 : 0), false, true, &st) == -ENOENT;
-	t->exit.open.flags = flags;
 	tracer_want_exit(t, open_done);
 }
 

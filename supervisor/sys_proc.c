@@ -13,6 +13,7 @@
  * generator. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include <sys/socket.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include <linux/fs.h>
@@ -142,7 +144,8 @@ static int64_t ticks(int64_t ns)
  * the real figure. */
 
 /* stat: fields after the command name; fault counts (10-13), utime..cstime (14-17),
- * starttime (22), rss (24, from vsize, 23), processor (39). */
+ * starttime (22), rss (24, from vsize, 23), processor (39), delayacct_blkio_ticks,
+ * guest_time and cguest_time (42-44). */
 static void rewrite_stat(struct task *t, const char *in, struct out *o)
 {
 	const char *paren = strrchr(in, ')');
@@ -162,9 +165,11 @@ static void rewrite_stat(struct task *t, const char *in, struct out *o)
 			snprintf(num, sizeof(num), "%lld",
 				 (long long)ticks(vclock_now() - VCLOCK_BOOT_NS)),
 				value = num;
-		else if ((field >= 15 && field <= 17) || (field >= 10 && field <= 13))
-			value = "0"; /* system CPU time, and page-fault counts that depend on how
-				      * often detrun itself touched the task's memory */
+		else if ((field >= 15 && field <= 17) || (field >= 10 && field <= 13) ||
+			 (field >= 42 && field <= 44))
+			value = "0"; /* system CPU time, page-fault counts that depend on how
+				      * often detrun itself touched the task's memory, block I/O
+				      * delays and guest time */
 		else if (field == 22)
 			snprintf(num, sizeof(num), "%lld", (long long)ticks(t->proc->start_ns)),
 				value = num;
@@ -488,6 +493,30 @@ static void put_uuid(struct out *o, bool boot_id)
 	put(o, text, (size_t)n);
 }
 
+/* Copies up to len bytes of a view into the buffer of t's read(2) or the buffers of its
+ * readv(2) or preadv2(2), in order: how many, or -EFAULT (-EINVAL for a bad vector). */
+static int64_t deliver(struct task *t, const char *text, size_t len)
+{
+	if (t->syscall_nr == __NR_read) {
+		size_t n = len < syscall_arg(t, 2) ? len : syscall_arg(t, 2);
+		return remote_write(t, REMOTE(syscall_arg(t, 1)), text, n) ? -EFAULT : (int64_t)n;
+	}
+	uint64_t count = syscall_arg(t, 2);
+	if (count > IOV_MAX)
+		return -EINVAL;
+	size_t done = 0;
+	for (uint64_t i = 0; i < count && done < len; i++) {
+		struct iovec v;
+		if (remote_read(t, REMOTE(syscall_arg(t, 1) + i * sizeof(v)), &v, sizeof(v)))
+			return -EFAULT;
+		size_t n = len - done < v.iov_len ? len - done : v.iov_len;
+		if (remote_write(t, REMOTE(v.iov_base), text + done, n))
+			return done ? (int64_t)done : -EFAULT;
+		done += n;
+	}
+	return (int64_t)done;
+}
+
 bool proc_view_read(struct task *t, int fd)
 {
 	char link[256];
@@ -515,19 +544,30 @@ bool proc_view_read(struct task *t, int fd)
 	else
 		put_uuid(&o, view == VIEW_BOOT_ID);
 	free(real);
-	off_t pos = lseek(fd, 0, SEEK_CUR);
-	uint64_t count = syscall_arg(t, 2);
-	size_t n = pos >= 0 && (size_t)pos < o.len ? o.len - (size_t)pos : 0;
-	if (n > count)
-		n = count;
-	int64_t result = (int64_t)n;
-	if (remote_write(t, REMOTE(syscall_arg(t, 1)), o.buf + (pos > 0 ? pos : 0), n))
-		result = -EFAULT;
-	else
-		lseek(fd, pos + (off_t)n, SEEK_SET);
+	bool at_offset = t->syscall_nr == __NR_preadv2 && (int64_t)syscall_arg(t, 3) != -1;
+	off_t pos = at_offset ? (off_t)syscall_arg(t, 3) : lseek(fd, 0, SEEK_CUR);
+	size_t from = pos >= 0 && (size_t)pos < o.len ? (size_t)pos : o.len;
+	int64_t result = deliver(t, o.buf + from, o.len - from);
+	if (result > 0 && !at_offset)
+		lseek(fd, (off_t)from + result, SEEK_SET);
 	free(o.buf);
 	syscall_emulate(t, result);
 	return true;
+}
+
+/* The kernel splices a /proc file's text straight into a pipe or file, past the rewriting:
+ * as kernels before 5.10 did for such files, the call fails with EINVAL, and programs
+ * fall back to read(2). */
+bool proc_view_unspliceable(struct task *t, int arg)
+{
+	int fd = remote_dup_fd(t, (int)syscall_arg(t, arg));
+	char link[256];
+	bool view = fd >= 0 && view_of(fd, link, sizeof(link)) != VIEW_NONE;
+	if (fd >= 0)
+		close(fd);
+	if (view)
+		syscall_emulate(t, -EINVAL);
+	return view;
 }
 
 /* ---- links to anonymous objects ---------------------------------------------------------- */

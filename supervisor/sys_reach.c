@@ -52,6 +52,11 @@ static bool member_by_ns_tid(pid_t ns_tid)
 	return false;
 }
 
+bool reach_is_member(pid_t ns_tid)
+{
+	return member_by_ns_tid(ns_tid);
+}
+
 static bool member_by_host_tid(pid_t tid)
 {
 	for (struct task *u = sched_first(); u; u = u->next)

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "supervisor/task.h"
 
@@ -22,5 +23,7 @@ bool reach_owner_refused(struct task *t);
 /* At ioctl's stop (the filter stops FIOSETOWN and SIOCSPGRP even without a shim). */
 bool reach_ioctl_owner_refused(struct task *t);
 void reach_set_namespaced(bool yes);
+/* Is `ns_tid` (a pid as the group sees it) one of the group's threads or processes? */
+bool reach_is_member(pid_t ns_tid);
 
 #endif

@@ -140,6 +140,8 @@ static void move_when_ready(struct task *t, const struct move_end *ends, int n, 
 /* Implements splice(2). */
 void sys_splice(struct task *t)
 {
+	if (proc_view_unspliceable(t, 0))
+		return;
 	struct move_end ends[2] = { { (int)syscall_arg(t, 0), POLLIN },
 				    { (int)syscall_arg(t, 2), POLLOUT } };
 	move_when_ready(t, ends, 2, 4, syscall_arg(t, 5) & SPLICE_F_NONBLOCK);
@@ -168,7 +170,7 @@ void sys_vmsplice(struct task *t)
 /* Implements sendfile(2): the output file is stamped; pipe and socket ends wait. */
 void sys_sendfile(struct task *t)
 {
-	if (external_fd_call(t, (int)syscall_arg(t, 0), 0))
+	if (proc_view_unspliceable(t, 1) || external_fd_call(t, (int)syscall_arg(t, 0), 0))
 		return;
 	files_written(t, (int)syscall_arg(t, 0));
 	struct move_end ends[2] = { { (int)syscall_arg(t, 0), POLLOUT },

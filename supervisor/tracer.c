@@ -614,8 +614,8 @@ static void start_program(const char *path, char **argv, const struct tracer_opt
 	if (err)
 		die("cannot start %s: %s", argv[0], strerror(-err));
 	if (opt->namespaces && !launched->namespaced)
-		warn("cannot create namespaces (%s): pids, the hostname and the CPU count files "
-		     "are the host's",
+		warn("cannot create namespaces (%s): pids and the hostname are the host's, and "
+		     "the virtual /proc files and /sys absent",
 		     strerror(errno));
 }
 

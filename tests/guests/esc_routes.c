@@ -9,8 +9,8 @@
  *
  * Nothing is changed in the target: the write routes stop at opening, or write to a
  * read-only page of it (EFAULT after the permission check means the route was open).
- * Not tried: /proc/PID/maps and environ, which the kernel lets a caller with
- * CAP_SYS_ADMIN read even from a non-dumpable process (read-only; README, Limits). */
+ * /proc/PID/maps and environ, which the kernel lets a caller with CAP_SYS_ADMIN read even
+ * from a non-dumpable process, are refused by detrun at the open. */
 
 #include <dirent.h>
 #include <errno.h>
@@ -127,10 +127,13 @@ static void try_signals(pid_t pid)
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d", pid);
 	int dir = open(path, O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0) { /* under detrun another process's /proc/PID does not open */
+		verdict("pidfd_send_signal(/proc/PID)", dir, errno);
+		return;
+	}
 	r = syscall(SYS_pidfd_send_signal, dir, SIGCONT, NULL, 0);
 	verdict("pidfd_send_signal(/proc/PID)", r, errno);
-	if (dir >= 0)
-		close(dir);
+	close(dir);
 }
 
 /* With the group's /proc gone, is a /proc of other processes underneath? */
@@ -169,6 +172,8 @@ int main(int argc, char **argv)
 	try_open(pid, "ns/mnt", O_RDONLY, "open ns/mnt (for setns)");
 	try_open(pid, "root/", O_RDONLY | O_DIRECTORY, "open root/");
 	try_open(pid, "exe", O_RDONLY, "open exe");
+	try_open(pid, "maps", O_RDONLY, "open maps");
+	try_open(pid, "environ", O_RDONLY, "open environ");
 	try_memory_calls(pid);
 	try_pidfd(pid);
 	try_signals(pid);

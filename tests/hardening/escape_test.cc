@@ -57,6 +57,8 @@ const std::vector<std::string> kProcessRoutes = {
 	"open ns/mnt (for setns)",
 	"open root/",
 	"open exe",
+	"open maps",
+	"open environ",
 	"process_vm_readv",
 	"process_vm_writev",
 	"pidfd_open",

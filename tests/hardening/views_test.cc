@@ -380,4 +380,63 @@ TEST(ViewsRss, ResidentSetDoesNotFollowThePageCache)
 	EXPECT_EQ(detrun.size(), 1u) << "under detrun they varied; one: " << *detrun.begin();
 }
 
+// Issue 17 point 7: no host figures in /proc and /sys. inv_procwalk walks both trees (this
+// process's own /proc/PID, /sys bounded) and prints every entry with a digest of what it
+// could read. Natively the global files (stat, meminfo, interrupts ...) change from run to
+// run; under detrun every readable file is either virtual or the group's own, and the rest
+// is absent, so every run prints the same lines. Before, /proc/stat, meminfo, vmstat,
+// /proc/PID/io, sched, smaps and all of /sys showed the host's figures.
+TEST(ViewsProcWalk, EveryReadableFileIsTheSameOnEveryRun)
+{
+	std::vector<std::string> argv = { std::string(GUEST_DIR) + "/inv_procwalk" };
+	RunResult native = RunCommand(argv);
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	auto global_lines = [](const std::string &out) {
+		std::string kept;
+		for (const auto &line : SplitLines(out))
+			if (line.rfind("/proc/stat:", 0) == 0 ||
+			    line.rfind("/proc/meminfo:", 0) == 0 ||
+			    line.rfind("/proc/interrupts:", 0) == 0)
+				kept += line + "\n";
+		return kept;
+	};
+	bool varied = false;
+	for (int i = 1; i < kNativeTries && !varied; i++) {
+		RunResult again = RunCommand(argv);
+		ASSERT_EQ(again.code, 0) << again.Describe();
+		varied = global_lines(again.out) != global_lines(native.out);
+	}
+	ASSERT_TRUE(varied) << "/proc/stat, meminfo and interrupts never varied natively:\n"
+			    << global_lines(native.out);
+	std::string first;
+	for (int i = 0; i < 3; i++) {
+		RunResult r = RunCommand(UnderDetrun({}, argv));
+		ASSERT_EQ(r.code, 0) << r.Describe();
+		ASSERT_TRUE(r.leftovers.empty()) << r.Describe();
+		if (i == 0) {
+			first = r.out;
+			continue;
+		}
+		ASSERT_EQ(r.out, first)
+			<< FirstDifference("detrun run 0", first, "detrun run " + std::to_string(i),
+					   r.out);
+	}
+}
+
+// Issue 17 point 7: a kernel view the program mounts itself is judged where its files land,
+// and a file handle (open_by_handle_at, which has no path) is judged like a path. Before,
+// both opened a cgroup2 file (host figures) under detrun.
+TEST(ViewsProcWalk, KernelViewTheProgramMountsIsAbsentByPathAndByHandle)
+{
+	std::vector<std::string> argv = { std::string(GUEST_DIR) + "/view_kernfs" };
+	RunResult native = RunCommand(argv);
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	if (native.out.find("no cgroup2") != std::string::npos)
+		GTEST_SKIP() << "this machine cannot mount cgroup2";
+	ASSERT_EQ(native.out, "path: opened\nhandle: opened\n") << native.Describe();
+	RunResult r = RunCommand(UnderDetrun({}, argv));
+	ASSERT_EQ(r.code, 0) << r.Describe();
+	EXPECT_EQ(r.out, "path: refused (ENOENT)\nhandle: refused (ENOENT)\n") << r.Describe();
+}
+
 } // namespace

@@ -1,0 +1,238 @@
+/* The kernel's views of the machine, as the group may open them.
+ *
+ * /proc and /sys are full of figures the host makes: memory and CPU counters, interrupt
+ * and I/O counts, pressure, scheduler statistics, other users' sessions. None of them is a
+ * function of the group's own state, so none may reach it. Every open that lands on a
+ * kernel view (procfs, sysfs, cgroup, debugfs, tracefs, securityfs, bpf, pstore, efivarfs)
+ * is judged at its exit, whatever path led there (a symlink like /etc/mtab, a relative
+ * path, a procfs the program mounts itself): a whitelist of procfs files whose content is
+ * the group's own (or is rewritten at each read by sys_proc.c) stays open; everything else
+ * is absent (ENOENT), as in a restricted container, and other processes' /proc/PID files
+ * are refused (EACCES). The virtual global files (cpuinfo,
+ * meminfo, stat, uptime ...) and the group's small /sys are files detrun mounts over the
+ * real ones at launch (launch.c): they are not on a kernel view, so no open of them stops
+ * here. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/magic.h>
+
+#include "supervisor/launch.h"
+#include "supervisor/remote.h"
+#include "supervisor/sys_common.h"
+#include "supervisor/sys_files.h"
+#include "supervisor/sys_reach.h"
+#include "supervisor/sys_kernfs.h"
+#include "supervisor/tracer.h"
+#include "syscalls/syscall_table.h"
+
+/* Files of /proc/PID and /proc/PID/task/TID of a member the group may open: its own arguments,
+ * environment, limits and layout (stat, statm, status, maps, mountinfo and fdinfo are
+ * rewritten at read, sys_proc.c). Absent, among others: io, sched, schedstat, smaps,
+ * smaps_rollup, numa_maps, pagemap, wchan, stack, syscall, oom_score, autogroup,
+ * loginuid, sessionid, cgroup, cpuset, mountstats, arch_status, timers, net, attr. */
+static const char *const process_files[] = {
+	"task",
+	"cmdline",
+	"comm",
+	"environ",
+	"stat",
+	"statm",
+	"status",
+	"maps",
+	"mountinfo",
+	"mounts",
+	"limits",
+	"personality",
+	"auxv",
+	"oom_score_adj",
+	"oom_adj",
+	"timerslack_ns",
+	"coredump_filter",
+	"uid_map",
+	"gid_map",
+	"setgroups",
+	"projid_map",
+	"mem",
+	"clear_refs",
+	"fd",
+	"fdinfo",
+	"ns",
+	"map_files",
+	"children",
+};
+
+/* Global procfs files the group may open: settings of the machine or of the group's own
+ * namespaces (IPC, UTS), and the random views sys_proc.c answers from the seed. The
+ * virtual cpuinfo, meminfo, stat, uptime, loadavg, version and osrelease are mounted over
+ * the real ones, which are absent like every other global file. */
+static const char *const global_files[] = {
+	"/filesystems",
+	"/sys/kernel/hostname",
+	"/sys/kernel/domainname",
+	"/sys/kernel/ostype",
+	"/sys/kernel/pid_max",
+	"/sys/kernel/ngroups_max",
+	"/sys/kernel/cap_last_cap",
+	"/sys/kernel/overflowuid",
+	"/sys/kernel/overflowgid",
+	"/sys/kernel/perf_event_paranoid",
+	"/sys/kernel/random/uuid",
+	"/sys/kernel/random/boot_id",
+	"/sys/kernel/shmmax",
+	"/sys/kernel/shmall",
+	"/sys/kernel/shmmni",
+	"/sys/kernel/msgmax",
+	"/sys/kernel/msgmnb",
+	"/sys/kernel/msgmni",
+	"/sys/kernel/sem",
+	"/sys/vm/overcommit_memory",
+	"/sys/vm/max_map_count",
+	"/sys/fs/nr_open",
+	"/sys/fs/pipe-max-size",
+	"/sys/fs/inotify/max_user_watches",
+	"/sys/fs/inotify/max_user_instances",
+	"/sys/fs/inotify/max_queued_events",
+	"/sys/fs/mqueue/msg_max",
+	"/sys/fs/mqueue/msgsize_max",
+	"/sys/fs/mqueue/queues_max",
+	"/sys/net/core/somaxconn",
+};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Skips "/DIGITS" at *p: true (and *p moved past it) if there is one. */
+static bool skip_number(const char **p)
+{
+	const char *s = *p;
+	if (*s != '/' || s[1] < '0' || s[1] > '9')
+		return false;
+	s++;
+	while (*s >= '0' && *s <= '9')
+		s++;
+	if (*s && *s != '/')
+		return false;
+	*p = s;
+	return true;
+}
+
+/* rel is the path inside a procfs ("/", "/meminfo", "/12/task/12/stat"): 0 if the group
+ * may open it, -EACCES for another process's files (the reaper, or without a PID namespace
+ * any process outside the group: there, as for its mem or fd/, the kernel's own answer),
+ * -ENOENT for a file that is absent. */
+static int procfs_refusal(const char *rel)
+{
+	const char *p = rel;
+	if (skip_number(&p)) {
+		if (!reach_is_member(atoi(rel + 1)))
+			return -EACCES;
+		const char *process = p;
+		if (strncmp(p, "/task", 5) || (p += 5, !skip_number(&p)))
+			p = process; /* not a thread's directory: a file of the process */
+		if (!*p)
+			return 0;
+		const char *leaf = p + 1;
+		if (!strncmp(leaf, "fdinfo/", 7))
+			return leaf[7] && !leaf[7 + strspn(leaf + 7, "0123456789")] ? 0 : -ENOENT;
+		for (size_t i = 0; i < COUNT(process_files); i++)
+			if (!strcmp(leaf, process_files[i]))
+				return 0;
+		return -ENOENT;
+	}
+	if (!strcmp(rel, "/"))
+		return 0;
+	size_t len = strlen(rel);
+	for (size_t i = 0; i < COUNT(global_files); i++)
+		if (!strncmp(global_files[i], rel, len) &&
+		    (global_files[i][len] == 0 || global_files[i][len] == '/'))
+			return 0; /* the file, or a directory on the way to it */
+	return -ENOENT;
+}
+
+/* The root (inside its file system) and the mount point of t's mount `id`: 0, or -1. */
+static int mount_of(struct task *t, int id, char *root, char *point, size_t size)
+{
+	char path[64], line[4096], fmt[64];
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", t->tid);
+	snprintf(fmt, sizeof(fmt), "%%d %%*d %%*s %%%zus %%%zus", size - 1, size - 1);
+	FILE *f = fopen(path, "re");
+	int found = -1, mid;
+	while (f && found && fgets(line, sizeof(line), f))
+		if (sscanf(line, fmt, &mid, root, point) == 3 && mid == id)
+			found = 0;
+	if (f)
+		fclose(f);
+	unescape_mount_point(root);
+	unescape_mount_point(point);
+	return found;
+}
+
+/* The path of supervisor descriptor fd inside its file system ("/12/stat" for t's
+ * /proc/12/stat, wherever that procfs is mounted): 0, or -1 when it cannot be told. */
+static int path_in_fs(struct task *t, int fd, char *rel, size_t size)
+{
+	char link[64], path[PATH_MAX], root[PATH_MAX], point[PATH_MAX];
+	int id;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0 || !fdinfo_scan(0, fd, "mnt_id: %d", &id) ||
+	    mount_of(t, id, root, point, sizeof(root)))
+		return -1;
+	path[n] = 0;
+	size_t plen = strcmp(point, "/") ? strlen(point) : 0;
+	if (strncmp(path, point, plen) || (path[plen] && path[plen] != '/'))
+		return -1;
+	const char *tail = path + plen;
+	snprintf(rel, size, "%s%s", strcmp(root, "/") ? root : "", *tail ? tail : "");
+	if (!*rel)
+		snprintf(rel, size, "/");
+	return 0;
+}
+
+static bool kernel_view(int fd, bool *procfs)
+{
+	struct statfs fs;
+	if (fstatfs(fd, &fs))
+		return false;
+	*procfs = fs.f_type == PROC_SUPER_MAGIC;
+	return synthetic_filesystem(fd);
+}
+
+bool views_refuse_open(struct task *t, int tfd)
+{
+	int fd = remote_dup_fd(t, tfd);
+	if (fd < 0)
+		return false;
+	bool procfs = false;
+	int err = 0;
+	char rel[PATH_MAX];
+	if (kernel_view(fd, &procfs))
+		err = !procfs || path_in_fs(t, fd, rel, sizeof(rel)) ? -ENOENT
+								     : procfs_refusal(rel);
+	close(fd);
+	if (!err)
+		return false;
+	remote_syscall(t, __NR_close, (uint64_t)tfd, 0, 0, 0, 0, 0);
+	syscall_set_result(t, err);
+	return true;
+}
+
+static void handle_opened(struct task *t)
+{
+	int64_t fd = syscall_result(t);
+	if (fd >= 0)
+		views_refuse_open(t, (int)fd);
+}
+
+/* Implements open_by_handle_at(2): a handle of a cgroup (kernfs) file opens it without a
+ * path, so it is judged where it lands like every open. */
+void sys_open_by_handle(struct task *t)
+{
+	tracer_want_exit(t, handle_opened);
+}
