@@ -310,14 +310,17 @@ static enum spin_verdict judge_samples(struct task *t, const struct user_regs_st
 }
 
 /* A loop whose whole state comes back (spin_cycle.h) is stopped at the point its cycle
- * chooses, whatever its writes; tried while another task waits for the CPU t holds. */
+ * chooses, whatever its writes; tried while another task waits for the CPU t holds, for a
+ * quarter of the CPU time it just ran at most (a computation pays a bounded share; a
+ * spinner's longer cycles are found as its budget grows). */
 static enum spin_verdict judge(struct task *t, void (*handle)(int, int),
 			       const struct user_regs_struct *samples, struct probe *probe)
 {
 	enum mem_verdict mem = watch_verdict(probe);
 	if (others_wait(t)) {
 		struct cycle_memory watch = watch_cycle(probe);
-		switch (spin_cycle_stop(t, handle, &watch)) {
+		int64_t ran_ms = t->run_budget_ms ? t->run_budget_ms : tracer_opts->spin_budget_ms;
+		switch (spin_cycle_stop(t, handle, &watch, ran_ms * 1000000 / 4)) {
 		case CYCLE_STOPPED:
 			trace_event(t,
 				    "  spin: its state comes back; descheduled at 0x%llx, "

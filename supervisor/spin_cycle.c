@@ -8,13 +8,22 @@
 #include <sys/ptrace.h>
 #include <sys/user.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "supervisor/task.h"
 #include "supervisor/remote.h"
 
 enum {
-	MAX_CYCLE_STEPS = 6000, /* instructions stepped looking for a cycle (~0.1 s) */
+	MAX_CYCLE_STEPS = 6000, /* instructions stepped looking for a cycle */
+	MIN_CYCLE_STEPS = 128,  /* stepped whatever the time limit */
 };
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 struct state_key {
 	uint64_t weight; /* non-zero words in the pages the cycle writes, stacks aside */
@@ -69,16 +78,19 @@ static bool same_fpu(struct task *t, const struct user_fpregs_struct *then)
 }
 
 /* Steps from the state the probe left t in until that state comes back: the cycle's
- * length, 0 when it does not within MAX_CYCLE_STEPS, -1 when t reached an event. The key
- * of each state of the cycle goes to keys[]. */
+ * length, 0 when it does not within MAX_CYCLE_STEPS or the time limit, -1 when t reached
+ * an event. The key of each state of the cycle goes to keys[]. */
 static int find_period(struct task *t, void (*handle)(int, int), const struct cycle_memory *mem,
-		       struct state_key *keys)
+		       struct state_key *keys, int64_t limit_ns)
 {
+	int64_t until = now_ns() + limit_ns;
 	struct user_regs_struct first = t->regs;
 	struct user_fpregs_struct fpu;
 	if (ptrace(PTRACE_GETFPREGS, t->tid, 0, &fpu) < 0 || !mem->mark(mem->ctx))
 		return 0;
 	for (int n = 0; n < MAX_CYCLE_STEPS; n++) {
+		if (n >= MIN_CYCLE_STEPS && n % 32 == 0 && now_ns() > until)
+			return 0;
 		keys[n] = (struct state_key){ mem->weight(mem->ctx, t->regs.rsp),
 					      regs_key(&t->regs) };
 		int r = step(t, handle);
@@ -117,7 +129,7 @@ static int lowest_state(const struct state_key *keys, int period)
 }
 
 enum cycle_verdict spin_cycle_stop(struct task *t, void (*handle)(int, int),
-				   const struct cycle_memory *mem)
+				   const struct cycle_memory *mem, int64_t limit_ns)
 {
 	if (remote_load_regs(t))
 		return CYCLE_NONE;
@@ -125,7 +137,7 @@ enum cycle_verdict spin_cycle_stop(struct task *t, void (*handle)(int, int),
 	if (!keys)
 		abort();
 	enum cycle_verdict v = CYCLE_NONE;
-	int period = find_period(t, handle, mem, keys);
+	int period = find_period(t, handle, mem, keys, limit_ns);
 	int low = period > 0 ? lowest_state(keys, period) : -1;
 	if (period < 0)
 		v = CYCLE_EVENT;

@@ -38,8 +38,10 @@ enum cycle_verdict {
 	CYCLE_EVENT,   /* t reached an event while stepped; the stop went to `handle` */
 };
 
-/* t is stopped (by a probe); step it looking for a cycle. */
+/* t is stopped (by a probe); step it looking for a cycle, for about limit_ns of wall time
+ * at most. Where a cycle is found, the state chosen does not depend on the limit: a longer
+ * one only finds longer cycles, so a spinner is stopped at the same state, later. */
 enum cycle_verdict spin_cycle_stop(struct task *t, void (*handle)(int tid, int status),
-				   const struct cycle_memory *mem);
+				   const struct cycle_memory *mem, int64_t limit_ns);
 
 #endif
