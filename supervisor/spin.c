@@ -302,11 +302,21 @@ static enum spin_verdict judge_samples(struct task *t, const struct user_regs_st
 	}
 	if (++t->spin_probes < READONLY_PATIENCE)
 		return keep_running(t);
-	hazard(t, "a loop that changes no memory but whose registers change kept running "
-		  "without an event; descheduled at a point chosen by timing, so this "
-		  "task's later behaviour may vary between runs");
-	stack_report(t, "spinning here");
+	trace_event(t, "  spin: registers change, memory does not; descheduled at 0x%llx",
+		    (unsigned long long)task_ip(t));
+	t->spin_hazard_due = true; /* said if it ever runs again (spin_resuming) */
 	return deschedule(t);
+}
+
+void spin_resuming(struct task *t)
+{
+	if (!t->spin_hazard_due)
+		return;
+	t->spin_hazard_due = false;
+	hazard(t, "resumes a loop that changed no memory but whose registers changed, "
+		  "descheduled at a point chosen by timing: its behaviour from here may vary "
+		  "between runs");
+	stack_report(t, "descheduled here");
 }
 
 /* A loop whose whole state comes back (spin_cycle.h) is stopped at the point its cycle

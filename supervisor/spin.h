@@ -19,7 +19,10 @@
  *      the same at any stop point; deschedule it silently.
  *   5. Memory unchanged but its registers change (an iteration counter, a read-only
  *      scan): its own future may depend on where it stopped. Give it a much longer budget
- *      first (it may finish); then deschedule it and report a hazard with its stack.
+ *      first (it may finish); then deschedule it. The other tasks see the same memory
+ *      wherever it stopped; only its own registers differ, and they matter only if it
+ *      runs again: a hazard with its stack is reported then (spin_resuming), and never
+ *      for a loop whose process ends first (a thread looping beside an exit_group).
  *
  * Nothing here may depend on how busy the machine is: the budget and the gaps between
  * samples are measured in the task's own CPU time (a task waiting for a CPU is not looked
@@ -60,6 +63,10 @@ void spin_end(void);
 /* Interrupts the running t and waits for its interrupt stop (a native call cut short goes
  * on to it); false when t reached another stop first, which went to `handle`. */
 bool spin_interrupt(struct task *t, void (*handle)(int tid, int status));
+
+/* t is about to be resumed: if a read-only loop was descheduled where timing chose, say
+ * so now (its later behaviour may depend on it). */
+void spin_resuming(struct task *t);
 
 /* The budget starts now (t was just resumed, or looked at). */
 void spin_start(struct task *t);

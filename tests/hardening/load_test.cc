@@ -221,7 +221,25 @@ TEST(SpinCycle, ExitBesideALoopThatCallsEndsTheGroup)
 		EXPECT_EQ(r.code, 7) << r.Describe();
 		EXPECT_EQ(r.out, "exit_beside_loop: main read x, exits 7\n") << r.Describe();
 		EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+		// Stopped where timing chose, but it never runs again: nothing can vary.
+		EXPECT_EQ(r.err.find("hazard"), std::string::npos) << r.Describe();
 	}
+}
+
+// The same kind of loop (registers change, memory does not) that does run again, with
+// a count that depends on where it was stopped: the hazard comes when it resumes.
+TEST(SpinCycle, ReadOnlyLoopThatRunsAgainIsAHazard)
+{
+	RunOptions opt;
+	opt.timeout_s = 90;
+	RunResult r = RunCommand(UnderDetrun({}, { G + "spin_count_wait" }), opt);
+	ASSERT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_EQ(r.code, 0) << r.Describe();
+	EXPECT_EQ(r.out, "spin_count_wait: main sets the flag\nspin_count_wait: counted some\n")
+		<< r.Describe();
+	EXPECT_NE(r.err.find("hazard: task 2"), std::string::npos) << r.Describe();
+	EXPECT_NE(r.err.find("resumes a loop that changed no memory"), std::string::npos)
+		<< r.Describe();
 }
 
 } // namespace
