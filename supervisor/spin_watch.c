@@ -56,6 +56,7 @@ enum {
 	MAX_HASHED_PAGES = 4096, /* pages a first window may write and still be compared */
 	MAX_SPACES = 64,
 	MAX_CARRIED = 64,             /* pages carried from one probe to the next */
+	MAX_CYCLE_PAGES = 256,        /* pages a loop may write and still be stepped through */
 	MAX_DIGEST_BYTES = 256 << 20, /* memory digested per probe (where pages are not tracked) */
 };
 
@@ -454,6 +455,8 @@ static bool cycle_mark(void *ctx)
 			r->digest = digest(p->task, r->start, r->end);
 	}
 	sort_pages(p);
+	if (p->npages > MAX_CYCLE_PAGES)
+		return false; /* a spin writes a few pages; each step would read all of them */
 	for (int i = 0; i < p->npages; i++)
 		p->pages[i].hash = digest(p->task, p->pages[i].addr, p->pages[i].addr + 4096);
 	return !p->overflow;
