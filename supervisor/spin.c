@@ -7,30 +7,29 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/perf_event.h>
-#include <sys/ioctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/userfaultfd.h>
 
 #include "scheduler/scheduler.h"
 #include "supervisor/task.h"
 #include "supervisor/remote.h"
 #include "supervisor/report.h"
 #include "supervisor/stack.h"
+#include "supervisor/spin_cycle.h"
+#include "supervisor/spin_watch.h"
 #include "syscalls/syscall_table.h"
 #include "supervisor/tracer.h"
 
 enum {
-	SAMPLES = 6,                  /* register samples per probe */
-	SAMPLE_GAP_US = 1500,         /* wall time before the first look at a sample's run */
-	SAMPLE_CPU_NS = 1000000,      /* CPU time the task must use between two samples */
-	SAMPLE_WAIT_US = 500000,      /* longest wall-clock wait for that CPU time */
-	MAX_BUDGET_MS = 4000,         /* a computing task is looked at no less often than this */
-	READONLY_PATIENCE = 8,        /* probes a changing read-only loop gets before a hazard */
-	MAX_DIGEST_BYTES = 256 << 20, /* memory digested per probe (where pages are not tracked) */
+	SAMPLES = 6,             /* register samples per probe */
+	SAMPLE_GAP_US = 1500,    /* wall time before the first look at a sample's run */
+	SAMPLE_CPU_NS = 1000000, /* CPU time the task must use between two samples */
+	SAMPLE_WAIT_US = 500000, /* longest wall-clock wait for that CPU time */
+	MAX_BUDGET_MS = 4000,    /* a computing task is looked at no less often than this */
+	READONLY_PATIENCE = 8,   /* probes a changing read-only loop gets before a hazard */
 };
 
 /* ---- the task's own CPU time ------------------------------------------------------------ */
@@ -186,370 +185,6 @@ static bool run_some(struct task *t)
 	return false;
 }
 
-/* ---- memory watch ------------------------------------------------------------------------ */
-
-/*
- * Which pages did the task write? The kernel says, without reading any memory: each
- * writable mapping is registered with a userfaultfd in write-protect *async* mode for the
- * length of the probe, its pages are write-protected, and PAGEMAP_SCAN on
- * /proc/PID/pagemap lists the pages written since (the kernel resolves each write fault
- * itself, so no writer ever blocks — the reason plain uffd write-protection was dropped
- * earlier). Soft-dirty bits would do the same but CONFIG_MEM_SOFT_DIRTY is often off
- * (it is on this project's VMs). A written page is not yet a changed one — a spin on
- * `atomic_exchange(&lock, 1)` writes the same value forever — so the pages written in a
- * first short window are hashed, and the verdict window that follows counts as unchanged
- * only if every page it wrote was among them and still hashes the same.
- *
- * Write tracking is per address space (any thread's writes, and the kernel's through
- * copy_to_user), covers anonymous, private file-backed and shared mappings alike, and
- * sees through THP (a huge page is split when partly protected) and KSM (merged pages
- * are copied on the first write as always). It does not see writes another process makes
- * to shared memory through its own mapping: in the serial group no other member runs
- * during a probe. fork() copies no registration (no UFFD_FEATURE_EVENT_FORK): the child's
- * pages are plain. Mappings the kernel refuses to register (the program's own userfaultfd
- * holds them, say) fall back to a digest of their contents, as everything did before.
- * Registration is undone when the task reaches its next event (spin_end), so it is never
- * visible to the program at an event (/proc/PID/smaps flags, a registration of its own);
- * between probes of one long run only the pages written since are protected again.
- */
-
-#define UFFD_FEATURE_WP_ASYNC_ (1ULL << 15)
-#define PAGE_IS_WRITTEN_ (1ULL << 1)
-struct page_region_ {
-	uint64_t start, end, categories;
-};
-struct pm_scan_arg_ {
-	uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages;
-	uint64_t category_inverted, category_mask, category_anyof_mask, return_mask;
-};
-#define PAGEMAP_SCAN_ _IOWR('f', 16, struct pm_scan_arg_)
-#define PM_SCAN_WP_MATCHING_ (1ULL << 0)
-
-enum {
-	MAX_HASHED_PAGES = 4096, /* pages a first window may write and still be compared */
-	MAX_SPACES = 64,
-};
-
-/* One userfaultfd per address space, made inside the task and held by detrun. */
-static struct space {
-	int aspace;
-	int uffd, pagemap;
-} spaces[MAX_SPACES];
-static int n_spaces;
-static int watch_mode = -1; /* 1: pages (userfaultfd), 0: digest everything */
-
-/* The mappings registered and protected during the running task's current run. */
-static struct {
-	struct space *space;
-	struct range_ {
-		uint64_t start, end;
-	} * r;
-	int n, cap;
-} active;
-
-static bool aspace_alive(int aspace)
-{
-	for (struct task *u = sched_first(); u; u = u->next)
-		if (u->proc->aspace == aspace && u->state != TASK_DEAD)
-			return true;
-	return false;
-}
-
-void spin_end(void)
-{
-	for (int i = 0; i < active.n; i++) {
-		struct uffdio_range range = { active.r[i].start,
-					      active.r[i].end - active.r[i].start };
-		ioctl(active.space->uffd, UFFDIO_UNREGISTER, &range);
-	}
-	active.n = 0;
-	active.space = NULL;
-}
-
-static bool is_active(uint64_t start, uint64_t end)
-{
-	for (int i = 0; i < active.n; i++)
-		if (active.r[i].start == start && active.r[i].end == end)
-			return true;
-	return false;
-}
-
-static void add_active(struct space *s, uint64_t start, uint64_t end)
-{
-	if (active.n == active.cap) {
-		active.cap = active.cap ? active.cap * 2 : 64;
-		active.r = realloc(active.r, (size_t)active.cap * sizeof(*active.r));
-		if (!active.r)
-			abort();
-	}
-	active.space = s;
-	active.r[active.n++] = (struct range_){ start, end };
-}
-
-static void forget_dead_spaces(void)
-{
-	for (int i = 0; i < n_spaces;)
-		if (!aspace_alive(spaces[i].aspace)) {
-			if (spaces[i].uffd >= 0)
-				close(spaces[i].uffd);
-			if (spaces[i].pagemap >= 0)
-				close(spaces[i].pagemap);
-			spaces[i] = spaces[--n_spaces];
-		} else {
-			i++;
-		}
-}
-
-/* A userfaultfd for t's address space: created by an injected call in t (the descriptor
- * lives in t's table only for the moment it takes to duplicate and close it). */
-static int make_uffd(struct task *t)
-{
-	/* User-mode faults only: the program runs without CAP_SYS_PTRACE (launch.c), which
-	 * a userfaultfd for kernel faults needs; write-protect async faults are resolved by
-	 * the kernel whoever writes. */
-	long fd = remote_syscall(t, SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY,
-				 0, 0, 0, 0, 0);
-	if (fd < 0)
-		return -1;
-	int mine = remote_dup_fd(t, (int)fd);
-	remote_syscall(t, SYS_close, (uint64_t)fd, 0, 0, 0, 0, 0);
-	if (mine < 0)
-		return -1;
-	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC_ };
-	if (ioctl(mine, UFFDIO_API, &api) < 0) {
-		close(mine);
-		return -1;
-	}
-	return mine;
-}
-
-static struct space *space_of(struct task *t)
-{
-	if (watch_mode < 0) {
-		const char *m = getenv("DETRUN_SPIN_WATCH");
-		watch_mode = !(m && !strcmp(m, "digest"));
-	}
-	if (!watch_mode)
-		return NULL;
-	for (int i = 0; i < n_spaces; i++)
-		if (spaces[i].aspace == t->proc->aspace)
-			return spaces[i].uffd >= 0 ? &spaces[i] : NULL;
-	forget_dead_spaces();
-	if (n_spaces == MAX_SPACES)
-		return NULL;
-	struct space *s = &spaces[n_spaces++];
-	*s = (struct space){ t->proc->aspace, make_uffd(t), -1 };
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", t->tid);
-	if (s->uffd >= 0)
-		s->pagemap = open(path, O_RDONLY | O_CLOEXEC);
-	if (s->pagemap < 0 && s->uffd >= 0) {
-		close(s->uffd);
-		s->uffd = -1;
-	}
-	return s->uffd >= 0 ? s : NULL;
-}
-
-struct region {
-	uint64_t start, end;
-	uint64_t digest; /* untracked regions: a digest of the contents */
-	bool tracked;    /* registered: the kernel tracks its written pages */
-};
-
-struct page_hash {
-	uint64_t addr, hash;
-};
-
-struct probe {
-	struct region *regions;
-	int n;
-	bool untrackable; /* digested memory too large to compare */
-	bool overflow;    /* the first window wrote too many pages to compare */
-	struct space *space;
-	struct page_hash *pages;
-	int npages;
-};
-
-static uint64_t digest(struct task *t, uint64_t start, uint64_t end)
-{
-	uint64_t h = 1469598103934665603ULL;
-	static unsigned char buf[1 << 16];
-	for (uint64_t a = start; a < end; a += sizeof(buf)) {
-		size_t n = end - a < sizeof(buf) ? (size_t)(end - a) : sizeof(buf);
-		if (remote_read(t, REMOTE(a), buf, n))
-			return 0;
-		for (size_t i = 0; i < n; i += 8) {
-			uint64_t w;
-			memcpy(&w, buf + i, 8);
-			h = (h ^ w) * 1099511628211ULL;
-		}
-	}
-	return h;
-}
-
-static bool track(struct space *s, struct region *r)
-{
-	struct uffdio_register reg = { .range = { r->start, r->end - r->start },
-				       .mode = UFFDIO_REGISTER_MODE_WP };
-	if (ioctl(s->uffd, UFFDIO_REGISTER, &reg) < 0)
-		return false;
-	struct uffdio_writeprotect wp = { .range = reg.range, .mode = UFFDIO_WRITEPROTECT_MODE_WP };
-	if (ioctl(s->uffd, UFFDIO_WRITEPROTECT, &wp) < 0) {
-		ioctl(s->uffd, UFFDIO_UNREGISTER, &reg.range);
-		return false;
-	}
-	return true;
-}
-
-/* Calls `fn` for every run of pages of r written since it was last protected; with
- * `protect`, protects them again. Stops early when fn returns false (then false). */
-static bool written_pages(struct probe *p, const struct region *r, bool protect,
-			  bool (*fn)(struct probe *, uint64_t, uint64_t, void *), void *arg)
-{
-	struct page_region_ vec[256];
-	uint64_t from = r->start;
-	while (from < r->end) {
-		struct pm_scan_arg_ a = {
-			.size = sizeof(a),
-			.flags = protect ? PM_SCAN_WP_MATCHING_ : 0,
-			.start = from,
-			.end = r->end,
-			.vec = (uint64_t)(uintptr_t)vec,
-			.vec_len = 256,
-			.category_mask = PAGE_IS_WRITTEN_,
-			.return_mask = PAGE_IS_WRITTEN_,
-		};
-		long n = ioctl(p->space->pagemap, PAGEMAP_SCAN_, &a);
-		if (n < 0)
-			return fn(p, r->start, r->end, arg); /* cannot tell: all of it */
-		for (long i = 0; i < n; i++)
-			if (!fn(p, vec[i].start, vec[i].end, arg))
-				return false;
-		if (a.walk_end <= from)
-			break;
-		from = a.walk_end;
-	}
-	return true;
-}
-
-static bool hash_pages(struct probe *p, uint64_t start, uint64_t end, void *t)
-{
-	for (uint64_t a = start; a < end; a += 4096) {
-		if (p->npages == MAX_HASHED_PAGES) {
-			p->overflow = true;
-			return false;
-		}
-		p->pages[p->npages++] = (struct page_hash){ a, digest(t, a, a + 4096) };
-	}
-	return true;
-}
-
-/* True (go on) while every page written is one hashed before and still hashes the same. */
-static bool same_pages(struct probe *p, uint64_t start, uint64_t end, void *t)
-{
-	for (uint64_t a = start; a < end; a += 4096) {
-		int lo = 0, hi = p->npages;
-		while (lo < hi) {
-			int mid = (lo + hi) / 2;
-			if (p->pages[mid].addr < a)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo == p->npages || p->pages[lo].addr != a ||
-		    digest(t, a, a + 4096) != p->pages[lo].hash)
-			return false;
-	}
-	return true;
-}
-
-static bool ignore_pages(struct probe *p, uint64_t start, uint64_t end, void *t)
-{
-	return true;
-}
-
-/* Begins the watch: writable mappings are registered and protected (those registered at
- * an earlier probe of this run: their pages written since are protected again), or, failing
- * that, marked for a digest. Nothing is read yet. */
-static void watch_memory(struct probe *p, struct task *t)
-{
-	*p = (struct probe){ 0 };
-	p->space = space_of(t);
-	if (active.space && active.space != p->space)
-		spin_end();
-	char path[64], line[512];
-	snprintf(path, sizeof(path), "/proc/%d/maps", t->tid);
-	FILE *f = fopen(path, "re");
-	if (!f) {
-		p->untrackable = true;
-		return;
-	}
-	int cap = 0;
-	uint64_t digested = 0;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end;
-		char perms[8], name[256] = "";
-		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %255s", &start, &end, perms, name) < 3)
-			continue;
-		if (perms[1] != 'w' || !strcmp(name, "[vvar]") || !strcmp(name, "[vdso]"))
-			continue;
-		if (p->n == cap) {
-			cap = cap ? cap * 2 : 64;
-			p->regions = realloc(p->regions, (size_t)cap * sizeof(*p->regions));
-			if (!p->regions)
-				abort();
-		}
-		struct region *r = &p->regions[p->n++];
-		*r = (struct region){ start, end, 0, false };
-		if (p->space && is_active(start, end)) {
-			r->tracked = true;
-			written_pages(p, r, true, ignore_pages, t);
-		} else if (p->space && track(p->space, r)) {
-			r->tracked = true;
-			add_active(p->space, start, end);
-		}
-		if (!r->tracked && (digested += end - start) > MAX_DIGEST_BYTES)
-			p->untrackable = true;
-	}
-	fclose(f);
-}
-
-/* Between the first window and the verdict window: hash the pages the first one wrote
- * (protecting them again) and digest the untracked mappings. */
-static void watch_settle(struct probe *p, struct task *t)
-{
-	if (p->untrackable)
-		return;
-	for (int i = 0; i < p->n; i++) {
-		struct region *r = &p->regions[i];
-		if (!r->tracked) {
-			r->digest = digest(t, r->start, r->end);
-			continue;
-		}
-		if (!p->pages && !(p->pages = malloc(MAX_HASHED_PAGES * sizeof(*p->pages))))
-			abort();
-		if (!p->overflow)
-			written_pages(p, r, true, hash_pages, t);
-	}
-}
-
-/* Ends the watch; true if watched memory changed during the verdict window. (The
- * registrations stay until spin_end.) */
-static bool unwatch_memory(struct probe *p, struct task *t, bool judge)
-{
-	bool changed = p->untrackable || p->overflow;
-	for (int i = 0; i < p->n && judge && !changed; i++) {
-		struct region *r = &p->regions[i];
-		if (r->tracked)
-			changed = !written_pages(p, r, false, same_pages, t);
-		else
-			changed = digest(t, r->start, r->end) != r->digest;
-	}
-	free(p->regions);
-	free(p->pages);
-	return changed;
-}
-
 /* ---- the verdict ---------------------------------------------------------------------------- */
 
 static bool same_state(const struct user_regs_struct *a, const struct user_regs_struct *b)
@@ -612,52 +247,107 @@ enum sampling {
 	SAMPLED,
 	SAMPLING_MET_EVENT,
 	SAMPLING_INCONCLUSIVE,
-	SAMPLING_SAW_WRITES
 };
 
 /* Lets t run in short slices, sampling its registers after each into samples[0..SAMPLES].
- * A first window shows which pages the loop writes; the verdict window follows. */
+ * A first window shows which pages the loop writes; the verdict window follows. The
+ * caller ends the watch. */
 static enum sampling take_samples(struct task *t, void (*handle)(int, int),
-				  struct user_regs_struct *samples)
+				  struct user_regs_struct *samples, struct probe *probe)
 {
-	struct probe probe;
-	watch_memory(&probe, t);
+	watch_memory(probe, t);
 	for (int taken = 0; taken <= SAMPLES; taken++) {
 		bool ran = run_some(t);
-		if (!interrupt(t, handle)) {
-			unwatch_memory(&probe, t, false);
+		if (!interrupt(t, handle))
 			return SAMPLING_MET_EVENT;
-		}
-		if (!ran) {
-			unwatch_memory(&probe, t, false);
+		if (!ran)
 			return SAMPLING_INCONCLUSIVE; /* not a verdict: look again later */
-		}
 		remote_load_regs(t);
 		samples[taken] = t->regs;
 		if (taken == 0)
-			watch_settle(&probe, t);
+			watch_settle(probe);
 	}
-	return unwatch_memory(&probe, t, true) ? SAMPLING_SAW_WRITES : SAMPLED;
+	return SAMPLED;
 }
 
-/* Samples of a loop that wrote no memory: registers identical at the final stop and an
- * earlier sample, with at least SAMPLE_CPU_NS of the task's own running between them, are
- * a pure spin; changing registers are one only if they keep changing for long. */
-static enum spin_verdict judge_samples(struct task *t, const struct user_regs_struct *samples)
+/* Does a task other than t wait for its turn, or for virtual time that t holds still? */
+static bool others_wait(const struct task *t)
+{
+	for (struct task *u = sched_first(); u; u = u->next)
+		if (u != t && u->state == TASK_STOPPED && (!u->parked || u->wait.deadline_ns >= 0))
+			return true;
+	return false;
+}
+
+static bool state_repeats(const struct user_regs_struct *samples)
 {
 	for (int i = 0; i < SAMPLES; i++)
-		if (same_state(&samples[i], &samples[SAMPLES])) {
-			trace_event(t, "  spin: no writes, state repeats at 0x%llx; descheduled",
-				    (unsigned long long)task_ip(t));
-			return deschedule(t);
-		}
+		if (same_state(&samples[i], &samples[SAMPLES]))
+			return true;
+	return false;
+}
+
+/* Samples of a loop whose writes changed nothing: registers identical at the final stop
+ * and an earlier sample, with at least SAMPLE_CPU_NS of the task's own running between
+ * them and no page written, are a pure spin (stopped anywhere, it leaves the same memory);
+ * changing registers, or pages written back with what they held, are one only if they go
+ * on for long. */
+static enum spin_verdict judge_samples(struct task *t, const struct user_regs_struct *samples,
+				       enum mem_verdict mem)
+{
+	if (mem == MEM_UNTOUCHED && state_repeats(samples)) {
+		trace_event(t, "  spin: no writes, state repeats at 0x%llx; descheduled",
+			    (unsigned long long)task_ip(t));
+		return deschedule(t);
+	}
 	if (++t->spin_probes < READONLY_PATIENCE)
 		return keep_running(t);
-	hazard(t, "a loop that writes no memory but whose registers change kept running "
-		  "without an event; descheduled at a point chosen by timing, so this "
-		  "task's later behaviour may vary between runs");
-	stack_report(t, "spinning here");
+	trace_event(t, "  spin: registers change, memory does not; descheduled at 0x%llx",
+		    (unsigned long long)task_ip(t));
+	t->spin_hazard_due = true; /* said if it ever runs again (spin_resuming) */
 	return deschedule(t);
+}
+
+void spin_resuming(struct task *t)
+{
+	if (!t->spin_hazard_due)
+		return;
+	t->spin_hazard_due = false;
+	hazard(t, "resumes a loop that changed no memory but whose registers changed, "
+		  "descheduled at a point chosen by timing: its behaviour from here may vary "
+		  "between runs");
+	stack_report(t, "descheduled here");
+}
+
+/* A loop whose whole state comes back (spin_cycle.h) is stopped at the point its cycle
+ * chooses, whatever its writes; tried while another task waits for the CPU t holds, for a
+ * quarter of the CPU time it just ran at most (a computation pays a bounded share; a
+ * spinner's longer cycles are found as its budget grows). */
+static enum spin_verdict judge(struct task *t, void (*handle)(int, int),
+			       const struct user_regs_struct *samples, struct probe *probe)
+{
+	enum mem_verdict mem = watch_verdict(probe);
+	if (others_wait(t)) {
+		struct cycle_memory watch = watch_cycle(probe);
+		int64_t ran_ms = t->run_budget_ms ? t->run_budget_ms : tracer_opts->spin_budget_ms;
+		switch (spin_cycle_stop(t, handle, &watch, ran_ms * 1000000 / 4)) {
+		case CYCLE_STOPPED:
+			trace_event(t,
+				    "  spin: its state comes back; descheduled at 0x%llx, "
+				    "the state its cycle chooses",
+				    (unsigned long long)task_ip(t));
+			return deschedule(t);
+		case CYCLE_EVENT:
+			return SPIN_EVENT;
+		case CYCLE_NONE:
+			break;
+		}
+	}
+	if (mem == MEM_CHANGED)
+		t->spin_probes = 0;
+	if (mem >= MEM_UNKNOWN)
+		return keep_running(t); /* a computation, or unknown pages: hashed next time */
+	return judge_samples(t, samples, mem);
 }
 
 enum spin_verdict spin_check(struct task *t, void (*handle)(int, int))
@@ -679,18 +369,20 @@ enum spin_verdict spin_check(struct task *t, void (*handle)(int, int))
 	if (!t->proc->syscall_insn)
 		return keep_running(t);
 	struct user_regs_struct samples[SAMPLES + 1];
-	switch (take_samples(t, handle, samples)) {
+	struct probe probe;
+	enum spin_verdict v;
+	switch (take_samples(t, handle, samples, &probe)) {
 	case SAMPLING_MET_EVENT:
-		return SPIN_EVENT;
-	case SAMPLING_INCONCLUSIVE:
-		return keep_running(t);
-	case SAMPLING_SAW_WRITES:
-		t->spin_probes = 0;
-		return keep_running(t);
-	case SAMPLED:
+		v = SPIN_EVENT;
 		break;
+	case SAMPLING_INCONCLUSIVE:
+		v = keep_running(t);
+		break;
+	default:
+		v = judge(t, handle, samples, &probe);
 	}
-	return judge_samples(t, samples);
+	watch_end(&probe);
+	return v;
 }
 
 /* Can this machine count a task's branches (what would let detrun stop a loop at a

@@ -6,19 +6,23 @@
  * Where it is stopped is decided by timing, so descheduling it is only safe if that
  * point cannot matter:
  *
- *   1. Interrupt it, take a digest of all its writable memory, and sample its registers a
- *      few times while it runs; then compare the memory. (userfaultfd write-protection
- *      was tried first and dropped: a writer blocked on its write fault looks exactly
- *      like a spinner whose registers repeat, and private file-backed pages cannot be
- *      protected at all. A digest compares the state the other tasks would see at the
- *      point where the task is stopped, which is what has to be invariant.)
- *   2. Its memory changed: it is computing, not waiting. Let it run; the budget doubles, so
+ *   1. Interrupt it and sample its registers a few times while it runs; meanwhile the
+ *      kernel tracks which pages it writes (spin_watch.c), and those pages are compared
+ *      by content: a page written back with what it held is not a change.
+ *   2. While another task waits for the CPU it holds, single-step it: if its whole state
+ *      (registers, FPU, the pages it writes) comes back, it can never leave that cycle
+ *      while it runs alone; stop it at the state the cycle chooses (spin_cycle.h), the
+ *      same wherever the probe came in, so a mutex spinner is stopped deterministically.
+ *   3. Its memory changed: it is computing, not waiting. Let it run; the budget doubles, so
  *      a long computation is probed rarely.
- *   3. Memory unchanged and its registers repeat exactly at one ip: a pure spin. Its
- *      state at any stop point is the same; deschedule it silently.
- *   4. Memory unchanged but its registers change (an iteration counter, a read-only
+ *   4. Nothing written and its registers repeat exactly at one ip: a pure spin. Memory is
+ *      the same at any stop point; deschedule it silently.
+ *   5. Memory unchanged but its registers change (an iteration counter, a read-only
  *      scan): its own future may depend on where it stopped. Give it a much longer budget
- *      first (it may finish); then deschedule it and report a hazard with its stack.
+ *      first (it may finish); then deschedule it. The other tasks see the same memory
+ *      wherever it stopped; only its own registers differ, and they matter only if it
+ *      runs again: a hazard with its stack is reported then (spin_resuming), and never
+ *      for a loop whose process ends first (a thread looping beside an exit_group).
  *
  * Nothing here may depend on how busy the machine is: the budget and the gaps between
  * samples are measured in the task's own CPU time (a task waiting for a CPU is not looked
@@ -59,6 +63,10 @@ void spin_end(void);
 /* Interrupts the running t and waits for its interrupt stop (a native call cut short goes
  * on to it); false when t reached another stop first, which went to `handle`. */
 bool spin_interrupt(struct task *t, void (*handle)(int tid, int status));
+
+/* t is about to be resumed: if a read-only loop was descheduled where timing chose, say
+ * so now (its later behaviour may depend on it). */
+void spin_resuming(struct task *t);
 
 /* The budget starts now (t was just resumed, or looked at). */
 void spin_start(struct task *t);

@@ -176,6 +176,7 @@ struct task {
 	bool in_allowed_call;    /* every-call mode: past an entry stop with no seccomp stop */
 	bool seccomp_strict;     /* the program put this task in seccomp strict mode */
 	bool timer_hazard_shown; /* the hazard for a syscall-free loop was printed */
+	bool spin_hazard_due;    /* descheduled in a read-only loop where timing chose */
 	bool long_compute_shown; /* the hazard for a long computation holding others back */
 	int inject_signal;       /* signal to deliver with the next resume (signal-delivery stop) */
 	struct pending_exit exit;

@@ -153,6 +153,7 @@ int tracer_resume_request(const struct task *t)
 
 void tracer_resume(struct task *t)
 {
+	spin_resuming(t);
 	remote_store_regs(t);
 	if (t->resume == RESUME_SYSCALL)
 		t->exit_stop_wanted = true;

@@ -7,6 +7,7 @@
 
 #include <signal.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -150,6 +151,95 @@ TEST(SpinCost, ProgramsGetNoUserfaultfdAndComputeAsNative)
 				 sum)
 		<< r.Describe();
 	EXPECT_NE(r.err.find("userfaultfd is not supported"), std::string::npos) << r.Describe();
+}
+
+// ---- spins that write memory (issue 17, points 9 and 10) ------------------------------
+
+// The events of a --trace run, with the host's thread ids (which vary) and the first exec
+// (its arguments are addresses in detrun's launcher) left out.
+std::string TracedEvents(const std::string &err)
+{
+	std::string out;
+	for (const auto &line : SplitLines(err)) {
+		if (line.rfind("[t=", 0) != 0 || line.rfind("[t=1 ", 0) == 0)
+			continue;
+		std::string kept = line;
+		size_t tid = kept.find("(tid ");
+		if (tid != std::string::npos)
+			kept.erase(tid, kept.find(')', tid) - tid + 1);
+		out += kept + "\n";
+	}
+	return out;
+}
+
+// A waiter that loops lock / look / unlock on a mutex (Splash-3's VOLREND on its work
+// queues) writes the lock word on every round, so it was taken for a computation and held
+// its workers back for ever, or, when two samples happened to fall alike, was stopped
+// where the wall clock found it, sometimes holding the lock: the workers then waited on
+// the futex in some runs and not in others. Its whole state comes back every round, so
+// it is stopped at the point its cycle chooses: every run has the same events, beside a
+// hog too.
+TEST(SpinCycle, MutexSpinnerStopsAtThePointItsCycleChooses)
+{
+	RunOptions opt;
+	opt.timeout_s = 60;
+	std::vector<std::string> cmd = UnderDetrun({ "--trace", "--spin-budget", "1" },
+						   { G + "spin_mutex_queue", "2" });
+	std::string events;
+	for (int i = 0; i < 6; i++) {
+		std::unique_ptr<Hog> hog;
+		if (i >= 3)
+			hog = std::make_unique<Hog>();
+		RunResult r = RunCommand(cmd, opt);
+		ASSERT_FALSE(r.timed_out) << "run " << i << "\n" << r.Describe();
+		ASSERT_EQ(r.code, 0) << r.Describe();
+		ASSERT_NE(r.out.find("spin_mutex_queue: 2 results, total 250000\n"),
+			  std::string::npos)
+			<< r.Describe();
+		std::string e = TracedEvents(r.err);
+		if (i == 0)
+			events = e;
+		else
+			ASSERT_EQ(e, events) << "run " << i << ": "
+					     << FirstDifference("first", events, "this", e);
+	}
+	EXPECT_NE(events.find("state its cycle chooses"), std::string::npos) << events;
+}
+
+// A thread writes to a pipe and then loops for ever calling a function whose inner loop
+// only counts a register down (rr's unexpected_exit_pid_ns); main reads the pipe and
+// calls _exit(7). Each call writes the same return address to the stack, but seldom: a
+// probe whose verdict window saw it written, not knowing what the page held before, took
+// the loop for a computation and started its patience over, so main never got its turn.
+TEST(SpinCycle, ExitBesideALoopThatCallsEndsTheGroup)
+{
+	RunOptions opt;
+	opt.timeout_s = 90;
+	for (int i = 0; i < 2; i++) {
+		RunResult r = RunCommand(UnderDetrun({}, { G + "exit_beside_loop" }), opt);
+		ASSERT_FALSE(r.timed_out) << r.Describe();
+		EXPECT_EQ(r.code, 7) << r.Describe();
+		EXPECT_EQ(r.out, "exit_beside_loop: main read x, exits 7\n") << r.Describe();
+		EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+		// Stopped where timing chose, but it never runs again: nothing can vary.
+		EXPECT_EQ(r.err.find("hazard"), std::string::npos) << r.Describe();
+	}
+}
+
+// The same kind of loop (registers change, memory does not) that does run again, with
+// a count that depends on where it was stopped: the hazard comes when it resumes.
+TEST(SpinCycle, ReadOnlyLoopThatRunsAgainIsAHazard)
+{
+	RunOptions opt;
+	opt.timeout_s = 90;
+	RunResult r = RunCommand(UnderDetrun({}, { G + "spin_count_wait" }), opt);
+	ASSERT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_EQ(r.code, 0) << r.Describe();
+	EXPECT_EQ(r.out, "spin_count_wait: main sets the flag\nspin_count_wait: counted some\n")
+		<< r.Describe();
+	EXPECT_NE(r.err.find("hazard: task 2"), std::string::npos) << r.Describe();
+	EXPECT_NE(r.err.find("resumes a loop that changed no memory"), std::string::npos)
+		<< r.Describe();
 }
 
 } // namespace
