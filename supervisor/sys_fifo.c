@@ -154,7 +154,7 @@ static int flags_arg(long nr)
 }
 
 /* Does t's open name a FIFO it would sleep on? Then it is handled here (true). */
-static bool fifo_open(struct task *t)
+static bool fifo_open(struct task *t, const struct open_target *o)
 {
 	long nr = t->syscall_nr;
 	int arg = flags_arg(nr);
@@ -162,12 +162,9 @@ static bool fifo_open(struct task *t)
 	int mode = (int)(flags & O_ACCMODE);
 	if ((flags & (O_NONBLOCK | O_PATH | O_DIRECTORY)) || (mode != O_RDONLY && mode != O_WRONLY))
 		return false;
-	bool at = nr == __NR_openat;
-	struct stat st;
-	if (stat_path(t, at ? (int)syscall_arg(t, 0) : AT_FDCWD, syscall_arg(t, at ? 1 : 0), false,
-		      !(flags & O_NOFOLLOW), &st) ||
-	    !S_ISFIFO(st.st_mode))
+	if (!o->resolved || !S_ISFIFO(o->st.st_mode))
 		return false;
+	const struct stat st = o->st;
 	bool reader = mode == O_RDONLY;
 	if (group_holds(st.st_dev, st.st_ino, reader))
 		return true; /* the other end is open: the open returns at once */
@@ -187,6 +184,8 @@ static bool fifo_open(struct task *t)
  * memory, where the reader's O_NONBLOCK could not be added without writing the program's. */
 void sys_open_fifo(struct task *t)
 {
-	if (!fifo_open(t))
-		sys_open(t);
+	struct open_target o;
+	open_target_lookup(t, &o);
+	if (!fifo_open(t, &o))
+		sys_open_target(t, &o);
 }

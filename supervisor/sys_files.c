@@ -528,42 +528,48 @@ static void read_open_done(struct task *t)
 		fingerprint_opened(t, (int)fd);
 }
 
-/* Can t's open land on a kernel view (sys_kernfs.c judges those at the exit)? The path is
- * resolved here in t's view; where that fails (/proc/self names detrun's own process,
- * which the group's /proc does not show) or openat2 resolves its own way, it may. An exit
- * stop costs more than this look at every other open. */
-static bool may_land_on_view(struct task *t, uint64_t flags)
+void open_target_lookup(struct task *t, struct open_target *o)
 {
-	if (t->syscall_nr == __NR_openat2)
-		return true;
+	*o = (struct open_target){ .resolved = false };
 	bool at = t->syscall_nr == __NR_openat;
+	uint64_t flags = open_flags(t);
 	char path[PATH_MAX];
-	if (read_path(t, syscall_arg(t, at ? 1 : 0), path, sizeof(path)))
-		return true;
+	if (t->syscall_nr == __NR_openat2 ||
+	    read_path(t, syscall_arg(t, at ? 1 : 0), path, sizeof(path)))
+		return;
 	int base = path_base(t, at ? (int)syscall_arg(t, 0) : AT_FDCWD, path);
 	if (base < 0)
-		return true;
+		return;
 	const char *rel = path + strspn(path, "/");
 	int fd = openat(base, *rel ? rel : ".",
 			O_PATH | O_CLOEXEC | (flags & O_NOFOLLOW) | (*rel ? 0 : O_DIRECTORY));
 	close(base);
-	bool may = fd < 0 || synthetic_filesystem(fd);
-	if (fd >= 0)
-		close(fd);
-	return may;
+	if (fd < 0)
+		return;
+	o->resolved = fstat(fd, &o->st) == 0;
+	o->on_kernel_view = synthetic_filesystem(fd);
+	close(fd);
 }
 
-/* Implements open(2), openat(2), openat2(2), creat(2) stamping; every open stops (after
- * sys_open_fifo looked for a FIFO), and only creating or truncating ones are stamped.
- * Every open that may land on /proc, /sys or another kernel view is judged at its exit by
- * sys_kernfs.c, where the kernel has resolved it. */
 void sys_open(struct task *t)
+{
+	struct open_target o;
+	open_target_lookup(t, &o);
+	sys_open_target(t, &o);
+}
+
+/* Every open stops, and only creating or truncating ones are stamped. Every open that may
+ * land on /proc, /sys or another kernel view is judged at its exit by sys_kernfs.c, where
+ * the kernel has resolved it: one whose path did not resolve here may (/proc/self names
+ * detrun's own process, which the group's /proc does not show; openat2 resolves its own
+ * way). An exit stop costs more than this look at every other open. */
+void sys_open_target(struct task *t, const struct open_target *o)
 {
 	uint64_t flags = open_flags(t);
 	t->exit.open.flags = flags;
 	if (!(flags & (O_CREAT | O_TRUNC))) {
-		if ((shim_get()->file_opened && (flags & O_ACCMODE) != O_WRONLY) ||
-		    may_land_on_view(t, flags))
+		if ((shim_get()->file_opened && (flags & O_ACCMODE) != O_WRONLY) || !o->resolved ||
+		    o->on_kernel_view)
 			tracer_want_exit(t, read_open_done);
 		return;
 	}

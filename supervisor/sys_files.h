@@ -13,8 +13,20 @@
 /* stat(2) of a path argument as task t sees it (relative to dirfd, its cwd or root); with
  * `parent`, of the directory holding it. 0 or -errno. */
 int stat_path(struct task *t, int dirfd, uint64_t addr, bool parent, bool follow, struct stat *st);
-/* sys_files.c's handling of opens (stamping, fingerprints); sys_open_fifo comes first. */
+/* Where an open of t lands, looked up once at its stop in t's own view (following the
+ * last link unless O_NOFOLLOW) and shared by sys_open_fifo and sys_open: `resolved` is
+ * false when the path does not resolve there (a new file, /proc/self, a bad address). */
+struct open_target {
+	bool resolved;
+	bool on_kernel_view; /* proc, sysfs, cgroup ...: judged at the open's exit */
+	struct stat st;
+};
+void open_target_lookup(struct task *t, struct open_target *o);
+/* sys_files.c's handling of opens (stamping, fingerprints, kernel views); sys_open_fifo
+ * comes first and passes the target it looked up. openat2 (its own resolution rules)
+ * comes here directly. */
 void sys_open(struct task *t);
+void sys_open_target(struct task *t, const struct open_target *o);
 
 /* Files: call files_init() before the program starts; files_written() stamps a regular
  * file the group wrote through descriptor `tfd`. */
