@@ -29,6 +29,7 @@ enum {
 	SAMPLE_CPU_NS = 1000000, /* CPU time the task must use between two samples */
 	SAMPLE_WAIT_US = 500000, /* longest wall-clock wait for that CPU time */
 	MAX_BUDGET_MS = 4000,    /* a computing task is looked at no less often than this */
+	MAX_CYCLE_BACKOFF = 2,   /* a cycle search at least every 4th probe (cycle_search_due) */
 	READONLY_PATIENCE = 8,   /* probes a changing read-only loop gets before a hazard */
 };
 
@@ -319,15 +320,35 @@ void spin_resuming(struct task *t)
 	stack_report(t, "descheduled here");
 }
 
+/* Is a cycle search due at this probe? Each search that finds none doubles the probes
+ * until the next (up to every 2^MAX_CYCLE_BACKOFF-th), until t's next event: a computation
+ * would otherwise pay a quarter of its time at every probe (matmul: 1.66x), while a
+ * spinner is only found later, at the same state (spin_cycle.h). */
+static bool cycle_search_due(struct task *t)
+{
+	if (t->cycle_skips > 0) {
+		t->cycle_skips--;
+		return false;
+	}
+	return true;
+}
+
+static void cycle_missed(struct task *t)
+{
+	if (t->cycle_misses < MAX_CYCLE_BACKOFF)
+		t->cycle_misses++;
+	t->cycle_skips = (1 << t->cycle_misses) - 1;
+}
+
 /* A loop whose whole state comes back (spin_cycle.h) is stopped at the point its cycle
  * chooses, whatever its writes; tried while another task waits for the CPU t holds, for a
- * quarter of the CPU time it just ran at most (a computation pays a bounded share; a
- * spinner's longer cycles are found as its budget grows). */
+ * quarter of the CPU time it just ran at most (a computation pays a bounded share, less as
+ * searches fail; a spinner's longer cycles are found as its budget grows). */
 static enum spin_verdict judge(struct task *t, void (*handle)(int, int),
 			       const struct user_regs_struct *samples, struct probe *probe)
 {
 	enum mem_verdict mem = watch_verdict(probe);
-	if (others_wait(t)) {
+	if (others_wait(t) && cycle_search_due(t)) {
 		struct cycle_memory watch = watch_cycle(probe);
 		int64_t ran_ms = t->run_budget_ms ? t->run_budget_ms : tracer_opts->spin_budget_ms;
 		switch (spin_cycle_stop(t, handle, &watch, ran_ms * 1000000 / 4)) {
@@ -340,6 +361,7 @@ static enum spin_verdict judge(struct task *t, void (*handle)(int, int),
 		case CYCLE_EVENT:
 			return SPIN_EVENT;
 		case CYCLE_NONE:
+			cycle_missed(t);
 			break;
 		}
 	}

@@ -189,6 +189,8 @@ struct task {
 	long external_restart_nr; /* the external call a signal from outside interrupted and
 				   * the kernel restarts; -1 for none */
 	int spin_probes;          /* probes since the last event that found a read-only loop */
+	int cycle_misses;         /* cycle searches since the last event that found none */
+	int cycle_skips;          /* probes left before the next cycle search */
 	int64_t run_budget_ms;    /* CPU-time budget before the spin detector looks */
 	int64_t run_cpu_ns;       /* the task's CPU time when that budget started */
 	/* A probe cut short the native call `probe_restart_nr` at `probe_restart_rip`: its

@@ -531,6 +531,7 @@ static void run_until_event(struct task *t)
 	if (still_traced(t) && t->state == TASK_STOPPED && !t->spin_descheduled) {
 		t->run_budget_ms = 0; /* an event: the spin budget starts over */
 		t->spin_probes = 0;
+		t->cycle_misses = t->cycle_skips = 0;
 	}
 }
 
