@@ -31,7 +31,8 @@ uint64_t room_for_write(int fd, mode_t type);
 enum fd_kind {
 	FD_OTHER,
 	FD_SIGNALFD,
-	FD_EPOLL
+	FD_EPOLL,
+	FD_INOTIFY
 };
 enum fd_kind fd_kind(int fd);
 /* Is descriptor fd of process pid one of detrun's own files? */

@@ -197,11 +197,14 @@ void sys_fd_read(struct task *t)
 {
 	if (external_fd_call(t, (int)syscall_arg(t, 0), POLLIN))
 		return;
-	views_want_read(t, (int)syscall_arg(t, 0));
-	if (dontwait(t))
-		return;
 	struct fd_info info;
 	int fd = must_wait(t, (int)syscall_arg(t, 0), &info);
+	views_want_read(t, (int)syscall_arg(t, 0), info.type);
+	if (dontwait(t)) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
 	if (fd >= 0)
 		park_on_one(t, fd, POLLIN, syscall_name(t->syscall_nr), receive_ready);
 	else if (is_random_device(&info) && t->syscall_nr == __NR_read)

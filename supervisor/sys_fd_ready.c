@@ -137,6 +137,8 @@ enum fd_kind fd_kind(int fd)
 		return FD_SIGNALFD;
 	if (strcmp(link, "anon_inode:[eventpoll]") == 0)
 		return FD_EPOLL;
+	if (strcmp(link, "anon_inode:inotify") == 0)
+		return FD_INOTIFY;
 	return FD_OTHER;
 }
 

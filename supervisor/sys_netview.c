@@ -38,6 +38,7 @@
 
 #include "scheduler/vclock.h"
 #include "shim/shim.h"
+#include "supervisor/fd_wait.h"
 #include "supervisor/report.h"
 #include "supervisor/sys_common.h"
 #include "supervisor/sys_external.h"
@@ -379,23 +380,37 @@ static uint32_t read_u32(struct task *t, uint64_t addr)
 	return v;
 }
 
+/* The arguments holding the address a call shows and the pointer to its length, for the
+ * calls that show one directly rather than through a msghdr: false for the others. */
+static bool plain_address_args(long nr, int *addr, int *len)
+{
+	switch (nr) {
+	case __NR_getsockname:
+	case __NR_getpeername:
+	case __NR_accept:
+	case __NR_accept4:
+		*addr = 1, *len = 2;
+		return true;
+	case __NR_recvfrom:
+		*addr = 4, *len = 5;
+		return true;
+	}
+	return false;
+}
+
 static void received_view(struct task *t)
 {
 	if ((int64_t)syscall_result(t) < 0)
 		return;
 	uint64_t a1 = syscall_arg(t, 1);
+	int addr, len;
 	struct msghdr m;
-	switch (t->syscall_nr) {
-	case __NR_getsockname:
-	case __NR_getpeername:
-	case __NR_accept:
-	case __NR_accept4:
-		show_address(t, a1, read_u32(t, syscall_arg(t, 2)), t->exit.view_room[0]);
-		break;
-	case __NR_recvfrom:
-		show_address(t, syscall_arg(t, 4), read_u32(t, syscall_arg(t, 5)),
+	if (plain_address_args(t->syscall_nr, &addr, &len)) {
+		show_address(t, syscall_arg(t, addr), read_u32(t, syscall_arg(t, len)),
 			     t->exit.view_room[0]);
-		break;
+		return;
+	}
+	switch (t->syscall_nr) {
 	case __NR_recvmsg:
 		if (remote_read(t, REMOTE(a1), &m, sizeof(m)))
 			break;
@@ -420,18 +435,17 @@ static void received_view(struct task *t)
  * recvmmsg's messages past the first VIEW_ROOMS are shown as they came. */
 static void want_received_view(struct task *t)
 {
-	uint64_t room_at = 0;
+	int addr, len;
 	struct msghdr m;
+	if (plain_address_args(t->syscall_nr, &addr, &len)) {
+		uint64_t room_at = syscall_arg(t, addr) ? syscall_arg(t, len) : 0;
+		if (!room_at)
+			return;
+		t->exit.view_room[0] = read_u32(t, room_at);
+		tracer_want_view(t, received_view);
+		return;
+	}
 	switch (t->syscall_nr) {
-	case __NR_getsockname:
-	case __NR_getpeername:
-	case __NR_accept:
-	case __NR_accept4:
-		room_at = syscall_arg(t, 1) ? syscall_arg(t, 2) : 0;
-		break;
-	case __NR_recvfrom:
-		room_at = syscall_arg(t, 4) ? syscall_arg(t, 5) : 0;
-		break;
 	case __NR_recvmsg: /* nothing to show: no exit stop */
 		if (remote_read(t, REMOTE(syscall_arg(t, 1)), &m, sizeof(m)) ||
 		    (!m.msg_name && !m.msg_control))
@@ -449,13 +463,7 @@ static void want_received_view(struct task *t)
 		}
 		tracer_want_view(t, received_view);
 		return;
-	default:
-		return;
 	}
-	if (!room_at)
-		return;
-	t->exit.view_room[0] = read_u32(t, room_at);
-	tracer_want_view(t, received_view);
 }
 
 /* Implements getsockname(2), getpeername(2): the address shown virtual. */
@@ -472,17 +480,19 @@ void netview_accept(struct task *t)
 	want_received_view(t);
 }
 
-void views_want_read(struct task *t, int tfd)
+void views_want_read(struct task *t, int tfd, mode_t type)
 {
+	if (type == S_IFSOCK) {
+		want_received_view(t);
+		return;
+	}
+	/* an anonymous inode has no file type */
+	if (type != 0 || (t->syscall_nr != __NR_read && t->syscall_nr != __NR_readv))
+		return;
 	int fd = remote_dup_fd(t, tfd);
 	if (fd < 0)
 		return;
-	struct stat st;
-	int type = fstat(fd, &st) == 0 ? (int)(st.st_mode & S_IFMT) : -1;
-	if (type == S_IFSOCK)
-		want_received_view(t);
-	else if (type == 0 && (t->syscall_nr == __NR_read || t->syscall_nr == __NR_readv) &&
-		 notify_is_inotify(fd)) /* an anonymous inode has no file type */
+	if (fd_kind(fd) == FD_INOTIFY)
 		tracer_want_view(t, notify_view_read);
 	close(fd);
 }

@@ -71,17 +71,6 @@ void sys_inotify_watch(struct task *t)
 	tracer_want_exit(t, watch_mask_restored);
 }
 
-bool notify_is_inotify(int supervisor_fd)
-{
-	char path[64], link[64];
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", supervisor_fd);
-	ssize_t n = readlink(path, link, sizeof(link) - 1);
-	if (n <= 0)
-		return false;
-	link[n] = 0;
-	return strcmp(link, "anon_inode:inotify") == 0;
-}
-
 /* Renumbers the cookies of the whole events in `len` bytes at addr (the kernel never
  * splits an event across a buffer). */
 static void renumber_buffer(struct task *t, uint64_t addr, size_t len)

@@ -18,13 +18,12 @@
 #include "supervisor/task.h"
 
 /* At the stop of a read, readv, recvfrom, recvmsg or recvmmsg on the task's descriptor
- * tfd, inside the group (not the shim's): asks for the view its kind needs (sys_netview.c:
- * a socket's addresses and timestamps; an inotify instance's cookies). */
-void views_want_read(struct task *t, int tfd);
+ * tfd, inside the group (not the shim's), whose file type (S_IFMT bits, 0 for an anonymous
+ * inode) the caller has looked up: asks for the view its kind needs (sys_netview.c: a
+ * socket's addresses and timestamps; an inotify instance's cookies). */
+void views_want_read(struct task *t, int tfd, mode_t type);
 
 /* ---- sys_notify.c ---- */
-/* Is the descriptor an inotify instance? */
-bool notify_is_inotify(int supervisor_fd);
 /* The view of a completed read or readv on an inotify descriptor: cookies renumbered. */
 void notify_view_read(struct task *t);
 
