@@ -11,17 +11,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "supervisor/debugger_hooks.h"
+#include "engine/debugger_hooks.h"
 #include "recorder/fingerprint.h"
 #include "recorder/log.h"
 #include "recorder/log_print.h"
 #include "shim/shim.h"
-#include "supervisor/commands.h"
-#include "supervisor/launch.h"
-#include "supervisor/report.h"
-#include "supervisor/sys_common.h"
-#include "supervisor/sys_external.h"
-#include "supervisor/tracer.h"
+#include "handlers/commands.h"
+#include "engine/launch.h"
+#include "vkernel/report.h"
+#include "handlers/sys_common.h"
+#include "handlers/sys_external.h"
+#include "engine/tracer.h"
 
 static const char usage[] =
 	"usage: detrun [OPTIONS] [--] PROGRAM [ARGS...]\n"

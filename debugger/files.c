@@ -12,7 +12,7 @@
 #include "debugger/internal.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/task.h"
-#include "supervisor/task.h"
+#include "vkernel/task.h"
 
 enum {
 	MAX_FILES = 16

@@ -13,15 +13,15 @@
 #include <string.h>
 #include <sys/ptrace.h>
 
-#include "supervisor/debugger_hooks.h"
+#include "engine/debugger_hooks.h"
 #include "debugger/internal.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/task.h"
-#include "supervisor/remote.h"
-#include "supervisor/report.h"
-#include "supervisor/spin.h"
-#include "supervisor/task.h"
-#include "supervisor/tracer.h"
+#include "engine/remote.h"
+#include "vkernel/report.h"
+#include "engine/spin.h"
+#include "vkernel/task.h"
+#include "engine/tracer.h"
 
 static bool pending; /* taken, not reported yet: the next event reports it */
 

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "supervisor/debugger_hooks.h"
+#include "engine/debugger_hooks.h"
 #include "debugger/internal.h"
 #include "recorder/fingerprint.h"
 #include "recorder/log.h"

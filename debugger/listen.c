@@ -17,7 +17,7 @@
 
 #include "debugger/internal.h"
 #include "shim/shim.h"
-#include "supervisor/report.h"
+#include "vkernel/report.h"
 
 static struct {
 	enum {

@@ -18,8 +18,8 @@
 #include "debugger/internal.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/task.h"
-#include "supervisor/remote.h"
-#include "supervisor/tracer.h"
+#include "engine/remote.h"
+#include "engine/tracer.h"
 
 struct point points[MAX_POINTS];
 int n_points;

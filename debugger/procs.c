@@ -16,12 +16,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "supervisor/debugger_hooks.h"
+#include "engine/debugger_hooks.h"
 #include "debugger/internal.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/task.h"
-#include "supervisor/report.h"
-#include "supervisor/task.h"
+#include "vkernel/report.h"
+#include "vkernel/task.h"
 
 enum {
 	MAX_FOLLOWED = 64

@@ -11,7 +11,7 @@
 
 #include "debugger/internal.h"
 #include "scheduler/task.h"
-#include "supervisor/remote.h"
+#include "engine/remote.h"
 
 enum source {
 	GPR,

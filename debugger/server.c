@@ -12,13 +12,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "supervisor/debugger_hooks.h"
+#include "engine/debugger_hooks.h"
 #include "debugger/internal.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/task.h"
-#include "supervisor/remote.h"
-#include "supervisor/report.h"
-#include "supervisor/tracer.h"
+#include "engine/remote.h"
+#include "vkernel/report.h"
+#include "engine/tracer.h"
 
 struct dbg_state dbg = { .mode = MODE_OFF, .listen_fd = -1, .conn_fd = -1 };
 

@@ -25,9 +25,9 @@
 #include "debugger/internal.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/task.h"
-#include "supervisor/remote.h"
-#include "supervisor/report.h"
-#include "supervisor/spin.h"
+#include "engine/remote.h"
+#include "vkernel/report.h"
+#include "engine/spin.h"
 
 enum job {
 	JOB_NONE,

@@ -19,12 +19,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "supervisor/debugger_hooks.h"
+#include "engine/debugger_hooks.h"
 #include "debugger/internal.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/task.h"
-#include "supervisor/task.h"
-#include "supervisor/report.h"
+#include "vkernel/task.h"
+#include "vkernel/report.h"
 
 static char **saved_argv; /* detrun's command line, our own arguments taken out */
 static char **saved_env;

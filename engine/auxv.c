@@ -1,4 +1,4 @@
-#include "supervisor/auxv.h"
+#include "engine/auxv.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -7,10 +7,10 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "supervisor/remote.h"
-#include "supervisor/report.h"
-#include "supervisor/sys_common.h"
-#include "supervisor/sys_random.h"
+#include "engine/remote.h"
+#include "vkernel/report.h"
+#include "handlers/sys_common.h"
+#include "vkernel/random.h"
 
 /* At the exec stop rsp points at argc, then argv[], NULL, envp[], NULL, then auxv pairs. */
 int auxv_rewrite(struct task *t, bool hide_vdso, const char **step)

@@ -1,4 +1,4 @@
-#include "supervisor/sys_cpu.h"
+#include "engine/cpu_emulate.h"
 
 #include <capstone/capstone.h>
 #include <cpuid.h>
@@ -9,11 +9,11 @@
 
 #include "scheduler/scheduler.h"
 #include "scheduler/vclock.h"
-#include "supervisor/remote.h"
-#include "supervisor/report.h"
-#include "supervisor/cpu_patch.h"
-#include "supervisor/sys_common.h"
-#include "supervisor/sys_random.h"
+#include "engine/remote.h"
+#include "vkernel/report.h"
+#include "engine/cpu_patch.h"
+#include "handlers/sys_common.h"
+#include "vkernel/random.h"
 
 /* The virtual TSC runs at 1 GHz: one tick per virtual nanosecond. */
 static uint64_t virtual_tsc(void)

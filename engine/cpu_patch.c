@@ -15,7 +15,7 @@
  * hazard. Whether a site is already patched is read from the tracee's bytes, not from
  * memory of past patches, so code mapped again at the same address (dlclose, then
  * dlopen) is patched again. */
-#include "supervisor/cpu_patch.h"
+#include "engine/cpu_patch.h"
 
 #include <capstone/capstone.h>
 #include <elf.h>
@@ -29,8 +29,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "supervisor/remote.h"
-#include "supervisor/report.h"
+#include "engine/remote.h"
+#include "vkernel/report.h"
 
 struct range {
 	uint64_t start, end; /* link-time virtual addresses */

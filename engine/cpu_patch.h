@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "supervisor/task.h"
+#include "vkernel/task.h"
 
 /* RDPID (F3 0F C7 /7) is listed apart: capstone 4 decodes it as RDSEED. */
 enum trap_kind {

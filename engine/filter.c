@@ -1,4 +1,4 @@
-#include "supervisor/filter.h"
+#include "engine/filter.h"
 
 #include <errno.h>
 #include <linux/audit.h>
@@ -10,9 +10,9 @@
 #include <sys/ptrace.h>
 #include <unistd.h>
 
-#include "supervisor/task.h"
-#include "supervisor/remote.h"
-#include "supervisor/report.h"
+#include "vkernel/task.h"
+#include "engine/remote.h"
+#include "vkernel/report.h"
 #include "syscalls/syscall_table.h"
 
 #define X32_SYSCALL_BIT 0x40000000ULL

@@ -1,4 +1,4 @@
-#include "supervisor/foreground.h"
+#include "engine/foreground.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,8 +12,8 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "supervisor/report.h"
-#include "supervisor/sys_common.h"
+#include "vkernel/report.h"
+#include "handlers/sys_common.h"
 
 /* The sentinel tells detrun with this signal, the terminal's signal as its value. */
 #define SENTINEL_SIGNAL (SIGRTMAX - 1)

@@ -1,12 +1,12 @@
-#include "supervisor/jobctl.h"
+#include "engine/jobctl.h"
 
 #include <signal.h>
 #include <string.h>
 
 #include "scheduler/scheduler.h"
-#include "supervisor/report.h"
-#include "supervisor/sys_common.h"
-#include "supervisor/tracer.h"
+#include "vkernel/report.h"
+#include "handlers/sys_common.h"
+#include "engine/tracer.h"
 
 #define STOP_SIGNALS (SIGBIT(SIGSTOP) | SIGBIT(SIGTSTP) | SIGBIT(SIGTTIN) | SIGBIT(SIGTTOU))
 

@@ -1,4 +1,4 @@
-#include "supervisor/launch.h"
+#include "engine/launch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +20,7 @@
 #include <linux/capability.h>
 
 #include "scheduler/vclock.h"
-#include "supervisor/filter.h"
+#include "engine/filter.h"
 
 #define TRACE_OPTIONS \
 	(PTRACE_O_EXITKILL | PTRACE_O_TRACESECCOMP | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | \

@@ -1,4 +1,4 @@
-#include "supervisor/nested_init.h"
+#include "engine/nested_init.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -9,10 +9,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "supervisor/task.h"
-#include "supervisor/report.h"
-#include "supervisor/sys_common.h"
-#include "supervisor/tracer.h"
+#include "vkernel/task.h"
+#include "vkernel/report.h"
+#include "handlers/sys_common.h"
+#include "engine/tracer.h"
 
 #define FAULT_SIGNALS (SIGBIT(SIGSEGV) | SIGBIT(SIGBUS) | SIGBIT(SIGILL) | SIGBIT(SIGFPE))
 

@@ -1,4 +1,4 @@
-#include "supervisor/remote.h"
+#include "engine/remote.h"
 
 #include <errno.h>
 #include <fcntl.h>

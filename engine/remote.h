@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "supervisor/task.h"
+#include "vkernel/task.h"
 
 /* A tracee address: a distinct type so it is never dereferenced by accident. */
 typedef struct {

@@ -1,5 +1,5 @@
 /* The program's own seccomp filters, judged by detrun (seccomp_filter.h). */
-#include "supervisor/seccomp_filter.h"
+#include "engine/seccomp_filter.h"
 
 #include <errno.h>
 #include <linux/audit.h>
@@ -13,10 +13,10 @@
 #include <sys/syscall.h>
 
 #include "scheduler/scheduler.h"
-#include "supervisor/remote.h"
-#include "supervisor/report.h"
-#include "supervisor/signal_bits.h"
-#include "supervisor/sys_common.h"
+#include "engine/remote.h"
+#include "vkernel/report.h"
+#include "engine/signal_bits.h"
+#include "handlers/sys_common.h"
 #include "syscalls/syscall_table.h"
 
 #define SYS_SECCOMP 1 /* si_code of a seccomp SIGSYS (asm-generic/siginfo.h) */

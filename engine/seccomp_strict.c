@@ -1,5 +1,5 @@
 /* Seccomp strict mode, emulated (seccomp_strict.h). */
-#include "supervisor/seccomp_strict.h"
+#include "engine/seccomp_strict.h"
 
 #include <errno.h>
 #include <linux/seccomp.h>
@@ -8,8 +8,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "supervisor/report.h"
-#include "supervisor/sys_common.h"
+#include "vkernel/report.h"
+#include "handlers/sys_common.h"
 #include "syscalls/syscall_table.h"
 
 bool seccomp_strict_enter(struct task *t)

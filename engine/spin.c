@@ -1,4 +1,4 @@
-#include "supervisor/spin.h"
+#include "engine/spin.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,14 +14,14 @@
 #include <unistd.h>
 
 #include "scheduler/scheduler.h"
-#include "supervisor/task.h"
-#include "supervisor/remote.h"
-#include "supervisor/report.h"
-#include "supervisor/stack.h"
-#include "supervisor/spin_cycle.h"
-#include "supervisor/spin_watch.h"
+#include "vkernel/task.h"
+#include "engine/remote.h"
+#include "vkernel/report.h"
+#include "engine/stack.h"
+#include "engine/spin_cycle.h"
+#include "engine/spin_watch.h"
 #include "syscalls/syscall_table.h"
-#include "supervisor/tracer.h"
+#include "engine/tracer.h"
 
 enum {
 	SAMPLES = 6,             /* register samples per probe */

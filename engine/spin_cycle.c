@@ -1,4 +1,4 @@
-#include "supervisor/spin_cycle.h"
+#include "engine/spin_cycle.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -10,8 +10,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "supervisor/task.h"
-#include "supervisor/remote.h"
+#include "vkernel/task.h"
+#include "engine/remote.h"
 
 enum {
 	MAX_CYCLE_STEPS = 6000, /* instructions stepped looking for a cycle */

@@ -1,4 +1,4 @@
-#include "supervisor/spin_watch.h"
+#include "engine/spin_watch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,9 +10,9 @@
 #include <linux/userfaultfd.h>
 
 #include "scheduler/scheduler.h"
-#include "supervisor/spin.h"
-#include "supervisor/task.h"
-#include "supervisor/remote.h"
+#include "engine/spin.h"
+#include "vkernel/task.h"
+#include "engine/remote.h"
 /* ---- memory watch ------------------------------------------------------------------------ */
 
 /*

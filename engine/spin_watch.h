@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "supervisor/spin_cycle.h"
+#include "engine/spin_cycle.h"
 
 struct task;
 

@@ -1,9 +1,9 @@
-#include "supervisor/stack.h"
+#include "engine/stack.h"
 
 #include <libunwind-ptrace.h>
 #include <stdio.h>
 
-#include "supervisor/task.h"
+#include "vkernel/task.h"
 
 void stack_report(struct task *t, const char *why)
 {

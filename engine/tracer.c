@@ -3,7 +3,7 @@
  * ptrace stop into an event (syscalls, signals; lifecycle stops go to tracer_tasks.c) and
  * serves the scheduler's questions about signals that end a wait.
  */
-#include "supervisor/tracer.h"
+#include "engine/tracer.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -20,31 +20,31 @@
 #include <unistd.h>
 #include <sched.h>
 
-#include "supervisor/debugger_hooks.h"
+#include "engine/debugger_hooks.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/vclock.h"
 #include "shim/shim.h"
-#include "supervisor/foreground.h"
-#include "supervisor/jobctl.h"
-#include "supervisor/launch.h"
-#include "supervisor/nested_init.h"
-#include "supervisor/remote.h"
-#include "supervisor/report.h"
-#include "supervisor/seccomp_filter.h"
-#include "supervisor/seccomp_strict.h"
-#include "supervisor/spin.h"
-#include "supervisor/stack.h"
-#include "supervisor/sys_cpu.h"
-#include "supervisor/trap_signals.h"
-#include "supervisor/filter.h"
-#include "supervisor/sys_common.h"
-#include "supervisor/sys_random.h"
-#include "supervisor/sys_reach.h"
-#include "supervisor/sys_external.h"
-#include "supervisor/sys_files.h"
-#include "supervisor/sys_timer.h"
+#include "engine/foreground.h"
+#include "engine/jobctl.h"
+#include "engine/launch.h"
+#include "engine/nested_init.h"
+#include "engine/remote.h"
+#include "vkernel/report.h"
+#include "engine/seccomp_filter.h"
+#include "engine/seccomp_strict.h"
+#include "engine/spin.h"
+#include "engine/stack.h"
+#include "engine/cpu_emulate.h"
+#include "engine/trap_signals.h"
+#include "engine/filter.h"
+#include "handlers/sys_common.h"
+#include "vkernel/random.h"
+#include "handlers/sys_reach.h"
+#include "handlers/sys_external.h"
+#include "handlers/sys_files.h"
+#include "handlers/sys_timer.h"
 #include "syscalls/syscall_table.h"
-#include "supervisor/tracer_internal.h"
+#include "engine/tracer_internal.h"
 
 const struct tracer_options *tracer_opts;
 

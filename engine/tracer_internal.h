@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "supervisor/task.h"
+#include "vkernel/task.h"
 
 struct launch;
 

@@ -17,13 +17,13 @@
 
 #include "scheduler/scheduler.h"
 #include "shim/shim.h"
-#include "supervisor/debugger_hooks.h"
-#include "supervisor/foreground.h"
-#include "supervisor/jobctl.h"
-#include "supervisor/report.h"
-#include "supervisor/sys_common.h"
-#include "supervisor/tracer.h"
-#include "supervisor/tracer_internal.h"
+#include "engine/debugger_hooks.h"
+#include "engine/foreground.h"
+#include "engine/jobctl.h"
+#include "vkernel/report.h"
+#include "handlers/sys_common.h"
+#include "engine/tracer.h"
+#include "engine/tracer_internal.h"
 
 static int self_pipe[2] = { -1, -1 };
 static volatile sig_atomic_t alarm_fired;

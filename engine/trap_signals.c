@@ -1,6 +1,6 @@
 /* The program's SIGSEGV and SIGILL, kept intact although detrun traps on them: see
  * trap_signals.h for the idea. */
-#include "supervisor/trap_signals.h"
+#include "engine/trap_signals.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,8 +12,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "supervisor/report.h"
-#include "supervisor/sys_common.h"
+#include "vkernel/report.h"
+#include "handlers/sys_common.h"
 
 /* Stands for the program's SIG_DFL or SIG_IGN in the kernel. Never run: every delivery of
  * these signals stops in detrun first, which applies the program's own action. */

@@ -19,14 +19,14 @@
 #include "recorder/fingerprint.h"
 #include "scheduler/vclock.h"
 #include "shim/shim.h"
-#include "supervisor/report.h"
-#include "supervisor/sys_common.h"
-#include "supervisor/sys_park.h"
-#include "supervisor/sys_reach.h"
-#include "supervisor/sys_external.h"
-#include "supervisor/sys_proc.h"
+#include "vkernel/report.h"
+#include "handlers/sys_common.h"
+#include "handlers/sys_park.h"
+#include "handlers/sys_reach.h"
+#include "handlers/sys_external.h"
+#include "handlers/sys_proc.h"
 #include "syscalls/syscall_table.h"
-#include "supervisor/call_outputs.h"
+#include "handlers/call_outputs.h"
 
 static void add(struct outputs *o, enum region_kind kind, uint64_t addr, uint64_t max,
 		uint32_t elem)

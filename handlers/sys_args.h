@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "supervisor/task.h"
+#include "vkernel/task.h"
 
 /* A relative or absolute timespec argument turned into a virtual monotonic deadline;
  * returns -EFAULT/-EINVAL for bad arguments. */

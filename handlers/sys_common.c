@@ -1,11 +1,11 @@
-#include "supervisor/sys_common.h"
-#include "supervisor/sys_park.h"
-#include "supervisor/sys_args.h"
+#include "handlers/sys_common.h"
+#include "handlers/sys_park.h"
+#include "handlers/sys_args.h"
 
 #include <errno.h>
 
 #include "scheduler/vclock.h"
-#include "supervisor/report.h"
+#include "vkernel/report.h"
 
 static void retry_exit(struct task *t)
 {

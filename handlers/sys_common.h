@@ -15,9 +15,9 @@
 #include <sys/stat.h>
 
 #include "scheduler/scheduler.h"
-#include "supervisor/task.h"
-#include "supervisor/remote.h"
-#include "supervisor/tracer.h"
-#include "supervisor/signal_bits.h"
+#include "vkernel/task.h"
+#include "engine/remote.h"
+#include "engine/tracer.h"
+#include "engine/signal_bits.h"
 
 #endif

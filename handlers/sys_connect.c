@@ -20,9 +20,9 @@
 #include <netinet/tcp.h>
 
 #include "shim/shim.h"
-#include "supervisor/sys_common.h"
-#include "supervisor/sys_files.h"
-#include "supervisor/sys_views.h"
+#include "handlers/sys_common.h"
+#include "handlers/sys_files.h"
+#include "handlers/sys_views.h"
 #include "syscalls/syscall_table.h"
 
 /* The listener a connect aims at: by path inode, or by abstract name. */

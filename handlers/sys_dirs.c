@@ -25,11 +25,11 @@
 #include "recorder/fingerprint.h"
 #include "scheduler/vclock.h"
 #include "shim/shim.h"
-#include "supervisor/report.h"
-#include "supervisor/sys_common.h"
-#include "supervisor/sys_external.h"
-#include "supervisor/sys_files.h"
-#include "supervisor/sys_proc.h"
+#include "vkernel/report.h"
+#include "handlers/sys_common.h"
+#include "handlers/sys_external.h"
+#include "handlers/sys_files.h"
+#include "handlers/sys_proc.h"
 
 struct dent {
 	uint64_t ino;

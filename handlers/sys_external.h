@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "supervisor/task.h"
+#include "vkernel/task.h"
 
 /* The group boundary (sys_external.c). Objects outside are known by identity; this
  * registers an inherited one (its writes are output and run, in replay too). */

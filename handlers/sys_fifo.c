@@ -23,9 +23,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "supervisor/sys_common.h"
-#include "supervisor/sys_park.h"
-#include "supervisor/sys_files.h"
+#include "handlers/sys_common.h"
+#include "handlers/sys_park.h"
+#include "handlers/sys_files.h"
 #include "syscalls/syscall_table.h"
 
 /* Does process tgid hold the FIFO (dev, ino) open for reading (want_write false) or

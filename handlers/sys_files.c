@@ -33,12 +33,12 @@
 #include "recorder/fingerprint.h"
 #include "scheduler/vclock.h"
 #include "shim/shim.h"
-#include "supervisor/report.h"
-#include "supervisor/sys_common.h"
-#include "supervisor/sys_external.h"
-#include "supervisor/sys_files.h"
-#include "supervisor/sys_proc.h"
-#include "supervisor/sys_kernfs.h"
+#include "vkernel/report.h"
+#include "handlers/sys_common.h"
+#include "handlers/sys_external.h"
+#include "handlers/sys_files.h"
+#include "handlers/sys_proc.h"
+#include "handlers/sys_kernfs.h"
 
 /* ---- virtual identities and times ------------------------------------------------------- */
 

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#include "supervisor/task.h"
+#include "vkernel/task.h"
 
 /* stat(2) of a path argument as task t sees it (relative to dirfd, its cwd or root); with
  * `parent`, of the directory holding it. 0 or -errno. */

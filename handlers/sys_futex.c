@@ -9,10 +9,10 @@
 
 #include "scheduler/futex_queue.h"
 #include "scheduler/vclock.h"
-#include "supervisor/report.h"
-#include "supervisor/sys_common.h"
-#include "supervisor/sys_park.h"
-#include "supervisor/sys_args.h"
+#include "vkernel/report.h"
+#include "handlers/sys_common.h"
+#include "handlers/sys_park.h"
+#include "handlers/sys_args.h"
 #include "syscalls/syscall_table.h"
 
 /* A waiter's result is 0, or for futex_waitv the index of the word that woke it. */

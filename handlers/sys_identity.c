@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "scheduler/vclock.h"
-#include "supervisor/launch.h"
-#include "supervisor/sys_common.h"
-#include "supervisor/sys_identity.h"
+#include "engine/launch.h"
+#include "handlers/sys_common.h"
+#include "handlers/sys_identity.h"
 
 static int64_t result_of_write(struct task *t, uint64_t addr, const void *data, size_t len)
 {

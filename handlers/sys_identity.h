@@ -4,7 +4,7 @@
 #ifndef DETRUN_SUPERVISOR_SYS_IDENTITY_H
 #define DETRUN_SUPERVISOR_SYS_IDENTITY_H
 
-#include "supervisor/task.h"
+#include "vkernel/task.h"
 
 /* The last thread of t's process is exiting: its peak size counts for its parent's
  * getrusage(RUSAGE_CHILDREN). */

@@ -20,9 +20,9 @@
 #include <unistd.h>
 
 #include "scheduler/vclock.h"
-#include "supervisor/sys_common.h"
-#include "supervisor/sys_park.h"
-#include "supervisor/sys_args.h"
+#include "handlers/sys_common.h"
+#include "handlers/sys_park.h"
+#include "handlers/sys_args.h"
 #include "syscalls/syscall_table.h"
 
 /* System V operations that succeeded: a parked call retries when this moved. */

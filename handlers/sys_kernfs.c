@@ -23,13 +23,13 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
-#include "supervisor/launch.h"
-#include "supervisor/remote.h"
-#include "supervisor/sys_common.h"
-#include "supervisor/sys_files.h"
-#include "supervisor/sys_reach.h"
-#include "supervisor/sys_kernfs.h"
-#include "supervisor/tracer.h"
+#include "engine/launch.h"
+#include "engine/remote.h"
+#include "handlers/sys_common.h"
+#include "handlers/sys_files.h"
+#include "handlers/sys_reach.h"
+#include "handlers/sys_kernfs.h"
+#include "engine/tracer.h"
 #include "syscalls/syscall_table.h"
 
 /* Files of /proc/PID and /proc/PID/task/TID of a member the group may open: its own arguments,

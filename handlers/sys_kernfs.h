@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 
-#include "supervisor/task.h"
+#include "vkernel/task.h"
 
 /* At the exit of an open that gave t descriptor `tfd`: if it is a kernel view file the
  * group may not see, the descriptor is closed in t and the call fails with ENOENT (absent)

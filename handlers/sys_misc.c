@@ -5,12 +5,12 @@
 #include <sys/personality.h>
 #include <sys/syscall.h>
 
-#include "supervisor/cpu_patch.h"
-#include "supervisor/report.h"
+#include "engine/cpu_patch.h"
+#include "vkernel/report.h"
 #include "syscalls/syscall_table.h"
-#include "supervisor/sys_common.h"
-#include "supervisor/sys_cpu.h"
-#include "supervisor/sys_random.h"
+#include "handlers/sys_common.h"
+#include "engine/cpu_emulate.h"
+#include "vkernel/random.h"
 
 /* The handler of ALLOW rows; they never stop, so it never runs. */
 void sys_none(struct task *t)

@@ -38,11 +38,11 @@
 
 #include "scheduler/vclock.h"
 #include "shim/shim.h"
-#include "supervisor/fd_wait.h"
-#include "supervisor/report.h"
-#include "supervisor/sys_common.h"
-#include "supervisor/sys_external.h"
-#include "supervisor/sys_views.h"
+#include "handlers/fd_wait.h"
+#include "vkernel/report.h"
+#include "handlers/sys_common.h"
+#include "handlers/sys_external.h"
+#include "handlers/sys_views.h"
 #include "syscalls/syscall_table.h"
 
 /* ---- the maps ------------------------------------------------------------------------------ */

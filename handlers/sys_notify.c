@@ -22,9 +22,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "supervisor/report.h"
-#include "supervisor/sys_common.h"
-#include "supervisor/sys_views.h"
+#include "vkernel/report.h"
+#include "handlers/sys_common.h"
+#include "handlers/sys_views.h"
 
 /* The most recent cookies seen, oldest overwritten first: a pair's two events come
  * together (in one read, or the next), so a window of this many renames matches every

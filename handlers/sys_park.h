@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "scheduler/scheduler.h"
-#include "supervisor/task.h"
+#include "vkernel/task.h"
 
 /* A futex (or thread-exit) wake: the parked waiter's call returns 0. */
 void futex_woken(struct task *t);

@@ -16,10 +16,10 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "supervisor/report.h"
-#include "supervisor/seccomp_filter.h"
-#include "supervisor/seccomp_strict.h"
-#include "supervisor/sys_common.h"
+#include "vkernel/report.h"
+#include "engine/seccomp_filter.h"
+#include "engine/seccomp_strict.h"
+#include "handlers/sys_common.h"
 
 /* Seccomp filters attached to the task: detrun's own is one of them. */
 static int filters_attached(const struct task *t)

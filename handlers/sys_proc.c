@@ -35,11 +35,11 @@
 #endif
 
 #include "scheduler/vclock.h"
-#include "supervisor/report.h"
-#include "supervisor/sys_common.h"
-#include "supervisor/sys_random.h"
-#include "supervisor/sys_files.h"
-#include "supervisor/sys_proc.h"
+#include "vkernel/report.h"
+#include "handlers/sys_common.h"
+#include "vkernel/random.h"
+#include "handlers/sys_files.h"
+#include "handlers/sys_proc.h"
 
 enum proc_view {
 	VIEW_NONE,

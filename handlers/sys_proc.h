@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "supervisor/task.h"
+#include "vkernel/task.h"
 
 /* A mount id as mountinfo and fdinfo show it (unique: statx's 64-bit STATX_MNT_ID_UNIQUE). */
 uint64_t proc_virtual_mount_id(uint64_t id, bool unique);

@@ -7,9 +7,9 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#include "supervisor/report.h"
-#include "supervisor/sys_common.h"
-#include "supervisor/sys_park.h"
+#include "vkernel/report.h"
+#include "handlers/sys_common.h"
+#include "handlers/sys_park.h"
 
 /* The tracer reads t->exit.clone at the clone event (tracer_tasks.c): the flags, the child
  * tid address, and clone3's own argument address when the call reads a copy (below).

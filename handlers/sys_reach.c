@@ -30,9 +30,9 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
-#include "supervisor/report.h"
-#include "supervisor/sys_common.h"
-#include "supervisor/sys_reach.h"
+#include "vkernel/report.h"
+#include "handlers/sys_common.h"
+#include "handlers/sys_reach.h"
 #include "syscalls/syscall_table.h"
 
 static bool namespaced; /* the group has its own PID namespace (pid 1 is the reaper) */

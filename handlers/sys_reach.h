@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "supervisor/task.h"
+#include "vkernel/task.h"
 
 /* At any call's seccomp stop, before its handler: each argument the table's kinds say
  * names a process (P), a process group (G), a priority's "who" (W, O) or a process

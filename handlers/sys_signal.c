@@ -10,13 +10,13 @@
 #include <unistd.h>
 
 #include "scheduler/vclock.h"
-#include "supervisor/jobctl.h"
-#include "supervisor/report.h"
-#include "supervisor/sys_common.h"
-#include "supervisor/sys_args.h"
-#include "supervisor/sys_reach.h"
-#include "supervisor/sys_timer.h"
-#include "supervisor/trap_signals.h"
+#include "engine/jobctl.h"
+#include "vkernel/report.h"
+#include "handlers/sys_common.h"
+#include "handlers/sys_args.h"
+#include "handlers/sys_reach.h"
+#include "handlers/sys_timer.h"
+#include "engine/trap_signals.h"
 
 static pid_t process_group_of(pid_t pid)
 {

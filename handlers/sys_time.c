@@ -7,9 +7,9 @@
 #include <time.h>
 
 #include "scheduler/vclock.h"
-#include "supervisor/sys_common.h"
-#include "supervisor/sys_args.h"
-#include "supervisor/sys_external.h"
+#include "handlers/sys_common.h"
+#include "handlers/sys_args.h"
+#include "handlers/sys_external.h"
 
 static void write_timespec(struct task *t, uint64_t addr, int64_t ns, int64_t *result)
 {

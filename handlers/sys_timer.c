@@ -28,9 +28,9 @@
 #endif
 
 #include "scheduler/vclock.h"
-#include "supervisor/report.h"
-#include "supervisor/sys_common.h"
-#include "supervisor/sys_timer.h"
+#include "vkernel/report.h"
+#include "handlers/sys_common.h"
+#include "handlers/sys_timer.h"
 
 enum timer_kind {
 	ITIMER,

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "supervisor/task.h"
+#include "vkernel/task.h"
 
 int64_t timers_next_deadline(void); /* earliest armed deadline, -1 for none */
 /* Earliest deadline of a timer that signals process tgid (any process for tgid 0), -1. */

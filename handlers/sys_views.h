@@ -15,7 +15,7 @@
 #ifndef DETRUN_SUPERVISOR_SYS_VIEWS_H
 #define DETRUN_SUPERVISOR_SYS_VIEWS_H
 
-#include "supervisor/task.h"
+#include "vkernel/task.h"
 
 /* At the stop of a read, readv, recvfrom, recvmsg or recvmmsg on the task's descriptor
  * tfd, inside the group (not the shim's), whose file type (S_IFMT bits, 0 for an anonymous

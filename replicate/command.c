@@ -13,9 +13,9 @@
 
 #include "recorder/fingerprint.h"
 #include "shim/shim.h"
-#include "supervisor/commands.h"
-#include "supervisor/launch.h"
-#include "supervisor/tracer.h"
+#include "handlers/commands.h"
+#include "engine/launch.h"
+#include "engine/tracer.h"
 
 #define DEFAULT_LEASE_MS 15000 /* JetStream's own elections stall appends 4-10 s */
 

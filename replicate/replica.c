@@ -27,8 +27,8 @@
 #include "scheduler/task.h"
 #include "shim/shim.h"
 #include "syscalls/syscall_table.h"
-#include "supervisor/remote.h"
-#include "supervisor/report.h"
+#include "engine/remote.h"
+#include "vkernel/report.h"
 
 #define MAX_LISTENERS 32
 #define WAIT_SLICE_MS 500 /* a leader waiting for clients notices a lost lease this soon */

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "shim/shim.h"
-#include "supervisor/tracer.h"
+#include "engine/tracer.h"
 
 /* After each slice unacknowledged publishes are sent again, and a request to end from
  * outside is looked at. */

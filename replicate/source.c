@@ -15,7 +15,7 @@
 
 #include "scheduler/scheduler.h"
 #include "shim/shim.h"
-#include "supervisor/tracer.h"
+#include "engine/tracer.h"
 
 #define FETCH_BATCH 256
 #define FETCH_WAIT_MS 200

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "supervisor/task.h"
+#include "vkernel/task.h"
 
 void sys_random_seed(uint64_t seed);
 void random_fill(void *buf, size_t len);

@@ -1,4 +1,4 @@
-#include "supervisor/report.h"
+#include "vkernel/report.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "scheduler/scheduler.h"
-#include "supervisor/task.h"
+#include "vkernel/task.h"
 #include "syscalls/syscall_table.h"
-#include "supervisor/remote.h"
+#include "engine/remote.h"
 
 bool report_trace;
 FILE *report_trace_out;
