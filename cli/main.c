@@ -16,11 +16,12 @@
 #include "recorder/log.h"
 #include "recorder/log_print.h"
 #include "shim/shim.h"
-#include "handlers/commands.h"
 #include "engine/launch.h"
 #include "vkernel/report.h"
 #include "handlers/sys_common.h"
+#include "handlers/binding.h"
 #include "handlers/sys_external.h"
+#include "replicate/replicate.h"
 #include "engine/tracer.h"
 
 static const char usage[] =
@@ -633,6 +634,8 @@ int main(int argc, char **argv)
 		},
 	};
 	report_trace_out = stderr;
+	/* The composition root: the engine runs the handlers' table, installed here. */
+	tracer_set_handler_ops(&handler_ops);
 	debugger_init(&argc, &argv);
 	static const struct {
 		const char *name;

@@ -9,7 +9,10 @@
 
 #include "engine/remote.h"
 #include "vkernel/report.h"
-#include "handlers/sys_common.h"
+#include "scheduler/scheduler.h"
+#include "vkernel/task.h"
+#include "engine/tracer.h"
+#include "vkernel/signal_bits.h"
 #include "vkernel/random.h"
 
 /* At the exec stop rsp points at argc, then argv[], NULL, envp[], NULL, then auxv pairs. */

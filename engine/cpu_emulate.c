@@ -4,7 +4,10 @@
 #include <cpuid.h>
 #include <stddef.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/personality.h>
+#include <sys/syscall.h>
 #include <sys/ptrace.h>
 
 #include "scheduler/scheduler.h"
@@ -12,7 +15,9 @@
 #include "engine/remote.h"
 #include "vkernel/report.h"
 #include "engine/cpu_patch.h"
-#include "handlers/sys_common.h"
+#include "vkernel/task.h"
+#include "engine/tracer.h"
+#include "vkernel/signal_bits.h"
 #include "vkernel/random.h"
 
 /* The virtual TSC runs at 1 GHz: one tick per virtual nanosecond. */
@@ -176,4 +181,39 @@ bool cpu_emulate_fault(struct task *t)
 	trace_event(t, "%s = %llu", id == X86_INS_RDTSC ? "rdtsc" : "rdtscp",
 		    (unsigned long long)tsc);
 	return true;
+}
+
+void code_mapped(struct task *t)
+{
+	const char *step;
+	int err = 0;
+	if (syscall_result(t) >= 0 || t->syscall_nr == __NR_mprotect ||
+	    t->syscall_nr == __NR_pkey_mprotect)
+		err = cpu_patch_mappings(t, &step);
+	if (err)
+		task_setup_failed(t, step, err);
+}
+
+void persona_exec(struct task *t)
+{
+	char path[64], text[32] = "";
+	snprintf(path, sizeof(path), "/proc/%d/personality", t->tid);
+	FILE *f = fopen(path, "re");
+	unsigned kernel = 0;
+	bool known = f && fgets(text, sizeof(text), f) && sscanf(text, "%x", &kernel) == 1;
+	if (f)
+		fclose(f);
+	if (!known) /* unknown: kept as the program set it (the careful side) */
+		kernel = t->proc->persona;
+	t->proc->persona = (t->proc->persona & ~READ_IMPLIES_EXEC) | (kernel & READ_IMPLIES_EXEC);
+	t->proc->read_implies_exec = (kernel & READ_IMPLIES_EXEC) != 0;
+}
+
+void code_mapped_implicitly(struct task *t)
+{
+	long nr = t->syscall_nr;
+	if (!t->proc->read_implies_exec || (nr != __NR_mmap && nr != __NR_mprotect &&
+					    nr != __NR_pkey_mprotect && nr != __NR_shmat))
+		return;
+	code_mapped(t);
 }

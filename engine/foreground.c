@@ -13,7 +13,11 @@
 #include <unistd.h>
 
 #include "vkernel/report.h"
-#include "handlers/sys_common.h"
+#include "scheduler/scheduler.h"
+#include "vkernel/task.h"
+#include "engine/remote.h"
+#include "engine/tracer.h"
+#include "vkernel/signal_bits.h"
 
 /* The sentinel tells detrun with this signal, the terminal's signal as its value. */
 #define SENTINEL_SIGNAL (SIGRTMAX - 1)

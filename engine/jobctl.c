@@ -5,8 +5,10 @@
 
 #include "scheduler/scheduler.h"
 #include "vkernel/report.h"
-#include "handlers/sys_common.h"
+#include "vkernel/task.h"
+#include "engine/remote.h"
 #include "engine/tracer.h"
+#include "vkernel/signal_bits.h"
 
 #define STOP_SIGNALS (SIGBIT(SIGSTOP) | SIGBIT(SIGTSTP) | SIGBIT(SIGTTIN) | SIGBIT(SIGTTOU))
 

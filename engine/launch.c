@@ -502,7 +502,7 @@ int launch_program(const char *path, char **argv, const struct launch_options *l
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
-		/* The group's own process group (supervisor/foreground.h); the namespace's
+		/* The group's own process group (engine/foreground.h); the namespace's
 		 * init leads it and the program inherits it. */
 		setpgid(0, 0);
 		close(go[1]);

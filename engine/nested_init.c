@@ -11,8 +11,10 @@
 
 #include "vkernel/task.h"
 #include "vkernel/report.h"
-#include "handlers/sys_common.h"
+#include "scheduler/scheduler.h"
+#include "engine/remote.h"
 #include "engine/tracer.h"
+#include "vkernel/signal_bits.h"
 
 #define FAULT_SIGNALS (SIGBIT(SIGSEGV) | SIGBIT(SIGBUS) | SIGBIT(SIGILL) | SIGBIT(SIGFPE))
 

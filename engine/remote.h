@@ -137,15 +137,6 @@ void syscall_rewind(struct task *t);
 
 void remote_forget_process(struct process *p);
 
-/* /proc/TID/status of a task (or any pid), read whole into buf (NUL-terminated): 0, or
- * -errno when the task is gone. */
-int proc_status_read(pid_t tid, char *buf, size_t size);
-/* The number after `field` (e.g. "\nSigPnd:") in that text, read in `base` (0 lets
- * strtoull decide); `missing` when the field is absent. */
-uint64_t proc_status_field(const char *status, const char *field, int base, uint64_t missing);
-/* From that text: the signals pending for the thread or its process, and its blocked
- * mask (bit sig-1 each). 0, or -errno when the task is gone. */
-int proc_signal_state(pid_t tid, uint64_t *pending, uint64_t *blocked);
 /* The first line of /proc/PID/fdinfo/FD (pid 0: detrun's own descriptor) that `format`
  * (one sscanf conversion, e.g. "Pid: %d") matches, stored in *value: true if found. */
 bool fdinfo_scan(pid_t pid, int fd, const char *format, void *value);

@@ -15,8 +15,9 @@
 #include "scheduler/scheduler.h"
 #include "engine/remote.h"
 #include "vkernel/report.h"
-#include "engine/signal_bits.h"
-#include "handlers/sys_common.h"
+#include "vkernel/signal_bits.h"
+#include "vkernel/task.h"
+#include "engine/tracer.h"
 #include "syscalls/syscall_table.h"
 
 #define SYS_SECCOMP 1 /* si_code of a seccomp SIGSYS (asm-generic/siginfo.h) */

@@ -9,7 +9,11 @@
 #include <unistd.h>
 
 #include "vkernel/report.h"
-#include "handlers/sys_common.h"
+#include "scheduler/scheduler.h"
+#include "vkernel/task.h"
+#include "engine/remote.h"
+#include "engine/tracer.h"
+#include "vkernel/signal_bits.h"
 #include "syscalls/syscall_table.h"
 
 bool seccomp_strict_enter(struct task *t)

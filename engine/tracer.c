@@ -29,6 +29,7 @@
 #include "engine/launch.h"
 #include "engine/nested_init.h"
 #include "engine/remote.h"
+#include "vkernel/host_status.h"
 #include "vkernel/report.h"
 #include "engine/seccomp_filter.h"
 #include "engine/seccomp_strict.h"
@@ -37,16 +38,22 @@
 #include "engine/cpu_emulate.h"
 #include "engine/trap_signals.h"
 #include "engine/filter.h"
-#include "handlers/sys_common.h"
+#include "vkernel/task.h"
+#include "vkernel/signal_bits.h"
 #include "vkernel/random.h"
-#include "handlers/sys_reach.h"
-#include "handlers/sys_external.h"
-#include "handlers/sys_files.h"
-#include "handlers/sys_timer.h"
+#include "engine/handler_ops.h"
+#include "vkernel/random.h"
+#include "vkernel/timers.h"
 #include "syscalls/syscall_table.h"
 #include "engine/tracer_internal.h"
 
 const struct tracer_options *tracer_opts;
+const struct handler_ops *tracer_handlers;
+
+void tracer_set_handler_ops(const struct handler_ops *ops)
+{
+	tracer_handlers = ops;
+}
 
 void reap_waiting_stops(void)
 {
@@ -106,7 +113,7 @@ static int interrupt_wait(struct task *t)
 		t->wait.on_interrupt(t);
 	if (t->wait.sigmask_arg && !t->parked_at_exit) {
 		if (t->wait.external)
-			external_wait_interrupted(t);
+			tracer_handlers->outside_wait_interrupted(t);
 		return 1;
 	}
 	bool restart = !signal_is_caught(t, sig) ||
@@ -190,6 +197,36 @@ static void timeline_event(struct task *t)
 	debugger_on_event(t);
 }
 
+/* A path or name argument for --trace: up to the page's end first, so a short string at
+ * the end of a mapping still reads. */
+static bool trace_string(void *ctx, uint64_t addr, char *out, size_t n)
+{
+	struct task *t = ctx;
+	size_t first = 4096 - (addr & 4095);
+	if (first > n - 1)
+		first = n - 1;
+	if (remote_read(t, REMOTE(addr), out, first))
+		return false;
+	out[first] = 0;
+	if (strlen(out) == first && first < n - 1 &&
+	    remote_read(t, REMOTE(addr + first), out + first, n - 1 - first) == 0)
+		out[n - 1] = 0;
+	return true;
+}
+
+/* The --trace line of a call at its stop: its name and its arguments, as many as it takes,
+ * each shown by its kind (syscalls.def), paths as strings. */
+static void trace_syscall(struct task *t)
+{
+	if (!report_trace)
+		return;
+	const uint64_t args[6] = { t->regs.rdi, t->regs.rsi, t->regs.rdx,
+				   t->regs.r10, t->regs.r8,  t->regs.r9 };
+	char call[512];
+	syscall_format_call(call, sizeof(call), t->syscall_nr, args, trace_string, t);
+	trace_event(t, "%s", call);
+}
+
 static void on_syscall_entry(struct task *t)
 {
 	t->in_allowed_call = false; /* the filter stopped it: a handled call */
@@ -216,16 +253,12 @@ static void on_syscall_entry(struct task *t)
 		/* The kernel restarts an external call a signal from outside interrupted: the
 		 * same call, going on, not an event (a replay never saw it interrupted). */
 		trace_event(t, "  %s restarted", syscall_name(t->syscall_nr));
-		external_perform(t);
+		tracer_handlers->outside_restarted(t);
 		return;
 	}
 	timeline_event(t);
-	const struct syscall_entry *e = syscall_lookup(t->syscall_nr);
 	trace_syscall(t);
-	if (!e)
-		sys_unsupported(t);
-	else if (!reach_refused(t))
-		e->handler(t);
+	tracer_handlers->dispatch(t);
 	if (t->parked)
 		trace_event(t, "  parked: %s", t->wait.what);
 }
@@ -627,8 +660,8 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 	sched_init(opt->quantum);
 	sched_set_ops(&ops);
 	vclock_set_epoch(opt->epoch);
-	sys_random_seed(opt->seed);
-	files_init();
+	random_seed(opt->seed);
+	tracer_handlers->run_starting();
 	report_set_cleanup(tracer_kill_group);
 	pin_to_one_cpu();
 	foreground_prepare();
@@ -639,7 +672,7 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 	foreground_give(launched.init_pid > 0 ? launched.init_pid : launched.pid,
 			outside_notify_fd());
 	struct task *t = tracer_first_task(&launched);
-	reach_set_namespaced(launched.namespaced);
+	tracer_handlers->launched(launched.namespaced);
 
 	for (;;) {
 		if (t)

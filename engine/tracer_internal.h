@@ -1,5 +1,5 @@
 /*
- * The tracer's three parts and what they share (private to supervisor/tracer*.c):
+ * The tracer's three parts and what they share (private to engine/tracer*.c):
  *   tracer.c          the stop loop: turns each ptrace stop into an event, serves the
  *                     scheduler (interrupted waits) and resumes the task it picks;
  *   tracer_tasks.c    task lifecycle: processes and tasks created, exec'd, exiting, reaped;
@@ -18,6 +18,9 @@
 #include "vkernel/task.h"
 
 struct launch;
+
+/* The handlers' room, as the composition root installed it (engine/handler_ops.h). */
+extern const struct handler_ops *tracer_handlers;
 
 /* tracer.c */
 void tracer_resume(struct task *t);

@@ -21,8 +21,10 @@
 #include "engine/foreground.h"
 #include "engine/jobctl.h"
 #include "vkernel/report.h"
-#include "handlers/sys_common.h"
+#include "vkernel/task.h"
+#include "engine/remote.h"
 #include "engine/tracer.h"
+#include "vkernel/signal_bits.h"
 #include "engine/tracer_internal.h"
 
 static int self_pipe[2] = { -1, -1 };
@@ -173,7 +175,7 @@ int outside_end_requested(void)
 }
 
 /* Signals sent to detrun itself. The terminal's own signals reach the group's process
- * group (the sentinel reports them, supervisor/foreground.h), so detrun only notes them; a
+ * group (the sentinel reports them, engine/foreground.h), so detrun only notes them; a
  * signal aimed at detrun (kill from another shell, a timeout wrapper) is passed on to every
  * process of the group, as if it had been sent to the group's process group. */
 static void handle_outside_signal(const struct outside_signal_msg *msg)

@@ -26,16 +26,16 @@
 #include "engine/jobctl.h"
 #include "engine/launch.h"
 #include "engine/remote.h"
+#include "vkernel/host_status.h"
 #include "vkernel/report.h"
 #include "engine/seccomp_filter.h"
-#include "handlers/sys_common.h"
-#include "engine/cpu_emulate.h"
-#include "handlers/sys_park.h"
-#include "handlers/sys_files.h"
-#include "handlers/sys_timer.h"
-#include "handlers/sys_identity.h"
-#include "engine/trap_signals.h"
+#include "vkernel/task.h"
 #include "engine/tracer.h"
+#include "vkernel/signal_bits.h"
+#include "engine/cpu_emulate.h"
+#include "engine/handler_ops.h"
+#include "vkernel/timers.h"
+#include "engine/trap_signals.h"
 #include "engine/tracer_internal.h"
 
 static pid_t root_tgid;      /* the first process: its exit status is detrun's */
@@ -176,7 +176,7 @@ static bool memory_shared(const struct task *t)
 static void wake_joiner(struct task *t)
 {
 	struct futex_key key = { (uint64_t)t->proc->aspace, 0, t->clear_child_tid };
-	futex_wake(key, 1, ~0u, futex_woken);
+	futex_wake(key, 1, ~0u, tracer_handlers->joiner_woken);
 }
 
 void tracer_task_died(struct task *t, int status)
@@ -219,7 +219,7 @@ void on_exit_event(struct task *t)
 	if (t->syscall_nr != __NR_exit || live_threads(t->proc) <= 1)
 		t->proc->dying = true;
 	if (live_threads(t->proc) <= 1)
-		rusage_process_exiting(t);
+		tracer_handlers->process_exiting(t);
 	t->state = TASK_EXITING;
 	if (t->parked)
 		sched_unpark(t);
@@ -363,7 +363,7 @@ void on_exec_event(struct task *reported)
 	t->clear_child_tid = 0;
 	t->regs_valid = false;
 	exec_prepare(t);
-	files_executed(t);
+	tracer_handlers->exec_done(t);
 	trace_event(t, "  exec done");
 	sched_children_changed();
 	debugger_on_exec(t);

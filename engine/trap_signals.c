@@ -13,7 +13,11 @@
 #include <unistd.h>
 
 #include "vkernel/report.h"
-#include "handlers/sys_common.h"
+#include "scheduler/scheduler.h"
+#include "vkernel/task.h"
+#include "engine/remote.h"
+#include "engine/tracer.h"
+#include "vkernel/signal_bits.h"
 
 /* Stands for the program's SIG_DFL or SIG_IGN in the kernel. Never run: every delivery of
  * these signals stops in detrun first, which applies the program's own action. */

@@ -1,5 +1,6 @@
 /*
- * Arguments several handlers read the same way (sys_common.c).
+ * Arguments several handlers read the same way (sys_common.c), and the random bytes
+ * several write (sys_misc.c).
  */
 #ifndef DETRUN_SUPERVISOR_SYS_ARGS_H
 #define DETRUN_SUPERVISOR_SYS_ARGS_H
@@ -16,5 +17,9 @@ int deadline_from_timespec(struct task *t, uint64_t addr, bool absolute, clockid
 			   int64_t *deadline);
 /* Reads a sigset argument (NULL pointer: *mask untouched, returns 0). */
 int read_sigmask(struct task *t, uint64_t addr, uint64_t size, uint64_t *mask, bool *present);
+
+/* Fills tracee memory with bytes of the seeded random stream (vkernel/random.h): the count
+ * written, or -EFAULT. */
+int64_t random_to_tracee(struct task *t, uint64_t addr, uint64_t len);
 
 #endif

@@ -17,7 +17,8 @@
 #include "scheduler/scheduler.h"
 #include "vkernel/task.h"
 #include "engine/remote.h"
+#include "vkernel/host_status.h"
 #include "engine/tracer.h"
-#include "engine/signal_bits.h"
+#include "vkernel/signal_bits.h"
 
 #endif

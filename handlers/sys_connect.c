@@ -20,6 +20,7 @@
 #include <netinet/tcp.h>
 
 #include "shim/shim.h"
+#include "handlers/binding.h"
 #include "handlers/sys_common.h"
 #include "handlers/sys_files.h"
 #include "handlers/sys_views.h"

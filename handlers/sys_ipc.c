@@ -47,7 +47,7 @@ void sys_ipc_ctl(struct task *t)
 
 /* ---- retrying in the non-blocking form --------------------------------------------------------
  *
- * State in t->exit.ipc (supervisor/task.h); exit.rip marks the call, so its re-execution
+ * State in t->exit.ipc (vkernel/task.h); exit.rip marks the call, so its re-execution
  * after a retry is known and keeps its deadline. */
 
 static const char retry_tag;

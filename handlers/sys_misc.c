@@ -10,6 +10,7 @@
 #include "syscalls/syscall_table.h"
 #include "handlers/sys_common.h"
 #include "engine/cpu_emulate.h"
+#include "handlers/sys_args.h"
 #include "vkernel/random.h"
 
 /* The handler of ALLOW rows; they never stop, so it never runs. */
@@ -125,32 +126,6 @@ void sys_perf_event_open(struct task *t)
 	syscall_emulate(t, -ENOENT);
 }
 
-/* splitmix64: small, seedable, and the same on every machine. */
-static uint64_t rng_state;
-
-void sys_random_seed(uint64_t seed)
-{
-	rng_state = seed;
-}
-
-static uint64_t rng_next(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-void random_fill(void *buf, size_t len)
-{
-	unsigned char *out = buf;
-	for (size_t i = 0; i < len; i += 8) {
-		uint64_t r = rng_next();
-		for (size_t b = 0; b < 8 && i + b < len; b++)
-			out[i + b] = (unsigned char)(r >> (8 * b));
-	}
-}
-
 int64_t random_to_tracee(struct task *t, uint64_t addr, uint64_t len)
 {
 	unsigned char chunk[4096];
@@ -170,17 +145,6 @@ void sys_getrandom(struct task *t)
 {
 	uint64_t len = syscall_arg(t, 1);
 	syscall_emulate(t, random_to_tracee(t, syscall_arg(t, 0), len > 33554431 ? 33554431 : len));
-}
-
-static void code_mapped(struct task *t)
-{
-	const char *step;
-	int err = 0;
-	if (syscall_result(t) >= 0 || t->syscall_nr == __NR_mprotect ||
-	    t->syscall_nr == __NR_pkey_mprotect)
-		err = cpu_patch_mappings(t, &step);
-	if (err)
-		task_setup_failed(t, step, err);
 }
 
 /* Implements mmap(2), mprotect(2) and pkey_mprotect(2) with PROT_EXEC, and shmat(2) with
@@ -219,30 +183,6 @@ static void persona_set(struct task *t)
 	syscall_set_result(t, t->exit.persona.previous); /* the program's previous setting */
 	t->proc->persona = t->exit.persona.requested;
 	t->proc->read_implies_exec |= (t->proc->persona & READ_IMPLIES_EXEC) != 0;
-}
-
-void persona_exec(struct task *t)
-{
-	char path[64], text[32] = "";
-	snprintf(path, sizeof(path), "/proc/%d/personality", t->tid);
-	FILE *f = fopen(path, "re");
-	unsigned kernel = 0;
-	bool known = f && fgets(text, sizeof(text), f) && sscanf(text, "%x", &kernel) == 1;
-	if (f)
-		fclose(f);
-	if (!known) /* unknown: kept as the program set it (the careful side) */
-		kernel = t->proc->persona;
-	t->proc->persona = (t->proc->persona & ~READ_IMPLIES_EXEC) | (kernel & READ_IMPLIES_EXEC);
-	t->proc->read_implies_exec = (kernel & READ_IMPLIES_EXEC) != 0;
-}
-
-void code_mapped_implicitly(struct task *t)
-{
-	long nr = t->syscall_nr;
-	if (!t->proc->read_implies_exec || (nr != __NR_mmap && nr != __NR_mprotect &&
-					    nr != __NR_pkey_mprotect && nr != __NR_shmat))
-		return;
-	code_mapped(t);
 }
 
 /* Implements personality(2): the program's own setting is kept and reported, while the

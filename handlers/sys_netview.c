@@ -38,6 +38,7 @@
 
 #include "scheduler/vclock.h"
 #include "shim/shim.h"
+#include "handlers/binding.h"
 #include "handlers/fd_wait.h"
 #include "vkernel/report.h"
 #include "handlers/sys_common.h"

@@ -360,7 +360,7 @@ static void epoll_timed_out(struct task *t)
  * other tasks have run and the items say ready once more. The parked wait holds the
  * descriptors the set watches (listed afresh at each look, as other threads may change the
  * set), so an outside wait polls those instead of the set. State in t->exit.epoll
- * (supervisor/task.h); exit.rip marks the call. */
+ * (vkernel/task.h); exit.rip marks the call. */
 
 static const char epoll_retry_tag;
 

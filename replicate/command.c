@@ -13,7 +13,6 @@
 
 #include "recorder/fingerprint.h"
 #include "shim/shim.h"
-#include "handlers/commands.h"
 #include "engine/launch.h"
 #include "engine/tracer.h"
 

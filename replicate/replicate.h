@@ -21,7 +21,15 @@
 #include "recorder/input.h"
 #include "replicate/link.h"
 
+#include <stddef.h>
+
 struct tracer_options;
+
+/* ---- the subcommand (command.c), which the command line (cli/) runs ---- */
+/* `detrun replicate ...`: >= 0 an exit code; -1 run PROGRAM with `opt` (path and argv
+ * set). */
+int replicate_command(int argc, char **argv, struct tracer_options *opt, char *path,
+		      size_t path_len, char ***prog_argv);
 
 /* ---- the leader's sink (sink.c) ---- */
 /* Publishes after stream sequence `last_seq` under `epoch`. */

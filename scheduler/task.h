@@ -11,7 +11,7 @@
  * immediately before it would resume the task, so nothing can change between "ready" and
  * "running" — that atomicity is what keeps natively executed blocking calls from blocking.
  *
- * struct task belongs to the supervisor (supervisor/task.h). The scheduler sees only its
+ * struct task belongs to the supervisor (vkernel/task.h). The scheduler sees only its
  * scheduling part, struct sched_task, which the supervisor's struct task begins with:
  * everything here takes struct task pointers, and sched_of() gives the part it owns.
  */

@@ -1,7 +1,7 @@
 /*
  * Shims: the one door through which the outside reaches the group.
  *
- * The supervisor decides what is external (supervisor/sys_external.c: sockets, and
+ * The supervisor decides what is external (handlers/sys_external.c: sockets, and
  * descriptors inherited from outside such as a terminal) and hands every external event to
  * the active shim, stamped with its logical time and task:
  *

@@ -47,7 +47,7 @@
 
 const struct syscall_entry syscall_table[] = {
 #define SYSCALL(name, cls, handler, kinds, outputs, data, reason) \
-	{ #name, __NR_##name, SC_##cls, handler, kinds, sizeof(kinds) - 1, \
+	{ #name, __NR_##name, SC_##cls, kinds, sizeof(kinds) - 1, \
 	  outputs, DATA_##data, reason },
 // clang-format on
 #define STOP_WHEN(name, arg, mask, with_shim)

@@ -1,12 +1,13 @@
 /*
  * The syscall table, derived from syscalls.def. One row per x86_64 syscall holds every fact
- * detrun uses about it: how it is treated (class, handler, reason), its arguments (count and
- * kind), the memory it fills when it crosses the group boundary (outputs) and which way its
- * data goes. The seccomp filter, the dispatcher, --trace, the record/replay regions and the
- * log printer all read these rows; nothing else lists syscalls.
+ * detrun uses about it: how it is treated (class, reason), its arguments (count and kind),
+ * the memory it fills when it crosses the group boundary (outputs) and which way its data
+ * goes. The seccomp filter, --trace, the record/replay regions and the log printer all read
+ * these rows; nothing else lists syscalls.
  *
- * This folder depends on no other folder of detrun (tests/check_includes.py): the handler
- * column names supervisor functions, declared here only by their signature.
+ * This folder depends on no other folder of detrun, not even at link level
+ * (tests/check_layers.py): the rows' handler column is bound where the handlers live
+ * (handlers/binding.c builds its dispatch table from the same syscalls.def).
  */
 #ifndef DETRUN_SYSCALLS_SYSCALL_TABLE_H
 #define DETRUN_SYSCALLS_SYSCALL_TABLE_H
@@ -15,8 +16,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/syscall.h>
-
-struct task;
 
 /* Calls newer than the kernel headers of the build machine: their numbers are ABI, fixed
  * once a kernel release has them, and the table gives each a row so that none runs unseen
@@ -88,10 +87,6 @@ enum syscall_class {
 	SC_UNSUPPORTED,
 };
 
-/* A handler runs at the syscall's seccomp stop with t->regs loaded. It leaves the task
- * ready to resume natively, sets an emulated result, parks it, or asks for the exit stop. */
-typedef void syscall_handler(struct task *t);
-
 /* The shapes of output regions (syscalls.def explains each OUT_ column entry). */
 enum output_shape {
 	SHAPE_NONE, /* ends a row's list */
@@ -132,18 +127,12 @@ struct syscall_entry {
 	const char *name;
 	long nr;
 	enum syscall_class cls;
-	syscall_handler *handler;
 	const char *kinds; /* one letter per argument (syscalls.def) */
 	int nargs;
 	struct syscall_output out[SYSCALL_MAX_OUTPUTS];
 	enum data_dir data;
 	const char *reason;
 };
-
-#define SYSCALL(name, cls, handler, kinds, outputs, data, reason) syscall_handler handler;
-#define STOP_WHEN(name, arg, mask, with_shim)
-#define STOP_WHEN_EQ(name, arg, value)
-#include "syscalls/syscalls.def"
 
 extern const struct syscall_entry syscall_table[];
 extern const size_t syscall_table_len;

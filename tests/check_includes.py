@@ -3,13 +3,20 @@
 
 The allowed graph, written down once: each folder may include itself and the folders listed
 for it, nothing else. It has no cycles — a folder lower in the list never reaches one higher
-— so each can be built, read and tested without the ones above it:
+— so each can be built, read and tested without the ones above it. Bottom first:
 
-    supervisor -> shim -> recorder -> syscalls, common, proto
-               \\-> scheduler (depends on nothing)
+    common, syscalls, scheduler        depend on nothing
+    recorder -> syscalls               the log format
+    shim -> recorder, scheduler        record, replay, program shims
+    vkernel -> scheduler, syscalls     the virtual kernel's state: tasks, timers, randomness
+    engine -> vkernel, shim            ptrace stops, tasks, injection, the stop loop
+    handlers, debugger, replicate -> engine (and what is below it)
+    cli -> everything                  the composition root: main and the subcommands
 
-A new folder (say debugger/) gets its own line here, and is added to the sets of the folders
-that may include it; until then an include of it fails the check, on purpose.
+tests/check_layers.py checks the same order on the built objects' symbols.
+
+A new folder gets its own line here, and is added to the sets of the folders that may
+include it; until then an include of it fails the check, on purpose.
 
 Usage: check_includes.py SOURCE_DIR
 """
@@ -23,12 +30,15 @@ ALLOWED = {
     "scheduler": set(),
     "recorder": {"common", "syscalls", "proto"},
     "shim": {"common", "syscalls", "recorder", "scheduler", "proto"},
-    "supervisor": {"common", "syscalls", "recorder", "scheduler", "shim", "proto"},
-    # The supervisor declares the hooks a debugger implements (supervisor/debugger_hooks.h).
-    # `detrun replicate` (supervisor/commands.h declares its command): a sink and a source
-    # of outside input for the record and replay shims.
-    "replicate": {"common", "syscalls", "recorder", "scheduler", "shim", "proto", "supervisor"},
-    "debugger": {"common", "syscalls", "recorder", "scheduler", "shim", "proto", "supervisor"},
+    "vkernel": {"common", "syscalls", "scheduler"},
+    # The engine reaches the handlers only through engine/handler_ops.h, which they fill.
+    "engine": {"common", "syscalls", "recorder", "scheduler", "shim", "proto", "vkernel"},
+    "handlers": {"common", "syscalls", "recorder", "scheduler", "shim", "proto", "vkernel", "engine"},
+    "debugger": {"common", "syscalls", "recorder", "scheduler", "shim", "proto", "vkernel", "engine"},
+    # `detrun replicate`: a sink and a source of outside input for the record and replay
+    # shims; cli/ runs its command (replicate/replicate.h).
+    "replicate": {"common", "syscalls", "recorder", "scheduler", "shim", "proto", "vkernel", "engine"},
+    "cli": {"common", "syscalls", "recorder", "scheduler", "shim", "proto", "vkernel", "engine"} | {"handlers", "debugger", "replicate"},
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"/]+)/[^"]+"', re.M)

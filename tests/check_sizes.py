@@ -6,8 +6,8 @@ import pathlib
 import re
 import sys
 
-FOLDERS = ["common", "syscalls", "scheduler", "recorder", "shim", "supervisor", "debugger",
-           "replicate"]
+FOLDERS = ["common", "syscalls", "scheduler", "recorder", "shim", "vkernel", "engine",
+           "handlers", "debugger", "replicate", "cli"]
 MAX_FUNCTION, MAX_FILE = 60, 800
 
 

@@ -8,7 +8,6 @@
 #include "scheduler/scheduler.h"
 #include "vkernel/task.h"
 #include "syscalls/syscall_table.h"
-#include "engine/remote.h"
 
 bool report_trace;
 FILE *report_trace_out;
@@ -111,32 +110,4 @@ void trace_event(const struct task *t, const char *fmt, ...)
 	vfprintf(report_trace_out, fmt, ap);
 	fputc('\n', report_trace_out);
 	va_end(ap);
-}
-
-/* A path or name argument for --trace: up to the page's end first, so a short string at
- * the end of a mapping still reads. */
-static bool trace_string(void *ctx, uint64_t addr, char *out, size_t n)
-{
-	struct task *t = ctx;
-	size_t first = 4096 - (addr & 4095);
-	if (first > n - 1)
-		first = n - 1;
-	if (remote_read(t, REMOTE(addr), out, first))
-		return false;
-	out[first] = 0;
-	if (strlen(out) == first && first < n - 1 &&
-	    remote_read(t, REMOTE(addr + first), out + first, n - 1 - first) == 0)
-		out[n - 1] = 0;
-	return true;
-}
-
-void trace_syscall(struct task *t)
-{
-	if (!report_trace)
-		return;
-	const uint64_t args[6] = { t->regs.rdi, t->regs.rsi, t->regs.rdx,
-				   t->regs.r10, t->regs.r8,  t->regs.r9 };
-	char call[512];
-	syscall_format_call(call, sizeof(call), t->syscall_nr, args, trace_string, t);
-	trace_event(t, "%s", call);
 }

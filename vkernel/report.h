@@ -30,9 +30,6 @@ __attribute__((format(printf, 2, 3), noreturn)) void task_die(const struct task 
 void task_setup_failed(const struct task *t, const char *step, int err);
 /* One --trace line: "[t=55 task 3] futex(...)". */
 __attribute__((format(printf, 2, 3))) void trace_event(const struct task *t, const char *fmt, ...);
-/* The --trace line of a call at its stop: its name and its arguments, as many as it takes,
- * each shown by its kind (syscalls.def), paths as strings. */
-void trace_syscall(struct task *t);
 
 /* The hazard channel: something detrun could not make deterministic. Always printed. */
 __attribute__((format(printf, 2, 3))) void hazard(const struct task *t, const char *fmt, ...);

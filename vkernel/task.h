@@ -46,7 +46,7 @@ struct process {
 	/* A task of the process has had READ_IMPLIES_EXEC since its exec: its PROT_READ
 	 * mappings are code too, and every call of the process stops (sys_misc.c). */
 	bool read_implies_exec;
-	/* SIGILL and SIGSEGV, which detrun's traps use (supervisor/trap_signals.h): the
+	/* SIGILL and SIGSEGV, which detrun's traps use (engine/trap_signals.h): the
 	 * program's actions, and the handlers the kernel has in their place. */
 	struct signal_action trap_program[2], trap_kernel[2];
 	bool trap_armed;            /* the kernel's are handlers: forcing shows a blocked signal */

@@ -1,0 +1,34 @@
+/*
+ * What the engine asks of the syscall handlers (handlers/): the engine runs the stops and
+ * names no handler; the handlers' room fills this table (handlers/binding.c) and the
+ * composition root (cli/) installs it before the run, as the scheduler takes sched_ops.
+ * So the engine links without the handlers, and the handlers call down into it.
+ */
+#ifndef DETRUN_ENGINE_HANDLER_OPS_H
+#define DETRUN_ENGINE_HANDLER_OPS_H
+
+#include <stdbool.h>
+
+struct task;
+
+struct handler_ops {
+	/* A stopped call's seccomp stop, t->syscall_nr set, its event counted: runs the
+	 * table's handler for it (or refuses it). */
+	void (*dispatch)(struct task *t);
+
+	/* Lifecycle, each at one point of the engine's work: */
+	void (*run_starting)(void);              /* before the program is launched */
+	void (*launched)(bool pid_namespace);    /* the program runs, in a PID namespace or not */
+	void (*exec_done)(struct task *t);       /* t's process runs a new, set-up image */
+	void (*process_exiting)(struct task *t); /* the last thread of t's process exits */
+	void (*joiner_woken)(struct task *t);    /* a futex waiter woken by a CLEARTID exit */
+
+	/* Calls on objects outside the group (handlers/sys_external.c): */
+	void (*outside_restarted)(struct task *t);        /* the kernel restarts one */
+	void (*outside_wait_interrupted)(struct task *t); /* a signal interrupted its wait */
+};
+
+/* Installs `ops` (static storage) before tracer_run. */
+void tracer_set_handler_ops(const struct handler_ops *ops);
+
+#endif

@@ -1,0 +1,47 @@
+#include "handlers/binding.h"
+
+#include <stddef.h>
+#include <sys/syscall.h>
+
+#include "handlers/sys_external.h"
+#include "handlers/sys_files.h"
+#include "handlers/sys_identity.h"
+#include "handlers/sys_park.h"
+#include "handlers/sys_reach.h"
+#include "syscalls/syscall_table.h" /* the numbers of calls newer than the libc headers */
+#include "vkernel/task.h"
+
+/* Indexed by syscall number, from syscalls.def's rows: the table's handler column. */
+static syscall_handler *const by_nr[] = {
+#define SYSCALL(name, cls, handler, kinds, outputs, data, reason) [__NR_##name] = handler,
+#define STOP_WHEN(name, arg, mask, with_shim)
+#define STOP_WHEN_EQ(name, arg, value)
+#include "syscalls/syscalls.def"
+};
+
+syscall_handler *handler_of(long nr)
+{
+	return nr >= 0 && (size_t)nr < sizeof(by_nr) / sizeof(by_nr[0]) ? by_nr[nr] : NULL;
+}
+
+/* A call with no row is refused as unsupported; a row's call naming a process outside the
+ * group is refused before its handler runs (reach_refused). */
+static void dispatch(struct task *t)
+{
+	syscall_handler *handler = handler_of(t->syscall_nr);
+	if (!handler)
+		sys_unsupported(t);
+	else if (!reach_refused(t))
+		handler(t);
+}
+
+const struct handler_ops handler_ops = {
+	.dispatch = dispatch,
+	.run_starting = files_init,
+	.launched = reach_set_namespaced,
+	.exec_done = files_executed,
+	.process_exiting = rusage_process_exiting,
+	.joiner_woken = futex_woken,
+	.outside_restarted = external_perform,
+	.outside_wait_interrupted = external_wait_interrupted,
+};
