@@ -42,7 +42,6 @@
 #include "vkernel/signal_bits.h"
 #include "vkernel/random.h"
 #include "engine/handler_ops.h"
-#include "vkernel/random.h"
 #include "vkernel/timers.h"
 #include "syscalls/syscall_table.h"
 #include "engine/tracer_internal.h"
