@@ -1,7 +1,7 @@
 /*
  * What the files of debugger/ share: the connection, the position on the timeline, the
- * breakpoint table. Not for the supervisor (it declares the hooks it calls in
- * supervisor/debugger_hooks.h).
+ * breakpoint table. Not for the supervisor: it calls the debugger only through the table
+ * of supervisor/debugger_hooks.h, which launch.c registers.
  */
 #ifndef DETRUN_DEBUGGER_INTERNAL_H
 #define DETRUN_DEBUGGER_INTERNAL_H
@@ -40,6 +40,8 @@ int regs_read_one(struct task *t, int n, char *out);
 int regs_write_one(struct task *t, int n, const char *hex);
 /* The whole `g` packet. */
 void regs_read_all(struct task *t, char *out);
+struct user_regs_struct;
+bool regs_same_position(const struct user_regs_struct *a, const struct user_regs_struct *b);
 
 /* ---- breakpoints and watchpoints (points.c) ------------------------------------------ */
 
@@ -62,8 +64,6 @@ struct point {
 enum {
 	MAX_POINTS = 256
 };
-extern struct point points[MAX_POINTS];
-extern int n_points;
 
 int points_add(struct task *t, enum point_type type, uint64_t addr, int len);
 int points_remove(struct task *t, enum point_type type, uint64_t addr, int len);
@@ -80,6 +80,15 @@ void points_fork(struct task *parent, struct task *child, bool follow);
 void points_drop_process(struct task *t, bool remove);
 /* t's process executed a new program: its points go in again where it next stops. */
 void points_unplace_process(struct task *t);
+/* Is an int3 of ours in memory at addr (in some process)? */
+bool points_inserted_at(uint64_t addr);
+/* Is a breakpoint (int3 or debug register) set at addr? A step arriving there is its hit. */
+bool points_break_at(uint64_t addr);
+/* gdb detached: every point goes, int3s taken out of memory. */
+void points_remove_all(struct task *t);
+/* Appends every point to spec as /TYPE.ADDR.LEN (a re-execution's --gdb-resume=, which
+ * points_restore reads back). */
+void points_describe(char *spec, size_t size);
 /* The memory of t as the program wrote it, breakpoints hidden. */
 int points_read_memory(struct task *t, uint64_t addr, void *buf, size_t len);
 
@@ -143,6 +152,11 @@ struct task *server_find_vtid(int vtid);
 /* Talk to gdb at a stop of t that is no trap, and set up the step gdb asked for. */
 void server_converse_resume(struct task *t, const char *reply);
 
+/* The hooks of the table (supervisor/debugger_hooks.h) that server.c serves. */
+bool server_on_stop(struct task *t, int status);
+void server_on_event(struct task *t);
+int server_finish(int code);
+
 /* ---- where gdb connects (listen.c) ------------------------------------------------- */
 
 /* --gdb[=SPEC]: listen on a private unix socket (no SPEC), unix:PATH, tcp:PORT or PORT. */
@@ -175,6 +189,9 @@ struct task *procs_parse_thread(const char **p);
 struct task *procs_find_process(const char *hex);
 /* D;pid: true when it detached one of several followed processes (else: detach all). */
 bool procs_detach(const char *args);
+/* The hooks on_fork and on_exec of the table. */
+void procs_on_fork(struct task *parent, struct task *child);
+void procs_on_exec(struct task *t);
 /* At the exit of a followed child process: its W reply into out, and it is forgotten. */
 bool procs_exit_reply(struct task *t, char *out, size_t size);
 
@@ -185,6 +202,10 @@ size_t files_request(const char *cmd, char *out, size_t size);
 
 /* ---- interrupts (interrupt.c) -------------------------------------------------------- */
 
+/* The hooks poll, wait_fd and idle_input of the table. */
+bool interrupt_poll(struct task *t, void (*handle)(int tid, int status));
+int interrupt_wait_fd(void);
+void interrupt_idle_input(void);
 /* Was a Ctrl-C taken while the group ran that no stop has reported yet? Clears it. */
 bool interrupt_take_pending(void);
 /* Has gdb sent its interrupt byte (Ctrl-C)? Ends detrun if gdb went away. (server.c) */

@@ -222,6 +222,17 @@ static void take_handoff(int argc, char **argv)
 		listen_hand_over(atoi(argv[1] + 14));
 }
 
+static const struct debugger_ops gdb_server = {
+	.on_stop = server_on_stop,
+	.on_event = server_on_event,
+	.on_fork = procs_on_fork,
+	.on_exec = procs_on_exec,
+	.poll = interrupt_poll,
+	.wait_fd = interrupt_wait_fd,
+	.idle_input = interrupt_idle_input,
+	.finish = server_finish,
+};
+
 void debugger_init(int *argc, char ***argv)
 {
 	take_handoff(*argc, *argv);
@@ -229,6 +240,8 @@ void debugger_init(int *argc, char ***argv)
 	stepback_take_arg(argc, *argv);
 	take_debug(argc, argv);
 	take_gdb_option(argc, *argv);
-	if (dbg.mode != MODE_OFF)
-		travel_save_invocation(*argc, *argv, environ);
+	if (dbg.mode == MODE_OFF)
+		return;
+	travel_save_invocation(*argc, *argv, environ);
+	tracer_set_debugger(&gdb_server);
 }

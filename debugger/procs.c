@@ -16,7 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "supervisor/debugger_hooks.h"
+#include "supervisor/remote.h"
 #include "debugger/internal.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/task.h"
@@ -161,10 +161,9 @@ static void report_fork(struct task *parent, struct task *child)
 	server_converse_resume(parent, reply);
 }
 
-void debugger_on_fork(struct task *parent, struct task *child)
+void procs_on_fork(struct task *parent, struct task *child)
 {
-	if (dbg.mode == MODE_OFF || child->proc == parent->proc ||
-	    child->proc->aspace == parent->proc->aspace)
+	if (child->proc == parent->proc || child->proc->aspace == parent->proc->aspace)
 		return; /* a thread, or a vfork child sharing the memory and its int3s */
 	bool report = dbg.mode == MODE_LIVE && dbg.connected && procs_followed(parent) &&
 		      n_followed < MAX_FOLLOWED;
@@ -180,10 +179,8 @@ void debugger_on_fork(struct task *parent, struct task *child)
 	}
 }
 
-void debugger_on_exec(struct task *t)
+void procs_on_exec(struct task *t)
 {
-	if (dbg.mode == MODE_OFF)
-		return;
 	if (dbg.mode != MODE_LIVE || !dbg.connected) {
 		/* The points a re-execution restored are gdb's of its last stop: the new image's
 		 * (README, Limits: going back across an exec) */
@@ -217,7 +214,8 @@ bool procs_exit_reply(struct task *t, char *out, size_t size)
 	for (struct task *u = sched_first(); u; u = u->next)
 		if (u != t && alive(u) && u->proc == t->proc && t->syscall_nr == SYS_exit)
 			return false;
-	snprintf(out, size, "W%02x;process:%x", (unsigned)(t->regs.rdi & 0xff), t->proc->ns_tgid);
+	snprintf(out, size, "W%02x;process:%x", (unsigned)(syscall_arg(t, 0) & 0xff),
+		 t->proc->ns_tgid);
 	procs_unfollow(t->proc->tgid);
 	points_drop_process(t, false);
 	return true;

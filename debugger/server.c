@@ -22,10 +22,6 @@
 
 struct dbg_state dbg = { .mode = MODE_OFF, .listen_fd = -1, .conn_fd = -1 };
 
-enum {
-	TF = 0x100
-};
-
 /* What gdb asked for when the conversation ended. */
 static struct {
 	int step_vtid; /* 0: continue every task */
@@ -39,11 +35,6 @@ int position_cmp(struct position a, struct position b)
 	if (a.time != b.time)
 		return a.time < b.time ? -1 : 1;
 	return a.hits < b.hits ? -1 : a.hits > b.hits;
-}
-
-bool debugger_active(void)
-{
-	return dbg.mode != MODE_OFF;
 }
 
 struct task *server_find_vtid(int vtid)
@@ -84,24 +75,18 @@ static void send_or_die(const char *text)
 
 static void set_trap_flag(struct task *t, bool on)
 {
-	if (remote_load_regs(t))
-		return;
-	uint64_t flags = on ? (t->regs.eflags | TF) : (t->regs.eflags & ~(uint64_t)TF);
-	if (flags != t->regs.eflags) {
-		t->regs.eflags = flags;
-		t->regs_dirty = true;
-	}
+	if (remote_load_regs(t) == 0)
+		task_set_trap_flag(t, on);
 }
 
 /* Resumes a task the debugger stopped (a trap's owner), stepping over an int3 at its pc. */
 static void continue_over(struct task *t)
 {
 	remote_load_regs(t);
-	for (int i = 0; i < n_points; i++)
-		if (points[i].inserted && points[i].addr == t->regs.rip) {
-			points_step_over(t);
-			return;
-		}
+	if (points_inserted_at(task_ip(t))) {
+		points_step_over(t);
+		return;
+	}
 	remote_store_regs(t);
 	t->regs_valid = false;
 	if (ptrace(tracer_resume_request(t), t->tid, 0, 0) < 0 && errno != ESRCH)
@@ -512,9 +497,7 @@ void server_converse(struct task *owner, const char *reply)
 			break;
 	}
 	if (action.detach) {
-		for (int i = n_points - 1; i >= 0; i--)
-			points_remove(owner, points[i].type, points[i].addr, points[i].len);
-		points_sync_all();
+		points_remove_all(owner);
 		dbg.mode = MODE_DETACHED;
 		close(dbg.conn_fd);
 		dbg.conn_fd = -1;
@@ -585,10 +568,8 @@ static bool step_report(struct task *t)
 	return ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) == 0 && si.si_code == TRAP_BRKPT;
 }
 
-bool debugger_on_stop(struct task *t, int status)
+bool server_on_stop(struct task *t, int status)
 {
-	if (dbg.mode == MODE_OFF)
-		return false;
 	points_sync_task(t);
 	bool stepped_over = points_after_step(t, status);
 	int event = (unsigned)status >> 16;
@@ -707,9 +688,9 @@ static void live_event(struct task *t)
 	converse_at_event(shown, reply);
 }
 
-void debugger_on_event(struct task *t)
+void server_on_event(struct task *t)
 {
-	if (dbg.mode == MODE_OFF || dbg.mode == MODE_DETACHED)
+	if (dbg.mode == MODE_DETACHED)
 		return;
 	dbg.now = (struct position){ sched_now(), 0 };
 	procs_start(t);
@@ -738,7 +719,7 @@ void debugger_on_event(struct task *t)
 	}
 }
 
-int debugger_finish(int code)
+int server_finish(int code)
 {
 	if (dbg.mode != MODE_LIVE || dbg.conn_fd < 0)
 		return code;

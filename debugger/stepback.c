@@ -38,8 +38,6 @@ enum job {
 };
 
 enum {
-	TF = 0x100,
-	RF = 0x10000,
 	MAX_STEPS = 20000000 /* single steps in one interval: about 12 minutes here */
 };
 
@@ -67,17 +65,6 @@ static struct {
 	uint64_t cand_steps, cand_watch; /* JOB_SCAN: the latest hit in the interval */
 	bool cand;
 } sb;
-
-static bool regs_equal(const struct user_regs_struct *a, const struct user_regs_struct *b)
-{
-	struct user_regs_struct x = *a, y = *b;
-	x.orig_rax = y.orig_rax = 0;
-	x.eflags &= ~(uint64_t)(TF | RF);
-	y.eflags &= ~(uint64_t)(TF | RF);
-	x.r11 &= ~(uint64_t)TF; /* the flags a syscall saved, made while stepping */
-	y.r11 &= ~(uint64_t)TF;
-	return memcmp(&x, &y, sizeof(x)) == 0;
-}
 
 static __attribute__((noreturn)) void job_reexecute(enum job job, uint64_t base, int vtid,
 						    uint64_t steps, uint64_t watch,
@@ -114,16 +101,6 @@ void stepback_take_arg(int *argc, char **argv)
 
 /* ---- at a stop ------------------------------------------------------------------------- */
 
-/* A breakpoint (int3 or debug register) at addr: a step arriving there is its hit. */
-static bool breakpoint_at(uint64_t addr)
-{
-	for (int i = 0; i < n_points; i++)
-		if ((points[i].type == POINT_SOFT || points[i].type == POINT_HARD) &&
-		    points[i].addr == addr)
-			return true;
-	return false;
-}
-
 /* The stop a job arrived at, for gdb: a step, or the write of a watched address. */
 static void arrival_reply(struct task *t, char *reply, size_t size)
 {
@@ -148,7 +125,7 @@ static void scan_found(void)
 
 static void note_candidate(struct task *t, enum trap_kind kind, uint64_t addr)
 {
-	if (kind == TRAP_STEP && !breakpoint_at(t->regs.rip))
+	if (kind == TRAP_STEP && !points_break_at(task_ip(t)))
 		return;
 	sb.cand = true;
 	sb.cand_steps = sb.steps;
@@ -165,14 +142,17 @@ static bool job_trap(struct task *t, enum trap_kind kind, uint64_t addr, char *r
 			return true;
 		}
 		break;
-	case JOB_FIND_REGS:
-		if (regs_equal(&t->regs, &sb.regs)) {
+	case JOB_FIND_REGS: {
+		struct user_regs_struct now;
+		task_gprs(t, &now);
+		if (regs_same_position(&now, &sb.regs)) {
 			/* One back: for a write, before it (the next step does it). From the
 			 * interval's first position, the event itself. */
 			job_reexecute(JOB_STEP_TO, sb.goal_base, t->vtid,
 				      sb.steps ? sb.steps - 1 : 0, sb.steps ? sb.watch : 0, NULL);
 		}
 		break;
+	}
 	case JOB_SCAN:
 		/* A write that ends at the goal came before it (it is reported before it ran). */
 		if (sb.steps < sb.goal_steps || (sb.steps == sb.goal_steps && kind == TRAP_WATCH))
@@ -192,16 +172,17 @@ bool stepback_on_trap(struct task *t, enum trap_kind kind, uint64_t addr, char *
 	bool stepped = dbg.stepping_vtid == t->vtid;
 	bool executed = stepped && kind != TRAP_BREAK; /* an int3 hit runs nothing */
 	sb.known = sb.known && stepped;
-	if (stepped && kind == TRAP_STEP && breakpoint_at(t->regs.rip))
+	if (stepped && kind == TRAP_STEP && points_break_at(task_ip(t)))
 		dbg.now.hits++; /* a run continuing here would count the breakpoint's hit */
 	sb.steps += executed;
 	sb.since_hit = kind != TRAP_STEP ? 0 : sb.since_hit + executed;
 	sb.at_write = kind == TRAP_WATCH;
 	sb.stop_vtid = t->vtid;
-	sb.stop_regs = t->regs;
+	task_gprs(t, &sb.stop_regs);
 	if (dbg.mode == MODE_SCAN && !sb.counting && kind != TRAP_STEP &&
 	    position_cmp(dbg.now, dbg.goal) < 0) {
-		sb.hit_base = sb.base, sb.hit_vtid = t->vtid, sb.hit_regs = t->regs;
+		sb.hit_base = sb.base, sb.hit_vtid = t->vtid;
+		task_gprs(t, &sb.hit_regs);
 		sb.hit_watch = kind == TRAP_WATCH ? addr : 0;
 	}
 	if (!sb.counting || t->vtid != sb.vtid)
@@ -248,8 +229,7 @@ static void set_trap_flag(struct task *t)
 {
 	if (remote_load_regs(t))
 		return;
-	t->regs.eflags |= TF;
-	t->regs_dirty = true;
+	task_set_trap_flag(t, true);
 	remote_store_regs(t);
 }
 

@@ -37,14 +37,6 @@ static char mode_letter(enum dbg_mode mode, bool event, bool begin)
 	return begin ? 'B' : event ? 'E' : 'H';
 }
 
-static void add_points_arg(char *spec, size_t size)
-{
-	size_t n = strlen(spec);
-	for (int i = 0; i < n_points && n < size - 40; i++)
-		n += (size_t)snprintf(spec + n, size - n, "/%d.%llx.%d", points[i].type,
-				      (unsigned long long)points[i].addr, points[i].len);
-}
-
 static __attribute__((noreturn)) void reexecute(enum dbg_mode mode, struct position goal,
 						bool event, bool begin, const char *job)
 {
@@ -52,7 +44,7 @@ static __attribute__((noreturn)) void reexecute(enum dbg_mode mode, struct posit
 	snprintf(spec, sizeof(spec), "--gdb-resume=%d/%c/%llu/%llu/%d", dbg.conn_fd,
 		 mode_letter(mode, event, begin), (unsigned long long)goal.time,
 		 (unsigned long long)goal.hits, packet_acks_off());
-	add_points_arg(spec, sizeof(spec));
+	points_describe(spec, sizeof(spec));
 	int n = 0;
 	while (saved_argv[n])
 		n++;

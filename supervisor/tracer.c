@@ -47,6 +47,12 @@
 #include "supervisor/tracer_internal.h"
 
 const struct tracer_options *tracer_opts;
+const struct debugger_ops *tracer_debugger;
+
+void tracer_set_debugger(const struct debugger_ops *ops)
+{
+	tracer_debugger = ops;
+}
 
 void reap_waiting_stops(void)
 {
@@ -187,7 +193,8 @@ static void timeline_event(struct task *t)
 	const struct shim_ops *shim = shim_get();
 	if (shim->event)
 		shim->event(t, sched_now(), t->syscall_nr);
-	debugger_on_event(t);
+	if (tracer_debugger)
+		tracer_debugger->on_event(t);
 }
 
 static void on_syscall_entry(struct task *t)
@@ -384,7 +391,7 @@ void tracer_handle_status(pid_t tid, int status)
 	if (!WIFSTOPPED(status))
 		return;
 	t->regs_valid = false;
-	if (debugger_on_stop(t, status))
+	if (tracer_debugger && tracer_debugger->on_stop(t, status))
 		return; /* a breakpoint, watchpoint or step of gdb's: no event */
 	int sig = WSTOPSIG(status);
 	int event = (unsigned)status >> 16;
@@ -498,7 +505,7 @@ static void run_until_event(struct task *t)
 			tracer_handle_status(got, status);
 			continue;
 		}
-		if (debugger_poll(t, handle_status_cb))
+		if (tracer_debugger && tracer_debugger->poll(t, handle_status_cb))
 			continue; /* gdb's Ctrl-C: t was stopped for it, or reached an event */
 		/* Without a shim to log their logical time, signals from outside need not wait
 		 * for an event: a task computing without one would hold them back for ever. */
@@ -523,8 +530,8 @@ static void run_until_event(struct task *t)
 				spin_start(t);
 			left = budget;
 		}
-		tracer_arm_alarm(debugger_active() && left > INTERRUPT_POLL_MS ? INTERRUPT_POLL_MS
-									       : left);
+		tracer_arm_alarm(tracer_debugger && left > INTERRUPT_POLL_MS ? INTERRUPT_POLL_MS
+									     : left);
 	}
 	tracer_arm_alarm(0);
 	spin_end();
@@ -650,6 +657,10 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 			reap_waiting_stops();
 			continue;
 		}
+		if (!t && take_debugger_input()) {
+			tracer_debugger->idle_input(); /* a conversation, outside the pick */
+			continue;
+		}
 		if (!t)
 			break;
 		tracer_resume(t);
@@ -666,5 +677,7 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 		code = exec_errno == ENOENT ? 127 : 126;
 	}
 	const struct shim_ops *shim = shim_get();
-	return shim->finish ? shim->finish(sched_now(), code) : code;
+	if (shim->finish)
+		code = shim->finish(sched_now(), code);
+	return tracer_debugger ? tracer_debugger->finish(code) : code;
 }

@@ -24,7 +24,7 @@ ALLOWED = {
     "recorder": {"common", "syscalls", "proto"},
     "shim": {"common", "syscalls", "recorder", "scheduler", "proto"},
     "supervisor": {"common", "syscalls", "recorder", "scheduler", "shim", "proto"},
-    # The supervisor declares the hooks a debugger implements (supervisor/debugger_hooks.h).
+    # The supervisor declares the table of hooks a debugger registers (supervisor/debugger_hooks.h).
     # `detrun replicate` (supervisor/commands.h declares its command): a sink and a source
     # of outside input for the record and replay shims.
     "replicate": {"common", "syscalls", "recorder", "scheduler", "shim", "proto", "supervisor"},
