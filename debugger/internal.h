@@ -125,9 +125,12 @@ struct position {
 	uint64_t hits;
 };
 
+/* The debugging session. launch.c sets it up from the command line and hands it to the
+ * server (server_start), whose hooks lend it to the functions of the other files that
+ * read or change it: no file reaches it but through a pointer it was given. */
 struct dbg_state {
 	enum dbg_mode mode;
-	int listen_fd, conn_fd;
+	int conn_fd;
 	struct position now;      /* where the group is */
 	struct position goal;     /* SCAN: where gdb was; SEEK: where to stop */
 	struct position last_hit; /* SCAN: the latest hit before goal (time 0: none) */
@@ -138,7 +141,9 @@ struct dbg_state {
 	int stepping_vtid;        /* vCont;s asked for this task, 0 for none */
 	bool connected;
 };
-extern struct dbg_state dbg;
+/* The server takes the session launch.c set up from the command line, and attaches to
+ * the stop loop (tracer_set_debugger). */
+void server_start(struct dbg_state *session);
 
 int position_cmp(struct position a, struct position b);
 /* Talk to gdb about the stop of t (`reply` is the stop reply to give) until it resumes. */
@@ -166,8 +171,12 @@ int listen_pair(void);
 /* --gdb-handoff=FD, run by gdb: hands its pipe (stdin) over FD and exits. */
 __attribute__((noreturn)) void listen_hand_over(int pair_fd);
 /* Says where to connect, waits for a peer of this uid (refusing others, one line each):
- * returns its connection, -1 if gdb ended before it connected. */
+ * returns its connection, -1 if gdb ended before it connected. Listens no more. */
 int listen_accept(void);
+/* Does the server still wait for gdb (its first stop not reached yet)? */
+bool listen_waiting(void);
+/* Listens no more (the processes of `detrun debug` that do not serve). */
+void listen_close(void);
 
 /* ---- the processes gdb follows (procs.c) --------------------------------------------- */
 
@@ -190,8 +199,8 @@ struct task *procs_find_process(const char *hex);
 /* D;pid: true when it detached one of several followed processes (else: detach all). */
 bool procs_detach(const char *args);
 /* The hooks on_fork and on_exec of the table. */
-void procs_on_fork(struct task *parent, struct task *child);
-void procs_on_exec(struct task *t);
+void procs_on_fork(struct dbg_state *dbg, struct task *parent, struct task *child);
+void procs_on_exec(struct dbg_state *dbg, struct task *t);
 /* At the exit of a followed child process: its W reply into out, and it is forgotten. */
 bool procs_exit_reply(struct task *t, char *out, size_t size);
 
@@ -203,8 +212,8 @@ size_t files_request(const char *cmd, char *out, size_t size);
 /* ---- interrupts (interrupt.c) -------------------------------------------------------- */
 
 /* The hooks poll, wait_fd and idle_input of the table. */
-bool interrupt_poll(struct task *t, void (*handle)(int tid, int status));
-int interrupt_wait_fd(void);
+bool interrupt_poll(struct dbg_state *dbg, struct task *t, void (*handle)(int tid, int status));
+int interrupt_wait_fd(struct dbg_state *dbg);
 void interrupt_idle_input(void);
 /* Was a Ctrl-C taken while the group ran that no stop has reported yet? Clears it. */
 bool interrupt_take_pending(void);
@@ -215,15 +224,15 @@ bool gdb_interrupt_waiting(void);
 
 /* Kills the group and executes detrun again to reach `goal` (scan: then the last hit
  * before it). Does not return. */
-void travel_reexecute(enum dbg_mode mode, struct position goal);
+void travel_reexecute(struct dbg_state *dbg, enum dbg_mode mode, struct position goal);
 void travel_save_invocation(int argc, char **argv, char **env);
 /* SCAN reached its goal: re-execute to the last hit found. */
-void travel_scan_done(void);
+void travel_scan_done(struct dbg_state *dbg);
 /* The monitor commands: text to show in out. */
-void travel_monitor(struct task *t, const char *cmd, char *out, size_t size);
+void travel_monitor(struct dbg_state *dbg, struct task *t, const char *cmd, char *out, size_t size);
 /* Executes detrun again to the event at `time` (mode SEEK or SCAN) with a job of
  * stepback.c's (`arg`, its --gdb-step=). Does not return. */
-void travel_reexecute_job(enum dbg_mode mode, uint64_t time, const char *arg)
+void travel_reexecute_job(struct dbg_state *dbg, enum dbg_mode mode, uint64_t time, const char *arg)
 	__attribute__((noreturn));
 
 /* ---- instruction positions: reverse-stepi (stepback.c) ------------------------------- */
@@ -231,16 +240,17 @@ void travel_reexecute_job(enum dbg_mode mode, uint64_t time, const char *arg)
 /* Takes a re-execution's --gdb-step= out of argv (after --gdb-resume= went). */
 void stepback_take_arg(int *argc, char **argv);
 /* At every debugger event, first. True: the event is the job's (it conversed or steps). */
-bool stepback_on_event(struct task *t);
+bool stepback_on_event(struct dbg_state *dbg, struct task *t);
 /* At every trap stop, after the hit was counted. True: handled; a reply in `reply` is the
  * stop to give gdb (then t resumes as gdb asks), none: t was stepped on. */
-bool stepback_on_trap(struct task *t, enum trap_kind kind, uint64_t addr, char *reply, size_t size);
+bool stepback_on_trap(struct dbg_state *dbg, struct task *t, enum trap_kind kind, uint64_t addr,
+		      char *reply, size_t size);
 /* bs: re-executes one instruction back. Returns only at the start of the history. */
-void stepback_begin(void);
+void stepback_begin(struct dbg_state *dbg);
 /* bc: re-executes when this position knows its count (else the plain scan applies). */
-void stepback_scan(void);
+void stepback_scan(struct dbg_state *dbg);
 bool stepback_past_hit(void);
 /* SCAN found its last hit: a watchpoint's is re-executed to just before the write. */
-void stepback_scan_done(void);
+void stepback_scan_done(struct dbg_state *dbg);
 
 #endif

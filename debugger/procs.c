@@ -161,11 +161,11 @@ static void report_fork(struct task *parent, struct task *child)
 	server_converse_resume(parent, reply);
 }
 
-void procs_on_fork(struct task *parent, struct task *child)
+void procs_on_fork(struct dbg_state *dbg, struct task *parent, struct task *child)
 {
 	if (child->proc == parent->proc || child->proc->aspace == parent->proc->aspace)
 		return; /* a thread, or a vfork child sharing the memory and its int3s */
-	bool report = dbg.mode == MODE_LIVE && dbg.connected && procs_followed(parent) &&
+	bool report = dbg->mode == MODE_LIVE && dbg->connected && procs_followed(parent) &&
 		      n_followed < MAX_FOLLOWED;
 	points_fork(parent, child, report);
 	if (!report)
@@ -179,9 +179,9 @@ void procs_on_fork(struct task *parent, struct task *child)
 	}
 }
 
-void procs_on_exec(struct task *t)
+void procs_on_exec(struct dbg_state *dbg, struct task *t)
 {
-	if (dbg.mode != MODE_LIVE || !dbg.connected) {
+	if (dbg->mode != MODE_LIVE || !dbg->connected) {
 		/* The points a re-execution restored are gdb's of its last stop: the new image's
 		 * (README, Limits: going back across an exec) */
 		points_unplace_process(t);
@@ -199,7 +199,7 @@ void procs_on_exec(struct task *t)
 	procs_ptid(t, id, sizeof(id));
 	static char reply[sizeof(hex) + 64];
 	snprintf(reply, sizeof(reply), "T05exec:%s;thread:%s;", hex, id);
-	dbg.now = (struct position){ sched_now(), dbg.now.hits };
+	dbg->now = (struct position){ sched_now(), dbg->now.hits };
 	server_converse_resume(t, reply);
 }
 
