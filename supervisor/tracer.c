@@ -608,6 +608,20 @@ static __attribute__((noreturn)) void abort_run(struct task *t, const char *why)
 	exit(125);
 }
 
+/* The pick ended early for what came while it waited for outside input: tasks that
+ * changed state are reaped first (they may be gone), then gdb's input is answered, every
+ * task stopped, outside the pick. */
+static bool woken_from_outside_wait(void)
+{
+	bool stops = take_waiting_stops();
+	bool gdb = take_debugger_input();
+	if (stops)
+		reap_waiting_stops();
+	if (gdb)
+		tracer_debugger->idle_input();
+	return stops || gdb;
+}
+
 static void start_program(const char *path, char **argv, const struct tracer_options *opt,
 			  struct launch *launched)
 {
@@ -653,14 +667,8 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 			run_until_event(t);
 		tracer_quiesce();
 		t = sched_pick();
-		if (!t && take_waiting_stops()) {
-			reap_waiting_stops();
+		if (!t && woken_from_outside_wait())
 			continue;
-		}
-		if (!t && take_debugger_input()) {
-			tracer_debugger->idle_input(); /* a conversation, outside the pick */
-			continue;
-		}
 		if (!t)
 			break;
 		tracer_resume(t);
