@@ -68,8 +68,8 @@ long remote_syscall(struct task *t, long nr, uint64_t a0, uint64_t a1, uint64_t 
 /* The registers of a stopped task by role, in the x86_64 calling convention: the only
  * place outside remote.c (and sys_cpu.c's instruction emulation, and the register layout
  * debugger/regs.c describes to gdb, which reads and writes them whole through task_gprs
- * and task_set_gprs) that names them. They
- * read and write t->regs, loaded by remote_load_regs; a change is stored at the resume. */
+ * and task_set_gprs) that names them. They read and write t->regs, loaded by
+ * remote_load_regs; a change is stored at the resume. */
 #define SYSCALL_INSN_LEN 2 /* syscall (0f 05) */
 
 /* Syscall argument n (0..5). */
@@ -138,11 +138,6 @@ static inline void task_set_ip(struct task *t, uint64_t ip)
 /* The trap flag (EFLAGS.TF): while it is set the task stops with SIGTRAP after each
  * instruction, a debugger's single step. */
 #define EFLAGS_TF 0x100ULL
-static inline bool task_trap_flag(const struct task *t)
-{
-	return t->regs.eflags & EFLAGS_TF;
-}
-
 static inline void task_set_trap_flag(struct task *t, bool on)
 {
 	uint64_t flags = on ? (t->regs.eflags | EFLAGS_TF) : (t->regs.eflags & ~EFLAGS_TF);
