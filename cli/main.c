@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/debugger_hooks.h"
+#include "debugger/debugger.h"
 #include "recorder/fingerprint.h"
 #include "recorder/log.h"
 #include "recorder/log_print.h"
@@ -305,7 +305,7 @@ static int run_group(const char *path, char **argv, const struct tracer_options 
 {
 	/* Orphans of the group are re-parented to detrun, so none escapes its tracing. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	int status = debugger_finish(tracer_run(path, argv, opt));
+	int status = tracer_run(path, argv, opt);
 	if (report_trace_out && report_trace_out != stderr)
 		fclose(report_trace_out);
 	return status;

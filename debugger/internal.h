@@ -1,7 +1,7 @@
 /*
  * What the files of debugger/ share: the connection, the position on the timeline, the
- * breakpoint table. Not for the supervisor (it declares the hooks it calls in
- * supervisor/debugger_hooks.h).
+ * breakpoint table. Not for the supervisor: it calls the debugger only through the table
+ * of engine/debugger_hooks.h, which launch.c registers.
  */
 #ifndef DETRUN_DEBUGGER_INTERNAL_H
 #define DETRUN_DEBUGGER_INTERNAL_H
@@ -40,6 +40,8 @@ int regs_read_one(struct task *t, int n, char *out);
 int regs_write_one(struct task *t, int n, const char *hex);
 /* The whole `g` packet. */
 void regs_read_all(struct task *t, char *out);
+struct user_regs_struct;
+bool regs_same_position(const struct user_regs_struct *a, const struct user_regs_struct *b);
 
 /* ---- breakpoints and watchpoints (points.c) ------------------------------------------ */
 
@@ -62,8 +64,6 @@ struct point {
 enum {
 	MAX_POINTS = 256
 };
-extern struct point points[MAX_POINTS];
-extern int n_points;
 
 int points_add(struct task *t, enum point_type type, uint64_t addr, int len);
 int points_remove(struct task *t, enum point_type type, uint64_t addr, int len);
@@ -80,6 +80,15 @@ void points_fork(struct task *parent, struct task *child, bool follow);
 void points_drop_process(struct task *t, bool remove);
 /* t's process executed a new program: its points go in again where it next stops. */
 void points_unplace_process(struct task *t);
+/* Is an int3 of ours in memory at addr (in some process)? */
+bool points_inserted_at(uint64_t addr);
+/* Is a breakpoint (int3 or debug register) set at addr? A step arriving there is its hit. */
+bool points_break_at(uint64_t addr);
+/* gdb detached: every point goes, int3s taken out of memory. */
+void points_remove_all(struct task *t);
+/* Appends every point to spec as /TYPE.ADDR.LEN (a re-execution's --gdb-resume=, which
+ * points_restore reads back). */
+void points_describe(char *spec, size_t size);
 /* The memory of t as the program wrote it, breakpoints hidden. */
 int points_read_memory(struct task *t, uint64_t addr, void *buf, size_t len);
 
@@ -116,9 +125,12 @@ struct position {
 	uint64_t hits;
 };
 
+/* The debugging session. launch.c sets it up from the command line and hands it to the
+ * server (server_start), whose hooks lend it to the functions of the other files that
+ * read or change it: no file reaches it but through a pointer it was given. */
 struct dbg_state {
 	enum dbg_mode mode;
-	int listen_fd, conn_fd;
+	int conn_fd;
 	struct position now;      /* where the group is */
 	struct position goal;     /* SCAN: where gdb was; SEEK: where to stop */
 	struct position last_hit; /* SCAN: the latest hit before goal (time 0: none) */
@@ -129,7 +141,9 @@ struct dbg_state {
 	int stepping_vtid;        /* vCont;s asked for this task, 0 for none */
 	bool connected;
 };
-extern struct dbg_state dbg;
+/* The server takes the session launch.c set up from the command line, and attaches to
+ * the stop loop (tracer_set_debugger). */
+void server_start(struct dbg_state *session);
 
 int position_cmp(struct position a, struct position b);
 /* Talk to gdb about the stop of t (`reply` is the stop reply to give) until it resumes. */
@@ -143,6 +157,11 @@ struct task *server_find_vtid(int vtid);
 /* Talk to gdb at a stop of t that is no trap, and set up the step gdb asked for. */
 void server_converse_resume(struct task *t, const char *reply);
 
+/* The hooks of the table (engine/debugger_hooks.h) that server.c serves. */
+bool server_on_stop(struct task *t, int status);
+void server_on_event(struct task *t);
+int server_finish(int code);
+
 /* ---- where gdb connects (listen.c) ------------------------------------------------- */
 
 /* --gdb[=SPEC]: listen on a private unix socket (no SPEC), unix:PATH, tcp:PORT or PORT. */
@@ -152,8 +171,12 @@ int listen_pair(void);
 /* --gdb-handoff=FD, run by gdb: hands its pipe (stdin) over FD and exits. */
 __attribute__((noreturn)) void listen_hand_over(int pair_fd);
 /* Says where to connect, waits for a peer of this uid (refusing others, one line each):
- * returns its connection, -1 if gdb ended before it connected. */
+ * returns its connection, -1 if gdb ended before it connected. Listens no more. */
 int listen_accept(void);
+/* Does the server still wait for gdb (its first stop not reached yet)? */
+bool listen_waiting(void);
+/* Listens no more (the processes of `detrun debug` that do not serve). */
+void listen_close(void);
 
 /* ---- the processes gdb follows (procs.c) --------------------------------------------- */
 
@@ -175,6 +198,9 @@ struct task *procs_parse_thread(const char **p);
 struct task *procs_find_process(const char *hex);
 /* D;pid: true when it detached one of several followed processes (else: detach all). */
 bool procs_detach(const char *args);
+/* The hooks on_fork and on_exec of the table. */
+void procs_on_fork(struct dbg_state *dbg, struct task *parent, struct task *child);
+void procs_on_exec(struct dbg_state *dbg, struct task *t);
 /* At the exit of a followed child process: its W reply into out, and it is forgotten. */
 bool procs_exit_reply(struct task *t, char *out, size_t size);
 
@@ -185,6 +211,10 @@ size_t files_request(const char *cmd, char *out, size_t size);
 
 /* ---- interrupts (interrupt.c) -------------------------------------------------------- */
 
+/* The hooks poll, wait_fd and idle_input of the table. */
+bool interrupt_poll(struct dbg_state *dbg, struct task *t, void (*handle)(int tid, int status));
+int interrupt_wait_fd(struct dbg_state *dbg);
+void interrupt_idle_input(void);
 /* Was a Ctrl-C taken while the group ran that no stop has reported yet? Clears it. */
 bool interrupt_take_pending(void);
 /* Has gdb sent its interrupt byte (Ctrl-C)? Ends detrun if gdb went away. (server.c) */
@@ -194,15 +224,15 @@ bool gdb_interrupt_waiting(void);
 
 /* Kills the group and executes detrun again to reach `goal` (scan: then the last hit
  * before it). Does not return. */
-void travel_reexecute(enum dbg_mode mode, struct position goal);
+void travel_reexecute(struct dbg_state *dbg, enum dbg_mode mode, struct position goal);
 void travel_save_invocation(int argc, char **argv, char **env);
 /* SCAN reached its goal: re-execute to the last hit found. */
-void travel_scan_done(void);
+void travel_scan_done(struct dbg_state *dbg);
 /* The monitor commands: text to show in out. */
-void travel_monitor(struct task *t, const char *cmd, char *out, size_t size);
+void travel_monitor(struct dbg_state *dbg, struct task *t, const char *cmd, char *out, size_t size);
 /* Executes detrun again to the event at `time` (mode SEEK or SCAN) with a job of
  * stepback.c's (`arg`, its --gdb-step=). Does not return. */
-void travel_reexecute_job(enum dbg_mode mode, uint64_t time, const char *arg)
+void travel_reexecute_job(struct dbg_state *dbg, enum dbg_mode mode, uint64_t time, const char *arg)
 	__attribute__((noreturn));
 
 /* ---- instruction positions: reverse-stepi (stepback.c) ------------------------------- */
@@ -210,16 +240,17 @@ void travel_reexecute_job(enum dbg_mode mode, uint64_t time, const char *arg)
 /* Takes a re-execution's --gdb-step= out of argv (after --gdb-resume= went). */
 void stepback_take_arg(int *argc, char **argv);
 /* At every debugger event, first. True: the event is the job's (it conversed or steps). */
-bool stepback_on_event(struct task *t);
+bool stepback_on_event(struct dbg_state *dbg, struct task *t);
 /* At every trap stop, after the hit was counted. True: handled; a reply in `reply` is the
  * stop to give gdb (then t resumes as gdb asks), none: t was stepped on. */
-bool stepback_on_trap(struct task *t, enum trap_kind kind, uint64_t addr, char *reply, size_t size);
+bool stepback_on_trap(struct dbg_state *dbg, struct task *t, enum trap_kind kind, uint64_t addr,
+		      char *reply, size_t size);
 /* bs: re-executes one instruction back. Returns only at the start of the history. */
-void stepback_begin(void);
+void stepback_begin(struct dbg_state *dbg);
 /* bc: re-executes when this position knows its count (else the plain scan applies). */
-void stepback_scan(void);
+void stepback_scan(struct dbg_state *dbg);
 bool stepback_past_hit(void);
 /* SCAN found its last hit: a watchpoint's is re-executed to just before the write. */
-void stepback_scan_done(void);
+void stepback_scan_done(struct dbg_state *dbg);
 
 #endif

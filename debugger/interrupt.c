@@ -32,9 +32,10 @@ bool interrupt_take_pending(void)
 	return was;
 }
 
-bool debugger_poll(struct task *t, void (*handle)(int tid, int status))
+bool interrupt_poll(struct dbg_state *dbg, struct task *t, void (*handle)(int tid, int status))
 {
-	if (dbg.mode != MODE_LIVE || !dbg.connected || dbg.conn_fd < 0 || !gdb_interrupt_waiting())
+	if (dbg->mode != MODE_LIVE || !dbg->connected || dbg->conn_fd < 0 ||
+	    !gdb_interrupt_waiting())
 		return false;
 	struct task *shown = procs_shown(t);
 	if (!shown || !spin_interrupt(t, handle)) {
@@ -59,14 +60,14 @@ bool debugger_poll(struct task *t, void (*handle)(int tid, int status))
 	return true;
 }
 
-int debugger_wait_fd(void)
+int interrupt_wait_fd(struct dbg_state *dbg)
 {
-	return dbg.mode == MODE_LIVE && dbg.connected ? dbg.conn_fd : -1;
+	return dbg->mode == MODE_LIVE && dbg->connected ? dbg->conn_fd : -1;
 }
 
 /* Every task is stopped at an event or parked: the stop is at the last event, a position
  * `monitor goto` reaches again. */
-void debugger_idle_input(void)
+void interrupt_idle_input(void)
 {
 	if (!gdb_interrupt_waiting())
 		return;

@@ -11,12 +11,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "debugger/debugger.h"
 #include "engine/debugger_hooks.h"
 #include "debugger/internal.h"
 #include "recorder/fingerprint.h"
 #include "recorder/log.h"
 
 extern char **environ;
+
+/* The debugging session: set up here from the command line, then the server's
+ * (server_start), which lends it to the other files' functions it calls. */
+static struct dbg_state session = { .mode = MODE_OFF, .conn_fd = -1 };
 
 static void remove_arg(int *argc, char **argv, int i)
 {
@@ -31,6 +36,7 @@ static void take_gdb_option(int *argc, char **argv)
 	for (int i = first; i < *argc && strcmp(argv[i], "--"); i++) {
 		if (!strcmp(argv[i], "--gdb") || !strncmp(argv[i], "--gdb=", 6)) {
 			listen_start(argv[i][5] ? argv[i] + 6 : NULL);
+			session.mode = MODE_LIVE;
 			remove_arg(argc, argv, i--);
 		} else if (argv[i][0] != '-') {
 			break;
@@ -46,8 +52,8 @@ static void take_resume(int *argc, char **argv)
 	char mode;
 	int no_ack, used = 0;
 	unsigned long long time, hits;
-	if (sscanf(argv[1] + 13, "%d/%c/%llu/%llu/%d%n", &dbg.conn_fd, &mode, &time, &hits, &no_ack,
-		   &used) != 5) {
+	if (sscanf(argv[1] + 13, "%d/%c/%llu/%llu/%d%n", &session.conn_fd, &mode, &time, &hits,
+		   &no_ack, &used) != 5) {
 		fprintf(stderr, "detrun: bad --gdb-resume\n");
 		exit(125);
 	}
@@ -58,12 +64,12 @@ static void take_resume(int *argc, char **argv)
 		if (sscanf(p, "/%d.%llx.%d", &type, &addr, &len) == 3)
 			points_restore((enum point_type)type, addr, len);
 	}
-	fcntl(dbg.conn_fd, F_SETFD, FD_CLOEXEC);
-	dbg.mode = mode == 'S' ? MODE_SCAN : MODE_SEEK;
-	dbg.goal = (struct position){ time, hits };
-	dbg.seek_event = mode == 'E' || mode == 'B';
-	dbg.at_begin = mode == 'B';
-	dbg.connected = true;
+	fcntl(session.conn_fd, F_SETFD, FD_CLOEXEC);
+	session.mode = mode == 'S' ? MODE_SCAN : MODE_SEEK;
+	session.goal = (struct position){ time, hits };
+	session.seek_event = mode == 'E' || mode == 'B';
+	session.at_begin = mode == 'B';
+	session.connected = true;
 	if (no_ack)
 		packet_no_ack();
 	remove_arg(argc, argv, 1);
@@ -174,7 +180,7 @@ static void start_gdb(const char *program, int pair, int n_args, char **args)
 	}
 	pid_t gdb = server > 0 ? fork() : -1;
 	if (gdb == 0) {
-		close(dbg.listen_fd);
+		listen_close();
 		exec_gdb(program, pair, n_args, args);
 	}
 	if (server < 0 || gdb < 0) {
@@ -183,7 +189,7 @@ static void start_gdb(const char *program, int pair, int n_args, char **args)
 	}
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
-	close(dbg.listen_fd);
+	listen_close();
 	close(pair);
 	int status = 0;
 	while (waitpid(gdb, &status, 0) < 0 && errno == EINTR)
@@ -206,6 +212,7 @@ static void take_debug(int *argc, char ***argv)
 	}
 	check_gdb();
 	const char *program = recorded_program(av[2]);
+	session.mode = MODE_LIVE;
 	start_gdb(program, listen_pair(), *argc - 3, av + 3);
 	static char *replay[4];
 	replay[0] = av[0];
@@ -229,6 +236,8 @@ void debugger_init(int *argc, char ***argv)
 	stepback_take_arg(argc, *argv);
 	take_debug(argc, argv);
 	take_gdb_option(argc, *argv);
-	if (dbg.mode != MODE_OFF)
-		travel_save_invocation(*argc, *argv, environ);
+	if (session.mode == MODE_OFF)
+		return;
+	travel_save_invocation(*argc, *argv, environ);
+	server_start(&session);
 }

@@ -29,7 +29,8 @@ static struct {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	int port;
 	pid_t owner; /* the process that made the socket file (forks share atexit) */
-} where;
+	int fd;      /* listening (for detrun debug: the socket pair's end), -1 once gdb came */
+} where = { .fd = -1 };
 
 static __attribute__((noreturn)) void cannot_serve(const char *fmt, const char *what)
 {
@@ -84,7 +85,7 @@ static void listen_unix(const char *path)
 	if (listen(fd, 1) < 0)
 		cannot_serve("%s", path);
 	where.kind = LISTEN_UNIX;
-	dbg.listen_fd = fd;
+	where.fd = fd;
 }
 
 static void listen_tcp(const char *port_text)
@@ -109,7 +110,7 @@ static void listen_tcp(const char *port_text)
 		cannot_serve("port %s", port_text);
 	where.kind = LISTEN_TCP;
 	where.port = ntohs(a.sin_port);
-	dbg.listen_fd = fd;
+	where.fd = fd;
 }
 
 void listen_start(const char *spec)
@@ -122,7 +123,6 @@ void listen_start(const char *spec)
 		listen_tcp(spec + 4);
 	else
 		listen_tcp(spec); /* --gdb=PORT, as before unix sockets: TCP, asked for */
-	dbg.mode = MODE_LIVE;
 }
 
 int listen_pair(void)
@@ -133,8 +133,7 @@ int listen_pair(void)
 		exit(125);
 	}
 	where.kind = LISTEN_HANDOFF;
-	dbg.listen_fd = sv[0];
-	dbg.mode = MODE_LIVE;
+	where.fd = sv[0];
 	return sv[1];
 }
 
@@ -177,7 +176,7 @@ static int take_handed_over(void)
 			    .msg_control = c.buf,
 			    .msg_controllen = sizeof(c.buf) };
 	ssize_t n;
-	while ((n = recvmsg(dbg.listen_fd, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+	while ((n = recvmsg(where.fd, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
 		;
 	struct cmsghdr *h = n == 1 ? CMSG_FIRSTHDR(&m) : NULL;
 	int fd = -1;
@@ -250,7 +249,7 @@ static void wait_for_peer(void)
 {
 	const struct shim_outside *o = shim_outside();
 	for (;;) {
-		struct pollfd p[2] = { { dbg.listen_fd, POLLIN, 0 },
+		struct pollfd p[2] = { { where.fd, POLLIN, 0 },
 				       { o ? o->signal_fd : -1, POLLIN, 0 } };
 		int r = poll(p, 2, -1);
 		int sig = r > 0 && p[1].revents ? o->end_requested() : 0;
@@ -264,14 +263,26 @@ static void wait_for_peer(void)
 	}
 }
 
-int listen_accept(void)
+bool listen_waiting(void)
+{
+	return where.fd >= 0;
+}
+
+void listen_close(void)
+{
+	if (where.fd >= 0)
+		close(where.fd);
+	where.fd = -1;
+}
+
+static int accept_peer(void)
 {
 	if (where.kind == LISTEN_HANDOFF)
 		return take_handed_over();
 	announce();
 	for (;;) {
 		wait_for_peer();
-		int fd = accept4(dbg.listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		int fd = accept4(where.fd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0 && errno == EINTR)
 			continue;
 		if (fd < 0)
@@ -290,4 +301,11 @@ int listen_accept(void)
 				uid, (int)getuid());
 		close(fd);
 	}
+}
+
+int listen_accept(void)
+{
+	int fd = accept_peer();
+	listen_close();
+	return fd;
 }

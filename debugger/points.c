@@ -21,8 +21,8 @@
 #include "engine/remote.h"
 #include "engine/tracer.h"
 
-struct point points[MAX_POINTS];
-int n_points;
+static struct point points[MAX_POINTS];
+static int n_points;
 
 static int generation = 1;   /* of the debug registers' contents */
 static int *task_generation; /* by vtid: what each task has */
@@ -326,9 +326,8 @@ enum trap_kind points_classify(struct task *t, uint64_t *addr)
 		return TRAP_NONE;
 	if (si.si_code == SI_KERNEL) {
 		for (int i = 0; i < n_points; i++)
-			if (in_memory_of(t, &points[i]) && points[i].addr == t->regs.rip - 1) {
-				t->regs.rip--;
-				t->regs_dirty = true;
+			if (in_memory_of(t, &points[i]) && points[i].addr == task_ip(t) - 1) {
+				task_set_ip(t, points[i].addr);
 				remote_store_regs(t);
 				*addr = points[i].addr;
 				return TRAP_BREAK;
@@ -344,7 +343,7 @@ void points_step_over(struct task *t)
 	step_over_index = -1;
 	for (int i = 0; i < n_points; i++)
 		if (points[i].type == POINT_SOFT && in_memory_of(t, &points[i]) &&
-		    points[i].addr == t->regs.rip) {
+		    points[i].addr == task_ip(t)) {
 			remove_soft(t, &points[i]);
 			step_over_index = i;
 		}
@@ -390,4 +389,36 @@ void points_restore(enum point_type type, uint64_t addr, int len)
 	points[n_points++] = (struct point){ .type = type, .addr = addr, .len = len };
 	if (type != POINT_SOFT)
 		generation++;
+}
+
+bool points_inserted_at(uint64_t addr)
+{
+	for (int i = 0; i < n_points; i++)
+		if (points[i].inserted && points[i].addr == addr)
+			return true;
+	return false;
+}
+
+bool points_break_at(uint64_t addr)
+{
+	for (int i = 0; i < n_points; i++)
+		if ((points[i].type == POINT_SOFT || points[i].type == POINT_HARD) &&
+		    points[i].addr == addr)
+			return true;
+	return false;
+}
+
+void points_remove_all(struct task *t)
+{
+	for (int i = n_points - 1; i >= 0; i--)
+		points_remove(t, points[i].type, points[i].addr, points[i].len);
+	points_sync_all();
+}
+
+void points_describe(char *spec, size_t size)
+{
+	size_t n = strlen(spec);
+	for (int i = 0; i < n_points && n < size - 40; i++)
+		n += (size_t)snprintf(spec + n, size - n, "/%d.%llx.%d", points[i].type,
+				      (unsigned long long)points[i].addr, points[i].len);
 }

@@ -16,7 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "engine/debugger_hooks.h"
+#include "engine/remote.h"
 #include "debugger/internal.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/task.h"
@@ -161,12 +161,11 @@ static void report_fork(struct task *parent, struct task *child)
 	server_converse_resume(parent, reply);
 }
 
-void debugger_on_fork(struct task *parent, struct task *child)
+void procs_on_fork(struct dbg_state *dbg, struct task *parent, struct task *child)
 {
-	if (dbg.mode == MODE_OFF || child->proc == parent->proc ||
-	    child->proc->aspace == parent->proc->aspace)
+	if (child->proc == parent->proc || child->proc->aspace == parent->proc->aspace)
 		return; /* a thread, or a vfork child sharing the memory and its int3s */
-	bool report = dbg.mode == MODE_LIVE && dbg.connected && procs_followed(parent) &&
+	bool report = dbg->mode == MODE_LIVE && dbg->connected && procs_followed(parent) &&
 		      n_followed < MAX_FOLLOWED;
 	points_fork(parent, child, report);
 	if (!report)
@@ -180,11 +179,9 @@ void debugger_on_fork(struct task *parent, struct task *child)
 	}
 }
 
-void debugger_on_exec(struct task *t)
+void procs_on_exec(struct dbg_state *dbg, struct task *t)
 {
-	if (dbg.mode == MODE_OFF)
-		return;
-	if (dbg.mode != MODE_LIVE || !dbg.connected) {
+	if (dbg->mode != MODE_LIVE || !dbg->connected) {
 		/* The points a re-execution restored are gdb's of its last stop: the new image's
 		 * (README, Limits: going back across an exec) */
 		points_unplace_process(t);
@@ -202,7 +199,7 @@ void debugger_on_exec(struct task *t)
 	procs_ptid(t, id, sizeof(id));
 	static char reply[sizeof(hex) + 64];
 	snprintf(reply, sizeof(reply), "T05exec:%s;thread:%s;", hex, id);
-	dbg.now = (struct position){ sched_now(), dbg.now.hits };
+	dbg->now = (struct position){ sched_now(), dbg->now.hits };
 	server_converse_resume(t, reply);
 }
 
@@ -217,7 +214,8 @@ bool procs_exit_reply(struct task *t, char *out, size_t size)
 	for (struct task *u = sched_first(); u; u = u->next)
 		if (u != t && alive(u) && u->proc == t->proc && t->syscall_nr == SYS_exit)
 			return false;
-	snprintf(out, size, "W%02x;process:%x", (unsigned)(t->regs.rdi & 0xff), t->proc->ns_tgid);
+	snprintf(out, size, "W%02x;process:%x", (unsigned)(syscall_arg(t, 0) & 0xff),
+		 t->proc->ns_tgid);
 	procs_unfollow(t->proc->tgid);
 	points_drop_process(t, false);
 	return true;

@@ -226,9 +226,10 @@ static uint32_t full_tag(uint16_t abridged)
 /* A task's registers as ptrace gives them, each set loaded when first needed. */
 struct state {
 	struct task *t;
+	struct user_regs_struct gpr;
 	struct user_fpregs_struct fp;
 	unsigned char xsave[XSAVE_SIZE];
-	int have_fp, have_xsave; /* 0: not loaded, 1: loaded, -1: failed */
+	int have_gpr, have_fp, have_xsave; /* 0: not loaded, 1: loaded, -1: failed */
 };
 
 /* The bytes register r is taken from, or NULL when they cannot be read. */
@@ -237,7 +238,11 @@ static const unsigned char *source_bytes(const struct reg *r, struct state *st)
 	switch (r->src) {
 	case GPR:
 	case GPR32:
-		return remote_load_regs(st->t) ? NULL : (const unsigned char *)&st->t->regs;
+		if (!st->have_gpr) {
+			st->have_gpr = remote_load_regs(st->t) ? -1 : 1;
+			task_gprs(st->t, &st->gpr);
+		}
+		return st->have_gpr > 0 ? (const unsigned char *)&st->gpr : NULL;
 	case AVX:
 		if (!st->have_xsave)
 			st->have_xsave = load_xsave(st->t, st->xsave) ? -1 : 1;
@@ -306,7 +311,7 @@ void regs_read_all(struct task *t, char *out)
 	}
 }
 
-/* Writes go to t->regs (stored when the task resumes) or straight to the FPU state. Only
+/* Writes go to the task's registers (stored at once) or straight to the FPU state. Only
  * whole general registers and the plain FPU fields are writable. */
 int regs_write_one(struct task *t, int n, const char *hex)
 {
@@ -319,8 +324,10 @@ int regs_write_one(struct task *t, int n, const char *hex)
 	if (r->src == GPR || r->src == GPR32) {
 		uint64_t v = 0;
 		memcpy(&v, val, (size_t)r->bits / 8);
-		memcpy((char *)&t->regs + r->off, &v, 8);
-		t->regs_dirty = true;
+		struct user_regs_struct gpr;
+		task_gprs(t, &gpr);
+		memcpy((char *)&gpr + r->off, &v, 8);
+		task_set_gprs(t, &gpr);
 		return remote_store_regs(t) ? -1 : 0;
 	}
 	if (r->src != FPR)
@@ -330,4 +337,21 @@ int regs_write_one(struct task *t, int n, const char *hex)
 		return -1;
 	memcpy((char *)&fp + r->off, val, (size_t)r->bits / 8);
 	return ptrace(PTRACE_SETFPREGS, t->tid, 0, &fp) < 0 ? -1 : 0;
+}
+
+/* Are two register sets one position of the program? The trap flag and the resume flag
+ * are the stepping's, not the program's (and a syscall made while stepping saved them in
+ * r11); orig_rax is the kernel's note of the last call. */
+bool regs_same_position(const struct user_regs_struct *a, const struct user_regs_struct *b)
+{
+	enum {
+		RF = 0x10000
+	};
+	struct user_regs_struct x = *a, y = *b;
+	x.orig_rax = y.orig_rax = 0;
+	x.eflags &= ~(EFLAGS_TF | RF);
+	y.eflags &= ~(EFLAGS_TF | RF);
+	x.r11 &= ~EFLAGS_TF;
+	y.r11 &= ~EFLAGS_TF;
+	return memcmp(&x, &y, sizeof(x)) == 0;
 }

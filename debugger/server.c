@@ -20,11 +20,9 @@
 #include "vkernel/report.h"
 #include "engine/tracer.h"
 
-struct dbg_state dbg = { .mode = MODE_OFF, .listen_fd = -1, .conn_fd = -1 };
-
-enum {
-	TF = 0x100
-};
+/* The session launch.c set up (server_start): this file's, and lent to the others'
+ * functions it calls. */
+static struct dbg_state *dbg;
 
 /* What gdb asked for when the conversation ended. */
 static struct {
@@ -39,11 +37,6 @@ int position_cmp(struct position a, struct position b)
 	if (a.time != b.time)
 		return a.time < b.time ? -1 : 1;
 	return a.hits < b.hits ? -1 : a.hits > b.hits;
-}
-
-bool debugger_active(void)
-{
-	return dbg.mode != MODE_OFF;
 }
 
 struct task *server_find_vtid(int vtid)
@@ -78,30 +71,24 @@ static __attribute__((noreturn)) void gdb_gone(void)
 
 static void send_or_die(const char *text)
 {
-	if (packet_send(dbg.conn_fd, text, strlen(text)) < 0)
+	if (packet_send(dbg->conn_fd, text, strlen(text)) < 0)
 		gdb_gone();
 }
 
 static void set_trap_flag(struct task *t, bool on)
 {
-	if (remote_load_regs(t))
-		return;
-	uint64_t flags = on ? (t->regs.eflags | TF) : (t->regs.eflags & ~(uint64_t)TF);
-	if (flags != t->regs.eflags) {
-		t->regs.eflags = flags;
-		t->regs_dirty = true;
-	}
+	if (remote_load_regs(t) == 0)
+		task_set_trap_flag(t, on);
 }
 
 /* Resumes a task the debugger stopped (a trap's owner), stepping over an int3 at its pc. */
 static void continue_over(struct task *t)
 {
 	remote_load_regs(t);
-	for (int i = 0; i < n_points; i++)
-		if (points[i].inserted && points[i].addr == t->regs.rip) {
-			points_step_over(t);
-			return;
-		}
+	if (points_inserted_at(task_ip(t))) {
+		points_step_over(t);
+		return;
+	}
 	remote_store_regs(t);
 	t->regs_valid = false;
 	if (ptrace(tracer_resume_request(t), t->tid, 0, 0) < 0 && errno != ESRCH)
@@ -128,7 +115,7 @@ static void send_xfer(const char *data, size_t size, const char *range)
 	size_t n = size - off < len ? size - off : len;
 	out[0] = off + n < size ? 'm' : 'l';
 	memcpy(out + 1, data + off, n);
-	if (packet_send(dbg.conn_fd, out, n + 1) < 0)
+	if (packet_send(dbg->conn_fd, out, n + 1) < 0)
 		gdb_gone();
 }
 
@@ -172,7 +159,7 @@ static void xfer_threads(const char *range)
 
 static void xfer(struct task *owner, const char *q)
 {
-	struct task *t = server_find_vtid(dbg.selected_vtid);
+	struct task *t = server_find_vtid(dbg->selected_vtid);
 	if (!t)
 		t = owner;
 	static char buf[PACKET_MAX];
@@ -214,7 +201,7 @@ static void monitor(struct task *owner, const char *hex)
 	char cmd[256], text[1024], out[2200];
 	long n = hex_decode(cmd, hex, sizeof(cmd) - 1);
 	cmd[n < 0 ? 0 : n] = 0;
-	travel_monitor(owner, cmd, text, sizeof(text));
+	travel_monitor(dbg, owner, cmd, text, sizeof(text));
 	out[0] = 'O';
 	hex_encode(out + 1, text, strlen(text));
 	send_or_die(out);
@@ -251,7 +238,7 @@ static void query(struct task *owner, const char *q)
 
 static struct task *selected(struct task *owner)
 {
-	struct task *t = server_find_vtid(dbg.selected_vtid);
+	struct task *t = server_find_vtid(dbg->selected_vtid);
 	return t ? t : owner;
 }
 
@@ -354,22 +341,22 @@ static void vcont(struct task *owner, const char *p)
 static void old_resume(struct task *owner, const char *cmd)
 {
 	action.step_vtid = cmd[0] == 's' || cmd[0] == 'S'
-				   ? (dbg.selected_vtid ? dbg.selected_vtid : owner->vtid)
+				   ? (dbg->selected_vtid ? dbg->selected_vtid : owner->vtid)
 				   : 0;
 }
 
 static __attribute__((noreturn)) void kill_and_exit(void)
 {
-	if (dbg.conn_fd >= 0)
-		close(dbg.conn_fd);
-	dbg.conn_fd = -1;
+	if (dbg->conn_fd >= 0)
+		close(dbg->conn_fd);
+	dbg->conn_fd = -1;
 	die("gdb killed the program: the group is ended");
 }
 
 static void select_thread(const char *p)
 {
 	struct task *t = procs_parse_thread(&p);
-	dbg.selected_vtid = t ? t->vtid : 0;
+	dbg->selected_vtid = t ? t->vtid : 0;
 	send_or_die("OK");
 }
 
@@ -385,7 +372,7 @@ static bool dispatch_v(struct task *owner, const char *cmd)
 		kill_and_exit();
 	} else if (!strncmp(cmd, "vFile:", 6)) {
 		static char out[PACKET_MAX];
-		if (packet_send(dbg.conn_fd, out, files_request(cmd + 6, out, sizeof(out))) < 0)
+		if (packet_send(dbg->conn_fd, out, files_request(cmd + 6, out, sizeof(out))) < 0)
 			gdb_gone();
 	} else {
 		send_or_die("");
@@ -396,8 +383,8 @@ static bool dispatch_v(struct task *owner, const char *cmd)
 /* A resume after `monitor goto T` to a time already passed runs again from the start. */
 static void go_back_if_asked(void)
 {
-	if (dbg.goto_time && dbg.goto_time <= dbg.now.time)
-		travel_reexecute(MODE_SEEK, (struct position){ dbg.goto_time, 0 });
+	if (dbg->goto_time && dbg->goto_time <= dbg->now.time)
+		travel_reexecute(dbg, MODE_SEEK, (struct position){ dbg->goto_time, 0 });
 }
 
 /* One packet; true when gdb resumed the group. */
@@ -415,8 +402,8 @@ static void set_mode(const char *cmd)
 static void go_backwards(struct task *owner, const char *cmd)
 {
 	if (cmd[1] == 'c')
-		travel_reexecute(MODE_SCAN, dbg.now);
-	stepback_begin();
+		travel_reexecute(dbg, MODE_SCAN, dbg->now);
+	stepback_begin(dbg);
 	server_stop_reply(owner, SIGTRAP, "replaylog:begin;", last_reply, sizeof(last_reply));
 	send_or_die(last_reply);
 }
@@ -497,31 +484,29 @@ static bool dispatch(struct task *owner, const char *cmd)
 void server_converse(struct task *owner, const char *reply)
 {
 	snprintf(last_reply, sizeof(last_reply), "%s", reply);
-	dbg.selected_vtid = owner->vtid;
-	dbg.stepping_vtid = 0;
+	dbg->selected_vtid = owner->vtid;
+	dbg->stepping_vtid = 0;
 	action.step_vtid = 0;
 	action.detach = false;
-	if (dbg.connected)
+	if (dbg->connected)
 		send_or_die(reply);
 	static char buf[PACKET_MAX];
 	for (;;) {
-		int n = packet_read(dbg.conn_fd, buf, sizeof(buf));
+		int n = packet_read(dbg->conn_fd, buf, sizeof(buf));
 		if (n < 0)
 			gdb_gone();
 		if (n > 0 && dispatch(owner, buf))
 			break;
 	}
 	if (action.detach) {
-		for (int i = n_points - 1; i >= 0; i--)
-			points_remove(owner, points[i].type, points[i].addr, points[i].len);
-		points_sync_all();
-		dbg.mode = MODE_DETACHED;
-		close(dbg.conn_fd);
-		dbg.conn_fd = -1;
+		points_remove_all(owner);
+		dbg->mode = MODE_DETACHED;
+		close(dbg->conn_fd);
+		dbg->conn_fd = -1;
 		return;
 	}
-	dbg.stepping_vtid = action.step_vtid;
-	dbg.connected = true; /* from now on gdb waits for a stop reply */
+	dbg->stepping_vtid = action.step_vtid;
+	dbg->connected = true; /* from now on gdb waits for a stop reply */
 }
 
 /* ---- the hooks ----------------------------------------------------------------------- */
@@ -529,11 +514,11 @@ void server_converse(struct task *owner, const char *reply)
 /* After a conversation at a trap: the owner goes on as gdb asked. */
 static void resume_owner(struct task *t)
 {
-	if (dbg.mode == MODE_LIVE && dbg.stepping_vtid == t->vtid) {
+	if (dbg->mode == MODE_LIVE && dbg->stepping_vtid == t->vtid) {
 		points_step_over(t); /* single-steps, with an int3 under the pc taken out */
 		return;
 	}
-	struct task *other = dbg.mode == MODE_LIVE ? server_find_vtid(dbg.stepping_vtid) : NULL;
+	struct task *other = dbg->mode == MODE_LIVE ? server_find_vtid(dbg->stepping_vtid) : NULL;
 	if (other) {
 		set_trap_flag(other, true); /* steps when the scheduler next runs it */
 		remote_store_regs(other);
@@ -554,24 +539,24 @@ static void reply_trap(struct task *t, enum trap_kind kind, uint64_t addr)
 
 static void on_trap(struct task *t, enum trap_kind kind, uint64_t addr)
 {
-	if (dbg.now.time != sched_now()) /* events of sys_cpu.c (rdtsc, cpuid) come here too */
-		dbg.now = (struct position){ sched_now(), 0 };
+	if (dbg->now.time != sched_now()) /* events of sys_cpu.c (rdtsc, cpuid) come here too */
+		dbg->now = (struct position){ sched_now(), 0 };
 	if (kind != TRAP_STEP)
-		dbg.now.hits++;
+		dbg->now.hits++;
 	char reply[128] = "";
-	if (stepback_on_trap(t, kind, addr, reply, sizeof(reply))) {
+	if (stepback_on_trap(dbg, t, kind, addr, reply, sizeof(reply))) {
 		if (!reply[0])
 			return; /* stepped on towards a position of stepback.c's */
 		server_converse(t, reply);
-	} else if (dbg.mode == MODE_SCAN && kind != TRAP_STEP) {
-		if (position_cmp(dbg.now, dbg.goal) >= 0)
-			travel_scan_done();
-		dbg.last_hit = dbg.now;
-	} else if (dbg.mode == MODE_SEEK && !dbg.seek_event && kind != TRAP_STEP &&
-		   position_cmp(dbg.now, dbg.goal) == 0) {
-		dbg.mode = MODE_LIVE;
+	} else if (dbg->mode == MODE_SCAN && kind != TRAP_STEP) {
+		if (position_cmp(dbg->now, dbg->goal) >= 0)
+			travel_scan_done(dbg);
+		dbg->last_hit = dbg->now;
+	} else if (dbg->mode == MODE_SEEK && !dbg->seek_event && kind != TRAP_STEP &&
+		   position_cmp(dbg->now, dbg->goal) == 0) {
+		dbg->mode = MODE_LIVE;
 		reply_trap(t, kind, addr);
-	} else if (dbg.mode == MODE_LIVE && (kind != TRAP_STEP || dbg.stepping_vtid == t->vtid)) {
+	} else if (dbg->mode == MODE_LIVE && (kind != TRAP_STEP || dbg->stepping_vtid == t->vtid)) {
 		reply_trap(t, kind, addr);
 	}
 	resume_owner(t);
@@ -585,15 +570,13 @@ static bool step_report(struct task *t)
 	return ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) == 0 && si.si_code == TRAP_BRKPT;
 }
 
-bool debugger_on_stop(struct task *t, int status)
+bool server_on_stop(struct task *t, int status)
 {
-	if (dbg.mode == MODE_OFF)
-		return false;
 	points_sync_task(t);
 	bool stepped_over = points_after_step(t, status);
 	int event = (unsigned)status >> 16;
 	if (event == 0 && (WSTOPSIG(status) == SIGSEGV || WSTOPSIG(status) == SIGILL) &&
-	    (points_stepping(t) || dbg.stepping_vtid == t->vtid)) {
+	    (points_stepping(t) || dbg->stepping_vtid == t->vtid)) {
 		/* The step met an instruction detrun emulates (rdtsc, cpuid): the emulation
 		 * resumes it normally, and the trap flag ends the step one instruction on. */
 		set_trap_flag(t, true);
@@ -603,8 +586,8 @@ bool debugger_on_stop(struct task *t, int status)
 		return false;
 	uint64_t addr = 0;
 	enum trap_kind kind = points_classify(t, &addr);
-	bool ours = stepped_over || dbg.stepping_vtid == t->vtid;
-	if (kind == TRAP_NONE && dbg.stepping_vtid == t->vtid && step_report(t))
+	bool ours = stepped_over || dbg->stepping_vtid == t->vtid;
+	if (kind == TRAP_NONE && dbg->stepping_vtid == t->vtid && step_report(t))
 		kind = TRAP_STEP;
 	if (kind == TRAP_NONE || (kind == TRAP_STEP && !ours))
 		return false; /* the program's own int3 or trap flag */
@@ -614,7 +597,7 @@ bool debugger_on_stop(struct task *t, int status)
 	}
 	if (kind == TRAP_STEP)
 		set_trap_flag(t, false); /* ours, set after an emulated instruction, or none */
-	if (kind == TRAP_STEP && dbg.stepping_vtid != t->vtid) {
+	if (kind == TRAP_STEP && dbg->stepping_vtid != t->vtid) {
 		continue_over(t); /* our own step over an int3 */
 		return true;
 	}
@@ -639,11 +622,11 @@ static bool group_ending(const struct task *t)
  * gdb sends nothing else while the group runs; anything else is dropped. */
 bool gdb_interrupt_waiting(void)
 {
-	struct pollfd p = { dbg.conn_fd, POLLIN, 0 };
+	struct pollfd p = { dbg->conn_fd, POLLIN, 0 };
 	if (poll(&p, 1, 0) <= 0)
 		return false;
 	char c;
-	ssize_t n = recv(dbg.conn_fd, &c, 1, MSG_DONTWAIT);
+	ssize_t n = recv(dbg->conn_fd, &c, 1, MSG_DONTWAIT);
 	if (n == 0)
 		gdb_gone();
 	return n == 1 && c == 3;
@@ -655,7 +638,7 @@ bool gdb_interrupt_waiting(void)
 void converse_at_event(struct task *t, const char *reply)
 {
 	server_converse(t, reply);
-	struct task *stepping = dbg.stepping_vtid ? server_find_vtid(dbg.stepping_vtid) : NULL;
+	struct task *stepping = dbg->stepping_vtid ? server_find_vtid(dbg->stepping_vtid) : NULL;
 	if (stepping) {
 		set_trap_flag(stepping, true);
 		remote_store_regs(stepping);
@@ -672,9 +655,7 @@ static void first_stop(struct task *t)
 	int fd = listen_accept();
 	if (fd < 0)
 		gdb_gone();
-	close(dbg.listen_fd);
-	dbg.listen_fd = -1;
-	dbg.conn_fd = fd;
+	dbg->conn_fd = fd;
 	char reply[64];
 	server_stop_reply(t, SIGTRAP, "", reply, sizeof(reply));
 	converse_at_event(t, reply);
@@ -693,13 +674,13 @@ static void live_event(struct task *t)
 		server_stop_reply(shown, SIGKILL, "", reply, sizeof(reply));
 	} else if (procs_exit_reply(t, reply, sizeof(reply))) {
 		;
-	} else if (dbg.goto_time && dbg.now.time >= dbg.goto_time) {
-		dbg.goto_time = 0;
+	} else if (dbg->goto_time && dbg->now.time >= dbg->goto_time) {
+		dbg->goto_time = 0;
 		server_stop_reply(shown, 0, "", reply, sizeof(reply)); /* gdb: "stopped" */
-	} else if (dbg.stepping_vtid == t->vtid || gdb_interrupt_waiting() ||
+	} else if (dbg->stepping_vtid == t->vtid || gdb_interrupt_waiting() ||
 		   interrupt_take_pending()) {
-		server_stop_reply(shown, dbg.stepping_vtid == t->vtid ? SIGTRAP : SIGINT, "", reply,
-				  sizeof(reply));
+		server_stop_reply(shown, dbg->stepping_vtid == t->vtid ? SIGTRAP : SIGINT, "",
+				  reply, sizeof(reply));
 		set_trap_flag(t, false);
 	} else {
 		return;
@@ -707,29 +688,29 @@ static void live_event(struct task *t)
 	converse_at_event(shown, reply);
 }
 
-void debugger_on_event(struct task *t)
+void server_on_event(struct task *t)
 {
-	if (dbg.mode == MODE_OFF || dbg.mode == MODE_DETACHED)
+	if (dbg->mode == MODE_DETACHED)
 		return;
-	dbg.now = (struct position){ sched_now(), 0 };
+	dbg->now = (struct position){ sched_now(), 0 };
 	procs_start(t);
 	points_refresh(t);
 	points_sync_all();
-	if (stepback_on_event(t))
+	if (stepback_on_event(dbg, t))
 		return;
-	if (dbg.listen_fd >= 0) {
+	if (listen_waiting()) {
 		if (t->syscall_nr != SYS_execve) /* the first stop is in the program */
 			first_stop(t);
-	} else if (dbg.mode == MODE_SCAN) {
-		if (position_cmp(dbg.now, dbg.goal) >= 0)
-			travel_scan_done();
-	} else if (dbg.mode == MODE_SEEK) {
-		if (dbg.at_begin && t->syscall_nr == SYS_execve)
+	} else if (dbg->mode == MODE_SCAN) {
+		if (position_cmp(dbg->now, dbg->goal) >= 0)
+			travel_scan_done(dbg);
+	} else if (dbg->mode == MODE_SEEK) {
+		if (dbg->at_begin && t->syscall_nr == SYS_execve)
 			return; /* the start is in the program, as the first stop was */
-		if (dbg.seek_event && position_cmp(dbg.now, dbg.goal) >= 0) {
-			dbg.mode = MODE_LIVE;
+		if (dbg->seek_event && position_cmp(dbg->now, dbg->goal) >= 0) {
+			dbg->mode = MODE_LIVE;
 			char reply[128];
-			server_stop_reply(t, 0, dbg.at_begin ? "replaylog:begin;" : "", reply,
+			server_stop_reply(t, 0, dbg->at_begin ? "replaylog:begin;" : "", reply,
 					  sizeof(reply));
 			converse_at_event(t, reply);
 		}
@@ -738,29 +719,68 @@ void debugger_on_event(struct task *t)
 	}
 }
 
-int debugger_finish(int code)
+int server_finish(int code)
 {
-	if (dbg.mode != MODE_LIVE || dbg.conn_fd < 0)
+	if (dbg->mode != MODE_LIVE || dbg->conn_fd < 0)
 		return code;
 	char reply[48];
 	snprintf(reply, sizeof(reply), code > 128 ? "X%02x;process:%x" : "W%02x;process:%x",
 		 code > 128 ? gdb_signal(code - 128) : code & 0xff, procs_first_pid());
-	if (packet_send(dbg.conn_fd, reply, strlen(reply)) == 0) {
+	if (packet_send(dbg->conn_fd, reply, strlen(reply)) == 0) {
 		static char buf[PACKET_MAX];
 		int n;
-		while ((n = packet_read(dbg.conn_fd, buf, sizeof(buf))) >= 0) {
+		while ((n = packet_read(dbg->conn_fd, buf, sizeof(buf))) >= 0) {
 			if (n > 0 &&
 			    (buf[0] == 'k' || buf[0] == 'D' || !strncmp(buf, "vKill", 5))) {
 				if (buf[0] != 'k')
-					packet_send(dbg.conn_fd, "OK", 2);
+					packet_send(dbg->conn_fd, "OK", 2);
 				break;
 			}
 			if (n > 0)
-				packet_send(dbg.conn_fd, buf[0] == '?' ? reply : "E01",
+				packet_send(dbg->conn_fd, buf[0] == '?' ? reply : "E01",
 					    buf[0] == '?' ? strlen(reply) : 3);
 		}
 	}
-	close(dbg.conn_fd);
-	dbg.conn_fd = -1;
+	close(dbg->conn_fd);
+	dbg->conn_fd = -1;
 	return code;
+}
+
+/* ---- the table the stop loop calls ----------------------------------------------------- */
+
+static void on_fork(struct task *parent, struct task *child)
+{
+	procs_on_fork(dbg, parent, child);
+}
+
+static void on_exec(struct task *t)
+{
+	procs_on_exec(dbg, t);
+}
+
+static bool poll_interrupt(struct task *t, void (*handle)(int tid, int status))
+{
+	return interrupt_poll(dbg, t, handle);
+}
+
+static int wait_fd(void)
+{
+	return interrupt_wait_fd(dbg);
+}
+
+static const struct debugger_ops gdb_server = {
+	.on_stop = server_on_stop,
+	.on_event = server_on_event,
+	.on_fork = on_fork,
+	.on_exec = on_exec,
+	.poll = poll_interrupt,
+	.wait_fd = wait_fd,
+	.idle_input = interrupt_idle_input,
+	.finish = server_finish,
+};
+
+void server_start(struct dbg_state *session)
+{
+	dbg = session;
+	tracer_set_debugger(&gdb_server);
 }

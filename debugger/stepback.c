@@ -38,8 +38,6 @@ enum job {
 };
 
 enum {
-	TF = 0x100,
-	RF = 0x10000,
 	MAX_STEPS = 20000000 /* single steps in one interval: about 12 minutes here */
 };
 
@@ -68,19 +66,9 @@ static struct {
 	bool cand;
 } sb;
 
-static bool regs_equal(const struct user_regs_struct *a, const struct user_regs_struct *b)
-{
-	struct user_regs_struct x = *a, y = *b;
-	x.orig_rax = y.orig_rax = 0;
-	x.eflags &= ~(uint64_t)(TF | RF);
-	y.eflags &= ~(uint64_t)(TF | RF);
-	x.r11 &= ~(uint64_t)TF; /* the flags a syscall saved, made while stepping */
-	y.r11 &= ~(uint64_t)TF;
-	return memcmp(&x, &y, sizeof(x)) == 0;
-}
-
-static __attribute__((noreturn)) void job_reexecute(enum job job, uint64_t base, int vtid,
-						    uint64_t steps, uint64_t watch,
+static __attribute__((noreturn)) void job_reexecute(struct dbg_state *dbg, enum job job,
+						    uint64_t base, int vtid, uint64_t steps,
+						    uint64_t watch,
 						    const struct user_regs_struct *regs)
 {
 	static char arg[128 + 2 * sizeof(struct user_regs_struct)];
@@ -89,7 +77,7 @@ static __attribute__((noreturn)) void job_reexecute(enum job job, uint64_t base,
 			 (unsigned long long)base, vtid, (unsigned long long)steps,
 			 (unsigned long long)watch);
 	hex_encode(arg + n, regs ? regs : &none, sizeof(none));
-	travel_reexecute_job(job == JOB_SCAN ? MODE_SCAN : MODE_SEEK, base, arg);
+	travel_reexecute_job(dbg, job == JOB_SCAN ? MODE_SCAN : MODE_SEEK, base, arg);
 }
 
 void stepback_take_arg(int *argc, char **argv)
@@ -114,18 +102,8 @@ void stepback_take_arg(int *argc, char **argv)
 
 /* ---- at a stop ------------------------------------------------------------------------- */
 
-/* A breakpoint (int3 or debug register) at addr: a step arriving there is its hit. */
-static bool breakpoint_at(uint64_t addr)
-{
-	for (int i = 0; i < n_points; i++)
-		if ((points[i].type == POINT_SOFT || points[i].type == POINT_HARD) &&
-		    points[i].addr == addr)
-			return true;
-	return false;
-}
-
 /* The stop a job arrived at, for gdb: a step, or the write of a watched address. */
-static void arrival_reply(struct task *t, char *reply, size_t size)
+static void arrival_reply(struct dbg_state *dbg, struct task *t, char *reply, size_t size)
 {
 	char why[64] = "";
 	if (sb.watch)
@@ -133,22 +111,22 @@ static void arrival_reply(struct task *t, char *reply, size_t size)
 	server_stop_reply(t, SIGTRAP, why, reply, size);
 	sb.job = JOB_NONE;
 	sb.counting = false;
-	dbg.mode = MODE_LIVE;
+	dbg->mode = MODE_LIVE;
 }
 
 /* JOB_SCAN reached its goal: the last hit of the interval, or one before it. */
-static void scan_found(void)
+static void scan_found(struct dbg_state *dbg)
 {
 	if (sb.cand)
-		job_reexecute(JOB_STEP_TO, sb.goal_base, sb.vtid,
+		job_reexecute(dbg, JOB_STEP_TO, sb.goal_base, sb.vtid,
 			      sb.cand_steps - (sb.cand_watch ? 1 : 0), sb.cand_watch, NULL);
 	sb.job = JOB_NONE;
-	travel_scan_done();
+	travel_scan_done(dbg);
 }
 
 static void note_candidate(struct task *t, enum trap_kind kind, uint64_t addr)
 {
-	if (kind == TRAP_STEP && !breakpoint_at(t->regs.rip))
+	if (kind == TRAP_STEP && !points_break_at(task_ip(t)))
 		return;
 	sb.cand = true;
 	sb.cand_steps = sb.steps;
@@ -156,29 +134,33 @@ static void note_candidate(struct task *t, enum trap_kind kind, uint64_t addr)
 }
 
 /* A trap of the task a job single-steps. True: handled (stepped on, or arrived: reply). */
-static bool job_trap(struct task *t, enum trap_kind kind, uint64_t addr, char *reply, size_t size)
+static bool job_trap(struct dbg_state *dbg, struct task *t, enum trap_kind kind, uint64_t addr,
+		     char *reply, size_t size)
 {
 	switch (sb.job) {
 	case JOB_STEP_TO:
 		if (sb.steps >= sb.goal_steps) {
-			arrival_reply(t, reply, size);
+			arrival_reply(dbg, t, reply, size);
 			return true;
 		}
 		break;
-	case JOB_FIND_REGS:
-		if (regs_equal(&t->regs, &sb.regs)) {
+	case JOB_FIND_REGS: {
+		struct user_regs_struct now;
+		task_gprs(t, &now);
+		if (regs_same_position(&now, &sb.regs)) {
 			/* One back: for a write, before it (the next step does it). From the
 			 * interval's first position, the event itself. */
-			job_reexecute(JOB_STEP_TO, sb.goal_base, t->vtid,
+			job_reexecute(dbg, JOB_STEP_TO, sb.goal_base, t->vtid,
 				      sb.steps ? sb.steps - 1 : 0, sb.steps ? sb.watch : 0, NULL);
 		}
 		break;
+	}
 	case JOB_SCAN:
 		/* A write that ends at the goal came before it (it is reported before it ran). */
 		if (sb.steps < sb.goal_steps || (sb.steps == sb.goal_steps && kind == TRAP_WATCH))
 			note_candidate(t, kind, addr);
 		if (sb.steps >= sb.goal_steps)
-			scan_found();
+			scan_found(dbg);
 		break;
 	default:
 		break;
@@ -187,21 +169,23 @@ static bool job_trap(struct task *t, enum trap_kind kind, uint64_t addr, char *r
 	return true;
 }
 
-bool stepback_on_trap(struct task *t, enum trap_kind kind, uint64_t addr, char *reply, size_t size)
+bool stepback_on_trap(struct dbg_state *dbg, struct task *t, enum trap_kind kind, uint64_t addr,
+		      char *reply, size_t size)
 {
-	bool stepped = dbg.stepping_vtid == t->vtid;
+	bool stepped = dbg->stepping_vtid == t->vtid;
 	bool executed = stepped && kind != TRAP_BREAK; /* an int3 hit runs nothing */
 	sb.known = sb.known && stepped;
-	if (stepped && kind == TRAP_STEP && breakpoint_at(t->regs.rip))
-		dbg.now.hits++; /* a run continuing here would count the breakpoint's hit */
+	if (stepped && kind == TRAP_STEP && points_break_at(task_ip(t)))
+		dbg->now.hits++; /* a run continuing here would count the breakpoint's hit */
 	sb.steps += executed;
 	sb.since_hit = kind != TRAP_STEP ? 0 : sb.since_hit + executed;
 	sb.at_write = kind == TRAP_WATCH;
 	sb.stop_vtid = t->vtid;
-	sb.stop_regs = t->regs;
-	if (dbg.mode == MODE_SCAN && !sb.counting && kind != TRAP_STEP &&
-	    position_cmp(dbg.now, dbg.goal) < 0) {
-		sb.hit_base = sb.base, sb.hit_vtid = t->vtid, sb.hit_regs = t->regs;
+	task_gprs(t, &sb.stop_regs);
+	if (dbg->mode == MODE_SCAN && !sb.counting && kind != TRAP_STEP &&
+	    position_cmp(dbg->now, dbg->goal) < 0) {
+		sb.hit_base = sb.base, sb.hit_vtid = t->vtid;
+		task_gprs(t, &sb.hit_regs);
 		sb.hit_watch = kind == TRAP_WATCH ? addr : 0;
 	}
 	if (!sb.counting || t->vtid != sb.vtid)
@@ -212,34 +196,34 @@ bool stepback_on_trap(struct task *t, enum trap_kind kind, uint64_t addr, char *
 		spin_start(t);
 	if (sb.steps > MAX_STEPS) { /* a spin-wait, say, that the detector would end */
 		task_warn(t, "more than %d instructions since the event: stopping here", MAX_STEPS);
-		arrival_reply(t, reply, size);
+		arrival_reply(dbg, t, reply, size);
 		return true;
 	}
-	return job_trap(t, kind, addr, reply, size);
+	return job_trap(dbg, t, kind, addr, reply, size);
 }
 
 /* ---- at an event --------------------------------------------------------------------- */
 
 /* The interval a job single-stepped ended before the job did. */
-static void interval_ended(struct task *t)
+static void interval_ended(struct dbg_state *dbg, struct task *t)
 {
 	switch (sb.job) {
 	case JOB_COUNT_ALL:
 		/* A signal's stop (a fault) is the state before the instruction that raised it:
 		 * the position before that is one instruction earlier. */
-		job_reexecute(JOB_STEP_TO, sb.goal_base, sb.vtid,
+		job_reexecute(dbg, JOB_STEP_TO, sb.goal_base, sb.vtid,
 			      sb.steps - (sb.steps > 0 && t->syscall_nr == -1 && t->inject_signal),
 			      0, NULL);
 	case JOB_SCAN:
-		scan_found();
+		scan_found(dbg);
 		return;
 	case JOB_FIND_REGS:
 		task_warn(t, "the position was not found again: going back to the event before it");
-		job_reexecute(JOB_STEP_TO, sb.goal_base, sb.vtid, 0, 0, NULL);
+		job_reexecute(dbg, JOB_STEP_TO, sb.goal_base, sb.vtid, 0, 0, NULL);
 	default:
 		task_warn(t, "the position is past a signal's delivery: stopping at this event");
-		sb.job = JOB_NONE, sb.counting = false, dbg.mode = MODE_LIVE;
-		dbg.goto_time = sched_now(); /* live_event stops here */
+		sb.job = JOB_NONE, sb.counting = false, dbg->mode = MODE_LIVE;
+		dbg->goto_time = sched_now(); /* live_event stops here */
 		return;
 	}
 }
@@ -248,17 +232,16 @@ static void set_trap_flag(struct task *t)
 {
 	if (remote_load_regs(t))
 		return;
-	t->regs.eflags |= TF;
-	t->regs_dirty = true;
+	task_set_trap_flag(t, true);
 	remote_store_regs(t);
 }
 
 /* The goal event of a job: arrive (0 instructions), or single-step the interval's task. */
-static bool start_job(struct task *t)
+static bool start_job(struct dbg_state *dbg, struct task *t)
 {
 	if (sb.job == JOB_STEP_TO && sb.goal_steps == 0) {
 		char reply[128];
-		arrival_reply(t, reply, sizeof(reply));
+		arrival_reply(dbg, t, reply, sizeof(reply));
 		converse_at_event(t, reply);
 		return true;
 	}
@@ -269,45 +252,45 @@ static bool start_job(struct task *t)
 		return false;
 	}
 	sb.counting = true;
-	dbg.stepping_vtid = sb.vtid;
+	dbg->stepping_vtid = sb.vtid;
 	set_trap_flag(runner); /* it stops one instruction after it next runs */
 	return true;
 }
 
-bool stepback_on_event(struct task *t)
+bool stepback_on_event(struct dbg_state *dbg, struct task *t)
 {
 	if (sb.counting)
-		interval_ended(t);
+		interval_ended(dbg, t);
 	sb.prev_base = sb.base, sb.prev_exec = sb.base_exec;
 	sb.base = sched_now(), sb.base_exec = t->syscall_nr == SYS_execve;
 	sb.base_vtid = t->vtid;
 	sb.steps = 0, sb.known = true, sb.since_hit = 0, sb.at_write = false;
-	if (sb.job == JOB_NONE || sb.counting || sb.base < sb.goal_base || dbg.listen_fd >= 0)
+	if (sb.job == JOB_NONE || sb.counting || sb.base < sb.goal_base || listen_waiting())
 		return false;
-	return start_job(t);
+	return start_job(dbg, t);
 }
 
 /* ---- gdb's requests -------------------------------------------------------------------- */
 
 /* bs: one instruction back. Returns only when there is nothing before (the start). */
-void stepback_begin(void)
+void stepback_begin(struct dbg_state *dbg)
 {
 	if (!sb.known)
-		job_reexecute(JOB_FIND_REGS, sb.base, sb.stop_vtid, 0, 0, &sb.stop_regs);
+		job_reexecute(dbg, JOB_FIND_REGS, sb.base, sb.stop_vtid, 0, 0, &sb.stop_regs);
 	if (sb.steps > 0)
-		job_reexecute(JOB_STEP_TO, sb.base, sb.stop_vtid, sb.steps - 1, 0, NULL);
+		job_reexecute(dbg, JOB_STEP_TO, sb.base, sb.stop_vtid, sb.steps - 1, 0, NULL);
 	if (sb.prev_base == 0 || sb.prev_exec)
 		return;
 	/* At the event: the last instruction of the interval before, run by the event's task. */
-	job_reexecute(JOB_COUNT_ALL, sb.prev_base, sb.base_vtid, 0, 0, NULL);
+	job_reexecute(dbg, JOB_COUNT_ALL, sb.prev_base, sb.base_vtid, 0, 0, NULL);
 }
 
 /* bc from a position that knows its count: the interval up to it is single-stepped, so a
  * hit in it is found by its count. Returns when the plain scan applies. */
-void stepback_scan(void)
+void stepback_scan(struct dbg_state *dbg)
 {
 	if (sb.known && sb.steps > 0)
-		job_reexecute(JOB_SCAN, sb.base, sb.stop_vtid, sb.steps, 0, NULL);
+		job_reexecute(dbg, JOB_SCAN, sb.base, sb.stop_vtid, sb.steps, 0, NULL);
 }
 
 /* bc from a position not counted, some steps past a hit, or just after a watched write:
@@ -319,9 +302,9 @@ bool stepback_past_hit(void)
 
 /* A scan found its last hit: a watchpoint's is reported before the write, found again by
  * its registers. Returns when the hit is a breakpoint's (re-execute to it). */
-void stepback_scan_done(void)
+void stepback_scan_done(struct dbg_state *dbg)
 {
-	if (dbg.last_hit.time != 0 && sb.hit_watch)
-		job_reexecute(JOB_FIND_REGS, sb.hit_base, sb.hit_vtid, 0, sb.hit_watch,
+	if (dbg->last_hit.time != 0 && sb.hit_watch)
+		job_reexecute(dbg, JOB_FIND_REGS, sb.hit_base, sb.hit_vtid, 0, sb.hit_watch,
 			      &sb.hit_regs);
 }

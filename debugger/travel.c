@@ -37,22 +37,15 @@ static char mode_letter(enum dbg_mode mode, bool event, bool begin)
 	return begin ? 'B' : event ? 'E' : 'H';
 }
 
-static void add_points_arg(char *spec, size_t size)
-{
-	size_t n = strlen(spec);
-	for (int i = 0; i < n_points && n < size - 40; i++)
-		n += (size_t)snprintf(spec + n, size - n, "/%d.%llx.%d", points[i].type,
-				      (unsigned long long)points[i].addr, points[i].len);
-}
-
-static __attribute__((noreturn)) void reexecute(enum dbg_mode mode, struct position goal,
-						bool event, bool begin, const char *job)
+static __attribute__((noreturn)) void reexecute(struct dbg_state *dbg, enum dbg_mode mode,
+						struct position goal, bool event, bool begin,
+						const char *job)
 {
 	static char spec[8192];
-	snprintf(spec, sizeof(spec), "--gdb-resume=%d/%c/%llu/%llu/%d", dbg.conn_fd,
+	snprintf(spec, sizeof(spec), "--gdb-resume=%d/%c/%llu/%llu/%d", dbg->conn_fd,
 		 mode_letter(mode, event, begin), (unsigned long long)goal.time,
 		 (unsigned long long)goal.hits, packet_acks_off());
-	add_points_arg(spec, sizeof(spec));
+	points_describe(spec, sizeof(spec));
 	int n = 0;
 	while (saved_argv[n])
 		n++;
@@ -72,7 +65,7 @@ static __attribute__((noreturn)) void reexecute(enum dbg_mode mode, struct posit
 	if (ns < 0 || setns(ns, CLONE_NEWPID) < 0)
 		die("cannot leave the group's PID namespace: %s", strerror(errno));
 	close(ns);
-	fcntl(dbg.conn_fd, F_SETFD, 0);
+	fcntl(dbg->conn_fd, F_SETFD, 0);
 	if (chdir(saved_cwd) < 0)
 		die("cannot go back to %s: %s", saved_cwd, strerror(errno));
 	execve("/proc/self/exe", argv, saved_env);
@@ -94,35 +87,35 @@ void travel_save_invocation(int argc, char **argv, char **env)
 		saved_env[i] = strdup(env[i]);
 }
 
-void travel_reexecute(enum dbg_mode mode, struct position goal)
+void travel_reexecute(struct dbg_state *dbg, enum dbg_mode mode, struct position goal)
 {
 	if (mode == MODE_SCAN) {
-		stepback_scan(); /* a position that knows its instruction count */
+		stepback_scan(dbg); /* a position that knows its instruction count */
 		goal.hits += stepback_past_hit();
 	}
-	reexecute(mode, goal, mode == MODE_SEEK, false, NULL);
+	reexecute(dbg, mode, goal, mode == MODE_SEEK, false, NULL);
 }
 
-void travel_reexecute_job(enum dbg_mode mode, uint64_t time, const char *job)
+void travel_reexecute_job(struct dbg_state *dbg, enum dbg_mode mode, uint64_t time, const char *job)
 {
-	reexecute(mode, (struct position){ time, 0 }, true, false, job);
+	reexecute(dbg, mode, (struct position){ time, 0 }, true, false, job);
 }
 
-void travel_scan_done(void)
+void travel_scan_done(struct dbg_state *dbg)
 {
-	if (dbg.last_hit.time == 0)
-		reexecute(MODE_SEEK, (struct position){ 0, 0 }, true, true, NULL);
-	stepback_scan_done(); /* a watchpoint's: to just before the write */
-	reexecute(MODE_SEEK, dbg.last_hit, false, false, NULL);
+	if (dbg->last_hit.time == 0)
+		reexecute(dbg, MODE_SEEK, (struct position){ 0, 0 }, true, true, NULL);
+	stepback_scan_done(dbg); /* a watchpoint's: to just before the write */
+	reexecute(dbg, MODE_SEEK, dbg->last_hit, false, false, NULL);
 }
 
-void travel_monitor(struct task *t, const char *cmd, char *out, size_t size)
+void travel_monitor(struct dbg_state *dbg, struct task *t, const char *cmd, char *out, size_t size)
 {
 	if (!strcmp(cmd, "when")) {
 		snprintf(out, size,
 			 "logical time %llu, %llu breakpoint hits after it; task %d "
 			 "(tid %d)\n",
-			 (unsigned long long)dbg.now.time, (unsigned long long)dbg.now.hits,
+			 (unsigned long long)dbg->now.time, (unsigned long long)dbg->now.hits,
 			 t->vtid, t->ns_tid);
 		return;
 	}
@@ -134,11 +127,11 @@ void travel_monitor(struct task *t, const char *cmd, char *out, size_t size)
 			return;
 		}
 		/* gdb learns of a stop only as the answer to a resume: the next one goes there. */
-		dbg.goto_time = time;
+		dbg->goto_time = time;
 		snprintf(out, size,
 			 "the next continue (or reverse-continue) stops at logical time "
 			 "%llu%s\n",
-			 time, time <= dbg.now.time ? ", running again from the start" : "");
+			 time, time <= dbg->now.time ? ", running again from the start" : "");
 		return;
 	}
 	snprintf(out, size,

@@ -66,8 +66,10 @@ long remote_syscall(struct task *t, long nr, uint64_t a0, uint64_t a1, uint64_t 
 		    uint64_t a4, uint64_t a5);
 
 /* The registers of a stopped task by role, in the x86_64 calling convention: the only
- * place outside remote.c (and sys_cpu.c's instruction emulation) that names them. They
- * read and write t->regs, loaded by remote_load_regs; a change is stored at the resume. */
+ * place outside remote.c (and sys_cpu.c's instruction emulation, and the register layout
+ * debugger/regs.c describes to gdb, which reads and writes them whole through task_gprs
+ * and task_set_gprs) that names them. They read and write t->regs, loaded by
+ * remote_load_regs; a change is stored at the resume. */
 #define SYSCALL_INSN_LEN 2 /* syscall (0f 05) */
 
 /* Syscall argument n (0..5). */
@@ -123,6 +125,40 @@ static inline void syscall_unrewind(struct task *t, int64_t result)
 static inline uint64_t task_sp(const struct task *t)
 {
 	return t->regs.rsp;
+}
+
+/* Moves the instruction pointer: a debugger's int3 that trapped is reported one byte past
+ * it, and the task must execute the instruction the int3 stands in for. */
+static inline void task_set_ip(struct task *t, uint64_t ip)
+{
+	t->regs.rip = ip;
+	t->regs_dirty = true;
+}
+
+/* The trap flag (EFLAGS.TF): while it is set the task stops with SIGTRAP after each
+ * instruction, a debugger's single step. */
+#define EFLAGS_TF 0x100ULL
+static inline void task_set_trap_flag(struct task *t, bool on)
+{
+	uint64_t flags = on ? (t->regs.eflags | EFLAGS_TF) : (t->regs.eflags & ~EFLAGS_TF);
+	if (flags != t->regs.eflags) {
+		t->regs.eflags = flags;
+		t->regs_dirty = true;
+	}
+}
+
+/* Every general register at once, for a debugger's register file (debugger/regs.c lays
+ * them out as gdb numbers them): a copy of the loaded registers, and a write of them all
+ * that is stored at the resume. */
+static inline void task_gprs(const struct task *t, struct user_regs_struct *out)
+{
+	*out = t->regs;
+}
+
+static inline void task_set_gprs(struct task *t, const struct user_regs_struct *in)
+{
+	t->regs = *in;
+	t->regs_dirty = true;
 }
 
 /* At a seccomp stop: skip the call and make it return `result`. */

@@ -48,10 +48,16 @@
 
 const struct tracer_options *tracer_opts;
 const struct handler_ops *tracer_handlers;
+const struct debugger_ops *tracer_debugger;
 
 void tracer_set_handler_ops(const struct handler_ops *ops)
 {
 	tracer_handlers = ops;
+}
+
+void tracer_set_debugger(const struct debugger_ops *ops)
+{
+	tracer_debugger = ops;
 }
 
 void reap_waiting_stops(void)
@@ -193,7 +199,8 @@ static void timeline_event(struct task *t)
 	const struct shim_ops *shim = shim_get();
 	if (shim->event)
 		shim->event(t, sched_now(), t->syscall_nr);
-	debugger_on_event(t);
+	if (tracer_debugger)
+		tracer_debugger->on_event(t);
 }
 
 /* A path or name argument for --trace: up to the page's end first, so a short string at
@@ -416,7 +423,7 @@ void tracer_handle_status(pid_t tid, int status)
 	if (!WIFSTOPPED(status))
 		return;
 	t->regs_valid = false;
-	if (debugger_on_stop(t, status))
+	if (tracer_debugger && tracer_debugger->on_stop(t, status))
 		return; /* a breakpoint, watchpoint or step of gdb's: no event */
 	int sig = WSTOPSIG(status);
 	int event = (unsigned)status >> 16;
@@ -530,7 +537,7 @@ static void run_until_event(struct task *t)
 			tracer_handle_status(got, status);
 			continue;
 		}
-		if (debugger_poll(t, handle_status_cb))
+		if (tracer_debugger && tracer_debugger->poll(t, handle_status_cb))
 			continue; /* gdb's Ctrl-C: t was stopped for it, or reached an event */
 		/* Without a shim to log their logical time, signals from outside need not wait
 		 * for an event: a task computing without one would hold them back for ever. */
@@ -555,8 +562,8 @@ static void run_until_event(struct task *t)
 				spin_start(t);
 			left = budget;
 		}
-		tracer_arm_alarm(debugger_active() && left > INTERRUPT_POLL_MS ? INTERRUPT_POLL_MS
-									       : left);
+		tracer_arm_alarm(tracer_debugger && left > INTERRUPT_POLL_MS ? INTERRUPT_POLL_MS
+									     : left);
 	}
 	tracer_arm_alarm(0);
 	spin_end();
@@ -633,6 +640,20 @@ static __attribute__((noreturn)) void abort_run(struct task *t, const char *why)
 	exit(125);
 }
 
+/* The pick ended early for what came while it waited for outside input: tasks that
+ * changed state are reaped first (they may be gone), then gdb's input is answered, every
+ * task stopped, outside the pick. */
+static bool woken_from_outside_wait(void)
+{
+	bool stops = take_waiting_stops();
+	bool gdb = take_debugger_input();
+	if (stops)
+		reap_waiting_stops();
+	if (gdb)
+		tracer_debugger->idle_input();
+	return stops || gdb;
+}
+
 static void start_program(const char *path, char **argv, const struct tracer_options *opt,
 			  struct launch *launched)
 {
@@ -678,10 +699,8 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 			run_until_event(t);
 		tracer_quiesce();
 		t = sched_pick();
-		if (!t && take_waiting_stops()) {
-			reap_waiting_stops();
+		if (!t && woken_from_outside_wait())
 			continue;
-		}
 		if (!t)
 			break;
 		tracer_resume(t);
@@ -698,5 +717,7 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 		code = exec_errno == ENOENT ? 127 : 126;
 	}
 	const struct shim_ops *shim = shim_get();
-	return shim->finish ? shim->finish(sched_now(), code) : code;
+	if (shim->finish)
+		code = shim->finish(sched_now(), code);
+	return tracer_debugger ? tracer_debugger->finish(code) : code;
 }

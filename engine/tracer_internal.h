@@ -5,8 +5,9 @@
  *   tracer_tasks.c    task lifecycle: processes and tasks created, exec'd, exiting, reaped;
  *   tracer_outside.c  detrun's own signals: from outside the group (passed on between
  *                     events), SIGCHLD while waiting for outside input, the spin alarm.
- * Nothing here runs the scheduler from inside sched_pick: while the scheduler waits for
- * outside input, signals are only noted, and handled between events or by the main loop.
+ * Nothing here runs the scheduler, or a debugger's conversation, from inside sched_pick:
+ * while the scheduler waits for outside input, signals and gdb's input are only noted,
+ * and handled between events or by the main loop.
  */
 #ifndef DETRUN_SUPERVISOR_TRACER_INTERNAL_H
 #define DETRUN_SUPERVISOR_TRACER_INTERNAL_H
@@ -17,12 +18,14 @@
 
 #include "vkernel/task.h"
 
+struct debugger_ops;
 struct launch;
 
 /* The handlers' room, as the composition root installed it (engine/handler_ops.h). */
 extern const struct handler_ops *tracer_handlers;
 
 /* tracer.c */
+extern const struct debugger_ops *tracer_debugger; /* NULL: no debugger */
 void tracer_resume(struct task *t);
 void tracer_handle_status(pid_t tid, int status);
 
@@ -46,8 +49,9 @@ int outside_notify_fd(void);        /* where the foreground sentinel reports sig
 void queue_outside_signal(int sig); /* passed on at the next pass_outside_signals */
 void pass_outside_signals(void);
 int wait_outside(struct pollfd *fds, int nfds, int timeout_ms);
-bool take_waiting_stops(void); /* a SIGCHLD came during wait_outside (and clears it) */
-bool waiting_stops_pending(void);
+bool take_waiting_stops(void);    /* a SIGCHLD came during wait_outside (and clears it) */
+bool take_debugger_input(void);   /* gdb's input came during wait_outside (and clears it) */
+bool waiting_stops_pending(void); /* either of the two: the pick ends (sched_ops) */
 /* waitpid(-1) for any task; 0 when the spin alarm fired, -1 when no child is left. */
 pid_t tracer_wait_any(int *status);
 void tracer_arm_alarm(int ms);

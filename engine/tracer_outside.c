@@ -29,7 +29,8 @@
 
 static int self_pipe[2] = { -1, -1 };
 static volatile sig_atomic_t alarm_fired;
-static bool stops_waiting; /* a SIGCHLD came while detrun waited for outside input */
+static bool stops_waiting;  /* a SIGCHLD came while detrun waited for outside input */
+static bool debugger_input; /* gdb sent something while detrun waited for outside input */
 
 int outside_notify_fd(void)
 {
@@ -61,9 +62,18 @@ bool take_waiting_stops(void)
 	return waiting;
 }
 
+/* gdb's input (a Ctrl-C) while the group was idle: like a stop, it ends the pick, and the
+ * stop loop hands it to the debugger once the pick has returned, never inside it. */
+bool take_debugger_input(void)
+{
+	bool waiting = debugger_input;
+	debugger_input = false;
+	return waiting;
+}
+
 bool waiting_stops_pending(void)
 {
-	return stops_waiting;
+	return stops_waiting || debugger_input;
 }
 
 /* A signal aimed at the group as a whole: every process gets it. While a shim intercepts,
@@ -316,7 +326,8 @@ static int real_wait_outside(struct pollfd *fds, int nfds, int timeout_ms)
 	int n = 0;
 	for (int i = 0; i < nfds && n < 257; i++)
 		all[n++] = (struct pollfd){ fds[i].fd, fds[i].events, 0 };
-	all[n++] = (struct pollfd){ debugger_wait_fd(), POLLIN, 0 }; /* -1: none */
+	int gdb_fd = tracer_debugger ? tracer_debugger->wait_fd() : -1;
+	all[n++] = (struct pollfd){ gdb_fd, POLLIN, 0 }; /* -1: none */
 	all[n++] = (struct pollfd){ self_pipe[0], POLLIN, 0 };
 	sigset_t during;
 	sigprocmask(SIG_SETMASK, NULL, &during);
@@ -329,8 +340,8 @@ static int real_wait_outside(struct pollfd *fds, int nfds, int timeout_ms)
 		return -1;
 	for (int i = 0; i < n - 2; i++)
 		fds[i].revents = all[i].revents;
-	if (all[n - 2].revents) { /* gdb's Ctrl-C while every task waits */
-		debugger_idle_input();
+	if (all[n - 2].revents) { /* gdb's Ctrl-C while every task waits: after the pick */
+		debugger_input = true;
 		if (--r == 0 && !all[n - 1].revents)
 			return -1;
 	}

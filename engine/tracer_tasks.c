@@ -300,7 +300,8 @@ void on_clone_event(struct task *parent, int event)
 		syscall_set_arg(parent, 0, parent->exit.clone.clone3_args);
 	parent->exit.clone.clone3_args = 0;
 	parent->state = TASK_STOPPED;
-	debugger_on_fork(parent, child);
+	if (tracer_debugger)
+		tracer_debugger->on_fork(parent, child);
 	if (child->proc->vfork_parent == parent) {
 		/* The parent sleeps in the kernel until the child execs or exits. */
 		struct wait w = { .what = "vfork", .deadline_ns = -1, .ready = vfork_released };
@@ -366,7 +367,8 @@ void on_exec_event(struct task *reported)
 	tracer_handlers->exec_done(t);
 	trace_event(t, "  exec done");
 	sched_children_changed();
-	debugger_on_exec(t);
+	if (tracer_debugger)
+		tracer_debugger->on_exec(t);
 	tracer_resume(t);
 }
 

@@ -76,15 +76,16 @@ struct sched_ops {
 	/* Timers: fire those due at the current virtual time; the earliest armed deadline. */
 	void (*fire_timers)(void);
 	int64_t (*next_timer)(void);
-	/* Did a task change state during wait_outside? Then sched_pick returns NULL at once
-	 * and the supervisor handles the change (it may free tasks) before picking again.
-	 * Optional. */
+	/* Did something come during wait_outside that the supervisor handles itself: a task
+	 * changed state (handling it may free tasks), or a debugger's input (a conversation
+	 * that may change any task)? Then sched_pick returns NULL at once and the supervisor
+	 * handles it before picking again. Optional. */
 	bool (*stops_pending)(void);
 };
 void sched_set_ops(const struct sched_ops *ops);
 
 /* The next task to resume, with its resume prepared; NULL when no task is left, or when
- * ops->stops_pending() said a task changed state during an outside wait. */
+ * ops->stops_pending() said something came during an outside wait. */
 struct task *sched_pick(void);
 
 #endif

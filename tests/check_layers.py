@@ -22,14 +22,6 @@ import pathlib
 import subprocess
 import sys
 
-# Edges waiting for a change elsewhere, each with its reason. The check fails when one of
-# them is no longer in the objects, so that it is removed here as soon as it can be.
-PENDING = {
-    ("engine", "debugger"): "the engine calls the debugger's hooks by name "
-                            "(engine/debugger_hooks.h) until the debugger registers them",
-}
-
-
 def named(args):
     """(folder, file) from FOLDER=FILE arguments; a file without a name is the previous
     folder's (a folder of several objects)."""
@@ -137,12 +129,6 @@ def main(args):
         print("no objects: build first")
         return 1
     bad = []
-    for (a, b), why in sorted(PENDING.items()):
-        if b in graph.get(a, {}):
-            print(f"pending: {a} -> {b} ({why})")
-            del graph[a][b]
-        elif a in graph and b in graph:
-            bad.append(f"{a} -> {b} is gone from the objects: remove it from PENDING")
     for component in cycles(graph):
         members = set(component)
         bad.append("cycle between " + ", ".join(component) + ":")

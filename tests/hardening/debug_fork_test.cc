@@ -247,4 +247,45 @@ TEST(DebugInterrupt, CtrlCStopsAGroupThatWaitsForOutsideInput)
 		<< s.server.Describe();
 }
 
+// gdb's Ctrl-C while the group is idle with nothing outside to wait for (its only task reads
+// a pipe nobody writes, and detrun has said so): gdb sees the task stopped there, reads its
+// registers and continues it; a signal from outside then ends the read, gdb stops at it as
+// at any signal, and the program goes on to its normal end (gdb stops once more just before
+// it, as at every group's end). The Ctrl-C only wakes the scheduler's pick; the stop loop
+// holds the conversation after it, and the pick that follows finds the group as gdb left it.
+TEST(DebugInterrupt, CtrlCOnAnIdleGroupThenContinueRunsToTheEnd)
+{
+	RunOptions opt;
+	opt.timeout_s = 90;
+	Child server({ kDetrun, "--gdb", "--", Guest("dbg_idle_pipe") }, opt);
+	std::string at = GdbAddress(server);
+	ASSERT_FALSE(at.empty()) << server.Finish().Describe();
+	std::vector<std::string> argv{ "gdb",           "-q",  "-ex",
+				       "set sysroot /", "-ex", "target extended-remote " + at };
+	for (const std::string &a :
+	     Batch({ "continue", "info registers rip", "continue", "continue", "continue" }))
+		argv.push_back(a);
+	argv.push_back(Guest("dbg_idle_pipe"));
+	Child gdb(argv, opt);
+	if (server.WaitForOutput("nothing outside the group can wake one", 60, true))
+		gdb.Signal(SIGINT);
+	if (gdb.WaitForOutput("rip ", 60))
+		server.Signal(SIGUSR1);
+	RunResult g = gdb.Finish(), r = server.Finish();
+	EXPECT_FALSE(g.timed_out) << g.Describe();
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	std::vector<std::string> stops = Matching(
+		g.out, "^(Program received signal SIG[A-Z0-9]+|rip +0x[0-9a-f]+ |\\[Inferior "
+		       "1 \\(process [0-9]+\\) exited normally\\])");
+	ASSERT_EQ(stops.size(), 5u) << g.out << g.Describe();
+	EXPECT_EQ(stops[0].find("Program received signal SIGINT"), 0u) << g.out;
+	EXPECT_EQ(stops[1].find("rip "), 0u) << g.out;
+	EXPECT_EQ(stops[2].find("Program received signal SIGUSR1"), 0u) << g.out;
+	EXPECT_EQ(stops[3].find("Program received signal SIGKILL"), 0u) << g.out;
+	EXPECT_EQ(stops[4].find("[Inferior 1 (process "), 0u) << g.out;
+	EXPECT_NE(r.out.find("DBG-IDLE-PIPE-WOKEN\n"), std::string::npos) << r.Describe();
+	EXPECT_EQ(r.code, 0) << r.Describe();
+}
+
 } // namespace
