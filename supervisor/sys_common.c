@@ -6,6 +6,7 @@
 
 #include "scheduler/vclock.h"
 #include "supervisor/report.h"
+#include "syscalls/syscall_table.h"
 
 static void retry_exit(struct task *t)
 {
@@ -59,4 +60,25 @@ int read_sigmask(struct task *t, uint64_t addr, uint64_t size, uint64_t *mask, b
 		return -EFAULT;
 	*present = true;
 	return 0;
+}
+
+int call_sigmask_at(struct task *t, uint64_t *addr, uint64_t *size)
+{
+	struct syscall_sigset s = syscall_sigset(syscall_lookup(t->syscall_nr));
+	*addr = s.arg < 0 ? 0 : syscall_arg(t, s.arg);
+	*size = s.size_arg < 0 ? 8 : syscall_arg(t, s.size_arg);
+	if (!s.indirect || !*addr)
+		return 0;
+	uint64_t pair[2];
+	if (remote_read(t, REMOTE(*addr), pair, sizeof(pair)))
+		return -EFAULT;
+	*addr = pair[0], *size = pair[1];
+	return 0;
+}
+
+int call_sigmask(struct task *t, uint64_t *mask, bool *present)
+{
+	uint64_t addr, size;
+	int err = call_sigmask_at(t, &addr, &size);
+	return err ? err : read_sigmask(t, addr, size, mask, present);
 }

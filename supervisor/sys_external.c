@@ -45,6 +45,7 @@
 #include "supervisor/sys_common.h"
 #include "supervisor/sys_park.h"
 #include "supervisor/sys_reach.h"
+#include "supervisor/sys_args.h"
 #include "supervisor/sys_external.h"
 #include "supervisor/sys_proc.h"
 #include "supervisor/sys_views.h"
@@ -314,9 +315,10 @@ static void call_sent(struct task *t, struct shim_call *c, int64_t ret)
 	c->sent_digest = fnv32(FNV32_INIT, bytes, len);
 }
 
+/* A descriptor an outside call returns (a socket, an accepted connection) is outside. */
 static void register_result_fd(struct task *t, long nr, int64_t ret)
 {
-	if (ret >= 0 && (nr == __NR_accept || nr == __NR_accept4 || nr == __NR_socket))
+	if (ret >= 0 && syscall_returns_fd(syscall_lookup(nr)))
 		register_tracee_fd(t, (int)ret);
 }
 
@@ -602,24 +604,11 @@ void external_wait_interrupted(struct task *t)
 	if (!shim_intercepts())
 		return;
 	remote_load_regs(t);
-	uint64_t mask = 0, size = 8;
-	switch (t->syscall_nr) {
-	case __NR_ppoll:
-		mask = syscall_arg(t, 3), size = syscall_arg(t, 4);
-		break;
-	case __NR_epoll_pwait:
-	case __NR_epoll_pwait2:
-		mask = syscall_arg(t, 4), size = syscall_arg(t, 5);
-		break;
-	case __NR_pselect6: {
-		uint64_t pair[2] = { 0, 8 };
-		remote_read(t, REMOTE(syscall_arg(t, 5)), pair, sizeof(pair));
-		mask = pair[0], size = pair[1];
-		break;
-	}
-	default:
-		return;
-	}
+	if (syscall_sigset(syscall_lookup(t->syscall_nr)).arg < 0)
+		return; /* no mask of its own: the interrupted call returns as it is */
+	uint64_t mask, size;
+	if (call_sigmask_at(t, &mask, &size))
+		mask = 0, size = 8; /* an unreadable pair: the thread's own mask */
 	/* The argument registers are the program's again when the call returns: its
 	 * wrapper may count on them. */
 	for (int i = 0; i < 6; i++)
