@@ -8,10 +8,24 @@
 #include "supervisor/report.h"
 #include "syscalls/syscall_table.h"
 
+struct wait_state *parked_state(struct task *t, enum parked_kind kind)
+{
+	if (t->parked_on.kind != kind)
+		task_die(t, "parked state of kind %d read as kind %d", (int)t->parked_on.kind,
+			 (int)kind);
+	return &t->parked_on;
+}
+
+struct wait_state *parked_state_new(struct task *t, enum parked_kind kind)
+{
+	t->parked_on.kind = kind;
+	return &t->parked_on;
+}
+
 static void retry_exit(struct task *t)
 {
-	const struct retry *r = t->exit.ctx;
-	syscall_set_arg(t, r->arg, t->exit.changed_arg.value);
+	const struct retry *r = t->exit.retry.how;
+	syscall_set_arg(t, r->arg, t->exit.retry.value);
 	if (!r->would_block(t))
 		return;
 	syscall_rewind(t);
@@ -22,15 +36,14 @@ static void retry_exit(struct task *t)
 		.interruptible = true,
 		.restartable = true,
 	};
-	t->parked_on.epoch = r->epoch();
+	parked_state_new(t, PARKED_EPOCH)->epoch = r->epoch();
 	sched_park(t, &w);
 }
 
 void retry_nonblocking(struct task *t, const struct retry *r, uint64_t nonblocking)
 {
-	t->exit.changed_arg.arg = r->arg;
-	t->exit.changed_arg.value = syscall_arg(t, r->arg);
-	t->exit.ctx = r;
+	t->exit.retry.how = r;
+	t->exit.retry.value = syscall_arg(t, r->arg);
 	syscall_set_arg(t, r->arg, nonblocking);
 	tracer_want_exit(t, retry_exit);
 }

@@ -327,8 +327,8 @@ static void register_result_fd(struct task *t, long nr, int64_t ret)
  * length, say, which the call overwrites) were still the program's own. */
 static void monitored_exit(struct task *t)
 {
-	struct outputs *o = (struct outputs *)t->exit.ctx;
-	t->exit.ctx = NULL;
+	struct outputs *o = t->exit.monitored;
+	t->exit.monitored = NULL;
 	int64_t ret = syscall_result(t);
 	/* The kernel's ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND (not in user headers):
 	 * interrupted by a signal from outside that detrun dropped, so the kernel restarts
@@ -492,7 +492,7 @@ void external_perform(struct task *t)
 		if (!o)
 			abort();
 		describe_outputs(t, o);
-		t->exit.ctx = o;
+		t->exit.monitored = o;
 		tracer_want_exit(t, monitored_exit);
 	}
 	sched_continue(t);
@@ -514,7 +514,7 @@ static enum wait_result outside_ready(struct task *t)
 
 static void outside_timed_out(struct task *t)
 {
-	void (*zero_timeout)(struct task *) = t->parked_on.zero_timeout;
+	void (*zero_timeout)(struct task *) = parked_state(t, PARKED_OUTSIDE)->zero_timeout;
 	if (zero_timeout)
 		zero_timeout(t);
 	external_perform(t);
@@ -534,7 +534,7 @@ static void park_outside(struct task *t, struct pollfd *fds, int nfds, int64_t d
 		.interruptible = true,
 		.restartable = restartable,
 	};
-	t->parked_on.zero_timeout = zero_timeout;
+	parked_state_new(t, PARKED_OUTSIDE)->zero_timeout = zero_timeout;
 	sched_park(t, &w);
 }
 

@@ -316,15 +316,13 @@ static bool epoll_outside(struct task *t, int64_t deadline)
  * call runs with a zero timeout, and if it finds nothing it is rewound and parks again until
  * other tasks have run and the items say ready once more. The parked wait holds the
  * descriptors the set watches (listed afresh at each look, as other threads may change the
- * set), so an outside wait polls those instead of the set. State in t->exit.epoll
- * (supervisor/task.h); exit.rip marks the call. */
-
-static const char epoll_retry_tag;
+ * set), so an outside wait polls those instead of the set. State in t->exit.call.epoll
+ * (CALL_EPOLL_RETRY, supervisor/task.h); exit.rip marks the call. */
 
 static bool epoll_retrying(const struct task *t)
 {
-	return t->exit.ctx == &epoll_retry_tag && t->exit.rip == syscall_insn_addr(t) &&
-	       t->exit.epoll.nr == t->syscall_nr;
+	return t->exit.kind == CALL_EPOLL_RETRY && t->exit.rip == syscall_insn_addr(t) &&
+	       t->exit.call.epoll.nr == t->syscall_nr;
 }
 
 /* Are the items of t's epoll set ready? Refreshes the wait's descriptors. */
@@ -352,10 +350,10 @@ static void epoll_retry_exit(struct task *t);
  * the timeout, which is then in milliseconds). */
 static void epoll_run_nonblocking(struct task *t, int64_t deadline)
 {
-	t->exit.ctx = &epoll_retry_tag;
-	t->exit.epoll.nr = t->syscall_nr;
-	t->exit.epoll.timeout = syscall_arg(t, 3);
-	t->exit.epoll.deadline = deadline;
+	t->exit.kind = CALL_EPOLL_RETRY;
+	t->exit.call.epoll.nr = t->syscall_nr;
+	t->exit.call.epoll.timeout = syscall_arg(t, 3);
+	t->exit.call.epoll.deadline = deadline;
 	t->exit.rip = syscall_insn_addr(t);
 	syscall_set_arg(t, 3, 0);
 	if (t->syscall_nr == __NR_epoll_pwait2) {
@@ -375,7 +373,8 @@ static enum wait_result epoll_items_ready(struct task *t)
 /* Parked at the exit of a try that found nothing: look again once other tasks ran. */
 static enum wait_result epoll_retry_ready(struct task *t)
 {
-	if (sched_now() == t->parked_on.looked_at || !epoll_items_say_ready(t))
+	if (sched_now() == parked_state(t, PARKED_LOOKED_AT)->looked_at ||
+	    !epoll_items_say_ready(t))
 		return WAIT_NOT_READY;
 	return WAIT_READY; /* the rewound call runs again: sys_epoll_wait tries once more */
 }
@@ -384,16 +383,16 @@ static void epoll_retry_timed_out(struct task *t)
 {
 	remote_load_regs(t);
 	syscall_unrewind(t, 0); /* the rewound call returns as a timeout */
-	t->exit.ctx = NULL;
+	t->exit.kind = CALL_NONE;
 }
 
 static void epoll_retry_exit(struct task *t)
 {
-	syscall_set_number(t, t->exit.epoll.nr);
-	syscall_set_arg(t, 3, t->exit.epoll.timeout);
-	int64_t deadline = t->exit.epoll.deadline;
+	syscall_set_number(t, t->exit.call.epoll.nr);
+	syscall_set_arg(t, 3, t->exit.call.epoll.timeout);
+	int64_t deadline = t->exit.call.epoll.deadline;
 	if (syscall_result(t) != 0 || (deadline >= 0 && deadline <= vclock_now())) {
-		t->exit.ctx = NULL;
+		t->exit.kind = CALL_NONE;
 		return;
 	}
 	syscall_rewind(t);
@@ -407,7 +406,7 @@ static void epoll_retry_exit(struct task *t)
 		close(epfd);
 	park_on_fds(t, "epoll_wait", leaves, n, deadline, epoll_retry_timed_out, false);
 	t->wait.ready = epoll_retry_ready;
-	t->parked_on.looked_at = sched_now();
+	parked_state_new(t, PARKED_LOOKED_AT)->looked_at = sched_now();
 }
 
 /* epoll_wait on a set holding a signalfd: run it non-blocking when its items are ready,
@@ -432,7 +431,7 @@ void sys_epoll_wait(struct task *t)
 {
 	int64_t deadline = -1;
 	if (epoll_retrying(t)) {
-		deadline = t->exit.epoll.deadline;
+		deadline = t->exit.call.epoll.deadline;
 	} else if (t->syscall_nr == __NR_epoll_pwait2) {
 		uint64_t tsp = syscall_arg(t, 3);
 		if (tsp && deadline_from_timespec(t, tsp, false, CLOCK_MONOTONIC, &deadline))

@@ -162,7 +162,7 @@ static enum wait_result waited_signal_pending(struct task *t)
 	uint64_t pending, blocked;
 	if (read_signal_state(t, &pending, &blocked))
 		return WAIT_READY;
-	return (pending & t->parked_on.sigset) ? WAIT_READY : WAIT_NOT_READY;
+	return (pending & parked_state(t, PARKED_SIGSET)->sigset) ? WAIT_READY : WAIT_NOT_READY;
 }
 
 static void sigtimedwait_timed_out(struct task *t)
@@ -193,7 +193,7 @@ void sys_sigtimedwait(struct task *t)
 			  .ready = waited_signal_pending,
 			  .on_timeout = sigtimedwait_timed_out,
 			  .interruptible = true };
-	t->parked_on.sigset = set;
+	parked_state_new(t, PARKED_SIGSET)->sigset = set;
 	uint64_t tsp = syscall_arg(t, 2);
 	if (tsp && deadline_from_timespec(t, tsp, false, CLOCK_MONOTONIC, &w.deadline_ns))
 		return;
