@@ -13,6 +13,7 @@
 
 #include "debugger/debugger.h"
 #include "recorder/fingerprint.h"
+#include "recorder/header_options.h"
 #include "recorder/log.h"
 #include "recorder/log_print.h"
 #include "shim/shim.h"
@@ -578,14 +579,7 @@ static int cmd_replay(int argc, char **argv, struct command_line *cl)
 		return 125;
 	}
 	struct tracer_options *opt = &cl->opt;
-	opt->seed = (uint64_t)h->seed;
-	opt->epoch = h->epoch;
-	opt->quantum = h->quantum;
-	opt->cpus = h->cpus;
-	opt->namespaces = h->namespaces;
-	opt->keep_vdso = h->keep_vdso;
-	opt->spin_budget_ms = h->spin_budget_ms;
-	opt->real_clock = h->real_clock;
+	header_options_from(h, opt);
 	warn_std_kinds(h);
 	replay_standard_fds(h);
 	register_outputs();

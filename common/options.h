@@ -12,15 +12,24 @@
 
 #define DETRUN_VERSION "0.2.0"
 
+/* Every option: X(type, name, comment), in the struct's order. The struct is generated
+ * from this list, and so is its mapping to the log header's field of the same name
+ * (recorder/header_options.c): an option without a header field does not build, and
+ * tests/unit_header_options_test.cc checks each one's round trip. */
+#define TRACER_OPTIONS(X) \
+	X(int, quantum, "events per turn") \
+	X(int, spin_budget_ms, "run time without an event before the spin detector looks") \
+	X(uint64_t, seed, "for the PRNG behind getrandom") \
+	X(int64_t, epoch, "CLOCK_REALTIME at start, in seconds") \
+	X(bool, keep_vdso, "leave the vDSO mapped (clock reads then bypass detrun)") \
+	X(int, cpus, "virtual CPU count") \
+	X(bool, namespaces, "fresh PID, mount and UTS namespaces (needs root)") \
+	X(bool, real_clock, "wall-clock reads give the real time, as outside input")
+
 struct tracer_options {
-	int quantum;        /* events per turn */
-	int spin_budget_ms; /* run time without an event before the spin detector looks */
-	uint64_t seed;      /* for the PRNG behind getrandom */
-	int64_t epoch;      /* CLOCK_REALTIME at start, in seconds */
-	bool keep_vdso;     /* leave the vDSO mapped (clock reads then bypass detrun) */
-	int cpus;           /* virtual CPU count */
-	bool namespaces;    /* fresh PID, mount and UTS namespaces (needs root) */
-	bool real_clock;    /* wall-clock reads give the real time, as outside input */
+#define TRACER_OPTION_FIELD(type, name, comment) type name;
+	TRACER_OPTIONS(TRACER_OPTION_FIELD)
+#undef TRACER_OPTION_FIELD
 };
 
 #endif

@@ -21,9 +21,10 @@ static enum wait_result continued(struct task *t)
 	struct process *p = t->proc;
 	if (p->dying || !p->stopped_by)
 		return WAIT_READY;
-	if (t->parked_on.epoch == sched_signals_epoch())
+	struct wait_state *s = parked_state(t, PARKED_EPOCH);
+	if (s->epoch == sched_signals_epoch())
 		return WAIT_NOT_READY; /* no signal was sent since the last look */
-	t->parked_on.epoch = sched_signals_epoch();
+	s->epoch = sched_signals_epoch();
 	uint64_t pending, blocked;
 	if (read_signal_state(t, &pending, &blocked) == 0 && !(pending & SIGBIT(SIGCONT)))
 		return WAIT_NOT_READY;
@@ -47,7 +48,7 @@ bool jobctl_group_stop(struct task *t, int sig)
 		trace_event(t, "stopped by signal %d (%s)", sig, strsignal(sig));
 	t->proc->stopped_by = sig;
 	struct wait w = { .what = "stopped (job control)", .deadline_ns = -1, .ready = continued };
-	t->parked_on.epoch = sched_signals_epoch();
+	parked_state_new(t, PARKED_EPOCH)->epoch = sched_signals_epoch();
 	sched_park(t, &w);
 	/* The real parent's waitpid(WUNTRACED) and its SIGCHLD; siblings parked in calls
 	 * are to join the stop (jobctl_stop_due, through the scheduler's signal check). */

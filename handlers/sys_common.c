@@ -6,11 +6,26 @@
 
 #include "scheduler/vclock.h"
 #include "vkernel/report.h"
+#include "syscalls/syscall_table.h"
+
+struct wait_state *parked_state(struct task *t, enum parked_kind kind)
+{
+	if (t->parked_on.kind != kind)
+		task_die(t, "parked state of kind %d read as kind %d", (int)t->parked_on.kind,
+			 (int)kind);
+	return &t->parked_on;
+}
+
+struct wait_state *parked_state_new(struct task *t, enum parked_kind kind)
+{
+	t->parked_on.kind = kind;
+	return &t->parked_on;
+}
 
 static void retry_exit(struct task *t)
 {
-	const struct retry *r = t->exit.ctx;
-	syscall_set_arg(t, r->arg, t->exit.changed_arg.value);
+	const struct retry *r = t->exit.retry.how;
+	syscall_set_arg(t, r->arg, t->exit.retry.value);
 	if (!r->would_block(t))
 		return;
 	syscall_rewind(t);
@@ -21,15 +36,14 @@ static void retry_exit(struct task *t)
 		.interruptible = true,
 		.restartable = true,
 	};
-	t->parked_on.epoch = r->epoch();
+	parked_state_new(t, PARKED_EPOCH)->epoch = r->epoch();
 	sched_park(t, &w);
 }
 
 void retry_nonblocking(struct task *t, const struct retry *r, uint64_t nonblocking)
 {
-	t->exit.changed_arg.arg = r->arg;
-	t->exit.changed_arg.value = syscall_arg(t, r->arg);
-	t->exit.ctx = r;
+	t->exit.retry.how = r;
+	t->exit.retry.value = syscall_arg(t, r->arg);
 	syscall_set_arg(t, r->arg, nonblocking);
 	tracer_want_exit(t, retry_exit);
 }
@@ -59,4 +73,25 @@ int read_sigmask(struct task *t, uint64_t addr, uint64_t size, uint64_t *mask, b
 		return -EFAULT;
 	*present = true;
 	return 0;
+}
+
+int call_sigmask_at(struct task *t, uint64_t *addr, uint64_t *size)
+{
+	struct syscall_sigset s = syscall_sigset(syscall_lookup(t->syscall_nr));
+	*addr = s.arg < 0 ? 0 : syscall_arg(t, s.arg);
+	*size = s.size_arg < 0 ? 8 : syscall_arg(t, s.size_arg);
+	if (!s.indirect || !*addr)
+		return 0;
+	uint64_t pair[2];
+	if (remote_read(t, REMOTE(*addr), pair, sizeof(pair)))
+		return -EFAULT;
+	*addr = pair[0], *size = pair[1];
+	return 0;
+}
+
+int call_sigmask(struct task *t, uint64_t *mask, bool *present)
+{
+	uint64_t addr, size;
+	int err = call_sigmask_at(t, &addr, &size);
+	return err ? err : read_sigmask(t, addr, size, mask, present);
 }

@@ -104,13 +104,14 @@ static int listener_full(const struct connect_target *want)
 
 static void free_target(struct task *t)
 {
-	free(t->parked_on.connect);
-	t->parked_on.connect = NULL;
+	struct wait_state *s = parked_state(t, PARKED_CONNECT);
+	free(s->connect);
+	s->connect = NULL;
 }
 
 static enum wait_result backlog_has_room(struct task *t)
 {
-	if (listener_full(t->parked_on.connect))
+	if (listener_full(parked_state(t, PARKED_CONNECT)->connect))
 		return WAIT_NOT_READY;
 	free_target(t);
 	netview_connect(t);
@@ -178,6 +179,6 @@ void sys_connect(struct task *t)
 		.interruptible = true,
 		.restartable = true,
 	};
-	t->parked_on.connect = kept;
+	parked_state_new(t, PARKED_CONNECT)->connect = kept;
 	sched_park(t, &w);
 }

@@ -48,6 +48,7 @@
 #include "handlers/sys_external.h"
 #include "handlers/sys_proc.h"
 #include "handlers/sys_views.h"
+#include "handlers/sys_args.h"
 #include "syscalls/syscall_table.h"
 
 /* ---- which objects are outside --------------------------------------------------------- */
@@ -314,9 +315,10 @@ static void call_sent(struct task *t, struct shim_call *c, int64_t ret)
 	c->sent_digest = fnv32(FNV32_INIT, bytes, len);
 }
 
+/* A descriptor an outside call returns (a socket, an accepted connection) is outside. */
 static void register_result_fd(struct task *t, long nr, int64_t ret)
 {
-	if (ret >= 0 && (nr == __NR_accept || nr == __NR_accept4 || nr == __NR_socket))
+	if (ret >= 0 && syscall_returns_fd(syscall_lookup(nr)))
 		register_tracee_fd(t, (int)ret);
 }
 
@@ -325,8 +327,8 @@ static void register_result_fd(struct task *t, long nr, int64_t ret)
  * length, say, which the call overwrites) were still the program's own. */
 static void monitored_exit(struct task *t)
 {
-	struct outputs *o = (struct outputs *)t->exit.ctx;
-	t->exit.ctx = NULL;
+	struct outputs *o = t->exit.monitored;
+	t->exit.monitored = NULL;
 	int64_t ret = syscall_result(t);
 	/* The kernel's ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND (not in user headers):
 	 * interrupted by a signal from outside that detrun dropped, so the kernel restarts
@@ -490,7 +492,7 @@ void external_perform(struct task *t)
 		if (!o)
 			abort();
 		describe_outputs(t, o);
-		t->exit.ctx = o;
+		t->exit.monitored = o;
 		tracer_want_exit(t, monitored_exit);
 	}
 	sched_continue(t);
@@ -512,7 +514,7 @@ static enum wait_result outside_ready(struct task *t)
 
 static void outside_timed_out(struct task *t)
 {
-	void (*zero_timeout)(struct task *) = t->parked_on.zero_timeout;
+	void (*zero_timeout)(struct task *) = parked_state(t, PARKED_OUTSIDE)->zero_timeout;
 	if (zero_timeout)
 		zero_timeout(t);
 	external_perform(t);
@@ -532,7 +534,7 @@ static void park_outside(struct task *t, struct pollfd *fds, int nfds, int64_t d
 		.interruptible = true,
 		.restartable = restartable,
 	};
-	t->parked_on.zero_timeout = zero_timeout;
+	parked_state_new(t, PARKED_OUTSIDE)->zero_timeout = zero_timeout;
 	sched_park(t, &w);
 }
 
@@ -602,24 +604,11 @@ void external_wait_interrupted(struct task *t)
 	if (!shim_intercepts())
 		return;
 	remote_load_regs(t);
-	uint64_t mask = 0, size = 8;
-	switch (t->syscall_nr) {
-	case __NR_ppoll:
-		mask = syscall_arg(t, 3), size = syscall_arg(t, 4);
-		break;
-	case __NR_epoll_pwait:
-	case __NR_epoll_pwait2:
-		mask = syscall_arg(t, 4), size = syscall_arg(t, 5);
-		break;
-	case __NR_pselect6: {
-		uint64_t pair[2] = { 0, 8 };
-		remote_read(t, REMOTE(syscall_arg(t, 5)), pair, sizeof(pair));
-		mask = pair[0], size = pair[1];
-		break;
-	}
-	default:
-		return;
-	}
+	if (syscall_sigset(syscall_lookup(t->syscall_nr)).arg < 0)
+		return; /* no mask of its own: the interrupted call returns as it is */
+	uint64_t mask, size;
+	if (call_sigmask_at(t, &mask, &size))
+		mask = 0, size = 8; /* an unreadable pair: the thread's own mask */
 	/* The argument registers are the program's again when the call returns: its
 	 * wrapper may count on them. */
 	for (int i = 0; i < 6; i++)

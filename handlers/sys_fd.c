@@ -111,9 +111,9 @@ static bool read_proc_view(struct task *t)
 
 static bool continues_waitall(struct task *t)
 {
-	return t->exit.want && t->syscall_nr == __NR_recvfrom &&
+	return t->exit.kind == CALL_WAITALL && t->syscall_nr == __NR_recvfrom &&
 	       t->exit.rip == syscall_insn_addr(t) &&
-	       syscall_arg(t, 1) == t->exit.buf + t->exit.progress;
+	       syscall_arg(t, 1) == t->exit.call.pieces.buf + t->exit.call.pieces.progress;
 }
 
 /* At the exit of one piece of a call done in pieces (buffer in argument 1, length in
@@ -124,27 +124,27 @@ static bool next_piece(struct task *t)
 {
 	int64_t n = syscall_result(t);
 	if (n > 0)
-		t->exit.progress += (uint64_t)n;
-	if (n > 0 && t->exit.progress < t->exit.want) {
-		syscall_set_arg(t, 1, t->exit.buf + t->exit.progress);
-		syscall_set_arg(t, 2, t->exit.want - t->exit.progress);
+		t->exit.call.pieces.progress += (uint64_t)n;
+	if (n > 0 && t->exit.call.pieces.progress < t->exit.call.pieces.want) {
+		syscall_set_arg(t, 1, t->exit.call.pieces.buf + t->exit.call.pieces.progress);
+		syscall_set_arg(t, 2, t->exit.call.pieces.want - t->exit.call.pieces.progress);
 		syscall_rewind(t);
 		t->exit.rip = task_ip(t);
 		return true;
 	}
-	if (t->exit.progress > 0)
-		syscall_set_result(t, t->exit.progress);
-	syscall_set_arg(t, 1, t->exit.buf);
-	syscall_set_arg(t, 2, t->exit.want);
-	t->exit.want = 0;
-	t->exit.progress = 0;
+	if (t->exit.call.pieces.progress > 0)
+		syscall_set_result(t, t->exit.call.pieces.progress);
+	syscall_set_arg(t, 1, t->exit.call.pieces.buf);
+	syscall_set_arg(t, 2, t->exit.call.pieces.want);
+	t->exit.kind = CALL_NONE;
 	return false;
 }
 
 static void waitall_done(struct task *t)
 {
+	uint64_t flags = t->exit.call.pieces.flags;
 	if (!next_piece(t))
-		syscall_set_arg(t, 3, t->exit.waitall_flags);
+		syscall_set_arg(t, 3, flags);
 }
 
 /* At the point a recvfrom may run: a MSG_WAITALL receive goes in pieces. */
@@ -174,11 +174,11 @@ static void fit_receive(struct task *t, int fd)
 	if (!(flags & MSG_WAITALL) || (flags & MSG_PEEK) || syscall_arg(t, 2) == 0 ||
 	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) || type != SOCK_STREAM)
 		return;
-	t->exit.want = syscall_arg(t, 2);
-	t->exit.buf = syscall_arg(t, 1);
-	t->exit.progress = 0;
+	t->exit.kind = CALL_WAITALL;
+	t->exit.call.pieces = (struct call_pieces){ .want = syscall_arg(t, 2),
+						    .buf = syscall_arg(t, 1),
+						    .flags = flags };
 	t->exit.rip = syscall_insn_addr(t);
-	t->exit.waitall_flags = flags;
 	syscall_set_arg(t, 3, flags & ~(uint64_t)MSG_WAITALL);
 	tracer_want_exit(t, waitall_done);
 }
@@ -289,8 +289,9 @@ static void chunk_done(struct task *t)
 
 static bool continues_chunked_write(struct task *t)
 {
-	return t->exit.want && t->syscall_nr == __NR_write && t->exit.rip == syscall_insn_addr(t) &&
-	       syscall_arg(t, 1) == t->exit.buf + t->exit.progress;
+	return t->exit.kind == CALL_CHUNKED_WRITE && t->syscall_nr == __NR_write &&
+	       t->exit.rip == syscall_insn_addr(t) &&
+	       syscall_arg(t, 1) == t->exit.call.pieces.buf + t->exit.call.pieces.progress;
 }
 
 /* A write(2) larger than the room in a blocking pipe or stream socket is cut to fit. */
@@ -303,9 +304,9 @@ static void fit_write(struct task *t, int fd, mode_t type)
 	if (!continuing && syscall_arg(t, 2) <= room)
 		return;
 	if (!continuing) {
-		t->exit.want = syscall_arg(t, 2);
-		t->exit.buf = syscall_arg(t, 1);
-		t->exit.progress = 0;
+		t->exit.kind = CALL_CHUNKED_WRITE;
+		t->exit.call.pieces = (struct call_pieces){ .want = syscall_arg(t, 2),
+							    .buf = syscall_arg(t, 1) };
 	}
 	if (syscall_arg(t, 2) > room)
 		syscall_set_arg(t, 2, room);
@@ -357,17 +358,15 @@ static struct vector_write *read_vector(struct task *t)
 	return v;
 }
 
-/* A vectored call about to go in pieces: its number and arguments are kept to be put back
- * at the end, and progress starts at zero. */
-static void start_vector_pieces(struct task *t, struct vector_write *v, uint64_t total)
+/* A vectored call about to go in pieces (kind CALL_VECTOR_WRITE or _RECEIVE): its number
+ * and arguments are kept to be put back at the end, and progress starts at zero. */
+static void start_vector_pieces(struct task *t, enum call_kind kind, struct vector_write *v,
+				uint64_t total)
 {
-	t->exit.vector.nr = t->syscall_nr;
+	t->exit.kind = kind;
+	t->exit.call.pieces = (struct call_pieces){ .want = total, .iov = v, .nr = t->syscall_nr };
 	for (int i = 1; i < 6; i++)
-		t->exit.vector.args[i] = syscall_arg(t, i);
-	t->exit.ctx = v;
-	t->exit.want = total;
-	t->exit.buf = 0;
-	t->exit.progress = 0;
+		t->exit.call.pieces.args[i] = syscall_arg(t, i);
 }
 
 /* Total bytes, 0 when a length is absurd (the kernel rejects the call: let it). */
@@ -398,8 +397,7 @@ static void vector_piece(const struct vector_write *v, uint64_t done, uint64_t *
 
 static bool continues_vector_write(struct task *t)
 {
-	return t->exit.want && !t->exit.buf && vector_call(t->exit.vector.nr) && t->exit.ctx &&
-	       t->exit.rip == syscall_insn_addr(t);
+	return t->exit.kind == CALL_VECTOR_WRITE && t->exit.rip == syscall_insn_addr(t);
 }
 
 static void vector_done(struct task *t);
@@ -408,13 +406,14 @@ static void vector_done(struct task *t);
 static void vector_next_piece(struct task *t, uint64_t room)
 {
 	uint64_t addr, len;
-	vector_piece(t->exit.ctx, t->exit.progress, &addr, &len);
-	bool socket = t->exit.vector.nr == __NR_sendmsg;
+	vector_piece(t->exit.call.pieces.iov, t->exit.call.pieces.progress, &addr, &len);
+	bool socket = t->exit.call.pieces.nr == __NR_sendmsg;
 	syscall_set_number(t, socket ? __NR_sendto : __NR_write);
 	syscall_set_arg(t, 1, addr);
 	syscall_set_arg(t, 2, len < room ? len : room);
 	if (socket) {
-		syscall_set_arg(t, 3, t->exit.vector.args[2]); /* sendmsg's flags were argument 2 */
+		/* sendmsg's flags were argument 2 */
+		syscall_set_arg(t, 3, t->exit.call.pieces.args[2]);
 		syscall_set_arg(t, 4, 0);
 		syscall_set_arg(t, 5, 0);
 	}
@@ -423,13 +422,12 @@ static void vector_next_piece(struct task *t, uint64_t room)
 
 static void vector_finish(struct task *t, int64_t last)
 {
-	syscall_set_result(t, t->exit.progress > 0 ? t->exit.progress : (uint64_t)last);
+	syscall_set_result(t, t->exit.call.pieces.progress > 0 ? t->exit.call.pieces.progress
+							       : (uint64_t)last);
 	for (int i = 1; i < 6; i++)
-		syscall_set_arg(t, i, t->exit.vector.args[i]);
-	free((void *)t->exit.ctx);
-	t->exit.ctx = NULL;
-	t->exit.want = 0;
-	t->exit.progress = 0;
+		syscall_set_arg(t, i, t->exit.call.pieces.args[i]);
+	free(t->exit.call.pieces.iov);
+	t->exit.kind = CALL_NONE;
 }
 
 /* At a piece's exit: counts what it moved and, while the call goes on, rewinds it for the
@@ -438,11 +436,11 @@ static bool next_vector_piece(struct task *t)
 {
 	int64_t n = syscall_result(t);
 	if (n > 0)
-		t->exit.progress += (uint64_t)n;
-	if (n <= 0 || t->exit.progress >= t->exit.want)
+		t->exit.call.pieces.progress += (uint64_t)n;
+	if (n <= 0 || t->exit.call.pieces.progress >= t->exit.call.pieces.want)
 		return false;
 	uint64_t addr, len;
-	vector_piece(t->exit.ctx, t->exit.progress, &addr, &len);
+	vector_piece(t->exit.call.pieces.iov, t->exit.call.pieces.progress, &addr, &len);
 	syscall_set_arg(t, 1, addr);
 	syscall_set_arg(t, 2, len);
 	syscall_rewind(t);
@@ -476,7 +474,7 @@ static void start_vector_write(struct task *t, int fd, mode_t type)
 		free(v);
 		return;
 	}
-	start_vector_pieces(t, v, total);
+	start_vector_pieces(t, CALL_VECTOR_WRITE, v, total);
 	t->exit.rip = task_ip(t);
 	vector_next_piece(t, room);
 }
@@ -498,8 +496,8 @@ static void fit_to_room(struct task *t, int fd, mode_t type)
  * flag, each waiting for data; at the end msg_flags is cleared as the kernel would. */
 static bool continues_vector_receive(struct task *t)
 {
-	return t->exit.want && !t->exit.buf && t->exit.vector.nr == __NR_recvmsg && t->exit.ctx &&
-	       t->syscall_nr == __NR_recvfrom && t->exit.rip == syscall_insn_addr(t);
+	return t->exit.kind == CALL_VECTOR_RECEIVE && t->syscall_nr == __NR_recvfrom &&
+	       t->exit.rip == syscall_insn_addr(t);
 }
 
 static void vector_received(struct task *t)
@@ -507,9 +505,11 @@ static void vector_received(struct task *t)
 	if (next_vector_piece(t))
 		return;
 	int64_t n = syscall_result(t);
-	if (n >= 0 || t->exit.progress > 0) {
+	if (n >= 0 || t->exit.call.pieces.progress > 0) {
 		static const int no_flags;
-		remote_write(t, REMOTE(t->exit.vector.args[1] + offsetof(struct msghdr, msg_flags)),
+		remote_write(t,
+			     REMOTE(t->exit.call.pieces.args[1] +
+				    offsetof(struct msghdr, msg_flags)),
 			     &no_flags, sizeof(no_flags)); /* its own msghdr, just read */
 	}
 	vector_finish(t, n);
@@ -529,7 +529,7 @@ static void start_vector_receive(struct task *t, int fd)
 		free(v);
 		return;
 	}
-	start_vector_pieces(t, v, total);
+	start_vector_pieces(t, CALL_VECTOR_RECEIVE, v, total);
 	uint64_t addr, piece;
 	vector_piece(v, 0, &addr, &piece);
 	syscall_set_number(t, __NR_recvfrom);
@@ -548,7 +548,7 @@ static enum wait_result write_ready(struct task *t)
 	if (!fds_ready_for(t, t->wait.fds, t->wait.nfds))
 		return WAIT_NOT_READY;
 	remote_load_regs(t);
-	fit_to_room(t, t->wait.fds[0].fd, t->parked_on.write_type);
+	fit_to_room(t, t->wait.fds[0].fd, parked_state(t, PARKED_WRITE)->write_type);
 	netview_send(t);
 	external_output_call(t, (int)syscall_arg(t, 0)); /* unless cut into pieces */
 	return WAIT_READY;
@@ -575,7 +575,7 @@ static void write_when_room(struct task *t)
 	int fd = must_wait(t, tfd, &info);
 	if (fd >= 0) {
 		park_on_one(t, fd, POLLOUT, syscall_name(t->syscall_nr), write_ready);
-		t->parked_on.write_type = info.type;
+		parked_state_new(t, PARKED_WRITE)->write_type = info.type;
 	} else {
 		if (info.type == S_IFREG)
 			files_written(t, tfd);
@@ -637,7 +637,7 @@ void sys_pipe(struct task *t)
 
 static enum wait_result other_tasks_ran(struct task *t)
 {
-	return sched_now() != t->parked_on.epoch ? WAIT_READY : WAIT_NOT_READY;
+	return sched_now() != parked_state(t, PARKED_EPOCH)->epoch ? WAIT_READY : WAIT_NOT_READY;
 }
 
 static uint64_t logical_now(void)

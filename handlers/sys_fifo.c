@@ -78,8 +78,8 @@ static bool group_holds(dev_t dev, ino_t ino, bool want_write)
 
 static enum wait_result reader_came(struct task *t)
 {
-	return group_holds(t->parked_on.fifo.dev, t->parked_on.fifo.ino, false) ? WAIT_READY
-										: WAIT_NOT_READY;
+	const struct wait_state *s = parked_state(t, PARKED_FIFO);
+	return group_holds(s->fifo.dev, s->fifo.ino, false) ? WAIT_READY : WAIT_NOT_READY;
 }
 
 static enum wait_result writer_came(struct task *t)
@@ -87,8 +87,8 @@ static enum wait_result writer_came(struct task *t)
 	if (t->wait.nfds == 1 && fds_ready_now(t->wait.fds, 1) &&
 	    (t->wait.fds[0].revents & (POLLIN | POLLHUP)))
 		return WAIT_READY;
-	return group_holds(t->parked_on.fifo.dev, t->parked_on.fifo.ino, true) ? WAIT_READY
-									       : WAIT_NOT_READY;
+	const struct wait_state *s = parked_state(t, PARKED_FIFO);
+	return group_holds(s->fifo.dev, s->fifo.ino, true) ? WAIT_READY : WAIT_NOT_READY;
 }
 
 /* A signal ends the reader's wait: its open is undone and rewound, so the scheduler either
@@ -96,7 +96,8 @@ static enum wait_result writer_came(struct task *t)
 static void reader_interrupted(struct task *t)
 {
 	remote_load_regs(t);
-	remote_syscall(t, __NR_close, (uint64_t)t->parked_on.fifo.reader_fd, 0, 0, 0, 0, 0);
+	remote_syscall(t, __NR_close, (uint64_t)parked_state(t, PARKED_FIFO)->fifo.reader_fd, 0, 0,
+		       0, 0, 0);
 	syscall_rewind(t);
 }
 
@@ -111,9 +112,10 @@ static void park_fifo(struct task *t, const struct stat *st, int reader_fd, int 
 		.interruptible = true,
 		.restartable = true,
 	};
-	t->parked_on.fifo.dev = st->st_dev;
-	t->parked_on.fifo.ino = st->st_ino;
-	t->parked_on.fifo.reader_fd = reader_fd;
+	struct wait_state *s = parked_state_new(t, PARKED_FIFO);
+	s->fifo.dev = st->st_dev;
+	s->fifo.ino = st->st_ino;
+	s->fifo.reader_fd = reader_fd;
 	if (supervisor_fd >= 0) {
 		w.fds = malloc(sizeof(*w.fds));
 		if (!w.fds)

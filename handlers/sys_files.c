@@ -39,6 +39,7 @@
 #include "handlers/sys_files.h"
 #include "handlers/sys_proc.h"
 #include "handlers/sys_kernfs.h"
+#include "syscalls/syscall_table.h"
 
 /* ---- virtual identities and times ------------------------------------------------------- */
 
@@ -392,6 +393,15 @@ static uint64_t open_flags(struct task *t)
 
 static void fingerprint_opened(struct task *t, int tfd);
 
+/* The path t's open names, and the directory it is relative to, where its row says. */
+static uint64_t open_path(struct task *t, int *dirfd)
+{
+	const struct syscall_entry *e = syscall_lookup(t->syscall_nr);
+	int path = syscall_path_arg(e), at = syscall_dirfd_arg(e, path);
+	*dirfd = at < 0 ? AT_FDCWD : (int)syscall_arg(t, at);
+	return syscall_arg(t, path);
+}
+
 static void open_done(struct task *t)
 {
 	int64_t fd = syscall_result(t);
@@ -405,12 +415,8 @@ static void open_done(struct task *t)
 		touched(&st, created);
 	else if ((flags & O_ACCMODE) != O_WRONLY) /* O_CREAT of a file that was there */
 		fingerprint_opened(t, (int)fd);
-	int dirfd = t->syscall_nr == __NR_open || t->syscall_nr == __NR_creat
-			    ? AT_FDCWD
-			    : (int)syscall_arg(t, 0);
-	uint64_t path = syscall_arg(t, t->syscall_nr == __NR_open || t->syscall_nr == __NR_creat
-					       ? 0
-					       : 1);
+	int dirfd;
+	uint64_t path = open_path(t, &dirfd);
 	if (created && stat_path(t, dirfd, path, true, true, &st) == 0)
 		touched(&st, false);
 }
@@ -531,13 +537,12 @@ static void read_open_done(struct task *t)
 void open_target_lookup(struct task *t, struct open_target *o)
 {
 	*o = (struct open_target){ .resolved = false };
-	bool at = t->syscall_nr == __NR_openat;
 	uint64_t flags = open_flags(t);
 	char path[PATH_MAX];
-	if (t->syscall_nr == __NR_openat2 ||
-	    read_path(t, syscall_arg(t, at ? 1 : 0), path, sizeof(path)))
+	int dirfd;
+	if (t->syscall_nr == __NR_openat2 || read_path(t, open_path(t, &dirfd), path, sizeof(path)))
 		return;
-	int base = path_base(t, at ? (int)syscall_arg(t, 0) : AT_FDCWD, path);
+	int base = path_base(t, dirfd, path);
 	if (base < 0)
 		return;
 	const char *rel = path + strspn(path, "/");
@@ -573,69 +578,38 @@ void sys_open_target(struct task *t, const struct open_target *o)
 			tracer_want_exit(t, read_open_done);
 		return;
 	}
-	bool at = t->syscall_nr == __NR_openat || t->syscall_nr == __NR_openat2;
+	int dirfd;
+	uint64_t path = open_path(t, &dirfd);
 	struct stat st;
 	t->exit.open.created = (flags & O_CREAT) &&
-			       stat_path(t, at ? (int)syscall_arg(t, 0) : AT_FDCWD,
-					 syscall_arg(t, at ? 1 : 0), false, true, &st) == -ENOENT;
+			       stat_path(t, dirfd, path, false, true, &st) == -ENOENT;
 	tracer_want_exit(t, open_done);
 }
 
-/* Where the paths of the calls that change directory entries are, and whether the entry
- * named by the second path is new. */
-struct entry_change {
-	long nr;
-	int dirfd[2], path[2]; /* argument indexes, -1 for none */
-	bool creates;          /* the (last) path names a new entry */
-	bool moves_inode;      /* the first path's inode changes (its ctime) */
-};
-
-static const struct entry_change entry_changes[] = {
-	{ __NR_mkdir, { -1, -1 }, { 0, -1 }, true, false },
-	{ __NR_mkdirat, { 0, -1 }, { 1, -1 }, true, false },
-	{ __NR_mknod, { -1, -1 }, { 0, -1 }, true, false },
-	{ __NR_mknodat, { 0, -1 }, { 1, -1 }, true, false },
-	{ __NR_rmdir, { -1, -1 }, { 0, -1 }, false, false },
-	{ __NR_unlink, { -1, -1 }, { 0, -1 }, false, false },
-	{ __NR_unlinkat, { 0, -1 }, { 1, -1 }, false, false },
-	{ __NR_symlink, { -1, -1 }, { 1, -1 }, true, false },
-	{ __NR_symlinkat, { 1, -1 }, { 2, -1 }, true, false },
-	{ __NR_link, { -1, -1 }, { 1, -1 }, true, false },
-	{ __NR_linkat, { 2, -1 }, { 3, -1 }, true, false },
-	{ __NR_rename, { -1, -1 }, { 0, 1 }, false, true },
-	{ __NR_renameat, { 0, 2 }, { 1, 3 }, false, true },
-	{ __NR_renameat2, { 0, 2 }, { 1, 3 }, false, true },
-};
-
-static const struct entry_change *entry_change_of(long nr)
+/* stat(2) of path argument `path` (of its directory, links followed, with `parent`),
+ * relative to the directory descriptor the row pairs with it. */
+static int entry_stat(struct task *t, const struct syscall_entry *e, int path, bool parent,
+		      struct stat *st)
 {
-	for (size_t i = 0; i < sizeof(entry_changes) / sizeof(entry_changes[0]); i++)
-		if (entry_changes[i].nr == nr)
-			return &entry_changes[i];
-	return NULL;
-}
-
-static int arg_dirfd(struct task *t, int index)
-{
-	return index < 0 ? AT_FDCWD : (int)syscall_arg(t, index);
+	int dirfd = syscall_dirfd_arg(e, path);
+	return stat_path(t, dirfd < 0 ? AT_FDCWD : (int)syscall_arg(t, dirfd), syscall_arg(t, path),
+			 parent, parent, st);
 }
 
 /* Before an unlink, rmdir or rename: the inode the call may free (the entry removed, or
  * the one a rename replaces) if this is its last name. */
-static void note_removed_inode(struct task *t, const struct entry_change *c)
+static void note_removed_inode(struct task *t, const struct syscall_entry *e,
+			       const struct syscall_entries *c)
 {
 	t->exit.removal.frees = false;
 	bool renames = c->moves_inode;
 	if (c->creates ||
 	    (renames && t->syscall_nr == __NR_renameat2 && (syscall_arg(t, 4) & RENAME_EXCHANGE)))
 		return;
-	int i = renames ? 1 : 0;
 	struct stat st, from;
-	if (stat_path(t, arg_dirfd(t, c->dirfd[i]), syscall_arg(t, c->path[i]), false, false, &st))
+	if (entry_stat(t, e, c->path[c->n - 1], false, &st))
 		return;
-	if (renames &&
-	    stat_path(t, arg_dirfd(t, c->dirfd[0]), syscall_arg(t, c->path[0]), false, false,
-		      &from) == 0 &&
+	if (renames && entry_stat(t, e, c->path[0], false, &from) == 0 &&
 	    from.st_dev == st.st_dev && from.st_ino == st.st_ino)
 		return; /* renamed onto another name of itself: nothing is freed */
 	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1)
@@ -647,32 +621,30 @@ static void note_removed_inode(struct task *t, const struct entry_change *c)
 
 static void entry_changed(struct task *t)
 {
-	const struct entry_change *c = entry_change_of(t->syscall_nr);
-	if (syscall_result(t) != 0 || !c)
+	const struct syscall_entry *e = syscall_lookup(t->syscall_nr);
+	struct syscall_entries c = syscall_entries(e);
+	if (syscall_result(t) != 0 || !c.n)
 		return;
 	if (t->exit.removal.frees)
 		unlinked(t->exit.removal.dev, t->exit.removal.ino);
 	struct stat st;
-	int last = c->path[1] >= 0 ? 1 : 0;
-	for (int i = 0; i <= last; i++)
-		if (stat_path(t, arg_dirfd(t, c->dirfd[i]), syscall_arg(t, c->path[i]), true, true,
-			      &st) == 0)
+	for (int i = 0; i < c.n; i++)
+		if (entry_stat(t, e, c.path[i], true, &st) == 0)
 			touched(&st, false);
-	if ((c->creates || c->moves_inode) &&
-	    stat_path(t, arg_dirfd(t, c->dirfd[last]), syscall_arg(t, c->path[last]), false, false,
-		      &st) == 0)
-		touched(&st,
-			c->creates && t->syscall_nr != __NR_link && t->syscall_nr != __NR_linkat);
+	if ((c.creates || c.moves_inode) && entry_stat(t, e, c.path[c.n - 1], false, &st) == 0)
+		touched(&st, c.new_inode);
 }
 
 /* Implements mkdir, mknod, rmdir, unlink, symlink, link, rename and their *at forms:
  * the directories changed (and a new entry) are stamped, and an inode freed gets a new
- * virtual number if its number comes back. */
+ * virtual number if its number comes back. The entries changed are the row's (kinds c,
+ * r, l). */
 void sys_dir_change(struct task *t)
 {
-	const struct entry_change *c = entry_change_of(t->syscall_nr);
-	if (c)
-		note_removed_inode(t, c);
+	const struct syscall_entry *e = syscall_lookup(t->syscall_nr);
+	struct syscall_entries c = syscall_entries(e);
+	if (c.n)
+		note_removed_inode(t, e, &c);
 	tracer_want_exit(t, entry_changed);
 }
 

@@ -36,7 +36,7 @@ static void count_success(struct task *t)
 
 static enum wait_result ipc_changed(struct task *t)
 {
-	return ipc_changes != t->parked_on.epoch ? WAIT_READY : WAIT_NOT_READY;
+	return ipc_changes != parked_state(t, PARKED_EPOCH)->epoch ? WAIT_READY : WAIT_NOT_READY;
 }
 
 /* Implements semctl(2), msgctl(2): a change of value, limits or removal may end a wait. */
@@ -47,33 +47,31 @@ void sys_ipc_ctl(struct task *t)
 
 /* ---- retrying in the non-blocking form --------------------------------------------------------
  *
- * State in t->exit.ipc (vkernel/task.h); exit.rip marks the call, so its re-execution
- * after a retry is known and keeps its deadline. */
-
-static const char retry_tag;
+ * State in t->exit.call.ipc (CALL_IPC_RETRY, vkernel/task.h); exit.rip marks the call,
+ * so its re-execution after a retry is known and keeps its deadline. */
 
 static bool retrying(const struct task *t)
 {
-	return t->exit.ctx == &retry_tag && t->exit.rip == syscall_insn_addr(t) &&
-	       t->exit.ipc.nr == t->syscall_nr;
+	return t->exit.kind == CALL_IPC_RETRY && t->exit.rip == syscall_insn_addr(t) &&
+	       t->exit.call.ipc.nr == t->syscall_nr;
 }
 
 static void retry_timed_out(struct task *t)
 {
 	remote_load_regs(t);
 	syscall_unrewind(t, -EAGAIN); /* the rewound call returns as the kernel's timeout */
-	t->exit.ctx = NULL;
+	t->exit.kind = CALL_NONE;
 }
 
 static void retry_exit(struct task *t)
 {
-	syscall_set_number(t, t->exit.ipc.nr); /* semop ran as semtimedop */
-	syscall_set_arg(t, t->exit.ipc.arg, t->exit.ipc.value);
-	if (syscall_result(t) == -EINVAL && t->exit.ipc.waited)
+	syscall_set_number(t, t->exit.call.ipc.nr); /* semop ran as semtimedop */
+	syscall_set_arg(t, t->exit.call.ipc.arg, t->exit.call.ipc.value);
+	if (syscall_result(t) == -EINVAL && t->exit.call.ipc.waited)
 		syscall_set_result(t,
 				   -EIDRM); /* removed while it waited: the kernel wakes with that */
-	if (syscall_result(t) != -t->exit.ipc.would_block) {
-		t->exit.ctx = NULL;
+	if (syscall_result(t) != -t->exit.call.ipc.would_block) {
+		t->exit.kind = CALL_NONE;
 		count_success(t);
 		return;
 	}
@@ -81,14 +79,14 @@ static void retry_exit(struct task *t)
 	t->exit.rip = task_ip(t); /* the syscall instruction */
 	struct wait w = {
 		.what = syscall_name(t->syscall_nr),
-		.deadline_ns = t->exit.ipc.deadline,
+		.deadline_ns = t->exit.call.ipc.deadline,
 		.ready = ipc_changed,
 		.on_timeout = retry_timed_out,
 		.interruptible = true,
 		.restartable = false, /* System V IPC calls end with EINTR even after SA_RESTART */
 	};
-	t->parked_on.epoch = ipc_changes;
-	t->exit.ipc.waited = true;
+	parked_state_new(t, PARKED_EPOCH)->epoch = ipc_changes;
+	t->exit.call.ipc.waited = true;
 	sched_park(t, &w);
 }
 
@@ -99,14 +97,14 @@ static void run_nonblocking(struct task *t, int arg, uint64_t value, int would_b
 {
 	bool again = retrying(t);
 	if (again)
-		deadline = t->exit.ipc.deadline;
-	t->exit.ipc.waited = again && t->exit.ipc.waited;
-	t->exit.ctx = &retry_tag;
-	t->exit.ipc.nr = t->syscall_nr;
-	t->exit.ipc.arg = arg;
-	t->exit.ipc.value = syscall_arg(t, arg);
-	t->exit.ipc.would_block = would_block;
-	t->exit.ipc.deadline = deadline;
+		deadline = t->exit.call.ipc.deadline;
+	t->exit.call.ipc.waited = again && t->exit.call.ipc.waited;
+	t->exit.kind = CALL_IPC_RETRY;
+	t->exit.call.ipc.nr = t->syscall_nr;
+	t->exit.call.ipc.arg = arg;
+	t->exit.call.ipc.value = syscall_arg(t, arg);
+	t->exit.call.ipc.would_block = would_block;
+	t->exit.call.ipc.deadline = deadline;
 	t->exit.rip = syscall_insn_addr(t);
 	syscall_set_arg(t, arg, value);
 	tracer_want_exit(t, retry_exit);

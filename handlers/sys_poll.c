@@ -36,42 +36,29 @@
 
 /* ---- poll, select, epoll ------------------------------------------------------------------ */
 
+/* What poll, ppoll, select and pselect6 wait on. The timeout and signal mask are where
+ * their rows' kinds say; the descriptors are a pollfd array (argument 0, counted by 1) or
+ * three fd_sets (arguments 1-3, for argument 0 descriptors). */
 struct poll_args {
 	uint64_t fds_addr; /* pollfd array (poll, ppoll) */
 	int nfds;
 	uint64_t sets[3]; /* fd_set pointers (select, pselect6) */
 	bool is_select;
-	int timeout_arg;       /* argument holding the timeout */
-	bool timeout_in_reg;   /* milliseconds in the register itself */
-	bool timeval;          /* select: struct timeval; others: struct timespec */
-	int sigmask_arg;       /* -1 for none */
-	bool sigmask_indirect; /* pselect6: pointer to { sigset_t *, size_t } */
+	struct syscall_timeout timeout;
+	struct syscall_sigset sigmask;
 };
 
 static void describe_poll(struct task *t, struct poll_args *a)
 {
-	*a = (struct poll_args){ .sigmask_arg = -1 };
-	switch (t->syscall_nr) {
-	case __NR_poll:
-		a->fds_addr = syscall_arg(t, 0), a->nfds = (int)syscall_arg(t, 1);
-		a->timeout_arg = 2, a->timeout_in_reg = true;
-		break;
-	case __NR_ppoll:
-		a->fds_addr = syscall_arg(t, 0), a->nfds = (int)syscall_arg(t, 1);
-		a->timeout_arg = 2, a->sigmask_arg = 3;
-		break;
-	case __NR_select:
-		a->is_select = true, a->nfds = (int)syscall_arg(t, 0);
+	const struct syscall_entry *e = syscall_lookup(t->syscall_nr);
+	*a = (struct poll_args){ .timeout = syscall_timeout(e), .sigmask = syscall_sigset(e) };
+	a->is_select = e->out[0].shape == SHAPE_FDSET;
+	if (a->is_select) {
+		a->nfds = (int)syscall_arg(t, 0);
 		for (int i = 0; i < 3; i++)
 			a->sets[i] = syscall_arg(t, 1 + i);
-		a->timeout_arg = 4, a->timeval = true;
-		break;
-	case __NR_pselect6:
-		a->is_select = true, a->nfds = (int)syscall_arg(t, 0);
-		for (int i = 0; i < 3; i++)
-			a->sets[i] = syscall_arg(t, 1 + i);
-		a->timeout_arg = 4, a->sigmask_arg = 5, a->sigmask_indirect = true;
-		break;
+	} else {
+		a->fds_addr = syscall_arg(t, 0), a->nfds = (int)syscall_arg(t, 1);
 	}
 }
 
@@ -142,16 +129,19 @@ static struct pollfd *dup_polled(struct task *t, const struct poll_args *a, int 
  * which the kernel leaves alone, is replaced by zeros in scratch memory instead (the
  * argument register then points there after the call). If neither can be written the
  * call would wait its real timeout: said once, never silently. */
-static void zero_timeout(struct task *t, int arg, bool in_reg, bool timeval)
+/* Rewrites the call's timeout (where its row says) to zero. */
+static void timeout_to_zero(struct task *t)
 {
 	remote_load_regs(t);
-	if (in_reg) {
+	struct syscall_timeout to = syscall_timeout(syscall_lookup(t->syscall_nr));
+	int arg = to.arg;
+	if (to.form == TIMEOUT_MS) {
 		syscall_set_arg(t, arg, 0);
 		return;
 	}
 	uint64_t addr = syscall_arg(t, arg);
 	static const char zero[16];
-	size_t len = timeval ? sizeof(struct timeval) : sizeof(struct timespec);
+	size_t len = to.form == TIMEOUT_TIMEVAL ? sizeof(struct timeval) : sizeof(struct timespec);
 	if (!remote_write(t, REMOTE(addr), zero, len))
 		return;
 	uint64_t scratch = remote_scratch(t, zero, len);
@@ -162,18 +152,11 @@ static void zero_timeout(struct task *t, int arg, bool in_reg, bool timeval)
 			     "not writable): it waits its real timeout");
 }
 
-static void poll_timed_out(struct task *t)
-{
-	struct poll_args a;
-	describe_poll(t, &a);
-	zero_timeout(t, a.timeout_arg, a.timeout_in_reg, a.timeval);
-}
-
 static int poll_deadline(struct task *t, const struct poll_args *a, int64_t *deadline)
 {
 	*deadline = -1;
-	uint64_t v = syscall_arg(t, a->timeout_arg);
-	if (a->timeout_in_reg) {
+	uint64_t v = syscall_arg(t, a->timeout.arg);
+	if (a->timeout.form == TIMEOUT_MS) {
 		int ms = (int)v;
 		if (ms >= 0)
 			*deadline = vclock_now() + (int64_t)ms * 1000000;
@@ -181,7 +164,7 @@ static int poll_deadline(struct task *t, const struct poll_args *a, int64_t *dea
 	}
 	if (!v)
 		return 0;
-	if (a->timeval) {
+	if (a->timeout.form == TIMEOUT_TIMEVAL) {
 		struct timeval tv;
 		if (remote_read(t, REMOTE(v), &tv, sizeof(tv)))
 			return -EFAULT;
@@ -193,20 +176,11 @@ static int poll_deadline(struct task *t, const struct poll_args *a, int64_t *dea
 	return deadline_from_timespec(t, v, false, CLOCK_MONOTONIC, deadline);
 }
 
-static int poll_sigmask(struct task *t, const struct poll_args *a, struct wait *w)
+/* The mask the call installs while it waits, into t's wait (none when it fails). */
+static void wait_sigmask(struct task *t)
 {
-	if (a->sigmask_arg < 0)
-		return 0;
-	uint64_t addr = syscall_arg(t, a->sigmask_arg), size = 8;
-	if (a->sigmask_indirect && addr) {
-		uint64_t pair[2];
-		if (remote_read(t, REMOTE(addr), pair, sizeof(pair)))
-			return -EFAULT;
-		addr = pair[0], size = pair[1];
-	} else if (!a->sigmask_indirect) {
-		size = syscall_arg(t, a->sigmask_arg + 1);
-	}
-	return read_sigmask(t, addr, size, &w->sigmask, &w->sigmask_arg);
+	if (call_sigmask(t, &t->wait.sigmask, &t->wait.sigmask_arg))
+		t->wait.sigmask_arg = false;
 }
 
 /* A polled epoll set that detrun must not poll is replaced by the descriptors it watches
@@ -252,9 +226,9 @@ void sys_poll(struct task *t)
 		return;
 	fds = without_reader_dependent_sets(t, fds, &n);
 	if (external_any(fds, n)) {
-		external_wait_set(t, fds, n, deadline, poll_timed_out);
-		if (t->parked && poll_sigmask(t, &a, &t->wait))
-			t->wait.sigmask_arg = false;
+		external_wait_set(t, fds, n, deadline, timeout_to_zero);
+		if (t->parked)
+			wait_sigmask(t);
 		return;
 	}
 	if (zero_timeout) {
@@ -263,9 +237,8 @@ void sys_poll(struct task *t)
 		free(fds);
 		return;
 	}
-	park_on_fds(t, syscall_name(t->syscall_nr), fds, n, deadline, poll_timed_out, false);
-	if (poll_sigmask(t, &a, &t->wait))
-		t->wait.sigmask_arg = false;
+	park_on_fds(t, syscall_name(t->syscall_nr), fds, n, deadline, timeout_to_zero, false);
+	wait_sigmask(t);
 }
 
 /* Does any descriptor in the interest list of supervisor epoll descriptor `epfd` (read
@@ -306,16 +279,6 @@ static bool epoll_internal(struct task *t, int epfd)
 	return !epoll_watches(t, epfd, not_internal);
 }
 
-static void epoll_sigmask(struct task *t)
-{
-	if (t->syscall_nr != __NR_epoll_wait &&
-	    read_sigmask(t, syscall_arg(t, 4), syscall_arg(t, 5), &t->wait.sigmask,
-			 &t->wait.sigmask_arg))
-		t->wait.sigmask_arg = false;
-}
-
-static void epoll_timed_out(struct task *t);
-
 /* While a shim intercepts, an epoll set watching something outside is outside input. A
  * set detrun must not poll is waited on through the descriptors it watches. */
 static bool epoll_outside(struct task *t, int64_t deadline)
@@ -340,16 +303,10 @@ static bool epoll_outside(struct task *t, int64_t deadline)
 			abort();
 		*p = (struct pollfd){ fd, POLLIN, 0 };
 	}
-	external_wait_set(t, p, n, deadline, epoll_timed_out);
+	external_wait_set(t, p, n, deadline, timeout_to_zero);
 	if (t->parked)
-		epoll_sigmask(t);
+		wait_sigmask(t);
 	return true;
-}
-
-static void epoll_timed_out(struct task *t)
-{
-	bool in_reg = t->syscall_nr != __NR_epoll_pwait2;
-	zero_timeout(t, 3, in_reg, false);
 }
 
 /* ---- epoll sets detrun must not poll ---------------------------------------------------------
@@ -359,15 +316,13 @@ static void epoll_timed_out(struct task *t)
  * call runs with a zero timeout, and if it finds nothing it is rewound and parks again until
  * other tasks have run and the items say ready once more. The parked wait holds the
  * descriptors the set watches (listed afresh at each look, as other threads may change the
- * set), so an outside wait polls those instead of the set. State in t->exit.epoll
- * (vkernel/task.h); exit.rip marks the call. */
-
-static const char epoll_retry_tag;
+ * set), so an outside wait polls those instead of the set. State in t->exit.call.epoll
+ * (CALL_EPOLL_RETRY, vkernel/task.h); exit.rip marks the call. */
 
 static bool epoll_retrying(const struct task *t)
 {
-	return t->exit.ctx == &epoll_retry_tag && t->exit.rip == syscall_insn_addr(t) &&
-	       t->exit.epoll.nr == t->syscall_nr;
+	return t->exit.kind == CALL_EPOLL_RETRY && t->exit.rip == syscall_insn_addr(t) &&
+	       t->exit.call.epoll.nr == t->syscall_nr;
 }
 
 /* Are the items of t's epoll set ready? Refreshes the wait's descriptors. */
@@ -395,10 +350,10 @@ static void epoll_retry_exit(struct task *t);
  * the timeout, which is then in milliseconds). */
 static void epoll_run_nonblocking(struct task *t, int64_t deadline)
 {
-	t->exit.ctx = &epoll_retry_tag;
-	t->exit.epoll.nr = t->syscall_nr;
-	t->exit.epoll.timeout = syscall_arg(t, 3);
-	t->exit.epoll.deadline = deadline;
+	t->exit.kind = CALL_EPOLL_RETRY;
+	t->exit.call.epoll.nr = t->syscall_nr;
+	t->exit.call.epoll.timeout = syscall_arg(t, 3);
+	t->exit.call.epoll.deadline = deadline;
 	t->exit.rip = syscall_insn_addr(t);
 	syscall_set_arg(t, 3, 0);
 	if (t->syscall_nr == __NR_epoll_pwait2) {
@@ -418,7 +373,8 @@ static enum wait_result epoll_items_ready(struct task *t)
 /* Parked at the exit of a try that found nothing: look again once other tasks ran. */
 static enum wait_result epoll_retry_ready(struct task *t)
 {
-	if (sched_now() == t->parked_on.looked_at || !epoll_items_say_ready(t))
+	if (sched_now() == parked_state(t, PARKED_LOOKED_AT)->looked_at ||
+	    !epoll_items_say_ready(t))
 		return WAIT_NOT_READY;
 	return WAIT_READY; /* the rewound call runs again: sys_epoll_wait tries once more */
 }
@@ -427,16 +383,16 @@ static void epoll_retry_timed_out(struct task *t)
 {
 	remote_load_regs(t);
 	syscall_unrewind(t, 0); /* the rewound call returns as a timeout */
-	t->exit.ctx = NULL;
+	t->exit.kind = CALL_NONE;
 }
 
 static void epoll_retry_exit(struct task *t)
 {
-	syscall_set_number(t, t->exit.epoll.nr);
-	syscall_set_arg(t, 3, t->exit.epoll.timeout);
-	int64_t deadline = t->exit.epoll.deadline;
+	syscall_set_number(t, t->exit.call.epoll.nr);
+	syscall_set_arg(t, 3, t->exit.call.epoll.timeout);
+	int64_t deadline = t->exit.call.epoll.deadline;
 	if (syscall_result(t) != 0 || (deadline >= 0 && deadline <= vclock_now())) {
-		t->exit.ctx = NULL;
+		t->exit.kind = CALL_NONE;
 		return;
 	}
 	syscall_rewind(t);
@@ -450,7 +406,7 @@ static void epoll_retry_exit(struct task *t)
 		close(epfd);
 	park_on_fds(t, "epoll_wait", leaves, n, deadline, epoll_retry_timed_out, false);
 	t->wait.ready = epoll_retry_ready;
-	t->parked_on.looked_at = sched_now();
+	parked_state_new(t, PARKED_LOOKED_AT)->looked_at = sched_now();
 }
 
 /* epoll_wait on a set holding a signalfd: run it non-blocking when its items are ready,
@@ -465,9 +421,9 @@ static void epoll_items_wait(struct task *t, int epfd, int64_t deadline)
 	int n;
 	struct pollfd *leaves = epoll_leaves(t, epfd, &n);
 	close(epfd);
-	park_on_fds(t, "epoll_wait", leaves, n, deadline, epoll_timed_out, false);
+	park_on_fds(t, "epoll_wait", leaves, n, deadline, timeout_to_zero, false);
 	t->wait.ready = epoll_items_ready;
-	epoll_sigmask(t);
+	wait_sigmask(t);
 }
 
 /* Implements epoll_wait(2), epoll_pwait(2), epoll_pwait2(2). */
@@ -475,7 +431,7 @@ void sys_epoll_wait(struct task *t)
 {
 	int64_t deadline = -1;
 	if (epoll_retrying(t)) {
-		deadline = t->exit.epoll.deadline;
+		deadline = t->exit.call.epoll.deadline;
 	} else if (t->syscall_nr == __NR_epoll_pwait2) {
 		uint64_t tsp = syscall_arg(t, 3);
 		if (tsp && deadline_from_timespec(t, tsp, false, CLOCK_MONOTONIC, &deadline))
@@ -502,7 +458,7 @@ void sys_epoll_wait(struct task *t)
 	if (!p)
 		abort();
 	*p = (struct pollfd){ fd, POLLIN, 0 };
-	park_on_fds(t, "epoll_wait", p, 1, deadline, epoll_timed_out, false);
+	park_on_fds(t, "epoll_wait", p, 1, deadline, timeout_to_zero, false);
 	t->wait.external = !epoll_internal(t, fd);
-	epoll_sigmask(t);
+	wait_sigmask(t);
 }

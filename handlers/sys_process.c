@@ -122,7 +122,8 @@ static bool no_child_ready(struct task *t)
 
 static enum wait_result children_changed(struct task *t)
 {
-	return sched_children_epoch() != t->parked_on.epoch ? WAIT_READY : WAIT_NOT_READY;
+	return sched_children_epoch() != parked_state(t, PARKED_EPOCH)->epoch ? WAIT_READY
+									      : WAIT_NOT_READY;
 }
 
 static const struct retry wait4_retry = { "wait4", 2, no_child_ready, children_changed,

@@ -272,9 +272,10 @@ bool reach_signal_refused(struct task *t)
 {
 	if (t->syscall_nr != __NR_kill)
 		return false;
-	pid_t pid = (pid_t)(int32_t)syscall_arg(t, 0);
+	const struct syscall_entry *e = syscall_lookup(t->syscall_nr);
+	pid_t pid = (pid_t)(int32_t)syscall_arg(t, syscall_target_arg(e));
 	if (pid == -1 && !namespaced) {
-		kill_every_member(t, (int)syscall_arg(t, 1));
+		kill_every_member(t, (int)syscall_arg(t, syscall_signal_arg(e)));
 		return true;
 	}
 	if (pid >= -1 || member_pgid(-pid))

@@ -17,6 +17,7 @@
 #include "handlers/sys_reach.h"
 #include "handlers/sys_timer.h"
 #include "engine/trap_signals.h"
+#include "syscalls/syscall_table.h"
 
 static pid_t process_group_of(pid_t pid)
 {
@@ -71,14 +72,15 @@ static void signal_sent(struct task *t)
 		return;
 	sched_signals_changed();
 	long nr = t->syscall_nr;
-	int sig_arg = nr == __NR_tgkill || nr == __NR_rt_tgsigqueueinfo ? 2 : 1;
-	int sig = (int)syscall_arg(t, sig_arg);
+	const struct syscall_entry *e = syscall_lookup(nr);
+	int sig = (int)syscall_arg(t, syscall_signal_arg(e));
 	jobctl_signal_sent(sig);
 	if (sig != SIGKILL && !(sig > 0 && sig <= 64 && (TERMINAL_SIGNALS & SIGBIT(sig))))
 		return;
-	pid_t pid = (pid_t)syscall_arg(t, 0), target;
-	if (nr == __NR_pidfd_send_signal)
-		target = pidfd_target(t, (int)syscall_arg(t, 0));
+	int target_arg = syscall_target_arg(e);
+	pid_t pid = (pid_t)syscall_arg(t, target_arg), target;
+	if (e->kinds[target_arg] == 'D')
+		target = pidfd_target(t, (int)pid);
 	else if (nr == __NR_kill && pid <= 0)
 		target = pid == 0 || pid == -1 ? pid : -host_tgid_of(-pid);
 	else
@@ -149,7 +151,7 @@ void sys_pause(struct task *t)
 void sys_sigsuspend(struct task *t)
 {
 	struct wait w = { .what = "sigsuspend", .deadline_ns = -1, .interruptible = true };
-	int err = read_sigmask(t, syscall_arg(t, 0), syscall_arg(t, 1), &w.sigmask, &w.sigmask_arg);
+	int err = call_sigmask(t, &w.sigmask, &w.sigmask_arg);
 	if (err || !w.sigmask_arg)
 		return; /* the kernel reports the bad argument */
 	sched_park(t, &w);
@@ -160,7 +162,7 @@ static enum wait_result waited_signal_pending(struct task *t)
 	uint64_t pending, blocked;
 	if (read_signal_state(t, &pending, &blocked))
 		return WAIT_READY;
-	return (pending & t->parked_on.sigset) ? WAIT_READY : WAIT_NOT_READY;
+	return (pending & parked_state(t, PARKED_SIGSET)->sigset) ? WAIT_READY : WAIT_NOT_READY;
 }
 
 static void sigtimedwait_timed_out(struct task *t)
@@ -183,7 +185,7 @@ void sys_sigtimedwait(struct task *t)
 {
 	uint64_t set;
 	bool present = false;
-	if (read_sigmask(t, syscall_arg(t, 0), syscall_arg(t, 3), &set, &present) || !present)
+	if (call_sigmask(t, &set, &present) || !present)
 		return;
 	tracer_want_exit(t, sigtimedwait_done);
 	struct wait w = { .what = "sigtimedwait",
@@ -191,7 +193,7 @@ void sys_sigtimedwait(struct task *t)
 			  .ready = waited_signal_pending,
 			  .on_timeout = sigtimedwait_timed_out,
 			  .interruptible = true };
-	t->parked_on.sigset = set;
+	parked_state_new(t, PARKED_SIGSET)->sigset = set;
 	uint64_t tsp = syscall_arg(t, 2);
 	if (tsp && deadline_from_timespec(t, tsp, false, CLOCK_MONOTONIC, &w.deadline_ns))
 		return;

@@ -76,7 +76,8 @@ static void move_length_restored(struct task *t)
  * length and which of the wait's descriptors is the output end. */
 static void cut_to_room(struct task *t, const struct pollfd *fds)
 {
-	int len_arg = t->parked_on.ends.len_arg, out = t->parked_on.ends.out;
+	const struct wait_state *s = parked_state(t, PARKED_ENDS);
+	int len_arg = s->ends.len_arg, out = s->ends.out;
 	struct stat st;
 	if (len_arg < 0 || out < 0 || fstat(fds[out].fd, &st) || !S_ISSOCK(st.st_mode))
 		return;
@@ -100,6 +101,13 @@ static enum wait_result ends_ready(struct task *t)
 	return WAIT_READY;
 }
 
+static void park_ends(struct task *t, int len_arg, int out)
+{
+	struct wait_state *s = parked_state_new(t, PARKED_ENDS);
+	s->ends.len_arg = len_arg;
+	s->ends.out = out;
+}
+
 /* Runs t's call once every end that could sleep is ready; parks it until then. */
 static void move_when_ready(struct task *t, const struct move_end *ends, int n, int len_arg,
 			    bool pipes_nonblock)
@@ -118,10 +126,9 @@ static void move_when_ready(struct task *t, const struct move_end *ends, int n, 
 		fds[count++] = (struct pollfd){ fd, ends[i].events, 0 };
 	}
 	struct wait saved = t->wait;
-	union wait_state saved_state = t->parked_on;
+	struct wait_state saved_state = t->parked_on;
 	t->wait = (struct wait){ .fds = fds, .nfds = count };
-	t->parked_on.ends.len_arg = len_arg;
-	t->parked_on.ends.out = out;
+	park_ends(t, len_arg, out);
 	bool ready = ends_ready(t) == WAIT_READY;
 	t->wait = saved;
 	t->parked_on = saved_state;
@@ -133,8 +140,7 @@ static void move_when_ready(struct task *t, const struct move_end *ends, int n, 
 	}
 	park_on_fds(t, syscall_name(t->syscall_nr), fds, count, -1, NULL, true);
 	t->wait.ready = ends_ready;
-	t->parked_on.ends.len_arg = len_arg;
-	t->parked_on.ends.out = out;
+	park_ends(t, len_arg, out);
 }
 
 /* Implements splice(2). */

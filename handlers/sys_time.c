@@ -93,7 +93,7 @@ static void sleep_done(struct task *t)
 /* An interrupted relative sleep reports the virtual time left, like the kernel. */
 static void sleep_interrupted(struct task *t)
 {
-	uint64_t rem = t->parked_on.rem_addr;
+	uint64_t rem = parked_state(t, PARKED_SLEEP)->rem_addr;
 	int64_t left = t->wait.deadline_ns - vclock_now();
 	if (rem) {
 		struct timespec ts = ns_to_timespec(left > 0 ? left : 0);
@@ -118,7 +118,7 @@ void sys_nanosleep(struct task *t)
 			  .on_timeout = sleep_done,
 			  .on_interrupt = absolute ? NULL : sleep_interrupted,
 			  .interruptible = true };
-	t->parked_on.rem_addr = rem;
+	parked_state_new(t, PARKED_SLEEP)->rem_addr = rem;
 	int err = deadline_from_timespec(t, req, absolute, clk, &w.deadline_ns);
 	if (err) {
 		syscall_emulate(t, err);

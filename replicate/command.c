@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "recorder/fingerprint.h"
+#include "recorder/header_options.h"
 #include "shim/shim.h"
 #include "engine/launch.h"
 #include "engine/tracer.h"
@@ -250,9 +251,7 @@ static int same_as_leader(struct rep_link *l, const Detrun__Log__Header *h, char
 				"(argument %zu)",
 				n),
 		       -1;
-	if ((uint64_t)h->seed != o->seed || h->epoch != o->epoch || h->quantum != o->quantum ||
-	    h->cpus != o->cpus || h->namespaces != o->namespaces ||
-	    h->spin_budget_ms != o->spin_budget_ms || h->real_clock != o->real_clock)
+	if (!header_options_equal(h, o))
 		return snprintf(l->why, sizeof(l->why),
 				"detrun's options differ from the "
 				"leader's"),

@@ -362,18 +362,12 @@ static void check_lease(void)
 			   link_->node);
 }
 
-/* Does the call let something leave the node (bytes sent, a connection made or shut)?
- * Receives and waits do not: appends before them stay in flight. */
-static bool lets_out(long nr)
-{
-	return syscall_sends(syscall_lookup(nr)) || nr == SYS_shutdown || nr == SYS_connect;
-}
-
 /* Before anything leaves the node, every input so far is in the stream. */
 static bool leader_control(struct shim_call *c)
 {
 	check_lease();
-	if (lets_out(c->nr) && sink->sync && sink->sync(sink))
+	/* Receives and waits let nothing out: appends before them stay in flight. */
+	if (syscall_lets_out(syscall_lookup(c->nr)) && sink->sync && sink->sync(sink))
 		shim_abort(c->task, "replicate: %s", link_->why);
 	return false;
 }

@@ -12,6 +12,7 @@
 
 #include "common/options.h"
 #include "recorder/fingerprint.h"
+#include "recorder/header_options.h"
 #include "recorder/input.h"
 #include "recorder/log.h"
 #include "scheduler/scheduler.h"
@@ -253,14 +254,7 @@ int record_shim_start_sink(struct input_sink *(*open_sink)(const Detrun__Log__He
 	h.env = environ;
 	char cwd[4096];
 	h.cwd = getcwd(cwd, sizeof(cwd)) ? cwd : "/";
-	h.seed = (int64_t)opt->seed;
-	h.epoch = opt->epoch;
-	h.quantum = opt->quantum;
-	h.cpus = opt->cpus;
-	h.namespaces = opt->namespaces;
-	h.keep_vdso = opt->keep_vdso;
-	h.spin_budget_ms = opt->spin_budget_ms;
-	h.real_clock = opt->real_clock;
+	header_options_to(&h, opt);
 	uint32_t kinds[3], flags[3];
 	char stdin_file[4096];
 	header_std_fds(&h, kinds, flags, stdin_file);

@@ -45,13 +45,18 @@
 #define OUT_PER_RESULT(a, n, e) { SHAPE_PER_RESULT, a, n, e }
 #define OUT_IOCTL(a, r) { SHAPE_IOCTL, a, r, 0 }
 
+/* The argument count: the kinds' length without a result's ">d". */
+#define NARGS(kinds) (sizeof(kinds) - 1 - \
+	(sizeof(kinds) > 2 && (kinds)[sizeof(kinds) > 2 ? sizeof(kinds) - 3 : 0] == '>' ? 2 : 0))
+
 const struct syscall_entry syscall_table[] = {
 #define SYSCALL(name, cls, handler, kinds, outputs, data, reason) \
-	{ #name, __NR_##name, SC_##cls, kinds, sizeof(kinds) - 1, \
+	{ #name, __NR_##name, SC_##cls, kinds, NARGS(kinds), \
 	  outputs, DATA_##data, reason },
 // clang-format on
 #define STOP_WHEN(name, arg, mask, with_shim)
 #define STOP_WHEN_EQ(name, arg, value)
+#define IRREGULAR(name, why)
 #include "syscalls/syscalls.def"
 };
 const size_t syscall_table_len = sizeof(syscall_table) / sizeof(syscall_table[0]);
@@ -62,6 +67,7 @@ const struct syscall_condition syscall_conditions[] = {
 #define AS_IS false
 #define STOP_WHEN(name, arg, mask, with_shim) { __NR_##name, arg, mask, with_shim },
 #define STOP_WHEN_EQ(name, arg, value)
+#define IRREGULAR(name, why)
 #include "syscalls/syscalls.def"
 #undef EVERY_CALL
 #undef AS_IS
@@ -72,9 +78,29 @@ const struct syscall_value syscall_values[] = {
 #define SYSCALL(name, cls, handler, kinds, outputs, data, reason)
 #define STOP_WHEN(name, arg, mask, with_shim)
 #define STOP_WHEN_EQ(name, arg, value) { __NR_##name, arg, (uint32_t)(value) },
+#define IRREGULAR(name, why)
 #include "syscalls/syscalls.def"
 };
 const size_t syscall_values_len = sizeof(syscall_values) / sizeof(syscall_values[0]);
+
+static const struct {
+	long nr;
+	const char *why;
+} irregular_rows[] = {
+#define SYSCALL(name, cls, handler, kinds, outputs, data, reason)
+#define STOP_WHEN(name, arg, mask, with_shim)
+#define STOP_WHEN_EQ(name, arg, value)
+#define IRREGULAR(name, why) { __NR_##name, why },
+#include "syscalls/syscalls.def"
+};
+
+const char *syscall_irregular(long nr)
+{
+	for (size_t i = 0; i < sizeof(irregular_rows) / sizeof(irregular_rows[0]); i++)
+		if (irregular_rows[i].nr == nr)
+			return irregular_rows[i].why;
+	return NULL;
+}
 
 #define MAX_NR 1024
 static const struct syscall_entry *by_nr[MAX_NR];
@@ -106,21 +132,97 @@ const char *syscall_class_name(enum syscall_class cls)
 	return names[cls];
 }
 
+/* The first argument whose kind is one of `kinds`, or -1. */
+static int first_arg(const struct syscall_entry *e, const char *kinds)
+{
+	for (int i = 0; e && i < e->nargs; i++)
+		if (strchr(kinds, e->kinds[i]))
+			return i;
+	return -1;
+}
+
 bool syscall_names_process(const struct syscall_entry *e)
 {
-	return e && strpbrk(e->kinds, "PGWOD");
+	return first_arg(e, "PGWOD") >= 0;
 }
 
 int syscall_fd_arg(const struct syscall_entry *e)
 {
-	const char *d = e ? strchr(e->kinds, 'd') : NULL;
-	return d ? (int)(d - e->kinds) : -1;
+	return first_arg(e, "d");
 }
 
 int syscall_msg_flags_arg(const struct syscall_entry *e)
 {
-	const char *m = e ? strchr(e->kinds, 'm') : NULL;
-	return m ? (int)(m - e->kinds) : -1;
+	return first_arg(e, "m");
+}
+
+int syscall_target_arg(const struct syscall_entry *e)
+{
+	return first_arg(e, "PD");
+}
+
+int syscall_signal_arg(const struct syscall_entry *e)
+{
+	return first_arg(e, "n");
+}
+
+struct syscall_sigset syscall_sigset(const struct syscall_entry *e)
+{
+	int arg = first_arg(e, "kK");
+	bool indirect = arg >= 0 && e->kinds[arg] == 'K';
+	return (struct syscall_sigset){ .arg = arg,
+					.size_arg = arg < 0 || indirect ? -1 : first_arg(e, "z"),
+					.indirect = indirect };
+}
+
+struct syscall_timeout syscall_timeout(const struct syscall_entry *e)
+{
+	static const char forms[] = "tTVA";
+	int arg = first_arg(e, forms);
+	if (arg < 0)
+		return (struct syscall_timeout){ -1, TIMEOUT_NONE };
+	return (struct syscall_timeout){
+		arg, (enum timeout_form)(TIMEOUT_MS + (strchr(forms, e->kinds[arg]) - forms))
+	};
+}
+
+int syscall_path_arg(const struct syscall_entry *e)
+{
+	return first_arg(e, "scrl");
+}
+
+int syscall_dirfd_arg(const struct syscall_entry *e, int path_arg)
+{
+	return e && path_arg > 0 && path_arg < e->nargs && e->kinds[path_arg - 1] == 'a'
+		       ? path_arg - 1
+		       : -1;
+}
+
+struct syscall_entries syscall_entries(const struct syscall_entry *e)
+{
+	struct syscall_entries c = { 0 };
+	bool created = false, linked = false, removed = false;
+	for (int i = 0; e && i < e->nargs && c.n < 2; i++) {
+		char k = e->kinds[i];
+		if (k != 'c' && k != 'r' && k != 'l')
+			continue;
+		c.path[c.n++] = i;
+		created |= k == 'c', linked |= k == 'l', removed |= k == 'r';
+	}
+	c.new_inode = created;
+	c.creates = created || (linked && !removed);
+	c.moves_inode = linked && removed;
+	return c;
+}
+
+bool syscall_returns_fd(const struct syscall_entry *e)
+{
+	return e && !strcmp(e->kinds + e->nargs, ">d");
+}
+
+bool syscall_lets_out(const struct syscall_entry *e)
+{
+	return e && e->data >= DATA_PEER;
 }
 
 bool syscall_reads_data(const struct syscall_entry *e)
@@ -159,7 +261,10 @@ static void format_arg(char *buf, size_t size, size_t *at, char kind, uint64_t v
 	char s[48];
 	switch (kind) {
 	case 'd':
+	case 'a':
 	case 'i':
+	case 'n':
+	case 't':
 	case 'P':
 	case 'G':
 	case 'W':
@@ -168,9 +273,13 @@ static void format_arg(char *buf, size_t size, size_t *at, char kind, uint64_t v
 		append(buf, size, at, "%d", (int)v);
 		return;
 	case 'u':
+	case 'z':
 		append(buf, size, at, "%" PRIu64, v);
 		return;
 	case 's':
+	case 'c':
+	case 'r':
+	case 'l':
 		if (v && read && read(ctx, v, s, sizeof(s))) {
 			append(buf, size, at, "\"%s\"%s", s,
 			       strlen(s) == sizeof(s) - 1 ? "..." : "");
@@ -186,10 +295,11 @@ void syscall_format_call(char *buf, size_t size, long nr, const uint64_t args[6]
 {
 	const struct syscall_entry *e = syscall_lookup(nr);
 	const char *kinds = e ? e->kinds : "xxxxxx";
+	int nargs = e ? e->nargs : 6;
 	size_t at = 0;
 	buf[0] = 0;
 	append(buf, size, &at, "%s(", syscall_name(nr));
-	for (int i = 0; kinds[i] && i < 6; i++) {
+	for (int i = 0; i < nargs; i++) {
 		if (i)
 			append(buf, size, &at, ", ");
 		format_arg(buf, size, &at, kinds[i], args[i], read, ctx);

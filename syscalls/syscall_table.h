@@ -116,6 +116,7 @@ struct syscall_output {
 enum data_dir {
 	DATA_NONE,
 	DATA_IN,        /* bytes from outside land in the caller's memory */
+	DATA_PEER,      /* no bytes, but a peer outside sees it (a connection made or shut) */
 	DATA_SEND_BUF,  /* a buffer of argument-2 bytes */
 	DATA_SEND_IOV,  /* an iovec array of argument-2 entries */
 	DATA_SEND_MSG,  /* a msghdr and its iovecs */
@@ -127,7 +128,7 @@ struct syscall_entry {
 	const char *name;
 	long nr;
 	enum syscall_class cls;
-	const char *kinds; /* one letter per argument (syscalls.def) */
+	const char *kinds; /* one letter per argument, then the result's (syscalls.def) */
 	int nargs;
 	struct syscall_output out[SYSCALL_MAX_OUTPUTS];
 	enum data_dir data;
@@ -175,6 +176,57 @@ bool syscall_reads_data(const struct syscall_entry *e);
 bool syscall_sends_memory(const struct syscall_entry *e);
 /* The call sends anything (from memory or a file): EPIPE raises SIGPIPE. */
 bool syscall_sends(const struct syscall_entry *e);
+
+/* The argument that names the target of a signal (the first P or D kind), or -1. */
+int syscall_target_arg(const struct syscall_entry *e);
+/* The argument holding a signal number (kind n), or -1. */
+int syscall_signal_arg(const struct syscall_entry *e);
+
+/* The signal mask a call installs or waits for (kinds k, z, K). */
+struct syscall_sigset {
+	int arg;       /* the sigset_t pointer, or the pair's pointer; -1 for none */
+	int size_arg;  /* the argument holding its size; -1 when the pair holds it */
+	bool indirect; /* arg points to a { const sigset_t *, size_t } pair (pselect6) */
+};
+struct syscall_sigset syscall_sigset(const struct syscall_entry *e);
+
+/* How a call's timeout is given (kinds t T V A). */
+enum timeout_form {
+	TIMEOUT_NONE,
+	TIMEOUT_MS,           /* milliseconds in the register; negative for none */
+	TIMEOUT_TIMESPEC,     /* relative struct timespec; NULL for none */
+	TIMEOUT_TIMEVAL,      /* relative struct timeval; NULL for none */
+	TIMEOUT_ABS_REALTIME, /* absolute CLOCK_REALTIME struct timespec; NULL for none */
+};
+struct syscall_timeout {
+	int arg; /* -1 for none */
+	enum timeout_form form;
+};
+struct syscall_timeout syscall_timeout(const struct syscall_entry *e);
+
+/* The first path argument (kinds s c r l), or -1. */
+int syscall_path_arg(const struct syscall_entry *e);
+/* The directory descriptor argument a path argument is relative to (kind a right before
+ * it), or -1 for the working directory. */
+int syscall_dirfd_arg(const struct syscall_entry *e, int path_arg);
+
+/* The directory entries a call changes (kinds c r l), in argument order. */
+struct syscall_entries {
+	int n;            /* 0 for a call that changes none */
+	int path[2];      /* the path arguments */
+	bool creates;     /* the last path names an entry that did not exist */
+	bool new_inode;   /* ... and a new inode (not a link's) */
+	bool moves_inode; /* the first path's inode gets the last path's name (rename) */
+};
+struct syscall_entries syscall_entries(const struct syscall_entry *e);
+
+/* The call returns a new descriptor (">d" after the kinds). */
+bool syscall_returns_fd(const struct syscall_entry *e);
+/* Something leaves the group's node: bytes sent, or a connection made or shut. */
+bool syscall_lets_out(const struct syscall_entry *e);
+
+/* Why a row's roles are read by hand (IRREGULAR in syscalls.def), or NULL. */
+const char *syscall_irregular(long nr);
 
 /* Copies a NUL-terminated string of at most n-1 bytes from the traced program's address
  * addr into out; false when it cannot be read. */

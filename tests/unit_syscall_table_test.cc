@@ -198,18 +198,35 @@ TEST(SyscallTable, ArgumentKindsAndOutputsAreWellFormed)
 {
 	for (size_t i = 0; i < syscall_table_len; i++) {
 		const syscall_entry &e = syscall_table[i];
-		EXPECT_EQ(e.nargs, (int)strlen(e.kinds)) << e.name;
+		const std::string kinds = e.kinds, args = kinds.substr(0, e.nargs);
+		// The arguments' letters, then ">d" for a call that returns a new descriptor.
+		EXPECT_TRUE(kinds == args || kinds == args + ">d") << e.name << " " << e.kinds;
 		EXPECT_LE(e.nargs, 6) << e.name;
-		EXPECT_EQ(strspn(e.kinds, "diuxmpsPGWOD"), strlen(e.kinds))
+		EXPECT_EQ(args.find_first_not_of("diuxmpsPGWODacrlkzKntTVA"), std::string::npos)
 			<< e.name << " " << e.kinds;
-		EXPECT_LE(std::count(e.kinds, e.kinds + e.nargs, 'm'), 1) << e.name;
+		// One of each role a handler reads as "the" argument.
+		for (const char *one : { "m", "n", "K", "z", "tTVA", "crl" })
+			EXPECT_LE(std::count_if(args.begin(), args.end(),
+						[&](char k) { return strchr(one, k); }),
+				  one == std::string("crl") ? 2 : 1)
+				<< e.name << " " << e.kinds << ": " << one;
+		// A directory descriptor stands right before the path it anchors.
+		for (size_t i = 0; i < args.size(); i++)
+			if (args[i] == 'a') {
+				EXPECT_TRUE(i + 1 < args.size() && strchr("scrl", args[i + 1]))
+					<< e.name << " " << e.kinds;
+			}
 		for (const syscall_output &o : e.out) {
 			if (o.shape == SHAPE_NONE)
 				break;
 			ASSERT_LT(o.arg, e.nargs) << e.name;
 			EXPECT_LT(o.count_arg, e.nargs) << e.name;
 			// A region is at a pointer argument (an ioctl's at its untyped argument).
-			EXPECT_EQ(e.kinds[o.arg], o.shape == SHAPE_IOCTL ? 'x' : 'p') << e.name;
+			if (o.shape == SHAPE_IOCTL) {
+				EXPECT_EQ(e.kinds[o.arg], 'x') << e.name;
+			} else {
+				EXPECT_TRUE(strchr("pkKTVA", e.kinds[o.arg])) << e.name;
+			}
 		}
 	}
 }
@@ -308,6 +325,232 @@ TEST(SyscallTable, DerivedListsAreWhatTheRowsSay)
 			 __NR_gettimeofday, __NR_time })
 		EXPECT_EQ(syscall_fd_arg(syscall_lookup(nr)), -1) << syscall_name(nr);
 	EXPECT_EQ(syscall_fd_arg(nullptr), -1);
+}
+
+// ---- argument roles: the facts handlers read from the row -----------------------------
+
+static const syscall_entry *Row(const char *name)
+{
+	for (size_t i = 0; i < syscall_table_len; i++)
+		if (!strcmp(syscall_table[i].name, name))
+			return &syscall_table[i];
+	ADD_FAILURE() << name << " has no row";
+	return nullptr;
+}
+
+TEST(SyscallTable, EveryCallThatTakesASigsetHasItsRole)
+{
+	using S = std::set<std::string>;
+	// The calls that take a signal mask (sigset_t, its size beside it): the waits install
+	// it (sys_poll.c, sys_signal.c, an outside wait run as ppoll in sys_external.c).
+	EXPECT_EQ(Rows([](const syscall_entry &e) { return syscall_sigset(&e).arg >= 0; }),
+		  (S{ "rt_sigprocmask", "rt_sigpending", "rt_sigsuspend", "rt_sigtimedwait",
+		      "ppoll", "pselect6", "epoll_pwait", "epoll_pwait2", "signalfd",
+		      "signalfd4" }));
+	// A mask comes with its size, but for pselect6's pair, which holds both; a size
+	// without a mask is rt_sigaction's, whose masks are inside struct sigaction.
+	for (size_t i = 0; i < syscall_table_len; i++) {
+		const syscall_entry &e = syscall_table[i];
+		struct syscall_sigset s = syscall_sigset(&e);
+		bool size = strchr(e.kinds, 'z') != nullptr;
+		if (s.arg >= 0) {
+			EXPECT_EQ(size, !s.indirect) << e.name;
+			EXPECT_EQ(s.size_arg >= 0, !s.indirect) << e.name;
+		} else if (size) {
+			EXPECT_NE(syscall_irregular(e.nr), nullptr)
+				<< e.name << ": a size, no mask";
+		}
+	}
+	// The positions the handlers knew by name before.
+	struct {
+		const char *name;
+		int arg, size_arg;
+		bool indirect;
+	} known[] = { { "ppoll", 3, 4, false },         { "epoll_pwait", 4, 5, false },
+		      { "epoll_pwait2", 4, 5, false },  { "pselect6", 5, -1, true },
+		      { "rt_sigsuspend", 0, 1, false }, { "rt_sigtimedwait", 0, 3, false } };
+	for (const auto &k : known) {
+		struct syscall_sigset s = syscall_sigset(Row(k.name));
+		EXPECT_EQ(s.arg, k.arg) << k.name;
+		EXPECT_EQ(s.size_arg, k.size_arg) << k.name;
+		EXPECT_EQ(s.indirect, k.indirect) << k.name;
+	}
+	EXPECT_EQ(syscall_sigset(nullptr).arg, -1);
+}
+
+TEST(SyscallTable, EveryWaitWithATimeoutHasItsRole)
+{
+	// Every row whose handler parks a poll or epoll wait turns its timeout into a
+	// deadline and, waiting outside, rewrites it to zero: each must say where it is.
+	for (size_t i = 0; i < syscall_table_len; i++) {
+		const syscall_entry &e = syscall_table[i];
+		if (e.handler == &sys_poll || e.handler == &sys_epoll_wait) {
+			EXPECT_GE(syscall_timeout(&e).arg, 0) << e.name;
+		}
+	}
+	struct {
+		const char *name;
+		int arg;
+		timeout_form form;
+	} known[] = { { "poll", 2, TIMEOUT_MS },
+		      { "ppoll", 2, TIMEOUT_TIMESPEC },
+		      { "select", 4, TIMEOUT_TIMEVAL },
+		      { "pselect6", 4, TIMEOUT_TIMESPEC },
+		      { "epoll_wait", 3, TIMEOUT_MS },
+		      { "epoll_pwait", 3, TIMEOUT_MS },
+		      { "epoll_pwait2", 3, TIMEOUT_TIMESPEC },
+		      { "rt_sigtimedwait", 2, TIMEOUT_TIMESPEC },
+		      { "semtimedop", 3, TIMEOUT_TIMESPEC },
+		      { "mq_timedsend", 4, TIMEOUT_ABS_REALTIME },
+		      { "mq_timedreceive", 4, TIMEOUT_ABS_REALTIME },
+		      { "recvmmsg", 4, TIMEOUT_TIMESPEC } };
+	std::set<std::string> named;
+	for (const auto &k : known) {
+		struct syscall_timeout to = syscall_timeout(Row(k.name));
+		EXPECT_EQ(to.arg, k.arg) << k.name;
+		EXPECT_EQ(to.form, k.form) << k.name;
+		named.insert(k.name);
+	}
+	EXPECT_EQ(Rows([](const syscall_entry &e) { return syscall_timeout(&e).arg >= 0; }), named);
+	EXPECT_EQ(syscall_timeout(Row("semop")).form, TIMEOUT_NONE);
+}
+
+TEST(SyscallTable, SignalsSentSayTheirNumberAndTarget)
+{
+	// sys_signal_send reads the signal and its target from the row: every row it handles
+	// must give both (tgkill's signal is its third argument, kill's its second).
+	for (size_t i = 0; i < syscall_table_len; i++) {
+		const syscall_entry &e = syscall_table[i];
+		if (e.handler != &sys_signal_send)
+			continue;
+		EXPECT_GE(syscall_signal_arg(&e), 0) << e.name;
+		EXPECT_EQ(syscall_target_arg(&e), 0) << e.name;
+	}
+	EXPECT_EQ(syscall_signal_arg(Row("kill")), 1);
+	EXPECT_EQ(syscall_signal_arg(Row("tkill")), 1);
+	EXPECT_EQ(syscall_signal_arg(Row("tgkill")), 2);
+	EXPECT_EQ(syscall_signal_arg(Row("rt_sigqueueinfo")), 1);
+	EXPECT_EQ(syscall_signal_arg(Row("rt_tgsigqueueinfo")), 2);
+	EXPECT_EQ(syscall_signal_arg(Row("pidfd_send_signal")), 1);
+	EXPECT_EQ(Row("pidfd_send_signal")->kinds[0], 'D'); // a descriptor, not a pid
+	EXPECT_EQ(syscall_signal_arg(Row("getpid")), -1);
+}
+
+TEST(SyscallTable, DirectoryChangesAreTheRowsEntries)
+{
+	// sys_dir_change stamps the directories of the entries the row names (c r l) and
+	// the inode it creates or moves: every row it handles names one, and no other row.
+	for (size_t i = 0; i < syscall_table_len; i++) {
+		const syscall_entry &e = syscall_table[i];
+		EXPECT_EQ(syscall_entries(&e).n > 0, e.handler == &sys_dir_change) << e.name;
+	}
+	// The table of paths sys_files.c kept by hand before.
+	struct {
+		const char *name;
+		int dirfd[2], path[2];
+		bool creates, moves_inode, new_inode;
+	} known[] = {
+		{ "mkdir", { -1, -1 }, { 0, -1 }, true, false, true },
+		{ "mkdirat", { 0, -1 }, { 1, -1 }, true, false, true },
+		{ "mknod", { -1, -1 }, { 0, -1 }, true, false, true },
+		{ "mknodat", { 0, -1 }, { 1, -1 }, true, false, true },
+		{ "rmdir", { -1, -1 }, { 0, -1 }, false, false, false },
+		{ "unlink", { -1, -1 }, { 0, -1 }, false, false, false },
+		{ "unlinkat", { 0, -1 }, { 1, -1 }, false, false, false },
+		{ "symlink", { -1, -1 }, { 1, -1 }, true, false, true },
+		{ "symlinkat", { 1, -1 }, { 2, -1 }, true, false, true },
+		{ "link", { -1, -1 }, { 1, -1 }, true, false, false },
+		{ "linkat", { 2, -1 }, { 3, -1 }, true, false, false },
+		{ "rename", { -1, -1 }, { 0, 1 }, false, true, false },
+		{ "renameat", { 0, 2 }, { 1, 3 }, false, true, false },
+		{ "renameat2", { 0, 2 }, { 1, 3 }, false, true, false },
+	};
+	for (const auto &k : known) {
+		const syscall_entry *e = Row(k.name);
+		struct syscall_entries c = syscall_entries(e);
+		ASSERT_EQ(c.n, k.path[1] >= 0 ? 2 : 1) << k.name;
+		for (int i = 0; i < c.n; i++) {
+			EXPECT_EQ(c.path[i], k.path[i]) << k.name;
+			EXPECT_EQ(syscall_dirfd_arg(e, c.path[i]), k.dirfd[i]) << k.name;
+		}
+		EXPECT_EQ(c.creates, k.creates) << k.name;
+		EXPECT_EQ(c.moves_inode, k.moves_inode) << k.name;
+		EXPECT_EQ(c.new_inode, k.new_inode) << k.name;
+	}
+	// Every *at call anchors its path at its directory descriptor.
+	EXPECT_EQ(syscall_dirfd_arg(Row("openat"), 1), 0);
+	EXPECT_EQ(syscall_dirfd_arg(Row("open"), 0), -1);
+	EXPECT_EQ(syscall_dirfd_arg(Row("fanotify_mark"), 4), 3);
+}
+
+TEST(SyscallTable, NewDescriptorsAndWhatLeavesTheNodeAreTheRowsSay)
+{
+	using S = std::set<std::string>;
+	// An outside call's result registered as an outside descriptor (sys_external.c): the
+	// socket and the accepts it had by hand are among the rows that return one.
+	S fds = Rows([](const syscall_entry &e) { return syscall_returns_fd(&e); });
+	for (const char *name : { "socket", "accept", "accept4" })
+		EXPECT_EQ(fds.count(name), 1u) << name;
+	EXPECT_EQ(fds, (S{ "open",
+			   "creat",
+			   "openat",
+			   "openat2",
+			   "open_by_handle_at",
+			   "socket",
+			   "accept",
+			   "accept4",
+			   "dup",
+			   "dup2",
+			   "dup3",
+			   "epoll_create",
+			   "epoll_create1",
+			   "eventfd",
+			   "eventfd2",
+			   "signalfd",
+			   "signalfd4",
+			   "timerfd_create",
+			   "inotify_init",
+			   "inotify_init1",
+			   "fanotify_init",
+			   "memfd_create",
+			   "memfd_secret",
+			   "userfaultfd",
+			   "perf_event_open",
+			   "pidfd_open",
+			   "pidfd_getfd",
+			   "mq_open",
+			   "io_uring_setup",
+			   "fsopen",
+			   "fsmount",
+			   "fspick",
+			   "open_tree",
+			   "open_tree_attr",
+			   "landlock_create_ruleset" }));
+	// Replicate's leader syncs the stream before anything leaves the node: the sends
+	// (syscall_sends) and connect and shutdown, its old hand list.
+	S out = Rows([](const syscall_entry &e) { return syscall_lets_out(&e); });
+	S old = Rows([](const syscall_entry &e) { return syscall_sends(&e); });
+	old.insert({ "shutdown", "connect" });
+	EXPECT_EQ(out, old);
+	EXPECT_FALSE(syscall_lets_out(Row("recvfrom")));
+	EXPECT_FALSE(syscall_lets_out(nullptr));
+}
+
+TEST(SyscallTable, IrregularRowsSayWhy)
+{
+	// A row whose roles depend on another argument's value lists the reason; its
+	// handler (or nobody, for an ALLOW row) decodes them by hand.
+	int n = 0;
+	for (size_t i = 0; i < syscall_table_len; i++) {
+		const char *why = syscall_irregular(syscall_table[i].nr);
+		if (!why)
+			continue;
+		n++;
+		EXPECT_GT(strlen(why), 20u) << syscall_table[i].name;
+	}
+	EXPECT_GE(n, 5);
+	EXPECT_NE(syscall_irregular(__NR_futex), nullptr);
+	EXPECT_EQ(syscall_irregular(__NR_read), nullptr);
 }
 
 TEST(SyscallTable, DataDirectionAgreesWithTheOutputs)
@@ -449,6 +692,9 @@ TEST(SyscallTable, TraceShowsEachCallsOwnArguments)
 	};
 	syscall_format_call(buf, sizeof(buf), __NR_openat, open_args, reader, nullptr);
 	EXPECT_STREQ(buf, "openat(-100, \"/etc/hosts\", 0x80000, 0)");
+	// The result's role is not an argument: socket shows its three.
+	syscall_format_call(buf, sizeof(buf), __NR_socket, args, nullptr, nullptr);
+	EXPECT_STREQ(buf, "socket(3, 0x1000, 0x40)");
 	syscall_format_call(buf, sizeof(buf), 999, args, nullptr, nullptr);
 	EXPECT_STREQ(buf, "syscall_999(0x3, 0x1000, 0x40, 0x7, 0x8, 0x9)");
 	syscall_format_call(buf, 8, __NR_read, args, nullptr, nullptr); // cut short, terminated

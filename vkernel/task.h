@@ -54,34 +54,74 @@ struct process {
 	int stopped_by;             /* the signal of a group stop in force, 0 for none (jobctl.c) */
 };
 
-/* What the handler that parked a task keeps for its wait's predicate, by family. */
+/* Which member of wait_state the handler that parked a task last filled. Waits that keep
+ * nothing there (pause, a read's descriptors) leave it as it is: only their own predicate
+ * reads it. */
+enum parked_kind {
+	PARKED_NONE,      /* never filled */
+	PARKED_EPOCH,     /* epoch */
+	PARKED_LOOKED_AT, /* looked_at */
+	PARKED_FIFO,      /* fifo */
+	PARKED_WRITE,     /* write_type */
+	PARKED_ENDS,      /* ends */
+	PARKED_CONNECT,   /* connect */
+	PARKED_OUTSIDE,   /* zero_timeout */
+	PARKED_SIGSET,    /* sigset */
+	PARKED_SLEEP,     /* rem_addr */
+};
+
+/* What the handler that parked a task keeps for its wait's predicate, by family: `kind`
+ * names the member, and a predicate reads it through parked_state (sys_common.h), which
+ * checks the kind. */
 struct connect_target;
 struct program_filter;
-union wait_state {
-	/* Retried calls (sys_common.c), wait4 (sys_process.c), SysV IPC (sys_ipc.c), job
-	 * control (jobctl.c), file locks (sys_fd.c: the logical time): the state epoch at
-	 * the last look. */
-	uint64_t epoch;
-	/* epoll_wait retried (sys_fd.c): the logical time of the last look. */
-	uint64_t looked_at;
-	struct { /* open(2) of a FIFO (sys_fifo.c) */
-		dev_t dev;
-		ino_t ino;
-		int reader_fd; /* the reader's descriptor in the task; -1 for a writer */
-	} fifo;
-	mode_t write_type;   /* a write waiting for room (sys_fd.c): the file type */
-	struct {             /* splice-like calls waiting on both ends (sys_fd.c) */
-		int len_arg; /* the length's argument, -1 for none */
-		int out;     /* the output end's index in the wait's fds, -1 for none */
-	} ends;
-	struct connect_target *connect; /* connect to a full backlog (sys_connect.c): owned */
-	/* An outside wait set (sys_external.c): rewrites the call's timeout to zero. */
-	void (*zero_timeout)(struct task *t);
-	uint64_t sigset;   /* sigtimedwait's set (sys_signal.c) */
-	uint64_t rem_addr; /* nanosleep's remaining-time argument (sys_time.c) */
+struct wait_state {
+	enum parked_kind kind;
+	union {
+		/* Retried calls (sys_common.c), wait4 (sys_process.c), SysV IPC (sys_ipc.c),
+		 * job control (jobctl.c), file locks (sys_fd.c: the logical time): the state
+		 * epoch at the last look. */
+		uint64_t epoch;
+		/* epoll_wait retried (sys_fd.c): the logical time of the last look. */
+		uint64_t looked_at;
+		struct { /* open(2) of a FIFO (sys_fifo.c) */
+			dev_t dev;
+			ino_t ino;
+			int reader_fd; /* the reader's descriptor in the task; -1 for a writer */
+		} fifo;
+		mode_t write_type;   /* a write waiting for room (sys_fd.c): the file type */
+		struct {             /* splice-like calls waiting on both ends (sys_fd.c) */
+			int len_arg; /* the length's argument, -1 for none */
+			int out;     /* the output end's index in the wait's fds, -1 for none */
+		} ends;
+		struct connect_target *connect; /* connect to a full backlog (sys_connect.c): owned */
+		/* An outside wait set (sys_external.c): rewrites the call's timeout to zero. */
+		void (*zero_timeout)(struct task *t);
+		uint64_t sigset;   /* sigtimedwait's set (sys_signal.c) */
+		uint64_t rem_addr; /* nanosleep's remaining-time argument (sys_time.c) */
+	};
 };
 
 #define VIEW_ROOMS 8
+
+/* A call that goes on over several stops (rewound and run again, or cut into pieces), as
+ * rr's TaskSyscallState: the handler that starts it says which family's it is, and only
+ * that family's member of pending_exit.call holds its state. A later entry continues the
+ * call only when it is of that kind and at the same syscall instruction (rip); another
+ * call in flight (a signal handler's) replaces it. */
+enum call_kind {
+	CALL_NONE,
+	CALL_CHUNKED_WRITE,  /* a write cut to a pipe's or socket's room (sys_fd.c): pieces */
+	CALL_WAITALL,        /* a MSG_WAITALL recvfrom in pieces (sys_fd.c): pieces */
+	CALL_VECTOR_WRITE,   /* writev, pwritev2, sendmsg as plain writes (sys_fd.c): pieces */
+	CALL_VECTOR_RECEIVE, /* a MSG_WAITALL recvmsg as recvfroms (sys_fd.c): pieces */
+	CALL_IPC_RETRY,      /* semop, msgsnd, msgrcv retried non-blocking (sys_ipc.c): ipc */
+	CALL_EPOLL_RETRY,    /* an epoll_wait run with a zero timeout and retried (sys_poll.c) */
+};
+
+struct vector_write;
+struct retry;
+struct outputs;
 
 /* Handler state carried from a syscall's entry stop to its exit stop (and, for calls done
  * in pieces, on to the next piece's entry). One member per handler family. */
@@ -98,32 +138,25 @@ struct pending_exit {
 		int arg;
 		uint64_t value;
 	} view_arg;
-	uint64_t progress; /* bytes already moved by earlier chunks of a chunked write */
-	uint64_t want;     /* total bytes the program asked for */
-	uint64_t buf;      /* the program's buffer, for chunked writes */
-	uint64_t rip;      /* where the chunked call lives, to recognise its next chunk */
-	const void *ctx;   /* the handler's description of the call */
-	union {
-		/* One argument register the handler changed and restores (retried calls,
-		 * FIFO opens, lengths cut to a socket's room). */
-		struct {
-			int arg;
-			uint64_t value;
-		} changed_arg;
-		/* Every argument register (an outside wait run as ppoll, sys_external.c). */
-		uint64_t args[6];
-		/* A vectored call going in pieces (sys_fd.c): the call and its arguments. */
-		struct {
+	/* An outside call the shim monitors (sys_external.c): its output regions, described
+	 * at its entry; NULL otherwise. Owned. */
+	struct outputs *monitored;
+
+	enum call_kind kind;         /* the call in flight over several stops, if any */
+	uint64_t rip;                /* where it lives, to recognise its next piece or retry */
+	union {                      /* the member `kind` names */
+		struct call_pieces { /* CALL_CHUNKED_WRITE, CALL_WAITALL, CALL_VECTOR_* */
+			uint64_t progress; /* bytes moved by the earlier pieces */
+			uint64_t want;     /* total bytes the program asked for */
+			uint64_t buf;      /* the program's buffer (not for CALL_VECTOR_*) */
+			uint64_t flags;    /* CALL_WAITALL: the program's flags */
+			/* CALL_VECTOR_*: the program's iovecs (owned), and its call and
+			 * arguments, put back at the end. */
+			struct vector_write *iov;
 			long nr;
 			uint64_t args[6];
-		} vector;
-		uint64_t waitall_flags; /* a MSG_WAITALL receive in pieces: its flags */
-		struct {                /* epoll_wait retried at its exit (sys_fd.c) */
-			long nr;
-			uint64_t timeout; /* the program's timeout argument */
-			int64_t deadline; /* virtual deadline, -1 for none */
-		} epoll;
-		struct { /* semop/msgrcv retried non-blocking (sys_ipc.c) */
+		} pieces;
+		struct { /* CALL_IPC_RETRY */
 			long nr;
 			int arg; /* the argument changed, and its value */
 			uint64_t value;
@@ -131,6 +164,29 @@ struct pending_exit {
 			int64_t deadline; /* virtual deadline, -1 for none */
 			bool waited;      /* parked at least once: a removal is EIDRM */
 		} ipc;
+		struct { /* CALL_EPOLL_RETRY */
+			long nr;
+			uint64_t timeout; /* the program's timeout argument */
+			int64_t deadline; /* virtual deadline, -1 for none */
+		} epoll;
+	} call;
+
+	/* State of one entry kept for its exit stop only: one member per handler family. */
+	union {
+		/* One argument register the handler changed and restores (FIFO opens,
+		 * lengths cut to a socket's room, flags dropped). */
+		struct {
+			int arg;
+			uint64_t value;
+		} changed_arg;
+		/* A blocking call run in its non-blocking form (sys_common.c): how it is
+		 * retried, and the argument's own value. */
+		struct {
+			const struct retry *how;
+			uint64_t value;
+		} retry;
+		/* Every argument register (an outside wait run as ppoll, sys_external.c). */
+		uint64_t args[6];
 		struct {              /* opens (sys_files.c) */
 			bool created; /* O_CREAT of a file that did not exist */
 			uint64_t flags;
@@ -180,7 +236,7 @@ struct task {
 	bool long_compute_shown; /* the hazard for a long computation holding others back */
 	int inject_signal;       /* signal to deliver with the next resume (signal-delivery stop) */
 	struct pending_exit exit;
-	union wait_state parked_on; /* the parking handler's data, while parked */
+	struct wait_state parked_on; /* the parking handler's data, while parked */
 
 	uint64_t clear_child_tid; /* kernel zeroes and futex-wakes this at thread exit */
 	long syscall_nr;          /* syscall of the current stop, -1 if not at a syscall */
