@@ -21,10 +21,4 @@
 #include "engine/tracer.h"
 #include "vkernel/signal_bits.h"
 
-/* t->parked_on as the wait's predicate reads it: of the kind its handler stored. Another
- * kind is detrun's own bug: the run ends, naming the task. */
-struct wait_state *parked_state(struct task *t, enum parked_kind kind);
-/* t->parked_on made of `kind`, for the handler that parks t to fill. */
-struct wait_state *parked_state_new(struct task *t, enum parked_kind kind);
-
 #endif

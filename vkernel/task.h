@@ -270,4 +270,10 @@ struct task *task_new(pid_t tid, struct process *proc);
 /* Frees a task sched_remove has unlinked, and its process with its last task. */
 void task_free(struct task *t);
 
+/* t->parked_on as the wait's predicate reads it: of the kind its handler stored. Another
+ * kind is detrun's own bug: the run ends, naming the task. */
+struct wait_state *parked_state(struct task *t, enum parked_kind kind);
+/* t->parked_on made of `kind`, for the handler that parks t to fill. */
+struct wait_state *parked_state_new(struct task *t, enum parked_kind kind);
+
 #endif
