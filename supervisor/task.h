@@ -81,7 +81,9 @@ union wait_state {
 	uint64_t rem_addr; /* nanosleep's remaining-time argument (sys_time.c) */
 };
 
-#define VIEW_ROOMS 8
+/* The most messages one recvmmsg or sendmmsg takes: the kernel's UIO_MAXIOV (it cuts a
+ * longer vlen to this). */
+#define VIEW_ROOMS 1024
 
 /* Handler state carried from a syscall's entry stop to its exit stop (and, for calls done
  * in pieces, on to the next piece's entry). One member per handler family. */
@@ -91,13 +93,20 @@ struct pending_exit {
 	 * sys_notify.c): runs after on_exit, once no piece follows; dropped at the next
 	 * entry (a call done in pieces asks again at each piece's). */
 	void (*view)(struct task *t);
-	/* The rooms for the addresses the call returns (sys_netview.c): one, or the first
-	 * VIEW_ROOMS messages' of a recvmmsg. */
-	uint32_t view_room[VIEW_ROOMS];
+	/* The rooms for the addresses the call returns (sys_netview.c), each cut to the
+	 * largest address (sizeof(struct sockaddr_storage)): one, or every message's of a
+	 * recvmmsg. */
+	uint8_t view_room[VIEW_ROOMS];
 	struct { /* an argument the view restores (sys_netview.c) */
 		int arg;
 		uint64_t value;
 	} view_arg;
+	/* A sendmmsg given a copy of its messages (sys_netview.c): the program's arguments,
+	 * and the messages the copy holds. */
+	struct {
+		uint64_t msgvec, vlen;
+		uint32_t copied;
+	} view_mmsg;
 	uint64_t progress; /* bytes already moved by earlier chunks of a chunked write */
 	uint64_t want;     /* total bytes the program asked for */
 	uint64_t buf;      /* the program's buffer, for chunked writes */
