@@ -19,8 +19,8 @@
  * an explicit port (README, Limits).
  *
  * Time and CPU. Receive timestamps (SO_TIMESTAMP, SO_TIMESTAMPNS, SO_TIMESTAMPING control
- * messages and SIOCGSTAMP, SIOCGSTAMPNS) are the virtual clock at the receive;
- * SO_INCOMING_CPU is CPU 0 as getcpu says; TCP_INFO's timings (round-trip times,
+ * messages and SIOCGSTAMP, SIOCGSTAMPNS) are the virtual clock at the receive, and so
+ * is the time a recvmmsg leaves of its timeout; SO_INCOMING_CPU is CPU 0 as getcpu says; TCP_INFO's timings (round-trip times,
  * timeouts, times since the last packet, rates) are zero. */
 #include <errno.h>
 #include <stddef.h>
@@ -568,6 +568,35 @@ static void mmsg_received_view(struct task *t, uint64_t at, uint32_t got)
 	}
 }
 
+/* recvmmsg's timeout at the call's start: the kernel leaves in it the time left at the
+ * last message, which the real clock measured. */
+static void mmsg_timeout_kept(struct task *t)
+{
+	t->exit.view_timeout.since = -1;
+	if (syscall_arg(t, 4) &&
+	    !remote_read(t, REMOTE(syscall_arg(t, 4)), &t->exit.view_timeout.given,
+			 sizeof(t->exit.view_timeout.given)))
+		t->exit.view_timeout.since = vclock_now();
+}
+
+/* ... and at its end, the time left by the virtual clock (the kernel checked the timeout
+ * itself: an invalid one fails the call). */
+static void mmsg_timeout_view(struct task *t)
+{
+	if (t->exit.view_timeout.since < 0)
+		return;
+	struct timespec left = t->exit.view_timeout.given;
+	struct timespec spent = ns_to_timespec(vclock_now() - t->exit.view_timeout.since);
+	left.tv_sec -= spent.tv_sec;
+	left.tv_nsec -= spent.tv_nsec;
+	if (left.tv_nsec < 0)
+		left.tv_sec--, left.tv_nsec += 1000000000;
+	if (left.tv_sec < 0)
+		left = (struct timespec){ 0, 0 };
+	if (remote_write(t, REMOTE(syscall_arg(t, 4)), &left, sizeof(left)))
+		task_warn(t, "cannot write recvmmsg's timeout");
+}
+
 static void received_view(struct task *t)
 {
 	if ((int64_t)syscall_result(t) < 0)
@@ -589,6 +618,8 @@ static void received_view(struct task *t)
 		break;
 	case __NR_recvmmsg:
 		mmsg_received_view(t, a1, (uint32_t)syscall_result(t));
+		if (syscall_result(t) > 0) /* the kernel writes the timeout only then */
+			mmsg_timeout_view(t);
 		break;
 	}
 }
@@ -616,6 +647,7 @@ static void want_received_view(struct task *t)
 		tracer_want_view(t, received_view);
 		return;
 	case __NR_recvmmsg:
+		mmsg_timeout_kept(t);
 		if (mmsg_rooms_kept(t))
 			tracer_want_view(t, received_view);
 		return;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/user.h>
+#include <time.h>
 
 #include "scheduler/task.h"
 
@@ -101,6 +102,12 @@ struct pending_exit {
 		int arg;
 		uint64_t value;
 	} view_arg;
+	/* A recvmmsg's timeout (sys_netview.c): what the program gave, and the virtual time
+	 * the call began (-1 for no timeout). */
+	struct {
+		struct timespec given;
+		int64_t since;
+	} view_timeout;
 	/* A sendmmsg given a copy of its messages (sys_netview.c): the program's arguments,
 	 * and the messages the copy holds. */
 	struct {
