@@ -38,6 +38,7 @@ struct outputs {
 	struct region_spec r[MAX_REGIONS];
 	int n;
 	bool incomplete;
+	uint64_t own_vlen; /* a recvmmsg given MAX_MMSGS messages: the program's vlen; 0 */
 };
 
 /* The regions of t's call, at its seccomp stop (the call has not run). */

@@ -322,6 +322,25 @@ static void register_result_fd(struct task *t, long nr, int64_t ret)
 		register_tracee_fd(t, (int)ret);
 }
 
+/* A recvmmsg of more messages than a call's record holds is given MAX_MMSGS, in record and
+ * in replay alike, so that every message it takes is recorded: recvmmsg may return fewer
+ * than vlen (the program goes on from the count it returns). The program's vlen is kept
+ * in o and comes back at the call's end. */
+static void mmsg_cut(struct task *t, struct outputs *o)
+{
+	o->own_vlen = 0;
+	if (t->syscall_nr != __NR_recvmmsg || (uint32_t)syscall_arg(t, 2) <= MAX_MMSGS)
+		return;
+	o->own_vlen = syscall_arg(t, 2);
+	syscall_set_arg(t, 2, MAX_MMSGS);
+}
+
+static void mmsg_restored(struct task *t, const struct outputs *o)
+{
+	if (o->own_vlen)
+		syscall_set_arg(t, 2, o->own_vlen);
+}
+
 /* The monitor's half: the call ran; its result and output go to the shim. The regions
  * were described at the call's entry, when the rooms they give (an address buffer's
  * length, say, which the call overwrites) were still the program's own. */
@@ -341,6 +360,7 @@ static void monitored_exit(struct task *t)
 			syscall_set_result(t, (uint64_t)-513); /* ERESTARTNOINTR */
 		}
 		t->external_restart_nr = t->syscall_nr;
+		mmsg_restored(t, o); /* the restart starts from the program's arguments */
 		free(o);
 		return;
 	}
@@ -350,7 +370,8 @@ static void monitored_exit(struct task *t)
 		       "or %d messages): a replay of this log stops here",
 		       syscall_name(t->syscall_nr), MAX_IOVECS, MAX_MMSGS);
 	struct shim_call c;
-	describe_call(t, &c);
+	describe_call(t, &c); /* as it ran */
+	mmsg_restored(t, o);
 	c.ret = ret;
 	struct shim_region out[MAX_REGIONS];
 	read_outputs(t, o, c.ret, out);
@@ -447,6 +468,7 @@ static bool controlled(struct task *t)
 	if (!shim->control)
 		return false;
 	struct outputs o;
+	mmsg_cut(t, &o);
 	describe_outputs(t, &o);
 	struct shim_call c;
 	describe_call(t, &c);
@@ -456,7 +478,9 @@ static bool controlled(struct task *t)
 					       o.r[i].kind == R_DATA };
 	c.out = out;
 	c.n_out = (size_t)o.n;
-	if (!shim->control(&c))
+	bool answered = shim->control(&c);
+	mmsg_restored(t, &o); /* the call runs as the program made it, or not at all */
+	if (!answered)
 		return false;
 	if (o.incomplete && c.ret > 0)
 		shim_abort(t,
@@ -491,6 +515,7 @@ void external_perform(struct task *t)
 		struct outputs *o = malloc(sizeof(*o));
 		if (!o)
 			abort();
+		mmsg_cut(t, o);
 		describe_outputs(t, o);
 		t->exit.monitored = o;
 		tracer_want_exit(t, monitored_exit);

@@ -11,16 +11,16 @@
  * meets is the low end of the kernel's ephemeral range, the next one above, and so on;
  * autobind names are "\0" and 00001, 00002 ... Every call that shows an address
  * translates real to virtual (getsockname, getpeername, accept, recvfrom, recvmsg,
- * recvmmsg's first VIEW_ROOMS messages), every
- * call that takes one translates virtual to real (bind, connect, sendto, sendmsg), so members
- * reach each other by the numbers they see. A port the program names itself (bind 8080,
- * connect to a server's port) is real and shown as it is; virtual numbers skip it.
+ * recvmmsg), every call that takes one translates virtual to real (bind, connect, sendto,
+ * sendmsg, sendmmsg), so members reach each other by the numbers they see. A port the
+ * program names itself (bind 8080, connect to a server's port) is real and shown as it
+ * is; virtual numbers skip it.
  * An outside peer must not be told a virtual port: a server meant for the outside binds
  * an explicit port (README, Limits).
  *
  * Time and CPU. Receive timestamps (SO_TIMESTAMP, SO_TIMESTAMPNS, SO_TIMESTAMPING control
- * messages and SIOCGSTAMP, SIOCGSTAMPNS) are the virtual clock at the receive;
- * SO_INCOMING_CPU is CPU 0 as getcpu says; TCP_INFO's timings (round-trip times,
+ * messages and SIOCGSTAMP, SIOCGSTAMPNS) are the virtual clock at the receive, and so
+ * is the time a recvmmsg leaves of its timeout; SO_INCOMING_CPU is CPU 0 as getcpu says; TCP_INFO's timings (round-trip times,
  * timeouts, times since the last packet, rates) are zero. */
 #include <errno.h>
 #include <stddef.h>
@@ -278,6 +278,122 @@ static void give_real_msg_address(struct task *t)
 	tracer_want_view(t, destination_restored);
 }
 
+static uint32_t read_u32(struct task *t, uint64_t addr)
+{
+	uint32_t v = 0;
+	if (addr && remote_read(t, REMOTE(addr), &v, sizeof(v)))
+		v = 0;
+	return v;
+}
+
+/* ---- sendmmsg's destinations ----------------------------------------------------------------
+ *
+ * The kernel reads the messages where the program's msgvec argument points, and writes
+ * each sent message's msg_len there. A sendmmsg naming a destination to translate is given
+ * a copy of its messages in scratch memory instead, the translated addresses beside them
+ * (each distinct one once), and at its exit the msg_len of each message sent goes to the
+ * program's own array and its arguments come back. A copy larger than the scratch memory
+ * takes (1024 messages alone fill it) holds the first messages only, and the call is given
+ * that many: sendmmsg may send fewer than asked (the program goes on
+ * from the count it returns), and natively stops early at an error just so. */
+
+#define SCRATCH_MAX 65536   /* the most remote_scratch places */
+#define OWN_NAME UINT32_MAX /* a message whose destination is not translated */
+
+static struct mmsg_copy {
+	struct mmsghdr m[VIEW_ROOMS]; /* the program's messages */
+	char blob[SCRATCH_MAX];       /* the translated addresses, then the copy of the array */
+	uint32_t name_at[VIEW_ROOMS]; /* where in blob message i's address lies, or OWN_NAME */
+	size_t names;                 /* the bytes of blob the addresses take */
+	uint32_t n;                   /* the messages the copy holds */
+} mc; /* one call at a time: the supervisor handles one stop at a time */
+
+static size_t align8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+/* Message i's destination, translated into mc.blob, or shared with the message before
+ * when that one names the same: false when the copy has no room for it and its message. */
+static bool mmsg_name_copied(struct task *t, uint32_t i)
+{
+	const struct msghdr *h = &mc.m[i].msg_hdr, *prev = i ? &mc.m[i - 1].msg_hdr : NULL;
+	size_t len = h->msg_namelen, at = align8(mc.names), names = mc.names;
+	uint32_t name_at = OWN_NAME;
+	struct sockaddr_storage a;
+	if (prev && h->msg_name == prev->msg_name && len == prev->msg_namelen) {
+		name_at = mc.name_at[i - 1];
+	} else if (h->msg_name && len >= 4 && len <= sizeof(a) &&
+		   !remote_read(t, REMOTE((uint64_t)h->msg_name), &a, len) &&
+		   translate(&a, len, false)) {
+		name_at = (uint32_t)at;
+		names = at + len;
+	}
+	if (align8(names) + (i + 1) * sizeof(struct mmsghdr) > SCRATCH_MAX)
+		return false;
+	if (names != mc.names)
+		memcpy(mc.blob + at, &a, len);
+	mc.names = names;
+	mc.name_at[i] = name_at;
+	return true;
+}
+
+/* The copy of the array, `array` bytes into a blob placed at `base`: its translated
+ * destinations point into the blob. */
+static void mmsg_copy_laid(uint64_t base, size_t array)
+{
+	struct mmsghdr *copy = (struct mmsghdr *)(mc.blob + array);
+	memcpy(copy, mc.m, mc.n * sizeof(*copy));
+	for (uint32_t i = 0; i < mc.n; i++)
+		if (mc.name_at[i] != OWN_NAME)
+			copy[i].msg_hdr.msg_name = (void *)(base + mc.name_at[i]);
+}
+
+static void mmsg_destinations_restored(struct task *t)
+{
+	int64_t sent = syscall_result(t);
+	uint64_t copy = syscall_arg(t, 1), own = t->exit.view_mmsg.msgvec;
+	size_t len_at = offsetof(struct mmsghdr, msg_len);
+	for (int64_t i = 0; i < sent && i < t->exit.view_mmsg.copied; i++) {
+		uint32_t len = read_u32(t, copy + (uint64_t)i * sizeof(struct mmsghdr) + len_at);
+		if (remote_write(t, REMOTE(own + (uint64_t)i * sizeof(struct mmsghdr) + len_at),
+				 &len, sizeof(len))) {
+			task_warn(t, "cannot write sendmmsg's msg_len");
+			break;
+		}
+	}
+	syscall_set_arg(t, 1, own);
+	syscall_set_arg(t, 2, t->exit.view_mmsg.vlen);
+}
+
+/* sendmmsg's destinations, given to the kernel real. */
+static void give_real_mmsg_addresses(struct task *t)
+{
+	uint32_t vlen = (uint32_t)syscall_arg(t, 2), n = vlen < VIEW_ROOMS ? vlen : VIEW_ROOMS;
+	if (!n || remote_read(t, REMOTE(syscall_arg(t, 1)), mc.m, n * sizeof(mc.m[0])))
+		return;
+	mc.names = 0;
+	for (mc.n = 0; mc.n < n && mmsg_name_copied(t, mc.n);)
+		mc.n++;
+	if (!mc.names) /* no destination to translate */
+		return;
+	size_t array = align8(mc.names), size = array + mc.n * sizeof(mc.m[0]);
+	mmsg_copy_laid(0, array);
+	uint64_t at = remote_scratch(t, mc.blob, size);
+	mmsg_copy_laid(at, array);
+	if (!at || remote_scratch(t, mc.blob, size) != at) {
+		task_warn(t, "no room on the stack for the real addresses sendmmsg takes");
+		return;
+	}
+	t->exit.view_mmsg.msgvec = syscall_arg(t, 1);
+	t->exit.view_mmsg.vlen = syscall_arg(t, 2);
+	t->exit.view_mmsg.copied = mc.n;
+	syscall_set_arg(t, 1, at + array);
+	if (mc.n < vlen)
+		syscall_set_arg(t, 2, mc.n);
+	tracer_want_view(t, mmsg_destinations_restored);
+}
+
 void netview_connect(struct task *t)
 {
 	give_real_address(t, 1, 2);
@@ -287,8 +403,8 @@ void netview_connect(struct task *t)
  * pieces, each a call of its own). */
 void netview_send(struct task *t)
 {
-	bool msg = t->syscall_nr == __NR_sendmsg;
-	if (!msg && (t->syscall_nr != __NR_sendto || !syscall_arg(t, 4)))
+	long nr = t->syscall_nr;
+	if (nr != __NR_sendmsg && nr != __NR_sendmmsg && (nr != __NR_sendto || !syscall_arg(t, 4)))
 		return;
 	int fd = remote_dup_fd(t, (int)syscall_arg(t, 0));
 	int type = 0;
@@ -296,7 +412,9 @@ void netview_send(struct task *t)
 	if (fd < 0)
 		return;
 	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type != SOCK_STREAM) {
-		if (msg)
+		if (nr == __NR_sendmmsg)
+			give_real_mmsg_addresses(t);
+		else if (nr == __NR_sendmsg)
 			give_real_msg_address(t);
 		else
 			give_real_address(t, 4, 5);
@@ -373,14 +491,6 @@ static void virtual_timestamps(struct task *t, const struct msghdr *m)
 		task_warn(t, "cannot write recvmsg's timestamps");
 }
 
-static uint32_t read_u32(struct task *t, uint64_t addr)
-{
-	uint32_t v = 0;
-	if (addr && remote_read(t, REMOTE(addr), &v, sizeof(v)))
-		v = 0;
-	return v;
-}
-
 /* The arguments holding the address a call shows and the pointer to its length, for the
  * calls that show one directly rather than through a msghdr: false for the others. */
 static bool plain_address_args(long nr, int *addr, int *len)
@@ -397,6 +507,95 @@ static bool plain_address_args(long nr, int *addr, int *len)
 		return true;
 	}
 	return false;
+}
+
+/* An address room as kept: no address is longer than sockaddr_storage, and show_address
+ * reads no more. */
+static uint8_t address_room(uint32_t room)
+{
+	_Static_assert(sizeof(struct sockaddr_storage) <= UINT8_MAX, "a room fits a byte");
+	return (uint8_t)(room < sizeof(struct sockaddr_storage) ? room
+								: sizeof(struct sockaddr_storage));
+}
+
+#define MMSG_CHUNK 64 /* mmsghdrs read at a time */
+
+/* Messages i.. of the mmsghdr array at `at`, up to MMSG_CHUNK of the first n, into mm:
+ * how many were read. The kernel stops at a message it cannot read, after those before
+ * it: a chunk that crosses into unreadable memory is read one message at a time. */
+static uint32_t mmsgs_read(struct task *t, uint64_t at, uint32_t i, uint32_t n, struct mmsghdr *mm)
+{
+	uint32_t k = n - i < MMSG_CHUNK ? n - i : MMSG_CHUNK;
+	while (k && remote_read(t, REMOTE(at + i * sizeof(*mm)), mm, k * sizeof(*mm)))
+		k = k > 1 ? 1 : 0;
+	return k;
+}
+
+/* A recvmmsg's rooms, one for each message it may take (every message: the kernel takes
+ * no more than VIEW_ROOMS; an unreadable one and those after it get none): false when
+ * the first message cannot be read (the call fails). */
+static bool mmsg_rooms_kept(struct task *t)
+{
+	uint64_t at = syscall_arg(t, 1);
+	uint32_t n = (uint32_t)syscall_arg(t, 2) < VIEW_ROOMS ? (uint32_t)syscall_arg(t, 2)
+							      : VIEW_ROOMS;
+	memset(t->exit.view_room, 0, n);
+	for (uint32_t i = 0, k; i < n; i += k) {
+		struct mmsghdr mm[MMSG_CHUNK];
+		k = mmsgs_read(t, at, i, n, mm);
+		if (!k)
+			return i > 0;
+		for (uint32_t j = 0; j < k; j++)
+			t->exit.view_room[i + j] = address_room(
+				mm[j].msg_hdr.msg_name ? mm[j].msg_hdr.msg_namelen : 0);
+	}
+	return true;
+}
+
+/* The first `got` messages of the recvmmsg array at `at`, shown virtual. */
+static void mmsg_received_view(struct task *t, uint64_t at, uint32_t got)
+{
+	uint32_t n = got < VIEW_ROOMS ? got : VIEW_ROOMS;
+	for (uint32_t i = 0, k; i < n; i += k) {
+		struct mmsghdr mm[MMSG_CHUNK];
+		k = mmsgs_read(t, at, i, n, mm);
+		if (!k)
+			return;
+		for (uint32_t j = 0; j < k; j++) {
+			show_address(t, (uint64_t)mm[j].msg_hdr.msg_name, mm[j].msg_hdr.msg_namelen,
+				     t->exit.view_room[i + j]);
+			virtual_timestamps(t, &mm[j].msg_hdr);
+		}
+	}
+}
+
+/* recvmmsg's timeout at the call's start: the kernel leaves in it the time left at the
+ * last message, which the real clock measured. */
+static void mmsg_timeout_kept(struct task *t)
+{
+	t->exit.view_timeout.since = -1;
+	if (syscall_arg(t, 4) &&
+	    !remote_read(t, REMOTE(syscall_arg(t, 4)), &t->exit.view_timeout.given,
+			 sizeof(t->exit.view_timeout.given)))
+		t->exit.view_timeout.since = vclock_now();
+}
+
+/* ... and at its end, the time left by the virtual clock (the kernel checked the timeout
+ * itself: an invalid one fails the call). */
+static void mmsg_timeout_view(struct task *t)
+{
+	if (t->exit.view_timeout.since < 0)
+		return;
+	struct timespec left = t->exit.view_timeout.given;
+	struct timespec spent = ns_to_timespec(vclock_now() - t->exit.view_timeout.since);
+	left.tv_sec -= spent.tv_sec;
+	left.tv_nsec -= spent.tv_nsec;
+	if (left.tv_nsec < 0)
+		left.tv_sec--, left.tv_nsec += 1000000000;
+	if (left.tv_sec < 0)
+		left = (struct timespec){ 0, 0 };
+	if (remote_write(t, REMOTE(syscall_arg(t, 4)), &left, sizeof(left)))
+		task_warn(t, "cannot write recvmmsg's timeout");
 }
 
 static void received_view(struct task *t)
@@ -419,21 +618,15 @@ static void received_view(struct task *t)
 		virtual_timestamps(t, &m);
 		break;
 	case __NR_recvmmsg:
-		for (uint64_t i = 0; i < (uint64_t)syscall_result(t) && i < VIEW_ROOMS; i++) {
-			struct mmsghdr mm;
-			if (remote_read(t, REMOTE(a1 + i * sizeof(mm)), &mm, sizeof(mm)))
-				break;
-			show_address(t, (uint64_t)mm.msg_hdr.msg_name, mm.msg_hdr.msg_namelen,
-				     t->exit.view_room[i]);
-			virtual_timestamps(t, &mm.msg_hdr);
-		}
+		mmsg_received_view(t, a1, (uint32_t)syscall_result(t));
+		if (syscall_result(t) > 0) /* the kernel writes the timeout only then */
+			mmsg_timeout_view(t);
 		break;
 	}
 }
 
 /* At the stop of a call that shows an address (and recvmsg's control messages): the room
- * the program gave for the address, which the call overwrites with the length. A
- * recvmmsg's messages past the first VIEW_ROOMS are shown as they came. */
+ * the program gave for the address, which the call overwrites with the length. */
 static void want_received_view(struct task *t)
 {
 	int addr, len;
@@ -442,7 +635,7 @@ static void want_received_view(struct task *t)
 		uint64_t room_at = syscall_arg(t, addr) ? syscall_arg(t, len) : 0;
 		if (!room_at)
 			return;
-		t->exit.view_room[0] = read_u32(t, room_at);
+		t->exit.view_room[0] = address_room(read_u32(t, room_at));
 		tracer_want_view(t, received_view);
 		return;
 	}
@@ -451,18 +644,13 @@ static void want_received_view(struct task *t)
 		if (remote_read(t, REMOTE(syscall_arg(t, 1)), &m, sizeof(m)) ||
 		    (!m.msg_name && !m.msg_control))
 			return;
-		t->exit.view_room[0] = m.msg_name ? m.msg_namelen : 0;
+		t->exit.view_room[0] = address_room(m.msg_name ? m.msg_namelen : 0);
 		tracer_want_view(t, received_view);
 		return;
 	case __NR_recvmmsg:
-		for (uint64_t i = 0; i < syscall_arg(t, 2) && i < VIEW_ROOMS; i++) {
-			struct mmsghdr mm;
-			if (remote_read(t, REMOTE(syscall_arg(t, 1) + i * sizeof(mm)), &mm,
-					sizeof(mm)))
-				return;
-			t->exit.view_room[i] = mm.msg_hdr.msg_name ? mm.msg_hdr.msg_namelen : 0;
-		}
-		tracer_want_view(t, received_view);
+		mmsg_timeout_kept(t);
+		if (mmsg_rooms_kept(t))
+			tracer_want_view(t, received_view);
 		return;
 	}
 }

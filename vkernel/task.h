@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/user.h>
+#include <time.h>
 
 #include "scheduler/task.h"
 
@@ -102,7 +103,9 @@ struct wait_state {
 	};
 };
 
-#define VIEW_ROOMS 8
+/* The most messages one recvmmsg or sendmmsg takes: the kernel's UIO_MAXIOV (it cuts a
+ * longer vlen to this). */
+#define VIEW_ROOMS 1024
 
 /* A call that goes on over several stops (rewound and run again, or cut into pieces), as
  * rr's TaskSyscallState: the handler that starts it says which family's it is, and only
@@ -131,13 +134,26 @@ struct pending_exit {
 	 * sys_notify.c): runs after on_exit, once no piece follows; dropped at the next
 	 * entry (a call done in pieces asks again at each piece's). */
 	void (*view)(struct task *t);
-	/* The rooms for the addresses the call returns (sys_netview.c): one, or the first
-	 * VIEW_ROOMS messages' of a recvmmsg. */
-	uint32_t view_room[VIEW_ROOMS];
+	/* The rooms for the addresses the call returns (sys_netview.c), each cut to the
+	 * largest address (sizeof(struct sockaddr_storage)): one, or every message's of a
+	 * recvmmsg. */
+	uint8_t view_room[VIEW_ROOMS];
 	struct { /* an argument the view restores (sys_netview.c) */
 		int arg;
 		uint64_t value;
 	} view_arg;
+	/* A recvmmsg's timeout (sys_netview.c): what the program gave, and the virtual time
+	 * the call began (-1 for no timeout). */
+	struct {
+		struct timespec given;
+		int64_t since;
+	} view_timeout;
+	/* A sendmmsg given a copy of its messages (sys_netview.c): the program's arguments,
+	 * and the messages the copy holds. */
+	struct {
+		uint64_t msgvec, vlen;
+		uint32_t copied;
+	} view_mmsg;
 	/* An outside call the shim monitors (sys_external.c): its output regions, described
 	 * at its entry; NULL otherwise. Owned. */
 	struct outputs *monitored;

@@ -293,6 +293,25 @@ TEST(ReplayHardening, SocketViewsReplayOffline)
 	}
 }
 
+// A recvmmsg of more messages than a call's record holds (8) is given 8 in record and
+// replay alike, and the program takes the rest with further calls: before, the recording
+// warned and its replay stopped at the call (view_mmsg asks for 20).
+TEST(ReplayHardening, RecvmmsgOfManyMessagesReplays)
+{
+	TempDir dir;
+	RunResult rec = RunCommand(
+		{ kDetrun, "record", "-o", dir / "mm.dlog", "--", kGuests + "/view_mmsg" });
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	EXPECT_EQ(rec.err.find("hazard"), std::string::npos) << rec.Describe();
+	EXPECT_NE(rec.out.find("recvmmsg of sendto's: 8 8 4 datagrams"), std::string::npos)
+		<< rec.Describe();
+	EXPECT_NE(rec.out.find("every reply reached its sender"), std::string::npos)
+		<< rec.Describe();
+	RunResult rep = Replay(dir / "mm.dlog");
+	EXPECT_EQ(rep.code, 0) << rep.Describe();
+	EXPECT_EQ(rep.out, rec.out) << FirstDifference("recorded", rec.out, "replayed", rep.out);
+}
+
 // A socket file the recording left behind makes the replayed bind fail: said, not ignored.
 TEST(ReplayHardening, LeftoverSocketFileStopsTheReplay)
 {

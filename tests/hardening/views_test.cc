@@ -137,6 +137,11 @@ std::vector<Case> Cases()
 	Case page_cache = Unless(Make("page_cache", { "view_holes", "pagecache" }, kExitOnly),
 				 "mincore 1111");
 	page_cache.differs_from_native = true;
+	Case mmsg = Make("mmsg_ports", { "view_mmsg" }, kMustVary);
+	mmsg.must_contain = { "every sender as its getsockname shows it: yes",
+			      "msg_len of every message sent: right",
+			      "every datagram from sender 0: yes",
+			      "every reply reached its sender" };
 	return {
 		// point 12: timerfd_gettime on a disarmed timer keeps the interval
 		Make("timerfd_disarmed_keeps_interval", { "view_timers", "timerfd" },
@@ -172,6 +177,9 @@ std::vector<Case> Cases()
 		// group uses among itself
 		Make("ephemeral_ports", { "view_holes", "ports" }, kMustVary),
 		Make("unix_autobind_names", { "view_holes", "autobind" }, kMustVary),
+		// ... and on every message of a recvmmsg (past the 8th too), in the
+		// destinations of a sendmmsg
+		mmsg,
 		// issue 17 point 6: receive timestamps, TCP_INFO timings, SO_INCOMING_CPU
 		Make("socket_timestamps", { "view_holes", "stamps" }, kMustVary),
 		Make("tcp_info_timings", { "view_holes", "tcpinfo" }, kMustVary),
