@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "harness.h"
-#include "hardening/gdb_session.h"
+#include "debugger/gdb_session.h"
 
 namespace
 {

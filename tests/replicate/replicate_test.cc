@@ -121,7 +121,7 @@ class Replicate : public ::testing::Test
 	{
 		cluster = new Cluster;
 		cluster->dir = std::make_unique<TempDir>("replicate");
-		cluster->base = FreePort() % 20000 + 30000;
+		cluster->base = ReservedPorts(23); // servers base+0..2, routes +10..12, http +20..22
 		cluster->MakeNodes();
 		for (int n = 0; n < 3; n++) {
 			if (!cluster->urls.empty())
