@@ -501,7 +501,8 @@ int PortBlockBase()
 			if (fd < 0)
 				continue;
 			if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-				return kFirstPort + b * kBlockPorts; // fd stays open: the lock is ours
+				return kFirstPort +
+				       b * kBlockPorts; // fd stays open: the lock is ours
 			close(fd);
 		}
 		fprintf(stderr, "harness: every one of the %d port blocks is taken\n", kBlocks);

@@ -130,7 +130,10 @@ TEST(GdbPackets, SendEscapesAndChecksumsThenWaitsForTheAck)
 	w.Send("-+");
 	std::string data = "a$b#c}d*e";
 	EXPECT_EQ(packet_send(w.stub, data.data(), data.size()), 0);
-	std::string escaped = "a}\x04" "b}\x03" "c}]d}\x0a" "e";
+	std::string escaped = "a}\x04"
+			      "b}\x03"
+			      "c}]d}\x0a"
+			      "e";
 	// Refused once ('-'): sent twice.
 	EXPECT_EQ(w.Received(), Framed(escaped) + Framed(escaped));
 }

@@ -37,7 +37,8 @@ TEST(RepFrame, UnframeGivesBackWhatWasFramed)
 			body[i] = (uint8_t)(i * 7);
 		uint8_t *out = nullptr;
 		size_t len = 0;
-		ASSERT_EQ(rep_frame(~0ull - 5, REP_RECORD, body.data(), body.size(), &out, &len), 0);
+		ASSERT_EQ(rep_frame(~0ull - 5, REP_RECORD, body.data(), body.size(), &out, &len),
+			  0);
 		EXPECT_EQ(len, REP_FRAME_LEN + body_len);
 		uint64_t time = 0;
 		int kind = -1;
