@@ -32,9 +32,13 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j2
 
-# Every test, then the source formatting (make format-check); fails if either does.
+# Every test, then the source formatting (make format-check); fails if either does. The tests
+# run TEST_JOBS at a time (many wait on servers, clients or elections, not on a CPU);
+# CTEST_ARGS picks a subset, e.g. `make test CTEST_ARGS="-L unit"` or `-LE slow` or `-R Replicate`.
+TEST_JOBS  ?= 4
+CTEST_ARGS ?=
 test: build
-	@(cd $(BUILD) && ctest --output-on-failure --timeout 900); rc=$$?; \
+	@(cd $(BUILD) && ctest --output-on-failure --timeout 900 -j$(TEST_JOBS) $(CTEST_ARGS)); rc=$$?; \
 	$(MAKE) --no-print-directory format-check || rc=1; exit $$rc
 
 # The demo builds only what it runs, quietly: the full build (tests, fuzzers, Go guests,
@@ -60,7 +64,7 @@ bench: build
 	@python3 bench/bench.py --build $(BUILD) $(if $(filter-out 0,$(QUICK)),--quick)
 	@python3 bench/replicate.py --build $(BUILD) $(if $(filter-out 0,$(QUICK)),--quick)
 
-# `make stress`: the determinism suites (the e2e table and tests/hardening/load_test.cc) beside
+# `make stress`: the determinism suites (the e2e table and tests/determinism/load_test.cc) beside
 # a CPU hog on every CPU. A difference between runs or a hang fails it. The hog ends by itself
 # after STRESS_SECONDS, and is stopped as soon as the tests are done.
 STRESS_SECONDS ?= 900

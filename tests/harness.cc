@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -481,19 +482,72 @@ TempDir::~TempDir()
 		RunCommand({ "rm", "-rf", path });
 }
 
-int FreePort()
+// Ports: every test process owns a block of kBlockPorts ports below the kernel's ephemeral
+// range (where outgoing connections take theirs), held through a lock on a file named after
+// the block (released by the kernel when the process ends, however it ends). Two test
+// processes run at once by `ctest -j` never pick the same port, which a port the kernel
+// found free a moment ago cannot promise.
+namespace
 {
-	int s = socket(AF_INET, SOCK_STREAM, 0);
+const int kFirstPort = 20000, kBlockPorts = 32, kBlocks = 350; // 20000..31199
+const int kReservable = 24; // the head of the block, for ReservedPorts
+
+int PortBlockBase()
+{
+	static int base = [] {
+		for (int b = 0; b < kBlocks; b++) {
+			std::string name = "/tmp/detrun-ports-" + std::to_string(b) + ".lock";
+			int fd = open(name.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+			if (fd < 0)
+				continue;
+			if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+				return kFirstPort +
+				       b * kBlockPorts; // fd stays open: the lock is ours
+			close(fd);
+		}
+		fprintf(stderr, "harness: every one of the %d port blocks is taken\n", kBlocks);
+		abort();
+	}();
+	return base;
+}
+
+bool Bindable(int port)
+{
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	struct sockaddr_in a = {};
 	a.sin_family = AF_INET;
+	a.sin_port = htons(port);
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	socklen_t len = sizeof(a);
-	int port = -1;
-	if (bind(s, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-	    getsockname(s, (struct sockaddr *)&a, &len) == 0)
-		port = ntohs(a.sin_port);
-	close(s);
-	return port;
+	bool ok = s >= 0 && bind(s, (struct sockaddr *)&a, sizeof(a)) == 0;
+	if (s >= 0)
+		close(s);
+	return ok;
+}
+} // namespace
+
+int ReservedPorts(int n)
+{
+	static bool taken = false;
+	if (taken || n > kReservable) {
+		fprintf(stderr, "harness: ReservedPorts(%d) called twice or for more than %d\n", n,
+			kReservable);
+		abort();
+	}
+	taken = true;
+	return PortBlockBase();
+}
+
+int FreePort()
+{
+	static int next = 0;
+	const int tail = kBlockPorts - kReservable;
+	for (int tries = 0; tries < tail; tries++) {
+		int port = PortBlockBase() + kReservable + next;
+		next = (next + 1) % tail;
+		if (Bindable(port))
+			return port;
+	}
+	return -1;
 }
 
 bool MakeNginxPrefix(const std::string &source_dir, const std::string &dir, int port)

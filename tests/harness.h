@@ -116,8 +116,12 @@ std::string Python();
 std::string Replace(std::string s, const std::string &from, const std::string &to);
 std::string ReadFile(const std::string &path); // whole file; empty if unreadable
 void WriteFile(const std::string &path, const std::string &text);
-// A TCP port on 127.0.0.1 that was free a moment ago (the kernel picked it).
+// A TCP port free on 127.0.0.1 now, from this test process's own block of ports (no other
+// test process picks it); the block's ports are handed out in turn, skipping busy ones.
 int FreePort();
+// The first of N consecutive ports (N <= 24) of this process's block, which FreePort never
+// hands out: for a cluster whose ports are laid out from a base. Once per process.
+int ReservedPorts(int n);
 // An nginx prefix in `dir` (logs/, html/, tmp/ and nginx.conf from bench/nginx.conf: a
 // master and two workers listening on 127.0.0.1:port, notices on stderr); false if it
 // could not be made. Start it with `nginx -e stderr -c DIR/nginx.conf -p DIR/`.

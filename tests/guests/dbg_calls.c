@@ -1,5 +1,5 @@
 /* A call to step back into and out of, and a system call to step back over: reverse-step,
- * reverse-finish and reverse-stepi under gdb (tests/hardening/debug_test.cc, which names
+ * reverse-finish and reverse-stepi under gdb (tests/debugger/debug_test.cc, which names
  * lines of this file). Built without optimisation so that every line has its instructions;
  * an event at the start of main keeps the interval single-stepped from it short. */
 #include <sched.h>

@@ -1,4 +1,4 @@
-/* detrun's own reports must not vary between runs (tests/hardening/views_test.cc).
+/* detrun's own reports must not vary between runs (tests/determinism/views_test.cc).
  *
  *   view_crash segv       a thread dies of SIGSEGV: detrun prints the crash report
  *   view_crash deadlock   the program reads a pipe only it could fill: detrun warns of a

@@ -1,5 +1,5 @@
 /* Values the host's kernel picks or counts that a program can see (issue 17, point 6;
- * tests/hardening/views_test.cc). Each mode prints what it saw; natively it differs from
+ * tests/determinism/views_test.cc). Each mode prints what it saw; natively it differs from
  * run to run (or from detrun's, where noted), under detrun it must not.
  *
  *   cookies    inotify: two renames in a watched directory, each pair's cookie

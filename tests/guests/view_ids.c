@@ -1,4 +1,4 @@
-/* Kernel-wide ids and random views a program can read (tests/hardening/views_test.cc).
+/* Kernel-wide ids and random views a program can read (tests/determinism/views_test.cc).
  * Each mode prints what it read; natively most differ on every run.
  *
  *   mountinfo   /proc/self/mountinfo

@@ -1,4 +1,4 @@
-/* Timer semantics that must match the kernel's (tests/hardening/views_test.cc).
+/* Timer semantics that must match the kernel's (tests/determinism/views_test.cc).
  *
  *   view_timers timerfd   a disarmed timerfd keeps its interval (timerfd_gettime shows it)
  *   view_timers handler   a POSIX timer whose signal stays blocked for ten periods: one

@@ -1,4 +1,4 @@
-// Who can reach detrun's gdb server (issue 17): whoever connects reads and writes the
+// Who can reach detrun's gdb server: whoever connects reads and writes the
 // program's memory. `detrun debug` listens nowhere (gdb talks to it through its remote
 // pipe), `--gdb` serves a unix socket in a directory only its user enters, TCP only when
 // asked, and a peer of another uid is refused on both.
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "harness.h"
-#include "hardening/gdb_session.h"
+#include "debugger/gdb_session.h"
 
 namespace
 {

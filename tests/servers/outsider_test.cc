@@ -1,4 +1,4 @@
-// Software nobody here wrote, run as outsiders will (issue 9): the JVM, and what it leans
+// Software nobody here wrote, run as outsiders will: the JVM, and what it leans
 // on. Guests: tests/guests/out_*.c.
 #include <gtest/gtest.h>
 #include <unistd.h>

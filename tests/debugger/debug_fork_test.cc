@@ -1,4 +1,4 @@
-// Debugging a group of processes (issue 12): gdb's multiprocess extensions on detrun's gdb
+// Debugging a group of processes: gdb's multiprocess extensions on detrun's gdb
 // server. A fork of a followed process is a `fork` stop (gdb keeps the child with
 // detach-on-fork off, detaches it otherwise), an exec is an `exec` stop (gdb loads the new
 // program's symbols and sets its breakpoints anew), and gdb's Ctrl-C stops a task that
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "harness.h"
-#include "hardening/gdb_session.h"
+#include "debugger/gdb_session.h"
 
 namespace
 {

@@ -1,4 +1,4 @@
-// Issue 9, points 3, 10, 11 and 20: CPU instructions and clocks that reach the program
+// CPU instructions and clocks that reach the program
 // without a syscall. Patching CPUID must never write into a file; the scan must find CPUID
 // and RDPID wherever code is mapped; the vDSO, adjtimex and the personality must not
 // bring real time or ASLR back; trapping RDTSC must not change the program's signal

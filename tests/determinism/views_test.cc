@@ -1,6 +1,5 @@
-// Determinism gaps in what the group sees of the machine (issue 9, points 12, 21 and 23 in
-// part; issue 17, point 6): /proc views, kernel ids, timer semantics, detrun's own
-// reports, what the kernel picks for sockets and notifications.
+// Determinism gaps in what the group sees of the machine: /proc views, kernel ids, timer
+// semantics, detrun's own reports, what the kernel picks for sockets and notifications.
 //
 // Each case is a guest (tests/guests/view_*.c) run natively and under detrun. Two-sided:
 // where the value is nondeterministic natively, native runs must be shown to differ and

@@ -1,4 +1,4 @@
-// Debugging a recording (issue 12): detrun serves the GDB remote protocol on a replay and
+// Debugging a recording: detrun serves the GDB remote protocol on a replay and
 // on a plain run, and `detrun debug LOG` starts Debian's gdb on it. Every test drives the
 // real gdb in batch mode and checks what it prints.
 #include <gtest/gtest.h>
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "harness.h"
-#include "hardening/gdb_session.h"
+#include "debugger/gdb_session.h"
 
 namespace
 {

@@ -1,4 +1,4 @@
-// detrun replicate (issue 11) on a real 3-node NATS JetStream cluster on loopback, started
+// detrun replicate on a real 3-node NATS JetStream cluster on loopback, started
 // and stopped by the suite (stores under a temporary directory). Each replica is its own
 // detrun process in its own directory. The failover tests run each replica on a node of
 // its own: a network namespace joined to the test's by a veth pair
@@ -121,7 +121,8 @@ class Replicate : public ::testing::Test
 	{
 		cluster = new Cluster;
 		cluster->dir = std::make_unique<TempDir>("replicate");
-		cluster->base = FreePort() % 20000 + 30000;
+		// servers at base+0..2, routes at +10..12, monitoring at +20..22
+		cluster->base = ReservedPorts(23);
 		cluster->MakeNodes();
 		for (int n = 0; n < 3; n++) {
 			if (!cluster->urls.empty())

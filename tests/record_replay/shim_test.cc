@@ -1,4 +1,4 @@
-// Shim programs (issue 3): detrun --shim runs examples/fault_shim.py, a Python shim that
+// Shim programs: detrun --shim runs examples/fault_shim.py, a Python shim that
 // speaks proto/shim.proto, in front of kvserver while kvclient drives it from outside.
 // Monitor mode must show the shim every external call with its bytes; control mode must
 // let the shim fail one read so that the program really sees a reset connection; a shim

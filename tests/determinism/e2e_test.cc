@@ -1,4 +1,4 @@
-// End-to-end determinism tests (issue 2): run guest programs and real programs natively and
+// End-to-end determinism tests: run guest programs and real programs natively and
 // under detrun. Each case of the table below says how often to run it under detrun (every
 // output must be byte-identical), whether it must first be shown to vary natively (proof
 // that the case exercises nondeterminism on this machine), whether its output must equal

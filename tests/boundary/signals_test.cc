@@ -1,7 +1,7 @@
-// Signals at the group's boundary, job control, and the end of a run (issue 9, points 17,
-// 22 and 23): the group is a process group of its own, signals from outside reach it only
-// through detrun at a logged logical time, a run always ends with its log closed, and stops
-// and continues behave as the kernel makes them for a shell.
+// Signals at the group's boundary, job control, and the end of a run: the group is a
+// process group of its own, signals from outside reach it only through detrun at a logged
+// logical time, a run always ends with its log closed, and stops and continues behave as
+// the kernel makes them for a shell.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>

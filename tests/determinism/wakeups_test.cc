@@ -1,4 +1,4 @@
-// Lost wake-ups and calls that sleep unseen (issue 9, points 5, 6 and 23). Each case is a
+// Lost wake-ups and calls that sleep unseen. Each case is a
 // guest that waits, blocking, for something another member of the group does: a signal
 // through a signalfd (read, poll, select, epoll, nested epoll), a pidfd, an eventfd, a
 // timerfd, inotify; splice/tee/vmsplice/sendfile on pipes; SysV messages and semaphores,

@@ -1,4 +1,4 @@
-// Scheduling hardening (issue 9, points 7, 8, 9, 19): time that moves for computations
+// Scheduling: time that moves for computations
 // waiting on timers, seccomp strict mode, tasks never lost while they are created, CLONE_VM
 // processes outliving their creator, concurrent groups spread over the CPUs, and deadlock
 // reports that name each task's own wait. Guests: tests/guests/sched_*.c.

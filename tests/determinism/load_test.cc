@@ -1,4 +1,4 @@
-// Determinism under load (issue 9, point 18): what a run does must not depend on how busy
+// Determinism under load: what a run does must not depend on how busy
 // the machine is. Each test runs guests several times under detrun beside a bounded CPU hog
 // (tests/guests/load_hog, which ends by itself) with a 1 ms spin budget, so the spin
 // detector looks often and at points the machine's load decides, and asserts that every

@@ -1,4 +1,4 @@
-// Escapes from the group (issue 9, points 1, 2, 4 and the prctl part of 10/21): no process
+// Escapes from the group: no process
 // outside the group is reachable, no child runs untraced, a seccomp listener cannot hang
 // the group, foreign system call ABIs are refused by name, and prctl reports the
 // program's own settings. Guests: tests/guests/esc_*.c.

@@ -1,4 +1,4 @@
-// Record and replay (issue 3). Each test records a real program while real outside input
+// Record and replay. Each test records a real program while real outside input
 // reaches it (a load client, curl, a terminal, a signal), then replays the log with the
 // network unplugged (`unshare -n`: a fresh network namespace with no usable interface) and
 // compares stdout, stderr, the files written and the exit status byte for byte. The server

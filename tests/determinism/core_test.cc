@@ -1,4 +1,4 @@
-// Issue 10 points 3-4 (core): typed task state and the tracer's parts, seen from outside.
+// The engine: typed task state and the tracer's parts, seen from outside.
 #include <gtest/gtest.h>
 
 #include <signal.h>

@@ -1,4 +1,4 @@
-// Record/replay hardening (issue 9, points 13-16): what a replay sees must not depend on
+// Record/replay hardening: what a replay sees must not depend on
 // when it runs (file timestamps) or on how the recorded events happened to interleave (a
 // busy threaded server), the program must start and find its files as it did when it was
 // recorded (ignored signals, unix socket files), and every byte sent outside is digested
