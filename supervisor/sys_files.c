@@ -257,6 +257,37 @@ void files_written(struct task *t, int tfd)
 
 /* ---- stat, statx -------------------------------------------------------------------------------- */
 
+/* fstat, or newfstatat of "" with AT_EMPTY_PATH (how glibc implements fstat). */
+static int stat_of_descriptor(struct task *t)
+{
+	if (t->syscall_nr == __NR_fstat)
+		return (int)syscall_arg(t, 0);
+	char path[1];
+	if (t->syscall_nr != __NR_newfstatat || !(syscall_arg(t, 3) & AT_EMPTY_PATH) ||
+	    remote_read(t, REMOTE(syscall_arg(t, 1)), path, 1) || path[0])
+		return -1;
+	return (int)syscall_arg(t, 0);
+}
+
+/* statx of "" (or NULL) with AT_EMPTY_PATH: the descriptor, or -1. */
+static int statx_of_descriptor(struct task *t)
+{
+	char path[1] = { 0 };
+	uint64_t at = syscall_arg(t, 1);
+	if (!(syscall_arg(t, 2) & AT_EMPTY_PATH) ||
+	    (at && (remote_read(t, REMOTE(at), path, 1) || path[0])))
+		return -1;
+	return (int)syscall_arg(t, 0);
+}
+
+/* A snapshot of a /proc view (sys_proc.c) is an unlinked memfd: described by a stat of its
+ * descriptor, it shows the view's procfs file instead, as natively. The kernel's file, or
+ * -1 for any other file. */
+static int view_of_snapshot(struct task *t, int tfd, mode_t mode, uint64_t nlink)
+{
+	return tfd >= 0 && S_ISREG(mode) && nlink == 0 ? proc_view_kernel_file(t, tfd) : -1;
+}
+
 static void stat_done(struct task *t)
 {
 	if (syscall_result(t) != 0)
@@ -265,6 +296,11 @@ static void stat_done(struct task *t)
 	struct stat st;
 	if (remote_read(t, REMOTE(addr), &st, sizeof(st)))
 		return;
+	int view = view_of_snapshot(t, stat_of_descriptor(t), st.st_mode, st.st_nlink);
+	if (view >= 0) {
+		fstat(view, &st);
+		close(view);
+	}
 	struct vfile *v = vfile_of(st.st_dev, st.st_ino, (long)st.st_nlink);
 	int64_t a = timespec_to_ns(st.st_atim), m = timespec_to_ns(st.st_mtim),
 		c = timespec_to_ns(st.st_ctim);
@@ -279,18 +315,6 @@ static void stat_done(struct task *t)
 
 /* Implements stat(2), lstat(2), fstat(2), newfstatat(2): the call runs, the result is
  * renumbered and restamped. */
-/* fstat, or newfstatat of "" with AT_EMPTY_PATH (how glibc implements fstat). */
-static int stat_of_descriptor(struct task *t)
-{
-	if (t->syscall_nr == __NR_fstat)
-		return (int)syscall_arg(t, 0);
-	char path[1];
-	if (t->syscall_nr != __NR_newfstatat || !(syscall_arg(t, 3) & AT_EMPTY_PATH) ||
-	    remote_read(t, REMOTE(syscall_arg(t, 1)), path, 1) || path[0])
-		return -1;
-	return (int)syscall_arg(t, 0);
-}
-
 void sys_stat(struct task *t)
 {
 	int fd = shim_intercepts() ? stat_of_descriptor(t) : -1;
@@ -318,6 +342,12 @@ static void statx_done(struct task *t)
 	struct statx sx;
 	if (remote_read(t, REMOTE(addr), &sx, sizeof(sx)))
 		return;
+	int view = view_of_snapshot(t, statx_of_descriptor(t), sx.stx_mode,
+				    (sx.stx_mask & STATX_NLINK) ? sx.stx_nlink : 1);
+	if (view >= 0) {
+		statx(view, "", AT_EMPTY_PATH, (unsigned)syscall_arg(t, 3), &sx);
+		close(view);
+	}
 	uint64_t dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
 	struct vfile *v = vfile_of(dev, sx.stx_ino,
 				   (sx.stx_mask & STATX_NLINK) ? (long)sx.stx_nlink

@@ -6,7 +6,7 @@
  * kernel view (procfs, sysfs, cgroup, debugfs, tracefs, securityfs, bpf, pstore, efivarfs)
  * is judged at its exit, whatever path led there (a symlink like /etc/mtab, a relative
  * path, a procfs the program mounts itself): a whitelist of procfs files whose content is
- * the group's own (or is rewritten at each read by sys_proc.c) stays open; everything else
+ * the group's own (or that sys_proc.c replaces by a rewritten snapshot) stays open; everything else
  * is absent (ENOENT), as in a restricted container, and other processes' /proc/PID files
  * are refused (EACCES). The virtual global files (cpuinfo,
  * meminfo, stat, uptime ...) and the group's small /sys are files detrun mounts over the
@@ -29,6 +29,7 @@
 #include "supervisor/sys_files.h"
 #include "supervisor/sys_reach.h"
 #include "supervisor/sys_kernfs.h"
+#include "supervisor/sys_proc.h"
 #include "supervisor/tracer.h"
 #include "syscalls/syscall_table.h"
 
@@ -204,17 +205,29 @@ static bool kernel_view(int fd, bool *procfs)
 	return synthetic_filesystem(fd);
 }
 
+/* 0 if t may open supervisor descriptor fd's file, or the error its open gets. */
+static int open_verdict(struct task *t, int fd)
+{
+	bool procfs = false;
+	char rel[PATH_MAX];
+	if (!kernel_view(fd, &procfs))
+		return 0;
+	return !procfs || path_in_fs(t, fd, rel, sizeof(rel)) ? -ENOENT : procfs_refusal(rel);
+}
+
+bool views_may_open(struct task *t, int fd)
+{
+	return open_verdict(t, fd) == 0;
+}
+
 bool views_refuse_open(struct task *t, int tfd)
 {
 	int fd = remote_dup_fd(t, tfd);
 	if (fd < 0)
 		return false;
-	bool procfs = false;
-	int err = 0;
-	char rel[PATH_MAX];
-	if (kernel_view(fd, &procfs))
-		err = !procfs || path_in_fs(t, fd, rel, sizeof(rel)) ? -ENOENT
-								     : procfs_refusal(rel);
+	int err = open_verdict(t, fd);
+	if (!err)
+		err = proc_view_substitute(t, tfd, fd);
 	close(fd);
 	if (!err)
 		return false;

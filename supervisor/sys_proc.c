@@ -2,8 +2,9 @@
  *
  * The PID namespace already makes pids right. What remains is what the kernel measures
  * in real time: CPU times, start times, context switches, the CPU a task last ran on, the
- * real affinity mask, and the inode and device numbers in maps. A read of
- * /proc/PID/{stat,status,maps} (also under task/TID) is answered from a rewritten copy.
+ * real affinity mask, and the inode and device numbers in maps. An open of
+ * /proc/PID/{stat,statm,status,maps} (also under task/TID) gives a snapshot of the
+ * rewritten text instead of the kernel's file (see "snapshots" below).
  *
  * Kernel-wide counters show through too: mount ids (mountinfo, fdinfo's mnt_id, statx),
  * inode and device numbers of pipes, sockets and namespaces (fdinfo, readlink of
@@ -22,6 +23,8 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/mman.h>
+#include <linux/openat2.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include <linux/fs.h>
@@ -39,6 +42,7 @@
 #include "supervisor/sys_common.h"
 #include "supervisor/sys_random.h"
 #include "supervisor/sys_files.h"
+#include "supervisor/sys_kernfs.h"
 #include "supervisor/sys_proc.h"
 
 enum proc_view {
@@ -493,76 +497,210 @@ static void put_uuid(struct out *o, bool boot_id)
 	put(o, text, (size_t)n);
 }
 
-/* Copies up to len bytes of a view into the buffer of t's read(2) or the buffers of its
- * readv(2) or preadv2(2), in order: how many, or -EFAULT (-EINVAL for a bad vector). */
-static int64_t deliver(struct task *t, const char *text, size_t len)
-{
-	if (t->syscall_nr == __NR_read) {
-		size_t n = len < syscall_arg(t, 2) ? len : syscall_arg(t, 2);
-		return remote_write(t, REMOTE(syscall_arg(t, 1)), text, n) ? -EFAULT : (int64_t)n;
-	}
-	uint64_t count = syscall_arg(t, 2);
-	if (count > IOV_MAX)
-		return -EINVAL;
-	size_t done = 0;
-	for (uint64_t i = 0; i < count && done < len; i++) {
-		struct iovec v;
-		if (remote_read(t, REMOTE(syscall_arg(t, 1) + i * sizeof(v)), &v, sizeof(v)))
-			return -EFAULT;
-		size_t n = len - done < v.iov_len ? len - done : v.iov_len;
-		if (remote_write(t, REMOTE(v.iov_base), text + done, n))
-			return done ? (int64_t)done : -EFAULT;
-		done += n;
-	}
-	return (int64_t)done;
-}
+/* ---- snapshots ---------------------------------------------------------------------------
+ *
+ * A rewritten view must be the only text the program can read from its descriptor,
+ * whatever the call: pread64 and preadv run without stopping (they are hot on regular
+ * files), and a descriptor moves by dup, fork, SCM_RIGHTS and pidfd_getfd. So the
+ * descriptor an open of a view gives is not the kernel's file but a memfd holding the
+ * rewritten text (made at the open's exit, with the open's access mode and flags, at the
+ * same number), and every read form, pread included, sees only those bytes. Its content is
+ * refreshed where the kernel makes a seq_file's text anew, at a read that starts at offset
+ * 0, when that read stops (read, readv, preadv2); a pread at 0 between such stops sees the
+ * text of the last one, fixed at a point of the logical timeline like every other answer.
+ * The memfd's name is the view's path, "detrun-view:/proc/12/stat": readlink of
+ * /proc/PID/fd/N shows the path and fstat the procfs file, as natively. Nothing else is
+ * kept: a name the program forges itself leads only to a view it may open anyway. */
 
-bool proc_view_read(struct task *t, int fd)
+#define VIEW_MEMFD_PREFIX "detrun-view:"
+#define MEMFD_NAME_MAX 249 /* NAME_MAX - strlen("memfd:"), mm/memfd.c */
+
+/* Whether supervisor descriptor fd is a view's snapshot; the view's path in link. */
+static bool snapshot_of(int fd, char *link, size_t size)
 {
-	char link[256];
-	enum proc_view view = view_of(fd, link, sizeof(link));
-	if (view == VIEW_NONE)
+	static const char head[] = "/memfd:" VIEW_MEMFD_PREFIX, tail[] = " (deleted)";
+	const size_t hl = sizeof(head) - 1, tl = sizeof(tail) - 1;
+	struct statfs fs;
+	if (fstatfs(fd, &fs) < 0 || fs.f_type != TMPFS_MAGIC)
 		return false;
-	size_t len;
-	char *real = view == VIEW_UUID || view == VIEW_BOOT_ID ? strdup("") : read_all(fd, &len);
-	if (!real)
+	char path[64], target[PATH_MAX];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(path, target, sizeof(target) - 1);
+	if (n < (ssize_t)(hl + tl))
 		return false;
-	struct out o = { 0 };
-	put(&o, "", 0);
-	if (view == VIEW_STAT)
-		rewrite_stat(t, real, &o);
-	else if (view == VIEW_STATM)
-		rewrite_statm(real, &o);
-	else if (view == VIEW_STATUS)
-		rewrite_status(real, &o);
-	else if (view == VIEW_MAPS)
-		rewrite_maps(real, &o);
-	else if (view == VIEW_MOUNTINFO)
-		rewrite_mountinfo(real, &o);
-	else if (view == VIEW_FDINFO)
-		rewrite_fdinfo(t, link, real, &o);
-	else
-		put_uuid(&o, view == VIEW_BOOT_ID);
-	free(real);
-	bool at_offset = t->syscall_nr == __NR_preadv2 && (int64_t)syscall_arg(t, 3) != -1;
-	off_t pos = at_offset ? (off_t)syscall_arg(t, 3) : lseek(fd, 0, SEEK_CUR);
-	size_t from = pos >= 0 && (size_t)pos < o.len ? (size_t)pos : o.len;
-	int64_t result = deliver(t, o.buf + from, o.len - from);
-	if (result > 0 && !at_offset)
-		lseek(fd, (off_t)from + result, SEEK_SET);
-	free(o.buf);
-	syscall_emulate(t, result);
+	target[n] = 0;
+	if (strncmp(target, head, hl) || strcmp(target + n - tl, tail))
+		return false;
+	snprintf(link, size, "%.*s", (int)((size_t)n - hl - tl), target + hl);
 	return true;
 }
 
-/* The kernel splices a /proc file's text straight into a pipe or file, past the rewriting:
- * as kernels before 5.10 did for such files, the call fails with EINVAL, and programs
- * fall back to read(2). */
+/* The kernel's file of a snapshot's view, opened in t's root as an open of t would be and
+ * judged the same way: a descriptor, or -1. */
+static int view_reopen(struct task *t, const char *link, enum proc_view *view)
+{
+	char root[64], real[PATH_MAX];
+	snprintf(root, sizeof(root), "/proc/%d/root", t->tid);
+	int dir = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return -1;
+	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC,
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	int fd = (int)syscall(SYS_openat2, dir, link, &how, sizeof(how));
+	close(dir);
+	if (fd < 0)
+		return -1;
+	*view = view_of(fd, real, sizeof(real));
+	if (*view == VIEW_NONE || !views_may_open(t, fd)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The text of view `view` (the kernel's file fd, at link) rewritten for t: 0, or -1 when
+ * the kernel's text cannot be read. */
+static int view_text(struct task *t, int fd, enum proc_view view, const char *link, struct out *o)
+{
+	size_t len;
+	char *real = view == VIEW_UUID || view == VIEW_BOOT_ID ? strdup("") : read_all(fd, &len);
+	if (!real)
+		return -1;
+	*o = (struct out){ 0 };
+	put(o, "", 0);
+	if (view == VIEW_STAT)
+		rewrite_stat(t, real, o);
+	else if (view == VIEW_STATM)
+		rewrite_statm(real, o);
+	else if (view == VIEW_STATUS)
+		rewrite_status(real, o);
+	else if (view == VIEW_MAPS)
+		rewrite_maps(real, o);
+	else if (view == VIEW_MOUNTINFO)
+		rewrite_mountinfo(real, o);
+	else if (view == VIEW_FDINFO)
+		rewrite_fdinfo(t, link, real, o);
+	else
+		put_uuid(o, view == VIEW_BOOT_ID);
+	free(real);
+	return 0;
+}
+
+/* Replaces the content of the memfd at `path` (a /proc/.../fd/N link) by text: 0 or -errno. */
+static int snapshot_fill(const char *path, const struct out *text)
+{
+	int w = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (w < 0)
+		return -errno;
+	size_t done = 0;
+	while (done < text->len) {
+		ssize_t n = write(w, text->buf + done, text->len - done);
+		if (n <= 0) {
+			close(w);
+			return n < 0 ? -errno : -EIO;
+		}
+		done += (size_t)n;
+	}
+	close(w);
+	return 0;
+}
+
+/* Injects into t a read-only descriptor of its memfd `memfd`, with the status flags
+ * `flags` of the open it stands for (an open of /proc/self/fd/N, as the program could
+ * make): the new descriptor, or the memfd itself (read-write) when t's root has no /proc. */
+static long snapshot_reader(struct task *t, long memfd, int flags)
+{
+	char self[64];
+	snprintf(self, sizeof(self), "/proc/self/fd/%ld", memfd);
+	uint64_t at = remote_scratch(t, self, strlen(self) + 1);
+	long ro = at ? remote_syscall(t, __NR_openat, (uint64_t)AT_FDCWD, at,
+				      (uint64_t)((flags & ~O_DIRECT) | O_CLOEXEC), 0, 0, 0)
+		     : -ENOMEM;
+	return ro >= 0 ? ro : memfd;
+}
+
+int proc_view_substitute(struct task *t, int tfd, int fd)
+{
+	char link[PATH_MAX], name[PATH_MAX + sizeof(VIEW_MEMFD_PREFIX)];
+	enum proc_view view = view_of(fd, link, sizeof(link));
+	if (view == VIEW_NONE)
+		return 0;
+	if (snprintf(name, sizeof(name), VIEW_MEMFD_PREFIX "%s", link) > MEMFD_NAME_MAX)
+		return -ENAMETOOLONG; /* a procfs mounted that deep: never the kernel's text */
+	struct out text;
+	int flags = fcntl(fd, F_GETFL), fd_flags = 0;
+	if (flags < 0 || view_text(t, fd, view, link, &text))
+		return -EIO;
+	fdinfo_scan(t->tid, tfd, "flags: %o", &fd_flags);
+	uint64_t at = remote_scratch(t, name, strlen(name) + 1);
+	long memfd = at ? remote_syscall(t, __NR_memfd_create, at, MFD_CLOEXEC, 0, 0, 0, 0)
+			: -ENOMEM;
+	long err = memfd;
+	if (memfd >= 0) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/fd/%ld", t->tid, memfd);
+		err = snapshot_fill(path, &text);
+	}
+	if (err >= 0) {
+		long reader = snapshot_reader(t, memfd, flags);
+		err = remote_syscall(t, __NR_dup3, (uint64_t)reader, (uint64_t)tfd,
+				     (uint64_t)(fd_flags & O_CLOEXEC), 0, 0, 0);
+		if (reader != memfd)
+			remote_syscall(t, __NR_close, (uint64_t)reader, 0, 0, 0, 0, 0);
+	}
+	if (memfd >= 0)
+		remote_syscall(t, __NR_close, (uint64_t)memfd, 0, 0, 0, 0, 0);
+	free(text.buf);
+	if (err < 0)
+		task_warn(t, "cannot make the snapshot of %s (%s): the open fails", link,
+			  strerror((int)-err));
+	return err < 0 ? (int)err : 0;
+}
+
+void proc_view_refresh(struct task *t, int fd)
+{
+	char link[PATH_MAX];
+	if (!snapshot_of(fd, link, sizeof(link)))
+		return;
+	bool at_offset = t->syscall_nr == __NR_preadv2 && (int64_t)syscall_arg(t, 3) != -1;
+	off_t pos = at_offset ? (off_t)syscall_arg(t, 3) : lseek(fd, 0, SEEK_CUR);
+	if (pos != 0)
+		return; /* the rest of the text the read at 0 made, as a seq_file goes on */
+	enum proc_view view;
+	int real = view_reopen(t, link, &view);
+	struct out text;
+	if (real < 0)
+		return; /* the process is gone: its last text stays */
+	if (view_text(t, real, view, link, &text) == 0) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		if (snapshot_fill(path, &text))
+			task_warn(t, "cannot refresh the snapshot of %s", link);
+		free(text.buf);
+	}
+	close(real);
+}
+
+int proc_view_kernel_file(struct task *t, int tfd)
+{
+	int fd = remote_dup_fd(t, tfd);
+	char link[PATH_MAX];
+	enum proc_view view;
+	int real = fd >= 0 && snapshot_of(fd, link, sizeof(link)) ? view_reopen(t, link, &view)
+								  : -1;
+	if (fd >= 0)
+		close(fd);
+	return real;
+}
+
+/* A splice, sendfile or copy_file_range from a view moves its text without the refresh a
+ * read at 0 makes: as kernels before 5.10 did for /proc files, the call fails with EINVAL,
+ * and programs fall back to read(2). */
 bool proc_view_unspliceable(struct task *t, int arg)
 {
 	int fd = remote_dup_fd(t, (int)syscall_arg(t, arg));
-	char link[256];
-	bool view = fd >= 0 && view_of(fd, link, sizeof(link)) != VIEW_NONE;
+	char link[PATH_MAX];
+	bool view = fd >= 0 && snapshot_of(fd, link, sizeof(link));
 	if (fd >= 0)
 		close(fd);
 	if (view)
@@ -610,16 +748,33 @@ static uint64_t anon_fs_dev(const char *type, size_t len)
 	return 0;
 }
 
+/* A link to a view's snapshot, "/memfd:detrun-view:/proc/12/stat (deleted)" (as much of
+ * it as the buffer took), names the view: "/proc/12/stat". */
+static void snapshot_link_read(struct task *t, const char *link, uint64_t buf, uint64_t size)
+{
+	static const char head[] = "/memfd:" VIEW_MEMFD_PREFIX, tail[] = " (deleted)";
+	size_t len = strlen(link), hl = sizeof(head) - 1, tl = sizeof(tail) - 1;
+	if (len < hl + tl || strncmp(link, head, hl) || strcmp(link + len - tl, tail))
+		return;
+	size_t n = len - hl - tl < size ? len - hl - tl : size;
+	if (remote_write(t, REMOTE(buf), link + hl, n) == 0)
+		syscall_set_result(t, (int64_t)n);
+}
+
 static void link_read(struct task *t)
 {
 	int64_t len = syscall_result(t);
 	bool at = t->syscall_nr == __NR_readlinkat;
 	uint64_t buf = syscall_arg(t, at ? 2 : 1), size = syscall_arg(t, at ? 3 : 2);
-	char link[64];
+	char link[PATH_MAX + 64];
 	if (len <= 0 || len >= (int64_t)sizeof(link) ||
 	    remote_read(t, REMOTE(buf), link, (size_t)len))
 		return;
 	link[len] = 0;
+	if (!strncmp(link, "/memfd:", 7)) {
+		snapshot_link_read(t, link, buf, size);
+		return;
+	}
 	const char *open = strstr(link, ":[");
 	unsigned long long ino;
 	char close;
