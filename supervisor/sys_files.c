@@ -25,6 +25,7 @@
 #include <linux/magic.h>
 #include <stdio.h>
 #include <sys/vfs.h>
+#include <sys/statfs.h>
 
 #ifndef STATX_MNT_ID_UNIQUE /* Linux 6.8 */
 #define STATX_MNT_ID_UNIQUE 0x00004000U
@@ -288,13 +289,114 @@ static int view_of_snapshot(struct task *t, int tfd, mode_t mode, uint64_t nlink
 	return tfd >= 0 && S_ISREG(mode) && nlink == 0 ? proc_view_kernel_file(t, tfd) : -1;
 }
 
+/* ---- names on a procfs ------------------------------------------------------------------
+ *
+ * A stat or access of a name agrees with what an open of it gets (sys_kernfs.c): an absent
+ * /proc file is not there for them either. Only the devices of procfs mounts need a look;
+ * which ones those are is learnt at the first name seen on each anonymous device. */
+
+static struct {
+	dev_t dev;
+	bool procfs;
+} devices[32];
+static unsigned n_devices;
+
+/* 1 if dev is a procfs, 0 if not, -1 if not known yet. */
+static int procfs_device(dev_t dev)
+{
+	if (major(dev) != 0)
+		return 0; /* a procfs has an anonymous device */
+	for (unsigned i = 0; i < n_devices && i < 32; i++)
+		if (devices[i].dev == dev)
+			return devices[i].procfs;
+	return -1;
+}
+
+static void note_device(dev_t dev, bool procfs)
+{
+	if (procfs_device(dev) < 0)
+		devices[n_devices++ % 32] = (typeof(devices[0])){ dev, procfs };
+}
+
+/* t's path (at tracee address addr, from dirfd) opened O_PATH in t itself, where /proc/self
+ * names t: a supervisor descriptor, or -1. A symbolic link is followed unless nofollow. */
+static int open_in_tracee(struct task *t, int dirfd, uint64_t addr, bool nofollow)
+{
+	long tfd = remote_syscall(t, __NR_openat, (uint64_t)(int64_t)dirfd, addr,
+				  O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0), 0, 0, 0);
+	if (tfd < 0)
+		return -1;
+	int fd = remote_dup_fd(t, (int)tfd);
+	remote_syscall(t, __NR_close, (uint64_t)tfd, 0, 0, 0, 0, 0);
+	return fd;
+}
+
+/* The verdict an open of t's path gets (sys_kernfs.c): 0, -ENOENT or -EACCES. A symbolic
+ * link (self, net) is judged by where it leads, as a listing does. */
+static int name_verdict(struct task *t, int dirfd, uint64_t addr)
+{
+	int fd = open_in_tracee(t, dirfd, addr, true);
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
+		close(fd);
+		fd = open_in_tracee(t, dirfd, addr, false);
+	}
+	struct statfs fs;
+	if (fd < 0 || fstatfs(fd, &fs) || fstat(fd, &st)) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	note_device(st.st_dev, fs.f_type == PROC_SUPER_MAGIC);
+	int err = fs.f_type == PROC_SUPER_MAGIC ? views_open_verdict(t, fd) : 0;
+	close(fd);
+	return err;
+}
+
+/* The path form of a stat call (not fstat, not "" with AT_EMPTY_PATH): its directory and
+ * path arguments, or false. */
+static bool stat_path_args(struct task *t, int *dirfd, uint64_t *addr)
+{
+	switch (t->syscall_nr) {
+	case __NR_stat:
+	case __NR_lstat:
+		*dirfd = AT_FDCWD, *addr = syscall_arg(t, 0);
+		return true;
+	case __NR_newfstatat:
+		*dirfd = (int)syscall_arg(t, 0), *addr = syscall_arg(t, 1);
+		return stat_of_descriptor(t) < 0;
+	case __NR_statx:
+		*dirfd = (int)syscall_arg(t, 0), *addr = syscall_arg(t, 1);
+		return statx_of_descriptor(t) < 0;
+	default:
+		return false;
+	}
+}
+
+/* At a successful stat's exit: true if the name is absent (the call then fails with
+ * ENOENT, and the `size` bytes the kernel wrote at out are cleared). */
+static bool stat_of_absent_name(struct task *t, dev_t dev, uint64_t out, size_t size)
+{
+	int dirfd;
+	uint64_t addr;
+	if (procfs_device(dev) == 0 || !stat_path_args(t, &dirfd, &addr) ||
+	    name_verdict(t, dirfd, addr) != -ENOENT)
+		return false;
+	char zero[sizeof(struct statx) > sizeof(struct stat) ? sizeof(struct statx)
+							     : sizeof(struct stat)] = { 0 };
+	remote_write(t, REMOTE(out), zero, size);
+	syscall_set_result(t, -ENOENT);
+	return true;
+}
+
 static void stat_done(struct task *t)
 {
 	if (syscall_result(t) != 0)
 		return;
 	uint64_t addr = syscall_arg(t, t->syscall_nr == __NR_newfstatat ? 2 : 1);
 	struct stat st;
-	if (remote_read(t, REMOTE(addr), &st, sizeof(st)))
+	if (remote_read(t, REMOTE(addr), &st, sizeof(st)) ||
+	    stat_of_absent_name(t, st.st_dev, addr, sizeof(st)))
 		return;
 	int view = view_of_snapshot(t, stat_of_descriptor(t), st.st_mode, st.st_nlink);
 	if (view >= 0) {
@@ -340,7 +442,8 @@ static void statx_done(struct task *t)
 		return;
 	uint64_t addr = syscall_arg(t, 4);
 	struct statx sx;
-	if (remote_read(t, REMOTE(addr), &sx, sizeof(sx)))
+	if (remote_read(t, REMOTE(addr), &sx, sizeof(sx)) ||
+	    stat_of_absent_name(t, makedev(sx.stx_dev_major, sx.stx_dev_minor), addr, sizeof(sx)))
 		return;
 	int view = view_of_snapshot(t, statx_of_descriptor(t), sx.stx_mode,
 				    (sx.stx_mask & STATX_NLINK) ? sx.stx_nlink : 1);
@@ -367,6 +470,30 @@ static void statx_done(struct task *t)
 						      sx.stx_mask & STATX_MNT_ID_UNIQUE);
 	if (remote_write(t, REMOTE(addr), &sx, sizeof(sx))) /* never the real numbers */
 		syscall_set_result(t, -EFAULT);
+}
+
+/* Implements access(2), faccessat(2), faccessat2(2): a name an open finds absent is
+ * absent (ENOENT), and another process's /proc files are refused (EACCES) unless only
+ * their existence is asked. A name outside a procfs costs one look here. */
+void sys_access(struct task *t)
+{
+	bool at = t->syscall_nr != __NR_access;
+	int dirfd = at ? (int)syscall_arg(t, 0) : AT_FDCWD;
+	uint64_t addr = syscall_arg(t, at ? 1 : 0);
+	int mode = (int)syscall_arg(t, at ? 2 : 1);
+	bool follow = !(t->syscall_nr == __NR_faccessat2 &&
+			(syscall_arg(t, 3) & AT_SYMLINK_NOFOLLOW));
+	struct stat st;
+	if (stat_path(t, dirfd, addr, false, follow, &st) == 0 && procfs_device(st.st_dev) == 0)
+		return;
+	int err = name_verdict(t, dirfd, addr);
+	if (err == -ENOENT || (err == -EACCES && mode != F_OK)) {
+		syscall_emulate(t, err);
+		return;
+	}
+	/* the look injected calls: the program's own one no longer runs from this stop */
+	syscall_emulate(t, remote_syscall(t, t->syscall_nr, syscall_arg(t, 0), syscall_arg(t, 1),
+					  syscall_arg(t, 2), syscall_arg(t, 3), 0, 0));
 }
 
 /* Implements statx(2). */

@@ -14,10 +14,12 @@
  * here. */
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -215,9 +217,57 @@ static int open_verdict(struct task *t, int fd)
 	return !procfs || path_in_fs(t, fd, rel, sizeof(rel)) ? -ENOENT : procfs_refusal(rel);
 }
 
-bool views_may_open(struct task *t, int fd)
+int views_open_verdict(struct task *t, int fd)
 {
-	return open_verdict(t, fd) == 0;
+	return open_verdict(t, fd);
+}
+
+bool views_listing_judged(struct task *t, int dir, char *rel, size_t size)
+{
+	struct statfs fs;
+	return fstatfs(dir, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC &&
+	       path_in_fs(t, dir, rel, size) == 0;
+}
+
+/* The target of symbolic link `name` in procfs directory dir, opened O_PATH as t would
+ * reach it: self and thread-self name t, not detrun (which the group's procfs does not
+ * show). A descriptor, or -1. */
+static int open_link_target(struct task *t, int dir, const char *name)
+{
+	char text[PATH_MAX], target[PATH_MAX + 64];
+	ssize_t n = readlinkat(dir, name, text, sizeof(text) - 1);
+	if (n <= 0)
+		return -1;
+	text[n] = 0;
+	const char *rest = NULL;
+	if (!strncmp(text, "self", 4) && (!text[4] || text[4] == '/'))
+		rest = text + 4, snprintf(target, sizeof(target), "%d%s", t->proc->ns_tgid, rest);
+	else if (!strncmp(text, "thread-self", 11) && (!text[11] || text[11] == '/'))
+		rest = text + 11,
+		snprintf(target, sizeof(target), "%d/task/%d%s", t->proc->ns_tgid, t->ns_tid, rest);
+	return openat(dir, rest ? target : name, O_PATH | O_CLOEXEC);
+}
+
+/* A symbolic link (self, thread-self, mounts, net, fd/N, ns/X) is judged by where it
+ * leads, as an open through it is; a file mounted over a procfs one (detrun's virtual
+ * meminfo, cpuinfo ...) is not on the kernel view. */
+bool views_entry_absent(struct task *t, int dir, dev_t dir_dev, const char *rel, const char *name,
+			unsigned char type)
+{
+	if (!strcmp(name, ".") || !strcmp(name, ".."))
+		return false;
+	if (type == DT_LNK) {
+		int fd = open_link_target(t, dir, name);
+		bool absent = fd >= 0 && open_verdict(t, fd) == -ENOENT;
+		if (fd >= 0)
+			close(fd);
+		return absent;
+	}
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%s", strcmp(rel, "/") ? rel : "", name);
+	struct stat st;
+	return procfs_refusal(path) == -ENOENT &&
+	       (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev == dir_dev);
 }
 
 bool views_refuse_open(struct task *t, int tfd)

@@ -6,6 +6,7 @@
 #define DETRUN_SUPERVISOR_SYS_KERNFS_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "supervisor/task.h"
 
@@ -15,7 +16,16 @@
  * snapshot (proc_view_substitute); if that fails, so does the open. */
 bool views_refuse_open(struct task *t, int tfd);
 
-/* Whether t's open of supervisor descriptor fd's file would stand. */
-bool views_may_open(struct task *t, int fd);
+/* The verdict t's open of supervisor descriptor fd's file (O_PATH is enough) gets: 0,
+ * -ENOENT (absent) or -EACCES (another process's). Names agree with it: a listing leaves
+ * out what is absent, and a stat or access of it fails with ENOENT. */
+int views_open_verdict(struct task *t, int fd);
+/* For a listing of the directory at supervisor descriptor dir: true if it is on a procfs,
+ * with its path inside it in rel (then each entry goes through views_entry_absent). */
+bool views_listing_judged(struct task *t, int dir, char *rel, size_t size);
+/* Whether entry `name` (of type DT_*) of that directory (device dir_dev, path rel) is
+ * absent for t. */
+bool views_entry_absent(struct task *t, int dir, dev_t dir_dev, const char *rel, const char *name,
+			unsigned char type);
 
 #endif

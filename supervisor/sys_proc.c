@@ -551,7 +551,7 @@ static int view_reopen(struct task *t, const char *link, enum proc_view *view)
 	if (fd < 0)
 		return -1;
 	*view = view_of(fd, real, sizeof(real));
-	if (*view == VIEW_NONE || !views_may_open(t, fd)) {
+	if (*view == VIEW_NONE || views_open_verdict(t, fd)) {
 		close(fd);
 		return -1;
 	}

@@ -463,6 +463,45 @@ TEST(ViewsProcRead, EveryReadFormGetsTheRewrittenText)
 	}
 }
 
+// Issue 17 point 7: names under /proc agree with what an open of them gets. view_procnames
+// lists /proc/self, its task directory and /proc, stats and accesses every listed name,
+// and asks after files a restricted container leaves out (io, smaps, sched, vmstat ...).
+// Natively they are all there; under detrun each is absent to the listing, stat, lstat,
+// access and open alike. Before, only the open failed: they were listed and stat and
+// access found them.
+TEST(ViewsProcNames, AbsentFilesAreAbsentToListingsStatAndAccess)
+{
+	std::vector<std::string> argv = { std::string(GUEST_DIR) + "/view_procnames" };
+	RunResult native = RunCommand(argv);
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	ASSERT_NE(native.out.find("/proc/self/io: listed yes, stat ok"), std::string::npos)
+		<< native.Describe();
+	std::string first;
+	for (int i = 0; i < 2; i++) {
+		RunResult r = RunCommand(UnderDetrun({}, argv));
+		ASSERT_EQ(r.code, 0) << r.Describe();
+		if (i == 0) {
+			first = r.out;
+			EXPECT_EQ(r.out.find("MISMATCH"), std::string::npos) << r.out;
+			EXPECT_EQ(r.out.find("no names"), std::string::npos) << r.out;
+			int absent = 0;
+			for (const auto &line : SplitLines(r.out)) {
+				if (line.find(": listed ") == std::string::npos)
+					continue;
+				absent++;
+				EXPECT_NE(line.find(": listed no, stat ENOENT, lstat ENOENT, "
+						    "access ENOENT, open ENOENT"),
+					  std::string::npos)
+					<< line;
+			}
+			EXPECT_EQ(absent, 18) << r.out;
+			continue;
+		}
+		ASSERT_EQ(r.out, first)
+			<< FirstDifference("detrun run 0", first, "detrun run 1", r.out);
+	}
+}
+
 // Issue 17 point 7: a kernel view the program mounts itself is judged where its files land,
 // and a file handle (open_by_handle_at, which has no path) is judged like a path. Before,
 // both opened a cgroup2 file (host figures) under detrun.
