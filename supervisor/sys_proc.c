@@ -605,18 +605,52 @@ static int snapshot_fill(const char *path, const struct out *text)
 	return 0;
 }
 
-/* Injects into t a read-only descriptor of its memfd `memfd`, with the status flags
- * `flags` of the open it stands for (an open of /proc/self/fd/N, as the program could
- * make): the new descriptor, or the memfd itself (read-write) when t's root has no /proc. */
-static long snapshot_reader(struct task *t, long memfd, int flags)
+/* The snapshots made lately and not read yet: the text made at the open serves their
+ * first read, instead of being made again one event later (the usual open, read, close
+ * of a view pays for one text, not two). A snapshot pushed out only costs that second
+ * text. */
+static struct {
+	dev_t dev;
+	ino_t ino;
+} unread[16];
+static unsigned n_unread;
+
+static void made_unread(dev_t dev, ino_t ino)
+{
+	unread[n_unread++ % 16] = (typeof(unread[0])){ dev, ino };
+}
+
+/* Whether this is the first read of a snapshot made lately (it is then read). */
+static bool first_read(dev_t dev, ino_t ino)
+{
+	for (unsigned i = 0; i < 16 && i < n_unread; i++)
+		if (unread[i].dev == dev && unread[i].ino == ino) {
+			unread[i].ino = 0;
+			return true;
+		}
+	return false;
+}
+
+/* Puts at t's descriptor tfd a read-only open of its memfd `memfd` (of /proc/self/fd/M, as
+ * the program could make one), with the status flags `flags` of the open it stands for:
+ * tfd is closed first, so that the open takes that number as the lowest free one. Where
+ * t's root has no /proc, the memfd itself (read-write) goes there. 0, or -errno. */
+static long snapshot_install(struct task *t, long memfd, int tfd, int flags, int cloexec)
 {
 	char self[64];
 	snprintf(self, sizeof(self), "/proc/self/fd/%ld", memfd);
 	uint64_t at = remote_scratch(t, self, strlen(self) + 1);
-	long ro = at ? remote_syscall(t, __NR_openat, (uint64_t)AT_FDCWD, at,
-				      (uint64_t)((flags & ~O_DIRECT) | O_CLOEXEC), 0, 0, 0)
-		     : -ENOMEM;
-	return ro >= 0 ? ro : memfd;
+	long closed = at ? remote_syscall(t, __NR_close, (uint64_t)tfd, 0, 0, 0, 0, 0) : -ENOMEM;
+	long ro = closed == 0 ? remote_syscall(t, __NR_openat, (uint64_t)AT_FDCWD, at,
+					       (uint64_t)((flags & ~O_DIRECT) | cloexec), 0, 0, 0)
+			      : closed;
+	if (ro == tfd)
+		return 0;
+	long err = remote_syscall(t, __NR_dup3, (uint64_t)(ro >= 0 ? ro : memfd), (uint64_t)tfd,
+				  (uint64_t)cloexec, 0, 0, 0);
+	if (ro >= 0)
+		remote_syscall(t, __NR_close, (uint64_t)ro, 0, 0, 0, 0, 0);
+	return err < 0 ? err : 0;
 }
 
 int proc_view_substitute(struct task *t, int tfd, int fd)
@@ -629,6 +663,8 @@ int proc_view_substitute(struct task *t, int tfd, int fd)
 		return -ENAMETOOLONG; /* a procfs mounted that deep: never the kernel's text */
 	struct out text;
 	int flags = fcntl(fd, F_GETFL), fd_flags = 0;
+	if (flags >= 0 && ((flags & O_PATH) || (flags & O_ACCMODE) == O_WRONLY))
+		return 0; /* nothing can be read through it */
 	if (flags < 0 || view_text(t, fd, view, link, &text))
 		return -EIO;
 	fdinfo_scan(t->tid, tfd, "flags: %o", &fd_flags);
@@ -640,14 +676,12 @@ int proc_view_substitute(struct task *t, int tfd, int fd)
 		char path[64];
 		snprintf(path, sizeof(path), "/proc/%d/fd/%ld", t->tid, memfd);
 		err = snapshot_fill(path, &text);
+		struct stat st;
+		if (err == 0 && stat(path, &st) == 0)
+			made_unread(st.st_dev, st.st_ino);
 	}
-	if (err >= 0) {
-		long reader = snapshot_reader(t, memfd, flags);
-		err = remote_syscall(t, __NR_dup3, (uint64_t)reader, (uint64_t)tfd,
-				     (uint64_t)(fd_flags & O_CLOEXEC), 0, 0, 0);
-		if (reader != memfd)
-			remote_syscall(t, __NR_close, (uint64_t)reader, 0, 0, 0, 0, 0);
-	}
+	if (err >= 0)
+		err = snapshot_install(t, memfd, tfd, flags, fd_flags & O_CLOEXEC);
 	if (memfd >= 0)
 		remote_syscall(t, __NR_close, (uint64_t)memfd, 0, 0, 0, 0, 0);
 	free(text.buf);
@@ -664,7 +698,8 @@ void proc_view_refresh(struct task *t, int fd)
 		return;
 	bool at_offset = t->syscall_nr == __NR_preadv2 && (int64_t)syscall_arg(t, 3) != -1;
 	off_t pos = at_offset ? (off_t)syscall_arg(t, 3) : lseek(fd, 0, SEEK_CUR);
-	if (pos != 0)
+	struct stat st;
+	if (pos != 0 || fstat(fd, &st) || first_read(st.st_dev, st.st_ino))
 		return; /* the rest of the text the read at 0 made, as a seq_file goes on */
 	enum proc_view view;
 	int real = view_reopen(t, link, &view);
