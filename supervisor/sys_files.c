@@ -281,78 +281,6 @@ static int statx_of_descriptor(struct task *t)
 	return (int)syscall_arg(t, 0);
 }
 
-/* A snapshot of a /proc view (sys_proc.c) is an unlinked memfd: described by a stat of its
- * descriptor, it shows the view's procfs file instead, as natively. The kernel's file, or
- * -1 for any other file. */
-static int view_of_snapshot(struct task *t, int tfd, mode_t mode, uint64_t nlink)
-{
-	return tfd >= 0 && S_ISREG(mode) && nlink == 0 ? proc_view_kernel_file(t, tfd) : -1;
-}
-
-/* ---- names on a procfs ------------------------------------------------------------------
- *
- * A stat or access of a name agrees with what an open of it gets (sys_kernfs.c): an absent
- * /proc file is not there for them either. Only the devices of procfs mounts need a look;
- * which ones those are is learnt at the first name seen on each anonymous device. */
-
-static struct {
-	dev_t dev;
-	bool procfs;
-} devices[32];
-static unsigned n_devices;
-
-/* 1 if dev is a procfs, 0 if not, -1 if not known yet. */
-static int procfs_device(dev_t dev)
-{
-	if (major(dev) != 0)
-		return 0; /* a procfs has an anonymous device */
-	for (unsigned i = 0; i < n_devices && i < 32; i++)
-		if (devices[i].dev == dev)
-			return devices[i].procfs;
-	return -1;
-}
-
-static void note_device(dev_t dev, bool procfs)
-{
-	if (procfs_device(dev) < 0)
-		devices[n_devices++ % 32] = (typeof(devices[0])){ dev, procfs };
-}
-
-/* t's path (at tracee address addr, from dirfd) opened O_PATH in t itself, where /proc/self
- * names t: a supervisor descriptor, or -1. A symbolic link is followed unless nofollow. */
-static int open_in_tracee(struct task *t, int dirfd, uint64_t addr, bool nofollow)
-{
-	long tfd = remote_syscall(t, __NR_openat, (uint64_t)(int64_t)dirfd, addr,
-				  O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0), 0, 0, 0);
-	if (tfd < 0)
-		return -1;
-	int fd = remote_dup_fd(t, (int)tfd);
-	remote_syscall(t, __NR_close, (uint64_t)tfd, 0, 0, 0, 0, 0);
-	return fd;
-}
-
-/* The verdict an open of t's path gets (sys_kernfs.c): 0, -ENOENT or -EACCES. A symbolic
- * link (self, net) is judged by where it leads, as a listing does. */
-static int name_verdict(struct task *t, int dirfd, uint64_t addr)
-{
-	int fd = open_in_tracee(t, dirfd, addr, true);
-	struct stat st;
-	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
-		close(fd);
-		fd = open_in_tracee(t, dirfd, addr, false);
-	}
-	struct statfs fs;
-	if (fd < 0 || fstatfs(fd, &fs) || fstat(fd, &st)) {
-		if (fd >= 0)
-			close(fd);
-		return 0;
-	}
-	note_device(st.st_dev, fs.f_type == PROC_SUPER_MAGIC);
-	int err = fs.f_type == PROC_SUPER_MAGIC ? views_open_verdict(t, fd) : 0;
-	close(fd);
-	return err;
-}
-
 /* The path form of a stat call (not fstat, not "" with AT_EMPTY_PATH): its directory and
  * path arguments, or false. */
 static bool stat_path_args(struct task *t, int *dirfd, uint64_t *addr)
@@ -373,14 +301,14 @@ static bool stat_path_args(struct task *t, int *dirfd, uint64_t *addr)
 	}
 }
 
-/* At a successful stat's exit: true if the name is absent (the call then fails with
- * ENOENT, and the `size` bytes the kernel wrote at out are cleared). */
+/* At a successful stat's exit: true if an open of the name would find it absent: the call
+ * then fails with ENOENT, and the `size` bytes the kernel wrote at out are cleared. */
 static bool stat_of_absent_name(struct task *t, dev_t dev, uint64_t out, size_t size)
 {
 	int dirfd;
 	uint64_t addr;
-	if (procfs_device(dev) == 0 || !stat_path_args(t, &dirfd, &addr) ||
-	    name_verdict(t, dirfd, addr) != -ENOENT)
+	if (views_procfs_device(dev) == 0 || !stat_path_args(t, &dirfd, &addr) ||
+	    views_name_verdict(t, dirfd, addr) != -ENOENT)
 		return false;
 	char zero[sizeof(struct statx) > sizeof(struct stat) ? sizeof(struct statx)
 							     : sizeof(struct stat)] = { 0 };
@@ -398,7 +326,8 @@ static void stat_done(struct task *t)
 	if (remote_read(t, REMOTE(addr), &st, sizeof(st)) ||
 	    stat_of_absent_name(t, st.st_dev, addr, sizeof(st)))
 		return;
-	int view = view_of_snapshot(t, stat_of_descriptor(t), st.st_mode, st.st_nlink);
+	/* a /proc view's snapshot shows the view's procfs file, as natively */
+	int view = proc_view_kernel_file(t, stat_of_descriptor(t), st.st_mode, st.st_nlink);
 	if (view >= 0) {
 		fstat(view, &st);
 		close(view);
@@ -445,8 +374,8 @@ static void statx_done(struct task *t)
 	if (remote_read(t, REMOTE(addr), &sx, sizeof(sx)) ||
 	    stat_of_absent_name(t, makedev(sx.stx_dev_major, sx.stx_dev_minor), addr, sizeof(sx)))
 		return;
-	int view = view_of_snapshot(t, statx_of_descriptor(t), sx.stx_mode,
-				    (sx.stx_mask & STATX_NLINK) ? sx.stx_nlink : 1);
+	int view = proc_view_kernel_file(t, statx_of_descriptor(t), sx.stx_mode,
+					 (sx.stx_mask & STATX_NLINK) ? sx.stx_nlink : 1);
 	if (view >= 0) {
 		statx(view, "", AT_EMPTY_PATH, (unsigned)syscall_arg(t, 3), &sx);
 		close(view);
@@ -470,30 +399,6 @@ static void statx_done(struct task *t)
 						      sx.stx_mask & STATX_MNT_ID_UNIQUE);
 	if (remote_write(t, REMOTE(addr), &sx, sizeof(sx))) /* never the real numbers */
 		syscall_set_result(t, -EFAULT);
-}
-
-/* Implements access(2), faccessat(2), faccessat2(2): a name an open finds absent is
- * absent (ENOENT), and another process's /proc files are refused (EACCES) unless only
- * their existence is asked. A name outside a procfs costs one look here. */
-void sys_access(struct task *t)
-{
-	bool at = t->syscall_nr != __NR_access;
-	int dirfd = at ? (int)syscall_arg(t, 0) : AT_FDCWD;
-	uint64_t addr = syscall_arg(t, at ? 1 : 0);
-	int mode = (int)syscall_arg(t, at ? 2 : 1);
-	bool follow = !(t->syscall_nr == __NR_faccessat2 &&
-			(syscall_arg(t, 3) & AT_SYMLINK_NOFOLLOW));
-	struct stat st;
-	if (stat_path(t, dirfd, addr, false, follow, &st) == 0 && procfs_device(st.st_dev) == 0)
-		return;
-	int err = name_verdict(t, dirfd, addr);
-	if (err == -ENOENT || (err == -EACCES && mode != F_OK)) {
-		syscall_emulate(t, err);
-		return;
-	}
-	/* the look injected calls: the program's own one no longer runs from this stop */
-	syscall_emulate(t, remote_syscall(t, t->syscall_nr, syscall_arg(t, 0), syscall_arg(t, 1),
-					  syscall_arg(t, 2), syscall_arg(t, 3), 0, 0));
 }
 
 /* Implements statx(2). */
@@ -646,7 +551,8 @@ static void fingerprint(struct task *t, int fd)
 	ssize_t n = readlink(link, path, sizeof(path) - 1);
 	uint64_t hash, size;
 	if (n > 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && !synthetic_filesystem(fd) &&
-	    !seen_unchanged(&st) && fingerprint_fd(fd, &hash, &size) == 0) {
+	    !proc_view_snapshot(fd) && !seen_unchanged(&st) &&
+	    fingerprint_fd(fd, &hash, &size) == 0) {
 		path[n] = 0;
 		shim_get()->file_opened(t, sched_now(), path, size, hash);
 	}

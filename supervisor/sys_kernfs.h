@@ -6,6 +6,7 @@
 #define DETRUN_SUPERVISOR_SYS_KERNFS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "supervisor/task.h"
@@ -27,5 +28,12 @@ bool views_listing_judged(struct task *t, int dir, char *rel, size_t size);
  * absent for t. */
 bool views_entry_absent(struct task *t, int dir, dev_t dir_dev, const char *rel, const char *name,
 			unsigned char type);
+
+/* The verdict an open of t's path (tracee address addr, from dirfd) gets, judged in t
+ * itself (where /proc/self names t): 0, -ENOENT or -EACCES. */
+int views_name_verdict(struct task *t, int dirfd, uint64_t addr);
+/* 1 if device dev is a procfs, 0 if not, -1 if not known yet (known from the names
+ * views_name_verdict judged): a stat's result elsewhere needs no verdict. */
+int views_procfs_device(dev_t dev);
 
 #endif

@@ -1,11 +1,12 @@
 /*
- * /proc views detrun rewrites and kernel-wide ids it renumbers (sys_proc.c).
+ * /proc views detrun rewrites and kernel-wide ids it renumbers (sys_proc.c, sys_ids.c).
  */
 #ifndef DETRUN_SUPERVISOR_SYS_PROC_H
 #define DETRUN_SUPERVISOR_SYS_PROC_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "supervisor/task.h"
 
@@ -21,12 +22,19 @@ int proc_view_substitute(struct task *t, int tfd, int fd);
 /* At a read(2), readv(2) or preadv2(2) of supervisor descriptor `fd`: if it is a view's
  * snapshot and the read starts at offset 0, its text is made anew. The read then runs. */
 void proc_view_refresh(struct task *t, int fd);
-/* The kernel's file of the view whose snapshot is t's descriptor tfd (for fstat, statx):
- * a supervisor descriptor, or -1 when tfd is no snapshot. */
-int proc_view_kernel_file(struct task *t, int tfd);
+/* Whether supervisor descriptor fd is such a snapshot (made when read, like the kernel
+ * views: not part of a run's starting state). */
+bool proc_view_snapshot(int fd);
+/* The kernel's file of the view whose snapshot is t's descriptor tfd (for fstat and statx,
+ * which found mode and nlink there): a supervisor descriptor, or -1 when tfd is no
+ * snapshot. */
+int proc_view_kernel_file(struct task *t, int tfd, mode_t mode, uint64_t nlink);
 /* At a sendfile, splice or copy_file_range whose input (argument `arg`) is such a view:
  * the call fails with EINVAL (true). */
 bool proc_view_unspliceable(struct task *t, int arg);
+/* At the exit of a readlink that read `link` into t's buffer buf (of size bytes): if it
+ * is a link to a view's snapshot, the buffer gets the view's path instead (true). */
+bool proc_view_link_read(struct task *t, const char *link, uint64_t buf, uint64_t size);
 /* At an ioctl or getsockopt that returns a kernel-wide id (FS_IOC_GETVERSION, SO_COOKIE):
  * the call runs and its answer is renumbered; true if it is one. */
 bool kernel_id_call(struct task *t);
