@@ -30,6 +30,7 @@
 #include "handlers/sys_external.h"
 #include "handlers/sys_files.h"
 #include "handlers/sys_proc.h"
+#include "handlers/sys_kernfs.h"
 
 struct dent {
 	uint64_t ino;
@@ -79,6 +80,23 @@ static void free_list(struct dent *list, int n)
 	for (int i = 0; i < n; i++)
 		free(list[i].name);
 	free(list);
+}
+
+/* A listing in a procfs leaves out the names an open of which would find absent
+ * (sys_kernfs.c), as a restricted container shows them. */
+static void hide_absent(struct task *t, int dir, dev_t dev, struct dent *list, int *n)
+{
+	char rel[PATH_MAX];
+	if (!views_listing_judged(t, dir, rel, sizeof(rel)))
+		return;
+	int kept = 0;
+	for (int i = 0; i < *n; i++) {
+		if (views_entry_absent(t, dir, dev, rel, list[i].name, list[i].type))
+			free(list[i].name);
+		else
+			list[kept++] = list[i];
+	}
+	*n = kept;
 }
 
 /* The directory's position, shared with the tracee, counts entries of the sorted list:
@@ -147,6 +165,8 @@ void sys_getdents(struct task *t)
 	int64_t pos = lseek(dir, 0, SEEK_CUR);
 	int n = 0;
 	struct dent *list = pos >= 0 ? list_directory(dir, &n) : NULL;
+	if (list)
+		hide_absent(t, dir, st.st_dev, list, &n);
 	if (!list) {
 		close(dir);
 		return; /* unreadable here: the kernel's own answer, unsorted */

@@ -93,13 +93,13 @@ static void read_random_device(struct task *t)
 	syscall_emulate(t, random_to_tracee(t, syscall_arg(t, 1), syscall_arg(t, 2)));
 }
 
-static bool read_proc_view(struct task *t)
+static void refresh_proc_view(struct task *t)
 {
 	int fd = remote_dup_fd(t, (int)syscall_arg(t, 0));
-	bool done = fd >= 0 && proc_view_read(t, fd);
-	if (fd >= 0)
+	if (fd >= 0) {
+		proc_view_refresh(t, fd);
 		close(fd);
-	return done;
+	}
 }
 
 /* ---- receives that wait for all ------------------------------------------------------------
@@ -211,7 +211,7 @@ void sys_fd_read(struct task *t)
 		read_random_device(t);
 	else if (info.type == S_IFREG &&
 		 (t->syscall_nr == __NR_read || t->syscall_nr == __NR_readv))
-		read_proc_view(t);
+		refresh_proc_view(t);
 }
 
 static void nowait_restored(struct task *t)
@@ -247,8 +247,7 @@ static bool file_nowait_dropped(struct task *t)
  * view is answered like a read. */
 void sys_preadv2(struct task *t)
 {
-	if (!(syscall_arg(t, 5) & RWF_NOWAIT) && read_proc_view(t))
-		return;
+	refresh_proc_view(t);
 	if (file_nowait_dropped(t) || (int64_t)syscall_arg(t, 3) != -1 ||
 	    (syscall_arg(t, 5) & RWF_NOWAIT))
 		return;

@@ -25,6 +25,7 @@
 #include <linux/magic.h>
 #include <stdio.h>
 #include <sys/vfs.h>
+#include <sys/statfs.h>
 
 #ifndef STATX_MNT_ID_UNIQUE /* Linux 6.8 */
 #define STATX_MNT_ID_UNIQUE 0x00004000U
@@ -258,14 +259,80 @@ void files_written(struct task *t, int tfd)
 
 /* ---- stat, statx -------------------------------------------------------------------------------- */
 
+/* fstat, or newfstatat of "" with AT_EMPTY_PATH (how glibc implements fstat). */
+static int stat_of_descriptor(struct task *t)
+{
+	if (t->syscall_nr == __NR_fstat)
+		return (int)syscall_arg(t, 0);
+	char path[1];
+	if (t->syscall_nr != __NR_newfstatat || !(syscall_arg(t, 3) & AT_EMPTY_PATH) ||
+	    remote_read(t, REMOTE(syscall_arg(t, 1)), path, 1) || path[0])
+		return -1;
+	return (int)syscall_arg(t, 0);
+}
+
+/* statx of "" (or NULL) with AT_EMPTY_PATH: the descriptor, or -1. */
+static int statx_of_descriptor(struct task *t)
+{
+	char path[1] = { 0 };
+	uint64_t at = syscall_arg(t, 1);
+	if (!(syscall_arg(t, 2) & AT_EMPTY_PATH) ||
+	    (at && (remote_read(t, REMOTE(at), path, 1) || path[0])))
+		return -1;
+	return (int)syscall_arg(t, 0);
+}
+
+/* The path form of a stat call (not fstat, not "" with AT_EMPTY_PATH): its directory and
+ * path arguments, or false. */
+static bool stat_path_args(struct task *t, int *dirfd, uint64_t *addr)
+{
+	switch (t->syscall_nr) {
+	case __NR_stat:
+	case __NR_lstat:
+		*dirfd = AT_FDCWD, *addr = syscall_arg(t, 0);
+		return true;
+	case __NR_newfstatat:
+		*dirfd = (int)syscall_arg(t, 0), *addr = syscall_arg(t, 1);
+		return stat_of_descriptor(t) < 0;
+	case __NR_statx:
+		*dirfd = (int)syscall_arg(t, 0), *addr = syscall_arg(t, 1);
+		return statx_of_descriptor(t) < 0;
+	default:
+		return false;
+	}
+}
+
+/* At a successful stat's exit: true if an open of the name would find it absent: the call
+ * then fails with ENOENT, and the `size` bytes the kernel wrote at out are cleared. */
+static bool stat_of_absent_name(struct task *t, dev_t dev, uint64_t out, size_t size)
+{
+	int dirfd;
+	uint64_t addr;
+	if (views_procfs_device(dev) == 0 || !stat_path_args(t, &dirfd, &addr) ||
+	    views_name_verdict(t, dirfd, addr) != -ENOENT)
+		return false;
+	char zero[sizeof(struct statx) > sizeof(struct stat) ? sizeof(struct statx)
+							     : sizeof(struct stat)] = { 0 };
+	remote_write(t, REMOTE(out), zero, size);
+	syscall_set_result(t, -ENOENT);
+	return true;
+}
+
 static void stat_done(struct task *t)
 {
 	if (syscall_result(t) != 0)
 		return;
 	uint64_t addr = syscall_arg(t, t->syscall_nr == __NR_newfstatat ? 2 : 1);
 	struct stat st;
-	if (remote_read(t, REMOTE(addr), &st, sizeof(st)))
+	if (remote_read(t, REMOTE(addr), &st, sizeof(st)) ||
+	    stat_of_absent_name(t, st.st_dev, addr, sizeof(st)))
 		return;
+	/* a /proc view's snapshot shows the view's procfs file, as natively */
+	int view = proc_view_kernel_file(t, stat_of_descriptor(t), st.st_mode, st.st_nlink);
+	if (view >= 0) {
+		fstat(view, &st);
+		close(view);
+	}
 	struct vfile *v = vfile_of(st.st_dev, st.st_ino, (long)st.st_nlink);
 	int64_t a = timespec_to_ns(st.st_atim), m = timespec_to_ns(st.st_mtim),
 		c = timespec_to_ns(st.st_ctim);
@@ -280,18 +347,6 @@ static void stat_done(struct task *t)
 
 /* Implements stat(2), lstat(2), fstat(2), newfstatat(2): the call runs, the result is
  * renumbered and restamped. */
-/* fstat, or newfstatat of "" with AT_EMPTY_PATH (how glibc implements fstat). */
-static int stat_of_descriptor(struct task *t)
-{
-	if (t->syscall_nr == __NR_fstat)
-		return (int)syscall_arg(t, 0);
-	char path[1];
-	if (t->syscall_nr != __NR_newfstatat || !(syscall_arg(t, 3) & AT_EMPTY_PATH) ||
-	    remote_read(t, REMOTE(syscall_arg(t, 1)), path, 1) || path[0])
-		return -1;
-	return (int)syscall_arg(t, 0);
-}
-
 void sys_stat(struct task *t)
 {
 	int fd = shim_intercepts() ? stat_of_descriptor(t) : -1;
@@ -317,8 +372,15 @@ static void statx_done(struct task *t)
 		return;
 	uint64_t addr = syscall_arg(t, 4);
 	struct statx sx;
-	if (remote_read(t, REMOTE(addr), &sx, sizeof(sx)))
+	if (remote_read(t, REMOTE(addr), &sx, sizeof(sx)) ||
+	    stat_of_absent_name(t, makedev(sx.stx_dev_major, sx.stx_dev_minor), addr, sizeof(sx)))
 		return;
+	int view = proc_view_kernel_file(t, statx_of_descriptor(t), sx.stx_mode,
+					 (sx.stx_mask & STATX_NLINK) ? sx.stx_nlink : 1);
+	if (view >= 0) {
+		statx(view, "", AT_EMPTY_PATH, (unsigned)syscall_arg(t, 3), &sx);
+		close(view);
+	}
 	uint64_t dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
 	struct vfile *v = vfile_of(dev, sx.stx_ino,
 				   (sx.stx_mask & STATX_NLINK) ? (long)sx.stx_nlink
@@ -495,7 +557,8 @@ static void fingerprint(struct task *t, int fd)
 	ssize_t n = readlink(link, path, sizeof(path) - 1);
 	uint64_t hash, size;
 	if (n > 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && !synthetic_filesystem(fd) &&
-	    !seen_unchanged(&st) && fingerprint_fd(fd, &hash, &size) == 0) {
+	    !proc_view_snapshot(fd) && !seen_unchanged(&st) &&
+	    fingerprint_fd(fd, &hash, &size) == 0) {
 		path[n] = 0;
 		shim_get()->file_opened(t, sched_now(), path, size, hash);
 	}

@@ -6,20 +6,23 @@
  * kernel view (procfs, sysfs, cgroup, debugfs, tracefs, securityfs, bpf, pstore, efivarfs)
  * is judged at its exit, whatever path led there (a symlink like /etc/mtab, a relative
  * path, a procfs the program mounts itself): a whitelist of procfs files whose content is
- * the group's own (or is rewritten at each read by sys_proc.c) stays open; everything else
- * is absent (ENOENT), as in a restricted container, and other processes' /proc/PID files
- * are refused (EACCES). The virtual global files (cpuinfo,
- * meminfo, stat, uptime ...) and the group's small /sys are files detrun mounts over the
- * real ones at launch (launch.c): they are not on a kernel view, so no open of them stops
- * here. */
+ * the group's own (or that sys_proc.c replaces by a rewritten snapshot) stays open;
+ * everything else is absent (ENOENT), as in a restricted container, and other processes'
+ * /proc/PID files are refused (EACCES). Listings, stat and access agree (see "names").
+ * The virtual global files (cpuinfo, meminfo, stat, uptime ...) and the group's small
+ * /sys are files detrun mounts over the real ones at launch (launch.c): they are not on a
+ * kernel view, so no open of them stops here. */
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <linux/magic.h>
 
@@ -30,6 +33,7 @@
 #include "handlers/sys_reach.h"
 #include "handlers/sys_kernfs.h"
 #include "engine/tracer.h"
+#include "handlers/sys_proc.h"
 #include "syscalls/syscall_table.h"
 
 /* Files of /proc/PID and /proc/PID/task/TID of a member the group may open: its own arguments,
@@ -204,23 +208,170 @@ static bool kernel_view(int fd, bool *procfs)
 	return synthetic_filesystem(fd);
 }
 
+/* 0 if t may open supervisor descriptor fd's file, or the error its open gets. */
+static int open_verdict(struct task *t, int fd)
+{
+	bool procfs = false;
+	char rel[PATH_MAX];
+	if (!kernel_view(fd, &procfs))
+		return 0;
+	return !procfs || path_in_fs(t, fd, rel, sizeof(rel)) ? -ENOENT : procfs_refusal(rel);
+}
+
+int views_open_verdict(struct task *t, int fd)
+{
+	return open_verdict(t, fd);
+}
+
+bool views_listing_judged(struct task *t, int dir, char *rel, size_t size)
+{
+	struct statfs fs;
+	return fstatfs(dir, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC &&
+	       path_in_fs(t, dir, rel, size) == 0;
+}
+
+/* The target of symbolic link `name` in procfs directory dir, opened O_PATH as t would
+ * reach it: self and thread-self name t, not detrun (which the group's procfs does not
+ * show). A descriptor, or -1. */
+static int open_link_target(struct task *t, int dir, const char *name)
+{
+	char text[PATH_MAX], target[PATH_MAX + 64];
+	ssize_t n = readlinkat(dir, name, text, sizeof(text) - 1);
+	if (n <= 0)
+		return -1;
+	text[n] = 0;
+	const char *rest = NULL;
+	if (!strncmp(text, "self", 4) && (!text[4] || text[4] == '/'))
+		rest = text + 4, snprintf(target, sizeof(target), "%d%s", t->proc->ns_tgid, rest);
+	else if (!strncmp(text, "thread-self", 11) && (!text[11] || text[11] == '/'))
+		rest = text + 11,
+		snprintf(target, sizeof(target), "%d/task/%d%s", t->proc->ns_tgid, t->ns_tid, rest);
+	return openat(dir, rest ? target : name, O_PATH | O_CLOEXEC);
+}
+
+/* A symbolic link (self, thread-self, mounts, net, fd/N, ns/X) is judged by where it
+ * leads, as an open through it is; a file mounted over a procfs one (detrun's virtual
+ * meminfo, cpuinfo ...) is not on the kernel view. */
+bool views_entry_absent(struct task *t, int dir, dev_t dir_dev, const char *rel, const char *name,
+			unsigned char type)
+{
+	if (!strcmp(name, ".") || !strcmp(name, ".."))
+		return false;
+	if (type == DT_LNK) {
+		int fd = open_link_target(t, dir, name);
+		bool absent = fd >= 0 && open_verdict(t, fd) == -ENOENT;
+		if (fd >= 0)
+			close(fd);
+		return absent;
+	}
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%s", strcmp(rel, "/") ? rel : "", name);
+	struct stat st;
+	return procfs_refusal(path) == -ENOENT &&
+	       (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev == dir_dev);
+}
+
 bool views_refuse_open(struct task *t, int tfd)
 {
 	int fd = remote_dup_fd(t, tfd);
 	if (fd < 0)
 		return false;
-	bool procfs = false;
-	int err = 0;
-	char rel[PATH_MAX];
-	if (kernel_view(fd, &procfs))
-		err = !procfs || path_in_fs(t, fd, rel, sizeof(rel)) ? -ENOENT
-								     : procfs_refusal(rel);
+	int err = open_verdict(t, fd);
+	if (!err)
+		err = proc_view_substitute(t, tfd, fd);
 	close(fd);
 	if (!err)
 		return false;
 	remote_syscall(t, __NR_close, (uint64_t)tfd, 0, 0, 0, 0, 0);
 	syscall_set_result(t, err);
 	return true;
+}
+
+/* ---- names ----------------------------------------------------------------------------------
+ *
+ * A stat or access of a name agrees with what an open of it gets: an absent /proc file is
+ * not there for them either. Only the devices of procfs mounts need a look; which ones
+ * those are is learnt at the first name judged on each anonymous device. */
+
+static struct {
+	dev_t dev;
+	bool procfs;
+} devices[32];
+static unsigned n_devices;
+
+int views_procfs_device(dev_t dev)
+{
+	if (major(dev) != 0)
+		return 0; /* a procfs has an anonymous device */
+	for (unsigned i = 0; i < n_devices && i < 32; i++)
+		if (devices[i].dev == dev)
+			return devices[i].procfs;
+	return -1;
+}
+
+static void note_device(dev_t dev, bool procfs)
+{
+	if (views_procfs_device(dev) < 0)
+		devices[n_devices++ % 32] = (typeof(devices[0])){ dev, procfs };
+}
+
+/* t's path (at tracee address addr, from dirfd) opened O_PATH in t itself, where /proc/self
+ * names t: a supervisor descriptor, or -1. A symbolic link is followed unless nofollow. */
+static int open_in_tracee(struct task *t, int dirfd, uint64_t addr, bool nofollow)
+{
+	long tfd = remote_syscall(t, __NR_openat, (uint64_t)(int64_t)dirfd, addr,
+				  O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0), 0, 0, 0);
+	if (tfd < 0)
+		return -1;
+	int fd = remote_dup_fd(t, (int)tfd);
+	remote_syscall(t, __NR_close, (uint64_t)tfd, 0, 0, 0, 0, 0);
+	return fd;
+}
+
+/* A symbolic link (self, net) is judged by where it leads, as a listing does. */
+int views_name_verdict(struct task *t, int dirfd, uint64_t addr)
+{
+	int fd = open_in_tracee(t, dirfd, addr, true);
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
+		close(fd);
+		fd = open_in_tracee(t, dirfd, addr, false);
+	}
+	struct statfs fs;
+	if (fd < 0 || fstatfs(fd, &fs) || fstat(fd, &st)) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	note_device(st.st_dev, fs.f_type == PROC_SUPER_MAGIC);
+	int err = fs.f_type == PROC_SUPER_MAGIC ? open_verdict(t, fd) : 0;
+	close(fd);
+	return err;
+}
+
+/* Implements access(2), faccessat(2), faccessat2(2): a name an open finds absent is
+ * absent (ENOENT), and another process's /proc files are refused (EACCES) unless only
+ * their existence is asked. A name outside a procfs costs one look here. */
+void sys_access(struct task *t)
+{
+	bool at = t->syscall_nr != __NR_access;
+	int dirfd = at ? (int)syscall_arg(t, 0) : AT_FDCWD;
+	uint64_t addr = syscall_arg(t, at ? 1 : 0);
+	int mode = (int)syscall_arg(t, at ? 2 : 1);
+	bool follow = !(t->syscall_nr == __NR_faccessat2 &&
+			(syscall_arg(t, 3) & AT_SYMLINK_NOFOLLOW));
+	struct stat st;
+	if (stat_path(t, dirfd, addr, false, follow, &st) == 0 &&
+	    views_procfs_device(st.st_dev) == 0)
+		return;
+	int err = views_name_verdict(t, dirfd, addr);
+	if (err == -ENOENT || (err == -EACCES && mode != F_OK)) {
+		syscall_emulate(t, err);
+		return;
+	}
+	/* the look injected calls: the program's own one no longer runs from this stop */
+	syscall_emulate(t, remote_syscall(t, t->syscall_nr, syscall_arg(t, 0), syscall_arg(t, 1),
+					  syscall_arg(t, 2), syscall_arg(t, 3), 0, 0));
 }
 
 static void handle_opened(struct task *t)

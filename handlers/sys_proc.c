@@ -2,15 +2,16 @@
  *
  * The PID namespace already makes pids right. What remains is what the kernel measures
  * in real time: CPU times, start times, context switches, the CPU a task last ran on, the
- * real affinity mask, and the inode and device numbers in maps. A read of
- * /proc/PID/{stat,status,maps} (also under task/TID) is answered from a rewritten copy.
+ * real affinity mask, and the inode and device numbers in maps. An open of
+ * /proc/PID/{stat,statm,status,maps} (also under task/TID) gives a snapshot of the
+ * rewritten text instead of the kernel's file (see "snapshots" below).
  *
  * Kernel-wide counters show through too: mount ids (mountinfo, fdinfo's mnt_id, statx),
  * inode and device numbers of pipes, sockets and namespaces (fdinfo, readlink of
  * /proc/PID/fd/N and /proc/PID/ns), eventfd ids, socket cookies, inode generations, a
  * fresh random uuid per read and the boot id. Each is renumbered in order of first sight
  * (inodes and devices as stat(2) shows them, so the views agree) or comes from the seeded
- * generator. */
+ * generator (links and ioctl/getsockopt requests: sys_ids.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -18,21 +19,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/mman.h>
+#include <linux/openat2.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-#include <linux/fs.h>
 #include <linux/magic.h>
-
-#ifndef EXT4_IOC_GETVERSION /* fs/ext4/ext4.h */
-#define EXT4_IOC_GETVERSION _IOR('f', 3, long)
-#endif
-#ifndef SO_COOKIE
-#define SO_COOKIE 57
-#endif
 
 #include "scheduler/vclock.h"
 #include "vkernel/report.h"
@@ -40,6 +34,7 @@
 #include "vkernel/random.h"
 #include "handlers/sys_files.h"
 #include "handlers/sys_proc.h"
+#include "handlers/sys_kernfs.h"
 
 enum proc_view {
 	VIEW_NONE,
@@ -493,76 +488,253 @@ static void put_uuid(struct out *o, bool boot_id)
 	put(o, text, (size_t)n);
 }
 
-/* Copies up to len bytes of a view into the buffer of t's read(2) or the buffers of its
- * readv(2) or preadv2(2), in order: how many, or -EFAULT (-EINVAL for a bad vector). */
-static int64_t deliver(struct task *t, const char *text, size_t len)
-{
-	if (t->syscall_nr == __NR_read) {
-		size_t n = len < syscall_arg(t, 2) ? len : syscall_arg(t, 2);
-		return remote_write(t, REMOTE(syscall_arg(t, 1)), text, n) ? -EFAULT : (int64_t)n;
-	}
-	uint64_t count = syscall_arg(t, 2);
-	if (count > IOV_MAX)
-		return -EINVAL;
-	size_t done = 0;
-	for (uint64_t i = 0; i < count && done < len; i++) {
-		struct iovec v;
-		if (remote_read(t, REMOTE(syscall_arg(t, 1) + i * sizeof(v)), &v, sizeof(v)))
-			return -EFAULT;
-		size_t n = len - done < v.iov_len ? len - done : v.iov_len;
-		if (remote_write(t, REMOTE(v.iov_base), text + done, n))
-			return done ? (int64_t)done : -EFAULT;
-		done += n;
-	}
-	return (int64_t)done;
-}
+/* ---- snapshots ---------------------------------------------------------------------------
+ *
+ * A rewritten view must be the only text the program can read from its descriptor,
+ * whatever the call: pread64 and preadv run without stopping (they are hot on regular
+ * files), and a descriptor moves by dup, fork, SCM_RIGHTS and pidfd_getfd. So the
+ * descriptor an open of a view gives is not the kernel's file but a memfd holding the
+ * rewritten text (made at the open's exit, with the open's access mode and flags, at the
+ * same number), and every read form, pread included, sees only those bytes. Its content is
+ * refreshed where the kernel makes a seq_file's text anew, at a read that starts at offset
+ * 0, when that read stops (read, readv, preadv2); a pread at 0 between such stops sees the
+ * text of the last one, fixed at a point of the logical timeline like every other answer.
+ * The memfd's name is the view's path, "detrun-view:/proc/12/stat": readlink of
+ * /proc/PID/fd/N shows the path and fstat the procfs file, as natively. Nothing else is
+ * kept: a name the program forges itself leads only to a view it may open anyway. */
 
-bool proc_view_read(struct task *t, int fd)
+#define VIEW_MEMFD_PREFIX "detrun-view:"
+#define MEMFD_NAME_MAX 249 /* NAME_MAX - strlen("memfd:"), mm/memfd.c */
+
+/* Whether supervisor descriptor fd is a view's snapshot; the view's path in link. */
+static bool snapshot_of(int fd, char *link, size_t size)
 {
-	char link[256];
-	enum proc_view view = view_of(fd, link, sizeof(link));
-	if (view == VIEW_NONE)
+	static const char head[] = "/memfd:" VIEW_MEMFD_PREFIX, tail[] = " (deleted)";
+	const size_t hl = sizeof(head) - 1, tl = sizeof(tail) - 1;
+	struct statfs fs;
+	if (fstatfs(fd, &fs) < 0 || fs.f_type != TMPFS_MAGIC)
 		return false;
-	size_t len;
-	char *real = view == VIEW_UUID || view == VIEW_BOOT_ID ? strdup("") : read_all(fd, &len);
-	if (!real)
+	char path[64], target[PATH_MAX];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(path, target, sizeof(target) - 1);
+	if (n < (ssize_t)(hl + tl))
 		return false;
-	struct out o = { 0 };
-	put(&o, "", 0);
-	if (view == VIEW_STAT)
-		rewrite_stat(t, real, &o);
-	else if (view == VIEW_STATM)
-		rewrite_statm(real, &o);
-	else if (view == VIEW_STATUS)
-		rewrite_status(real, &o);
-	else if (view == VIEW_MAPS)
-		rewrite_maps(real, &o);
-	else if (view == VIEW_MOUNTINFO)
-		rewrite_mountinfo(real, &o);
-	else if (view == VIEW_FDINFO)
-		rewrite_fdinfo(t, link, real, &o);
-	else
-		put_uuid(&o, view == VIEW_BOOT_ID);
-	free(real);
-	bool at_offset = t->syscall_nr == __NR_preadv2 && (int64_t)syscall_arg(t, 3) != -1;
-	off_t pos = at_offset ? (off_t)syscall_arg(t, 3) : lseek(fd, 0, SEEK_CUR);
-	size_t from = pos >= 0 && (size_t)pos < o.len ? (size_t)pos : o.len;
-	int64_t result = deliver(t, o.buf + from, o.len - from);
-	if (result > 0 && !at_offset)
-		lseek(fd, (off_t)from + result, SEEK_SET);
-	free(o.buf);
-	syscall_emulate(t, result);
+	target[n] = 0;
+	if (strncmp(target, head, hl) || strcmp(target + n - tl, tail))
+		return false;
+	snprintf(link, size, "%.*s", (int)((size_t)n - hl - tl), target + hl);
 	return true;
 }
 
-/* The kernel splices a /proc file's text straight into a pipe or file, past the rewriting:
- * as kernels before 5.10 did for such files, the call fails with EINVAL, and programs
- * fall back to read(2). */
+/* The kernel's file of a snapshot's view, opened in t's root as an open of t would be and
+ * judged the same way: a descriptor, or -1. */
+static int view_reopen(struct task *t, const char *link, enum proc_view *view)
+{
+	char root[64], real[PATH_MAX];
+	snprintf(root, sizeof(root), "/proc/%d/root", t->tid);
+	int dir = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return -1;
+	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC,
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	int fd = (int)syscall(SYS_openat2, dir, link, &how, sizeof(how));
+	close(dir);
+	if (fd < 0)
+		return -1;
+	*view = view_of(fd, real, sizeof(real));
+	if (*view == VIEW_NONE || views_open_verdict(t, fd)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The text of view `view` (the kernel's file fd, at link) rewritten for t: 0, or -1 when
+ * the kernel's text cannot be read. */
+static int view_text(struct task *t, int fd, enum proc_view view, const char *link, struct out *o)
+{
+	size_t len;
+	char *real = view == VIEW_UUID || view == VIEW_BOOT_ID ? strdup("") : read_all(fd, &len);
+	if (!real)
+		return -1;
+	*o = (struct out){ 0 };
+	put(o, "", 0);
+	if (view == VIEW_STAT)
+		rewrite_stat(t, real, o);
+	else if (view == VIEW_STATM)
+		rewrite_statm(real, o);
+	else if (view == VIEW_STATUS)
+		rewrite_status(real, o);
+	else if (view == VIEW_MAPS)
+		rewrite_maps(real, o);
+	else if (view == VIEW_MOUNTINFO)
+		rewrite_mountinfo(real, o);
+	else if (view == VIEW_FDINFO)
+		rewrite_fdinfo(t, link, real, o);
+	else
+		put_uuid(o, view == VIEW_BOOT_ID);
+	free(real);
+	return 0;
+}
+
+/* Replaces the content of the memfd at `path` (a /proc/.../fd/N link) by text: 0 or -errno. */
+static int snapshot_fill(const char *path, const struct out *text)
+{
+	int w = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (w < 0)
+		return -errno;
+	size_t done = 0;
+	while (done < text->len) {
+		ssize_t n = write(w, text->buf + done, text->len - done);
+		if (n <= 0) {
+			close(w);
+			return n < 0 ? -errno : -EIO;
+		}
+		done += (size_t)n;
+	}
+	close(w);
+	return 0;
+}
+
+/* The snapshots made lately and not read yet: the text made at the open serves their
+ * first read, instead of being made again one event later (the usual open, read, close
+ * of a view pays for one text, not two). A snapshot pushed out only costs that second
+ * text. */
+static struct {
+	dev_t dev;
+	ino_t ino;
+} unread[16];
+static unsigned n_unread;
+
+static void made_unread(dev_t dev, ino_t ino)
+{
+	unread[n_unread++ % 16] = (typeof(unread[0])){ dev, ino };
+}
+
+/* Whether this is the first read of a snapshot made lately (it is then read). */
+static bool first_read(dev_t dev, ino_t ino)
+{
+	for (unsigned i = 0; i < 16 && i < n_unread; i++)
+		if (unread[i].dev == dev && unread[i].ino == ino) {
+			unread[i].ino = 0;
+			return true;
+		}
+	return false;
+}
+
+/* Puts at t's descriptor tfd a read-only open of its memfd `memfd` (of /proc/self/fd/M, as
+ * the program could make one), with the status flags `flags` of the open it stands for:
+ * tfd is closed first, so that the open takes that number as the lowest free one. Where
+ * t's root has no /proc, the memfd itself (read-write) goes there. 0, or -errno. */
+static long snapshot_install(struct task *t, long memfd, int tfd, int flags, int cloexec)
+{
+	char self[64];
+	snprintf(self, sizeof(self), "/proc/self/fd/%ld", memfd);
+	uint64_t at = remote_scratch(t, self, strlen(self) + 1);
+	long closed = at ? remote_syscall(t, __NR_close, (uint64_t)tfd, 0, 0, 0, 0, 0) : -ENOMEM;
+	long ro = closed == 0 ? remote_syscall(t, __NR_openat, (uint64_t)AT_FDCWD, at,
+					       (uint64_t)((flags & ~O_DIRECT) | cloexec), 0, 0, 0)
+			      : closed;
+	if (ro == tfd)
+		return 0;
+	long err = remote_syscall(t, __NR_dup3, (uint64_t)(ro >= 0 ? ro : memfd), (uint64_t)tfd,
+				  (uint64_t)cloexec, 0, 0, 0);
+	if (ro >= 0)
+		remote_syscall(t, __NR_close, (uint64_t)ro, 0, 0, 0, 0, 0);
+	return err < 0 ? err : 0;
+}
+
+int proc_view_substitute(struct task *t, int tfd, int fd)
+{
+	char link[PATH_MAX], name[PATH_MAX + sizeof(VIEW_MEMFD_PREFIX)];
+	enum proc_view view = view_of(fd, link, sizeof(link));
+	if (view == VIEW_NONE)
+		return 0;
+	if (snprintf(name, sizeof(name), VIEW_MEMFD_PREFIX "%s", link) > MEMFD_NAME_MAX)
+		return -ENAMETOOLONG; /* a procfs mounted that deep: never the kernel's text */
+	struct out text;
+	int flags = fcntl(fd, F_GETFL), fd_flags = 0;
+	if (flags >= 0 && ((flags & O_PATH) || (flags & O_ACCMODE) == O_WRONLY))
+		return 0; /* nothing can be read through it */
+	if (flags < 0 || view_text(t, fd, view, link, &text))
+		return -EIO;
+	fdinfo_scan(t->tid, tfd, "flags: %o", &fd_flags);
+	uint64_t at = remote_scratch(t, name, strlen(name) + 1);
+	long memfd = at ? remote_syscall(t, __NR_memfd_create, at, MFD_CLOEXEC, 0, 0, 0, 0)
+			: -ENOMEM;
+	long err = memfd;
+	if (memfd >= 0) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/fd/%ld", t->tid, memfd);
+		err = snapshot_fill(path, &text);
+		struct stat st;
+		if (err == 0 && stat(path, &st) == 0)
+			made_unread(st.st_dev, st.st_ino);
+	}
+	if (err >= 0)
+		err = snapshot_install(t, memfd, tfd, flags, fd_flags & O_CLOEXEC);
+	if (memfd >= 0)
+		remote_syscall(t, __NR_close, (uint64_t)memfd, 0, 0, 0, 0, 0);
+	free(text.buf);
+	if (err < 0)
+		task_warn(t, "cannot make the snapshot of %s (%s): the open fails", link,
+			  strerror((int)-err));
+	return err < 0 ? (int)err : 0;
+}
+
+void proc_view_refresh(struct task *t, int fd)
+{
+	char link[PATH_MAX];
+	if (!snapshot_of(fd, link, sizeof(link)))
+		return;
+	bool at_offset = t->syscall_nr == __NR_preadv2 && (int64_t)syscall_arg(t, 3) != -1;
+	off_t pos = at_offset ? (off_t)syscall_arg(t, 3) : lseek(fd, 0, SEEK_CUR);
+	struct stat st;
+	if (pos != 0 || fstat(fd, &st) || first_read(st.st_dev, st.st_ino))
+		return; /* the rest of the text the read at 0 made, as a seq_file goes on */
+	enum proc_view view;
+	int real = view_reopen(t, link, &view);
+	struct out text;
+	if (real < 0)
+		return; /* the process is gone: its last text stays */
+	if (view_text(t, real, view, link, &text) == 0) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		if (snapshot_fill(path, &text))
+			task_warn(t, "cannot refresh the snapshot of %s", link);
+		free(text.buf);
+	}
+	close(real);
+}
+
+bool proc_view_snapshot(int fd)
+{
+	char link[PATH_MAX];
+	return snapshot_of(fd, link, sizeof(link));
+}
+
+int proc_view_kernel_file(struct task *t, int tfd, mode_t mode, uint64_t nlink)
+{
+	if (tfd < 0 || !S_ISREG(mode) || nlink != 0)
+		return -1; /* a snapshot is an unlinked memfd */
+	int fd = remote_dup_fd(t, tfd);
+	char link[PATH_MAX];
+	enum proc_view view;
+	int real = fd >= 0 && snapshot_of(fd, link, sizeof(link)) ? view_reopen(t, link, &view)
+								  : -1;
+	if (fd >= 0)
+		close(fd);
+	return real;
+}
+
+/* A splice, sendfile or copy_file_range from a view moves its text without the refresh a
+ * read at 0 makes: as kernels before 5.10 did for /proc files, the call fails with EINVAL,
+ * and programs fall back to read(2). */
 bool proc_view_unspliceable(struct task *t, int arg)
 {
 	int fd = remote_dup_fd(t, (int)syscall_arg(t, arg));
-	char link[256];
-	bool view = fd >= 0 && view_of(fd, link, sizeof(link)) != VIEW_NONE;
+	char link[PATH_MAX];
+	bool view = fd >= 0 && snapshot_of(fd, link, sizeof(link));
 	if (fd >= 0)
 		close(fd);
 	if (view)
@@ -570,132 +742,16 @@ bool proc_view_unspliceable(struct task *t, int arg)
 	return view;
 }
 
-/* ---- links to anonymous objects ---------------------------------------------------------- */
-
-/* The device of the kernel's internal filesystem behind a link "TYPE:[N]": pipes,
- * sockets, namespaces. 0 for a type detrun does not know. */
-static uint64_t anon_fs_dev(const char *type, size_t len)
+/* A link to a view's snapshot, "/memfd:detrun-view:/proc/12/stat (deleted)" (as much of
+ * it as the buffer took), names the view: "/proc/12/stat". */
+bool proc_view_link_read(struct task *t, const char *link, uint64_t buf, uint64_t size)
 {
-	static uint64_t pipe_dev, socket_dev, ns_dev;
-	struct stat st;
-	if (len == 4 && !strncmp(type, "pipe", 4)) {
-		int p[2];
-		if (!pipe_dev && pipe2(p, O_CLOEXEC) == 0) {
-			if (fstat(p[0], &st) == 0)
-				pipe_dev = st.st_dev;
-			close(p[0]);
-			close(p[1]);
-		}
-		return pipe_dev;
-	}
-	if (len == 6 && !strncmp(type, "socket", 6)) {
-		int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-		if (!socket_dev && s >= 0 && fstat(s, &st) == 0)
-			socket_dev = st.st_dev;
-		if (s >= 0)
-			close(s);
-		return socket_dev;
-	}
-	static const char *const ns[] = { "cgroup", "ipc",
-					  "mnt",    "net",
-					  "pid",    "pid_for_children",
-					  "time",   "time_for_children",
-					  "user",   "uts" };
-	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++)
-		if (strlen(ns[i]) == len && !strncmp(type, ns[i], len)) {
-			if (!ns_dev && stat("/proc/self/ns/mnt", &st) == 0)
-				ns_dev = st.st_dev;
-			return ns_dev;
-		}
-	return 0;
-}
-
-static void link_read(struct task *t)
-{
-	int64_t len = syscall_result(t);
-	bool at = t->syscall_nr == __NR_readlinkat;
-	uint64_t buf = syscall_arg(t, at ? 2 : 1), size = syscall_arg(t, at ? 3 : 2);
-	char link[64];
-	if (len <= 0 || len >= (int64_t)sizeof(link) ||
-	    remote_read(t, REMOTE(buf), link, (size_t)len))
-		return;
-	link[len] = 0;
-	const char *open = strstr(link, ":[");
-	unsigned long long ino;
-	char close;
-	if (!open || sscanf(open + 2, "%llu%c", &ino, &close) != 2 || close != ']' ||
-	    link[len - 1] != ']')
-		return;
-	uint64_t dev = anon_fs_dev(link, (size_t)(open - link));
-	if (!dev)
-		return;
-	char out[64];
-	int n = snprintf(out, sizeof(out), "%.*s:[%llu]", (int)(open - link), link,
-			 (unsigned long long)files_virtual_ino(dev, ino, NLINK_UNKNOWN));
-	if ((uint64_t)n > size)
-		n = (int)size; /* readlink truncates silently */
-	if (remote_write(t, REMOTE(buf), out, (size_t)n))
-		return;
-	syscall_set_result(t, (uint64_t)n);
-}
-
-/* Implements readlink(2), readlinkat(2): "pipe:[N]", "socket:[N]", "mnt:[N]" ... name
- * kernel-wide inode numbers, renumbered as fstat shows those objects. */
-void sys_readlink(struct task *t)
-{
-	tracer_want_exit(t, link_read);
-}
-
-/* ---- ioctl and getsockopt requests that return kernel-wide ids ----------------------------- */
-
-/* The renumbered inode number of the object behind tracee descriptor tfd, or 0. */
-static uint64_t virtual_ino_of_fd(struct task *t, int tfd)
-{
-	int fd = remote_dup_fd(t, tfd);
-	struct stat st;
-	uint64_t vino = fd >= 0 && fstat(fd, &st) == 0
-				? files_virtual_ino(st.st_dev, st.st_ino, (long)st.st_nlink)
-				: 0;
-	if (fd >= 0)
-		close(fd);
-	return vino;
-}
-
-/* The inode generation (a random number per inode on ext4): the renumbered inode number,
- * as an int like the kernel's. */
-static void generation_read(struct task *t)
-{
-	if (syscall_result(t) != 0)
-		return;
-	uint32_t gen = (uint32_t)virtual_ino_of_fd(t, (int)syscall_arg(t, 0));
-	if (remote_write(t, REMOTE(syscall_arg(t, 2)), &gen, sizeof(gen)))
-		task_warn(t, "cannot write the inode generation");
-}
-
-/* A socket's cookie (a kernel-wide counter): the renumbered inode number of the socket, so
- * every descriptor of one socket gives the same cookie and no two sockets share one. */
-static void cookie_read(struct task *t)
-{
-	if (syscall_result(t) != 0)
-		return;
-	uint64_t cookie = virtual_ino_of_fd(t, (int)syscall_arg(t, 0));
-	if (remote_write(t, REMOTE(syscall_arg(t, 3)), &cookie, sizeof(cookie)))
-		task_warn(t, "cannot write the socket cookie");
-}
-
-bool kernel_id_call(struct task *t)
-{
-	if (t->syscall_nr == __NR_ioctl) {
-		uint32_t req = (uint32_t)syscall_arg(t, 1);
-		if (req != (uint32_t)FS_IOC_GETVERSION && req != (uint32_t)EXT4_IOC_GETVERSION)
-			return false;
-		tracer_want_exit(t, generation_read);
-		return true;
-	}
-	if (t->syscall_nr == __NR_getsockopt && (int)syscall_arg(t, 1) == SOL_SOCKET &&
-	    (int)syscall_arg(t, 2) == SO_COOKIE) {
-		tracer_want_exit(t, cookie_read);
-		return true;
-	}
-	return false;
+	static const char head[] = "/memfd:" VIEW_MEMFD_PREFIX, tail[] = " (deleted)";
+	size_t len = strlen(link), hl = sizeof(head) - 1, tl = sizeof(tail) - 1;
+	if (len < hl + tl || strncmp(link, head, hl) || strcmp(link + len - tl, tail))
+		return false;
+	size_t n = len - hl - tl < size ? len - hl - tl : size;
+	if (remote_write(t, REMOTE(buf), link + hl, n) == 0)
+		syscall_set_result(t, (int64_t)n);
+	return true;
 }
