@@ -100,9 +100,11 @@ static void hide_absent(struct task *t, int dir, dev_t dev, struct dent *list, i
 }
 
 /* The directory's position, shared with the tracee, counts entries of the sorted list:
- * rewinddir (offset 0) starts over, telldir/seekdir get these d_off values back. */
-static size_t pack_entries(const struct dent *list, int n, int64_t *pos, uint64_t dev, char *out,
-			   size_t size, bool legacy)
+ * rewinddir (offset 0) starts over, telldir/seekdir get these d_off values back. proc_dir:
+ * the path of a procfs directory listed (its entries' numbers are keyed by their paths, as
+ * a stat's are: files_identity), or NULL. */
+static size_t pack_entries(const struct dent *list, int n, int64_t *pos, uint64_t dev,
+			   const char *proc_dir, char *out, size_t size, bool legacy)
 {
 	size_t used = 0;
 	for (; *pos < n; (*pos)++) {
@@ -116,7 +118,8 @@ static size_t pack_entries(const struct dent *list, int n, int64_t *pos, uint64_
 			break;
 		char *rec = out + used;
 		memset(rec, 0, reclen);
-		uint64_t ino = files_virtual_ino(dev, e->ino, 1), off = (uint64_t)*pos + 1;
+		uint64_t key = proc_dir ? files_entry_key(proc_dir, e->name) : e->ino;
+		uint64_t ino = files_virtual_ino(dev, key, 1), off = (uint64_t)*pos + 1;
 		unsigned short rl = (unsigned short)reclen;
 		memcpy(rec, &ino, 8);
 		memcpy(rec + 8, &off, 8);
@@ -177,8 +180,15 @@ void sys_getdents(struct task *t)
 	char *out = malloc(size ? size : 1);
 	if (!out)
 		abort();
-	size_t used = pack_entries(list, n, &pos, st.st_dev, out, size,
-				   t->syscall_nr == __NR_getdents);
+	char link[64], proc_dir[PATH_MAX];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", dir);
+	ssize_t len = views_on_procfs(dir, st.st_dev) ? readlink(link, proc_dir, sizeof(proc_dir))
+						      : -1;
+	if (len > 0 && len < (ssize_t)sizeof(proc_dir))
+		proc_dir[len] = 0;
+	size_t used = pack_entries(list, n, &pos, st.st_dev,
+				   len > 0 && len < (ssize_t)sizeof(proc_dir) ? proc_dir : NULL,
+				   out, size, t->syscall_nr == __NR_getdents);
 	int64_t result = (int64_t)used;
 	if (!used && pos < n)
 		result = -EINVAL; /* the next entry does not fit the buffer */

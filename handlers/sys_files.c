@@ -127,6 +127,42 @@ uint64_t files_virtual_ino(uint64_t dev, uint64_t ino, long nlink)
 	return vfile_of(dev, ino, nlink)->vino;
 }
 
+/* procfs numbers an inode when a name is looked up and forgets it when the dentry cache lets
+ * it go (memory pressure, other processes reading /proc, drop_caches), so one file shows
+ * several numbers and the numbers' order of first sighting is the host's. A procfs file's
+ * identity is its path in the group's /proc, whose pid namespace numbers processes as the
+ * schedule does: its virtual number is kept under a hash of that path, top bit set so that
+ * no real (32-bit) procfs number is taken for one. */
+static uint64_t path_key(const char *dir, size_t dir_len, const char *name)
+{
+	uint64_t h = fnv64(FNV64_INIT, dir, dir_len);
+	if (name && strcmp(name, ".")) {
+		if (dir_len != 1 || dir[0] != '/')
+			h = fnv64(h, "/", 1);
+		h = fnv64(h, name, strlen(name));
+	}
+	return h | 1ULL << 63;
+}
+
+uint64_t files_identity(int fd, uint64_t dev, uint64_t ino)
+{
+	char link[64], path[PATH_MAX];
+	if (fd < 0 || !views_on_procfs(fd, dev))
+		return ino;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, path, sizeof(path));
+	return n > 0 && n < (ssize_t)sizeof(path) ? path_key(path, (size_t)n, NULL) : ino;
+}
+
+uint64_t files_entry_key(const char *dir, const char *name)
+{
+	size_t len = strlen(dir);
+	if (strcmp(name, ".."))
+		return path_key(dir, len, name);
+	const char *slash = strrchr(dir, '/');
+	return path_key(dir, slash && slash > dir ? (size_t)(slash - dir) : 1, NULL);
+}
+
 uint64_t files_virtual_dev(uint64_t dev)
 {
 	return virtual_dev(dev);
@@ -252,9 +288,14 @@ static int stat_fd(struct task *t, int tfd, struct stat *st)
 
 void files_written(struct task *t, int tfd)
 {
+	int fd = remote_dup_fd(t, tfd);
 	struct stat st;
-	if (stat_fd(t, tfd, &st) == 0 && S_ISREG(st.st_mode))
-		touched(&st, false);
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		stamp(vfile_of(st.st_dev, files_identity(fd, st.st_dev, st.st_ino),
+			       (long)st.st_nlink),
+		      false);
+	if (fd >= 0)
+		close(fd);
 }
 
 /* ---- stat, statx -------------------------------------------------------------------------------- */
@@ -318,6 +359,28 @@ static bool stat_of_absent_name(struct task *t, dev_t dev, uint64_t out, size_t 
 	return true;
 }
 
+/* The key of the virtual number of the file a stat call of t has just described (see
+ * files_identity): view, a supervisor descriptor of the /proc view's procfs file, or -1;
+ * tfd, the descriptor stat'ed, or -1 for a path. A file on a device known not to be a
+ * procfs costs nothing; another, a look at the file the descriptor or path names. */
+static uint64_t stat_key(struct task *t, int view, int tfd, uint64_t dev, uint64_t ino,
+			 bool nofollow)
+{
+	int dirfd;
+	uint64_t addr;
+	if (view >= 0)
+		return files_identity(view, dev, ino);
+	if (views_procfs_device(dev) == 0)
+		return ino;
+	int fd = tfd >= 0                           ? remote_dup_fd(t, tfd)
+		 : stat_path_args(t, &dirfd, &addr) ? views_open_name(t, dirfd, addr, nofollow)
+						    : -1;
+	uint64_t key = files_identity(fd, dev, ino);
+	if (fd >= 0)
+		close(fd);
+	return key;
+}
+
 static void stat_done(struct task *t)
 {
 	if (syscall_result(t) != 0)
@@ -328,12 +391,16 @@ static void stat_done(struct task *t)
 	    stat_of_absent_name(t, st.st_dev, addr, sizeof(st)))
 		return;
 	/* a /proc view's snapshot shows the view's procfs file, as natively */
-	int view = proc_view_kernel_file(t, stat_of_descriptor(t), st.st_mode, st.st_nlink);
-	if (view >= 0) {
+	int tfd = stat_of_descriptor(t);
+	int view = proc_view_kernel_file(t, tfd, st.st_mode, st.st_nlink);
+	if (view >= 0)
 		fstat(view, &st);
+	bool nofollow = t->syscall_nr == __NR_lstat || (t->syscall_nr == __NR_newfstatat &&
+							(syscall_arg(t, 3) & AT_SYMLINK_NOFOLLOW));
+	uint64_t key = stat_key(t, view, tfd, st.st_dev, st.st_ino, nofollow);
+	if (view >= 0)
 		close(view);
-	}
-	struct vfile *v = vfile_of(st.st_dev, st.st_ino, (long)st.st_nlink);
+	struct vfile *v = vfile_of(st.st_dev, key, (long)st.st_nlink);
 	int64_t a = timespec_to_ns(st.st_atim), m = timespec_to_ns(st.st_mtim),
 		c = timespec_to_ns(st.st_ctim);
 	virtual_times(v, &a, &m, &c, NULL);
@@ -377,12 +444,14 @@ static void statx_done(struct task *t)
 		return;
 	int view = proc_view_kernel_file(t, statx_of_descriptor(t), sx.stx_mode,
 					 (sx.stx_mask & STATX_NLINK) ? sx.stx_nlink : 1);
-	if (view >= 0) {
+	if (view >= 0)
 		statx(view, "", AT_EMPTY_PATH, (unsigned)syscall_arg(t, 3), &sx);
-		close(view);
-	}
 	uint64_t dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
-	struct vfile *v = vfile_of(dev, sx.stx_ino,
+	uint64_t key = stat_key(t, view, statx_of_descriptor(t), dev, sx.stx_ino,
+				syscall_arg(t, 2) & AT_SYMLINK_NOFOLLOW);
+	if (view >= 0)
+		close(view);
+	struct vfile *v = vfile_of(dev, key,
 				   (sx.stx_mask & STATX_NLINK) ? (long)sx.stx_nlink
 							       : NLINK_UNKNOWN);
 	int64_t a = statx_ns(&sx.stx_atime), m = statx_ns(&sx.stx_mtime),

@@ -113,7 +113,9 @@ static uint64_t virtual_ino_of_fd(struct task *t, int tfd)
 	int fd = remote_dup_fd(t, tfd);
 	struct stat st;
 	uint64_t vino = fd >= 0 && fstat(fd, &st) == 0
-				? files_virtual_ino(st.st_dev, st.st_ino, (long)st.st_nlink)
+				? files_virtual_ino(st.st_dev,
+						    files_identity(fd, st.st_dev, st.st_ino),
+						    (long)st.st_nlink)
 				: 0;
 	if (fd >= 0)
 		close(fd);

@@ -315,9 +315,17 @@ static void note_device(dev_t dev, bool procfs)
 		devices[n_devices++ % 32] = (typeof(devices[0])){ dev, procfs };
 }
 
-/* t's path (at tracee address addr, from dirfd) opened O_PATH in t itself, where /proc/self
- * names t: a supervisor descriptor, or -1. A symbolic link is followed unless nofollow. */
-static int open_in_tracee(struct task *t, int dirfd, uint64_t addr, bool nofollow)
+bool views_on_procfs(int fd, dev_t dev)
+{
+	int known = views_procfs_device(dev);
+	struct statfs fs;
+	if (known >= 0 || fstatfs(fd, &fs))
+		return known > 0;
+	note_device(dev, fs.f_type == PROC_SUPER_MAGIC);
+	return fs.f_type == PROC_SUPER_MAGIC;
+}
+
+int views_open_name(struct task *t, int dirfd, uint64_t addr, bool nofollow)
 {
 	long tfd = remote_syscall(t, __NR_openat, (uint64_t)(int64_t)dirfd, addr,
 				  O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0), 0, 0, 0);
@@ -331,11 +339,11 @@ static int open_in_tracee(struct task *t, int dirfd, uint64_t addr, bool nofollo
 /* A symbolic link (self, net) is judged by where it leads, as a listing does. */
 int views_name_verdict(struct task *t, int dirfd, uint64_t addr)
 {
-	int fd = open_in_tracee(t, dirfd, addr, true);
+	int fd = views_open_name(t, dirfd, addr, true);
 	struct stat st;
 	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
 		close(fd);
-		fd = open_in_tracee(t, dirfd, addr, false);
+		fd = views_open_name(t, dirfd, addr, false);
 	}
 	struct statfs fs;
 	if (fd < 0 || fstatfs(fd, &fs) || fstat(fd, &st)) {

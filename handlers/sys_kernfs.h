@@ -35,5 +35,11 @@ int views_name_verdict(struct task *t, int dirfd, uint64_t addr);
 /* 1 if device dev is a procfs, 0 if not, -1 if not known yet (known from the names
  * views_name_verdict judged): a stat's result elsewhere needs no verdict. */
 int views_procfs_device(dev_t dev);
+/* Whether supervisor descriptor fd, of device dev, is on a procfs: views_procfs_device, or
+ * for a device not met yet the descriptor's file system (then noted). */
+bool views_on_procfs(int fd, dev_t dev);
+/* t's path (at tracee address addr, from dirfd) opened O_PATH in t itself, where /proc/self
+ * names t: a supervisor descriptor, or -1. A symbolic link is followed unless nofollow. */
+int views_open_name(struct task *t, int dirfd, uint64_t addr, bool nofollow);
 
 #endif

@@ -401,8 +401,9 @@ static void rewrite_mountinfo(const char *in, struct out *o)
 	}
 }
 
-/* The file a /proc/PID/fdinfo/N describes, stat'ed in the task's view of the group's /proc. */
-static int described_file(struct task *t, const char *link, struct stat *st)
+/* The file a /proc/PID/fdinfo/N describes, stat'ed in the task's view of the group's /proc,
+ * with the key of its virtual number (files_identity): 0, or -1. */
+static int described_file(struct task *t, const char *link, struct stat *st, uint64_t *key)
 {
 	const char *fdinfo = strstr(link, "/fdinfo/");
 	if (!fdinfo)
@@ -410,7 +411,13 @@ static int described_file(struct task *t, const char *link, struct stat *st)
 	char path[512];
 	snprintf(path, sizeof(path), "/proc/%d/root%.*s/fd/%s", t->tid, (int)(fdinfo - link), link,
 		 fdinfo + 8);
-	return stat(path, st);
+	int fd = open(path, O_PATH | O_CLOEXEC);
+	int err = fd < 0 || fstat(fd, st) ? -1 : 0;
+	if (!err)
+		*key = files_identity(fd, st->st_dev, st->st_ino);
+	if (fd >= 0)
+		close(fd);
+	return err;
 }
 
 /* Rewrites "name:<spaces>N" (decimal) or, with hex, "name:N" in hex, at the start of
@@ -418,7 +425,8 @@ static int described_file(struct task *t, const char *link, struct stat *st)
 static void rewrite_fdinfo(struct task *t, const char *link, const char *in, struct out *o)
 {
 	struct stat st;
-	bool have_file = described_file(t, link, &st) == 0;
+	uint64_t key = 0;
+	bool have_file = described_file(t, link, &st, &key) == 0;
 	for (const char *line = in; *line;) {
 		const char *end = strchrnul(line, '\n');
 		size_t len = (size_t)(end - line) + (*end ? 1 : 0);
@@ -429,7 +437,8 @@ static void rewrite_fdinfo(struct task *t, const char *link, const char *in, str
 				 (unsigned long long)renumbered(&mount_ids, v));
 		else if (sscanf(line, "ino: %llu", &v) == 1 && have_file)
 			snprintf(repl, sizeof(repl), "ino:\t%llu\n",
-				 (unsigned long long)files_virtual_ino(st.st_dev, v,
+				 (unsigned long long)files_virtual_ino(st.st_dev,
+								       v == st.st_ino ? key : v,
 								       NLINK_UNKNOWN));
 		else if (sscanf(line, "eventfd-id: %llu", &v) == 1)
 			snprintf(repl, sizeof(repl), "eventfd-id: %llu\n",

@@ -7,11 +7,16 @@
 // the detrun output must equal the native one.
 #include <gtest/gtest.h>
 
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -427,6 +432,84 @@ TEST(ViewsProcWalk, EveryReadableFileIsTheSameOnEveryRun)
 		ASSERT_EQ(r.out, first)
 			<< FirstDifference("detrun run 0", first, "detrun run " + std::to_string(i),
 					   r.out);
+	}
+}
+
+// Lists the /proc that process pid and its children see (under detrun, the namespace init
+// among them sees the group's): a host process reading the group's /proc.
+static void ListProcOfGroup(pid_t pid)
+{
+	std::vector<std::string> pids = { std::to_string(pid) };
+	std::istringstream children(
+		ReadFile("/proc/" + pids[0] + "/task/" + pids[0] + "/children"));
+	for (std::string c; children >> c;)
+		pids.push_back(c);
+	for (const auto &p : pids) {
+		DIR *d = opendir(("/proc/" + p + "/root/proc").c_str());
+		if (!d)
+			continue;
+		while (readdir(d))
+			;
+		closedir(d);
+	}
+}
+
+// A procfs inode is made when its name is looked up and made anew, with a new number, after
+// the kernel drops its unused dentry (memory pressure, other processes' work): virtual
+// numbers were handed out in the order the real ones were first met, so a drop between two
+// looks gave the file a second number and every file met later another one (the walk above
+// differed at an fdinfo with other tests beside it). The test drops the kernel's unused
+// dentries and inodes (drop_caches 2, which frees only caches) while the guest waits, or
+// not, after a host process looked at the group's /proc (as other processes' /proc reading
+// does; without that the drop changed nothing under detrun): natively the file's number
+// changes, under detrun nothing does, and fstat and fdinfo show the same number.
+TEST(ViewsProcIno, ProcfsNumbersDoNotDependOnTheHostsDentryCache)
+{
+	if (access("/proc/sys/vm/drop_caches", W_OK) != 0)
+		GTEST_SKIP() << "cannot drop the kernel's caches here (not root)";
+	std::vector<std::string> argv = { std::string(GUEST_DIR) + "/view_procino" };
+	auto run = [&](bool detrun, bool drop) {
+		int go[2];
+		EXPECT_EQ(pipe2(go, O_CLOEXEC), 0);
+		RunOptions opt;
+		opt.stdin_fd = go[0];
+		Child c(detrun ? UnderDetrun({}, argv) : argv, opt);
+		close(go[0]);
+		EXPECT_TRUE(c.WaitForOutput("ready\n", 60)) << c.Out() << c.Err();
+		if (drop) {
+			ListProcOfGroup(c.Pid());
+			int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+			EXPECT_EQ(fd >= 0 ? write(fd, "2\n", 2) : -1, 2) << strerror(errno);
+			if (fd >= 0)
+				close(fd);
+		}
+		close(go[1]);
+		RunResult r = c.Finish();
+		EXPECT_EQ(r.code, 0) << r.Describe();
+		return r.out;
+	};
+	// before, after, fstat, fdinfo, next
+	auto numbers = [](const std::string &out) {
+		std::vector<unsigned long long> n(5);
+		size_t at = out.find("before ");
+		EXPECT_TRUE(at != std::string::npos &&
+			    sscanf(out.c_str() + at,
+				   "before %llu after %llu fstat %llu fdinfo %llu next %llu", &n[0],
+				   &n[1], &n[2], &n[3], &n[4]) == 5)
+			<< out;
+		return n;
+	};
+	std::vector<unsigned long long> native = numbers(run(false, true));
+	ASSERT_NE(native[0], native[1]) << "dropping the caches made no new procfs inode natively";
+	EXPECT_EQ(native[2], native[3]) << "fstat and fdinfo differ natively";
+	std::string quiet = run(true, false);
+	std::vector<unsigned long long> n = numbers(quiet);
+	EXPECT_EQ(n[0], n[1]) << quiet;
+	EXPECT_EQ(n[1], n[2]) << quiet;
+	EXPECT_EQ(n[2], n[3]) << "fstat and fdinfo differ: " << quiet;
+	for (int i = 0; i < 2; i++) {
+		std::string dropped = run(true, true);
+		EXPECT_EQ(dropped, quiet) << "with the host's caches dropped (run " << i << ")";
 	}
 }
 
