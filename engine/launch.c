@@ -368,6 +368,25 @@ static void private_shm(void)
 			strerror(errno));
 }
 
+/* Named network namespaces (ip netns add) are nsfs mounts under /run/netns that other
+ * processes add and remove at any time (the replicate tests' clusters do): the group's
+ * mount table, a copy of the host's at its start, would show whichever were there then.
+ * The group gets an empty, read-only /run/netns instead (the subtree detached first, so
+ * that none of those mounts stays listed under it). */
+static void private_netns_dir(void)
+{
+	struct stat st;
+	if (stat("/run/netns", &st) < 0 || !S_ISDIR(st.st_mode))
+		return;
+	umount2("/run/netns", MNT_DETACH); /* EINVAL where it is no mount point: none below */
+	if (mount("detrun-netns", "/run/netns", "tmpfs",
+		  MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=755") < 0)
+		fprintf(stderr,
+			"detrun: warning: cannot hide the host's named network namespaces (%s): "
+			"the group's mount table lists those there at its start\n",
+			strerror(errno));
+}
+
 static void enter_private_views(const struct launch_options *lo)
 {
 	if (unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC) < 0)
@@ -389,6 +408,7 @@ static void enter_private_views(const struct launch_options *lo)
 	}
 	private_sys(lo->cpus);
 	private_shm();
+	private_netns_dir();
 	sethostname(DETRUN_HOSTNAME, strlen(DETRUN_HOSTNAME));
 	setdomainname("(none)", 6);
 	write_file("/proc/sys/kernel/hostname", DETRUN_HOSTNAME);

@@ -34,9 +34,3 @@ suite_test(SpinCycle.ExitBesideALoopThatCallsEndsTheGroup "e2e;slow" 11)
 suite_test(Shim.ShimGoneBeforeHelloNeverKillsDetrunWithSigpipe "e2e;slow" 10)
 suite_test("Table/E2E.DeterministicUnderDetrun/spin_barrier  # GetParam() = spin_barrier"
   "e2e;slow" 8)
-
-# KNOWN DETRUN BUG, not a test's: /proc/PID/fdinfo/N of a procfs file shows a virtual inode
-# number that depends on the host's procfs inode numbers, which other processes' churn
-# changes (two parallel suite runs out of two differed at /proc/PID/fdinfo/3 between detrun
-# runs). Until sys_proc.c's fdinfo view is fixed the walk runs with no other test beside it.
-set_tests_properties(ViewsProcWalk.EveryReadableFileIsTheSameOnEveryRun PROPERTIES RUN_SERIAL ON)

@@ -513,6 +513,27 @@ TEST(ViewsProcIno, ProcfsNumbersDoNotDependOnTheHostsDentryCache)
 	}
 }
 
+// Named network namespaces (ip netns add) are mounts under /run/netns that other processes
+// make and remove at any time (the replicate tests' clusters): the group's mount table, a
+// copy of the host's, listed those there at its start, so the walk above differed at
+// mountinfo beside those tests. The test adds one between two runs.
+TEST(ViewsMounts, HostsNamedNetworkNamespacesDoNotShowInTheMountTable)
+{
+	if (RunCommand({ "ip", "netns", "list" }).code != 0)
+		GTEST_SKIP() << "no ip netns here";
+	std::vector<std::string> argv = UnderDetrun({}, { "cat", "/proc/self/mountinfo" });
+	RunResult before = RunCommand(argv);
+	ASSERT_EQ(before.code, 0) << before.Describe();
+	std::string name = "detrun-views-" + std::to_string(getpid());
+	RunResult added = RunCommand({ "ip", "netns", "add", name });
+	ASSERT_EQ(added.code, 0) << added.Describe();
+	RunResult after = RunCommand(argv);
+	RunCommand({ "ip", "netns", "del", name });
+	ASSERT_EQ(after.code, 0) << after.Describe();
+	EXPECT_EQ(after.out, before.out)
+		<< FirstDifference("before ip netns add", before.out, "after", after.out);
+}
+
 // Issue 17 point 7: a rewritten /proc view (stat, status, maps, fdinfo) gives the same bytes
 // to every read form: pread64 and preadv run without stopping, and before they read the
 // kernel's text (real times, switches, inode and mount numbers), so view_procread's
