@@ -38,6 +38,28 @@
 // ---------------------------------------------------------------------------------------
 // Running a command
 
+namespace
+{
+// The test binary's own inherited descriptors beyond stdio (ctest's LastTest.log.tmp) are
+// the runner's: a command a test starts would inherit them, and their file position, which
+// other tests' output moves, showed in the command's /proc/PID/fdinfo. Descriptors a test
+// opens itself are passed as before.
+struct RunnerDescriptorsStayHere {
+	RunnerDescriptorsStayHere()
+	{
+		DIR *d = opendir("/proc/self/fd");
+		if (!d)
+			return;
+		for (struct dirent *e; (e = readdir(d));) {
+			int fd = atoi(e->d_name);
+			if (fd > 2 && fd != dirfd(d))
+				fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC);
+		}
+		closedir(d);
+	}
+} runner_descriptors_stay_here;
+} // namespace
+
 double MonoNow()
 {
 	struct timespec ts;
