@@ -102,7 +102,7 @@ static void hide_absent(struct task *t, int dir, dev_t dev, struct dent *list, i
 /* The directory's position, shared with the tracee, counts entries of the sorted list:
  * rewinddir (offset 0) starts over, telldir/seekdir get these d_off values back. proc_dir:
  * the path of a procfs directory listed (its entries' numbers are keyed by their paths, as
- * a stat's are: files_identity), or NULL. */
+ * a stat's are: views_proc_identity), or NULL. */
 static size_t pack_entries(const struct dent *list, int n, int64_t *pos, uint64_t dev,
 			   const char *proc_dir, char *out, size_t size, bool legacy)
 {
@@ -118,7 +118,7 @@ static size_t pack_entries(const struct dent *list, int n, int64_t *pos, uint64_
 			break;
 		char *rec = out + used;
 		memset(rec, 0, reclen);
-		uint64_t key = proc_dir ? files_entry_key(proc_dir, e->name) : e->ino;
+		uint64_t key = proc_dir ? views_proc_entry_key(proc_dir, e->name) : e->ino;
 		uint64_t ino = files_virtual_ino(dev, key, 1), off = (uint64_t)*pos + 1;
 		unsigned short rl = (unsigned short)reclen;
 		memcpy(rec, &ino, 8);

@@ -127,42 +127,6 @@ uint64_t files_virtual_ino(uint64_t dev, uint64_t ino, long nlink)
 	return vfile_of(dev, ino, nlink)->vino;
 }
 
-/* procfs numbers an inode when a name is looked up and forgets it when the dentry cache lets
- * it go (memory pressure, other processes reading /proc, drop_caches), so one file shows
- * several numbers and the numbers' order of first sighting is the host's. A procfs file's
- * identity is its path in the group's /proc, whose pid namespace numbers processes as the
- * schedule does: its virtual number is kept under a hash of that path, top bit set so that
- * no real (32-bit) procfs number is taken for one. */
-static uint64_t path_key(const char *dir, size_t dir_len, const char *name)
-{
-	uint64_t h = fnv64(FNV64_INIT, dir, dir_len);
-	if (name && strcmp(name, ".")) {
-		if (dir_len != 1 || dir[0] != '/')
-			h = fnv64(h, "/", 1);
-		h = fnv64(h, name, strlen(name));
-	}
-	return h | 1ULL << 63;
-}
-
-uint64_t files_identity(int fd, uint64_t dev, uint64_t ino)
-{
-	char link[64], path[PATH_MAX];
-	if (fd < 0 || !views_on_procfs(fd, dev))
-		return ino;
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	ssize_t n = readlink(link, path, sizeof(path));
-	return n > 0 && n < (ssize_t)sizeof(path) ? path_key(path, (size_t)n, NULL) : ino;
-}
-
-uint64_t files_entry_key(const char *dir, const char *name)
-{
-	size_t len = strlen(dir);
-	if (strcmp(name, ".."))
-		return path_key(dir, len, name);
-	const char *slash = strrchr(dir, '/');
-	return path_key(dir, slash && slash > dir ? (size_t)(slash - dir) : 1, NULL);
-}
-
 uint64_t files_virtual_dev(uint64_t dev)
 {
 	return virtual_dev(dev);
@@ -291,7 +255,7 @@ void files_written(struct task *t, int tfd)
 	int fd = remote_dup_fd(t, tfd);
 	struct stat st;
 	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-		stamp(vfile_of(st.st_dev, files_identity(fd, st.st_dev, st.st_ino),
+		stamp(vfile_of(st.st_dev, views_proc_identity(fd, st.st_dev, st.st_ino),
 			       (long)st.st_nlink),
 		      false);
 	if (fd >= 0)
@@ -360,7 +324,7 @@ static bool stat_of_absent_name(struct task *t, dev_t dev, uint64_t out, size_t 
 }
 
 /* The key of the virtual number of the file a stat call of t has just described (see
- * files_identity): view, a supervisor descriptor of the /proc view's procfs file, or -1;
+ * views_proc_identity): view, a supervisor descriptor of the /proc view's procfs file, or -1;
  * tfd, the descriptor stat'ed, or -1 for a path. A file on a device known not to be a
  * procfs costs nothing; another, a look at the file the descriptor or path names. */
 static uint64_t stat_key(struct task *t, int view, int tfd, uint64_t dev, uint64_t ino,
@@ -369,13 +333,13 @@ static uint64_t stat_key(struct task *t, int view, int tfd, uint64_t dev, uint64
 	int dirfd;
 	uint64_t addr;
 	if (view >= 0)
-		return files_identity(view, dev, ino);
+		return views_proc_identity(view, dev, ino);
 	if (views_procfs_device(dev) == 0)
 		return ino;
 	int fd = tfd >= 0                           ? remote_dup_fd(t, tfd)
 		 : stat_path_args(t, &dirfd, &addr) ? views_open_name(t, dirfd, addr, nofollow)
 						    : -1;
-	uint64_t key = files_identity(fd, dev, ino);
+	uint64_t key = views_proc_identity(fd, dev, ino);
 	if (fd >= 0)
 		close(fd);
 	return key;

@@ -38,12 +38,6 @@ void files_written(struct task *t, int tfd);
  * knows it (a name in a directory links it), NLINK_UNKNOWN otherwise. */
 #define NLINK_UNKNOWN (-1L)
 uint64_t files_virtual_ino(uint64_t dev, uint64_t ino, long nlink);
-/* The inode number to give files_virtual_ino for the file of supervisor descriptor fd
- * (device dev, inode ino): ino, or on a procfs (whose numbers the host decides) a key made
- * from its path in the group's /proc. files_entry_key: the same key for entry `name` of
- * procfs directory dir (its path as files_identity reads it). */
-uint64_t files_identity(int fd, uint64_t dev, uint64_t ino);
-uint64_t files_entry_key(const char *dir, const char *name);
 uint64_t files_virtual_dev(uint64_t dev);
 /* Is fd on a kernel view whose content is made when read (proc, sysfs, cgroup ...)? Such
  * files are not part of a run's starting state. */

@@ -25,6 +25,7 @@
 #include "vkernel/report.h"
 #include "handlers/sys_common.h"
 #include "handlers/sys_files.h"
+#include "handlers/sys_kernfs.h"
 #include "handlers/sys_proc.h"
 
 /* ---- links to anonymous objects ---------------------------------------------------------- */
@@ -114,7 +115,7 @@ static uint64_t virtual_ino_of_fd(struct task *t, int tfd)
 	struct stat st;
 	uint64_t vino = fd >= 0 && fstat(fd, &st) == 0
 				? files_virtual_ino(st.st_dev,
-						    files_identity(fd, st.st_dev, st.st_ino),
+						    views_proc_identity(fd, st.st_dev, st.st_ino),
 						    (long)st.st_nlink)
 				: 0;
 	if (fd >= 0)

@@ -32,6 +32,7 @@
 #include "handlers/sys_files.h"
 #include "handlers/sys_reach.h"
 #include "handlers/sys_kernfs.h"
+#include "recorder/fingerprint.h"
 #include "engine/tracer.h"
 #include "handlers/sys_proc.h"
 #include "syscalls/syscall_table.h"
@@ -323,6 +324,42 @@ bool views_on_procfs(int fd, dev_t dev)
 		return known > 0;
 	note_device(dev, fs.f_type == PROC_SUPER_MAGIC);
 	return fs.f_type == PROC_SUPER_MAGIC;
+}
+
+/* procfs numbers an inode when a name is looked up and forgets it when the dentry cache lets
+ * it go (memory pressure, other processes reading /proc, drop_caches), so one file shows
+ * several numbers and the numbers' order of first sighting is the host's. A procfs file's
+ * identity is its path in the group's /proc, whose pid namespace numbers processes as the
+ * schedule does: its virtual number is kept under a hash of that path, top bit set so that
+ * no real (32-bit) procfs number is taken for one. */
+static uint64_t path_key(const char *dir, size_t dir_len, const char *name)
+{
+	uint64_t h = fnv64(FNV64_INIT, dir, dir_len);
+	if (name && strcmp(name, ".")) {
+		if (dir_len != 1 || dir[0] != '/')
+			h = fnv64(h, "/", 1);
+		h = fnv64(h, name, strlen(name));
+	}
+	return h | 1ULL << 63;
+}
+
+uint64_t views_proc_identity(int fd, uint64_t dev, uint64_t ino)
+{
+	char link[64], path[PATH_MAX];
+	if (fd < 0 || !views_on_procfs(fd, dev))
+		return ino;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, path, sizeof(path));
+	return n > 0 && n < (ssize_t)sizeof(path) ? path_key(path, (size_t)n, NULL) : ino;
+}
+
+uint64_t views_proc_entry_key(const char *dir, const char *name)
+{
+	size_t len = strlen(dir);
+	if (strcmp(name, ".."))
+		return path_key(dir, len, name);
+	const char *slash = strrchr(dir, '/');
+	return path_key(dir, slash && slash > dir ? (size_t)(slash - dir) : 1, NULL);
 }
 
 int views_open_name(struct task *t, int dirfd, uint64_t addr, bool nofollow)

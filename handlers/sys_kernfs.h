@@ -38,6 +38,12 @@ int views_procfs_device(dev_t dev);
 /* Whether supervisor descriptor fd, of device dev, is on a procfs: views_procfs_device, or
  * for a device not met yet the descriptor's file system (then noted). */
 bool views_on_procfs(int fd, dev_t dev);
+/* The inode number to give files_virtual_ino for the file of supervisor descriptor fd
+ * (device dev, inode ino): ino, or on a procfs (whose numbers the host decides) a key made
+ * from its path in the group's /proc. views_proc_entry_key: the same key for entry `name`
+ * of procfs directory dir (its path as views_proc_identity reads it). */
+uint64_t views_proc_identity(int fd, uint64_t dev, uint64_t ino);
+uint64_t views_proc_entry_key(const char *dir, const char *name);
 /* t's path (at tracee address addr, from dirfd) opened O_PATH in t itself, where /proc/self
  * names t: a supervisor descriptor, or -1. A symbolic link is followed unless nofollow. */
 int views_open_name(struct task *t, int dirfd, uint64_t addr, bool nofollow);

@@ -402,7 +402,7 @@ static void rewrite_mountinfo(const char *in, struct out *o)
 }
 
 /* The file a /proc/PID/fdinfo/N describes, stat'ed in the task's view of the group's /proc,
- * with the key of its virtual number (files_identity): 0, or -1. */
+ * with the key of its virtual number (views_proc_identity): 0, or -1. */
 static int described_file(struct task *t, const char *link, struct stat *st, uint64_t *key)
 {
 	const char *fdinfo = strstr(link, "/fdinfo/");
@@ -414,7 +414,7 @@ static int described_file(struct task *t, const char *link, struct stat *st, uin
 	int fd = open(path, O_PATH | O_CLOEXEC);
 	int err = fd < 0 || fstat(fd, st) ? -1 : 0;
 	if (!err)
-		*key = files_identity(fd, st->st_dev, st->st_ino);
+		*key = views_proc_identity(fd, st->st_dev, st->st_ino);
 	if (fd >= 0)
 		close(fd);
 	return err;
