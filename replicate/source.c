@@ -58,12 +58,29 @@ static void stop_if_asked(struct js_source *j)
 			   (unsigned long long)sched_now());
 }
 
+/* Ends the consumer's subscription. The server may still be delivering to it (what is
+ * left of the last fetch, its expiry notice), and libnats 3.4's read loop takes a
+ * subscription from the connection's table without holding a reference to it: one freed
+ * at that moment is written to afterwards (the message appended to its list), which
+ * corrupts the heap. So it is unsubscribed first, then a round trip to the server
+ * (a flush: the read loop handles its answer only after any message that found the
+ * subscription in the table), and only then freed. */
+static void unsubscribe(struct js_source *j)
+{
+	natsSubscription_Unsubscribe(j->sub);
+	while (natsConnection_FlushTimeout(j->l->nc, 1000) != NATS_OK) {
+		stop_if_asked(j);
+		usleep(100 * 1000); /* reconnecting: its new read loop starts after the old ended */
+	}
+	natsSubscription_Destroy(j->sub);
+	j->sub = NULL;
+}
+
 /* Starts the consumer over at the record after the last one consumed. */
 static void resubscribe(struct js_source *j)
 {
 	drop_batch(j);
-	natsSubscription_Destroy(j->sub);
-	j->sub = NULL;
+	unsubscribe(j);
 	while (subscribe(j) != NATS_OK) {
 		stop_if_asked(j);
 		usleep(100 * 1000);
