@@ -3,10 +3,12 @@
 // the group, foreign system call ABIs are refused by name, and prctl reports the
 // program's own settings. Guests: tests/guests/esc_*.c.
 #include <gtest/gtest.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -153,8 +155,21 @@ TEST(Escape, Clone3UntracedWithoutScratchMemoryIsRefused)
 
 // A process of the run still alive and not about to die: not exiting (PF_EXITING in the
 // flags of /proc/PID/stat: a SIGKILL already taken), no SIGKILL pending, not a zombie.
-bool Survives(pid_t pid)
+// Between taking a SIGKILL and PF_EXITING a dying process shows neither, and on a busy
+// machine it can be left there a while: so a process only survives if it is still alive,
+// and not dying, once it has had `grace` seconds to exit (its pidfd readable).
+bool Survives(pid_t pid, int grace)
 {
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd < 0)
+		return false; /* gone */
+	struct pollfd exited = { fd, POLLIN, 0 };
+	int r;
+	while ((r = poll(&exited, 1, grace * 1000)) < 0 && errno == EINTR) {
+	}
+	close(fd);
+	if (r > 0)
+		return false;
 	std::ifstream st("/proc/" + std::to_string(pid) + "/stat");
 	std::string stat((std::istreambuf_iterator<char>(st)), std::istreambuf_iterator<char>());
 	size_t close = stat.rfind(')');
@@ -219,7 +234,8 @@ pid_t StartAndAwait(const std::vector<std::string> &argv, const std::string &tex
 
 // The group's child clears its death signal and waits forever; detrun is killed with
 // SIGKILL. Every process of the run must be dead or dying by the time detrun is reaped:
-// PTRACE_O_EXITKILL (and the reaper's death signal) send the SIGKILLs as detrun exits.
+// PTRACE_O_EXITKILL (and the reaper's death signal) send the SIGKILLs as detrun exits;
+// each then ends by itself, with no help from the test (Survives).
 void ExpectNothingSurvivesKill9(const std::vector<std::string> &opts)
 {
 	int out = -1;
@@ -233,7 +249,7 @@ void ExpectNothingSurvivesKill9(const std::vector<std::string> &opts)
 	EXPECT_GT(pid, 0) << "the guest never said ready";
 	std::vector<std::string> survivors;
 	for (const ProcInfo &p : FindLeftovers(detrun))
-		if (Survives(p.pid))
+		if (Survives(p.pid, 10))
 			survivors.push_back(std::to_string(p.pid) + " " + p.cmdline);
 	KillLeftovers(detrun);
 	close(out);
