@@ -142,17 +142,24 @@ std::vector<ProcInfo> FindLeftovers(pid_t leader)
 	return out;
 }
 
+bool ExitsWithin(pid_t pid, int seconds)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd < 0)
+		return true; /* already gone */
+	struct pollfd p = { fd, POLLIN, 0 };
+	int r;
+	while ((r = poll(&p, 1, seconds * 1000)) < 0 && errno == EINTR) {
+	}
+	close(fd);
+	return r > 0;
+}
+
 // waitpid(pid) for at most `seconds` (a killed process stuck in the kernel must not hang
 // the test). Returns true if it was reaped.
 bool WaitBounded(pid_t pid, int *status, int seconds)
 {
-	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (fd >= 0) {
-		struct pollfd p = { fd, POLLIN, 0 };
-		while (poll(&p, 1, seconds * 1000) < 0 && errno == EINTR) {
-		}
-		close(fd);
-	}
+	ExitsWithin(pid, seconds);
 	return waitpid(pid, status, WNOHANG) == pid;
 }
 

@@ -103,6 +103,8 @@ std::vector<ProcInfo> FindLeftovers(pid_t leader);
 // Kills and reaps whatever the run led by `leader` left behind; their descriptions.
 std::vector<std::string> KillLeftovers(pid_t leader);
 bool WaitBounded(pid_t pid, int *status, int seconds);
+// Whether pid exits (or is already gone) within `seconds`; any process, not only a child.
+bool ExitsWithin(pid_t pid, int seconds);
 void EnsureSubreaper();
 
 std::vector<std::string> SplitLines(const std::string &s);

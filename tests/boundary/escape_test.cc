@@ -3,12 +3,10 @@
 // the group, foreign system call ABIs are refused by name, and prctl reports the
 // program's own settings. Guests: tests/guests/esc_*.c.
 #include <gtest/gtest.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -160,15 +158,7 @@ TEST(Escape, Clone3UntracedWithoutScratchMemoryIsRefused)
 // and not dying, once it has had `grace` seconds to exit (its pidfd readable).
 bool Survives(pid_t pid, int grace)
 {
-	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (fd < 0)
-		return false; /* gone */
-	struct pollfd exited = { fd, POLLIN, 0 };
-	int r;
-	while ((r = poll(&exited, 1, grace * 1000)) < 0 && errno == EINTR) {
-	}
-	close(fd);
-	if (r > 0)
+	if (ExitsWithin(pid, grace))
 		return false;
 	std::ifstream st("/proc/" + std::to_string(pid) + "/stat");
 	std::string stat((std::istreambuf_iterator<char>(st)), std::istreambuf_iterator<char>());
