@@ -249,6 +249,7 @@ Child::Child(const std::vector<std::string> &argv, const RunOptions &opt) : opt_
 
 	fflush(stdout);
 	fflush(stderr);
+	pid_t parent = getpid();
 	pid_ = fork();
 	if (pid_ < 0) {
 		r_.err = std::string("fork: ") + strerror(errno);
@@ -256,6 +257,8 @@ Child::Child(const std::vector<std::string> &argv, const RunOptions &opt) : opt_
 	}
 	if (pid_ == 0) {
 		setsid(); // own session and process group: pgid == sid == pid
+		if (opt.die_with_test && (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent))
+			_exit(126); // or the test process died before the death signal was set
 		for (int s = 1; s < NSIG; s++)
 			signal(s, SIG_DFL);
 		sigset_t none;

@@ -21,6 +21,9 @@ struct RunOptions {
 	std::vector<std::string> unset_env; // variables removed in the child
 	int stdin_fd = -1;                  // the child's stdin (e.g. a pty slave); -1: /dev/null
 	bool controlling_tty = false;       // make stdin_fd (a terminal) the controlling tty
+	// SIGKILL to the command when the test process dies (Ctrl-C'd or killed ctest): for
+	// servers and clients in sessions of their own, which would outlive it otherwise.
+	bool die_with_test = false;
 };
 
 struct RunResult {
