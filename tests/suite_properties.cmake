@@ -9,19 +9,33 @@ function(suite_test name labels cost)
   set_tests_properties(${name} PROPERTIES LABELS "${labels}" COST ${cost})
 endfunction()
 
-# Every Replicate test runs its own NATS cluster and nodes (replicate_test.cc: their ports
-# come from the process's own port block, the nodes' names and addresses from its pid).
-foreach(t FollowerThatCannotBindSaysSo KvServerCrashIsReplicated
-    UnixSocketServerFollows ErrorsAreOneLine ReplicaMustRunWhatTheLeaderRuns
-    InputLargerThanMaxPayloadReplicates FollowerStopsOnSigtermWhileWaiting
-    LeaderStopsOnSigtermWhileAppendsWait)
+# The Replicate tests that leave the NATS servers alone share one cluster, the fixture
+# ReplicateCluster (tests/CMakeLists.txt), started once per ctest run; ctest -R picks it up
+# with any of them. The others kill or stop servers, or run replicas on nodes (network
+# namespaces that reach only their own cluster's address): each starts a cluster of its own
+# (replicate_test.cc: UseOwnCluster). Their ports come from the process's own port block,
+# the nodes' names from its pid, the group names from its pid and start time.
+function(shared_cluster_test name)
+  set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED ReplicateCluster
+    ENVIRONMENT DETRUN_NATS_CLUSTER=${NATS_CLUSTER_DIR}/cluster)
+endfunction()
+foreach(t KvServerCrashIsReplicated UnixSocketServerFollows ErrorsAreOneLine
+    ReplicaMustRunWhatTheLeaderRuns InputLargerThanMaxPayloadReplicates
+    FollowerStopsOnSigtermWhileWaiting)
+  suite_test(Replicate.${t} "e2e;cluster" 3)
+  shared_cluster_test(Replicate.${t})
+endforeach()
+suite_test(Replicate.KvServerFailoverInOneNamespace "e2e;cluster;slow" 18)
+suite_test(Replicate.LeaderKilledBetweenPartsLeavesNoTornRecord "e2e;cluster;slow" 8)
+shared_cluster_test(Replicate.KvServerFailoverInOneNamespace)
+shared_cluster_test(Replicate.LeaderKilledBetweenPartsLeavesNoTornRecord)
+
+foreach(t FollowerThatCannotBindSaysSo LeaderStopsOnSigtermWhileAppendsWait)
   suite_test(Replicate.${t} "e2e;cluster" 3)
 endforeach()
 suite_test(Replicate.MemcachedLeaderKilledFollowerTakesOver "e2e;cluster;slow" 60)
 suite_test(Replicate.StreamLeaderServerKilledDuringLoad "e2e;cluster;slow" 30)
-suite_test(Replicate.KvServerFailoverInOneNamespace "e2e;cluster;slow" 18)
 suite_test(Replicate.KvServerLeaderKilledFollowerTakesOver "e2e;cluster;slow" 16)
-suite_test(Replicate.LeaderKilledBetweenPartsLeavesNoTornRecord "e2e;cluster;slow" 8)
 
 suite_test(PostgreSQL.ServerUnderDetrunServesPgbenchFiveTimes "e2e;slow" 70)
 suite_test(PostgreSQL.RecordedOverItsUnixSocketReplaysOffline "e2e;slow" 15)

@@ -1,18 +1,23 @@
-// detrun replicate on a real 3-node NATS JetStream cluster on loopback, started
-// and stopped by the suite (stores under a temporary directory). Each replica is its own
-// detrun process in its own directory. The failover tests run each replica on a node of
-// its own: a network namespace joined to the test's by a veth pair
+// detrun replicate on a real 3-node NATS JetStream cluster on loopback. The tests that leave
+// the servers alone share one cluster, which ctest starts once per run (the fixture
+// ReplicateCluster: nats_cluster.cc); each names its groups uniquely. The tests that kill or
+// stop servers, or run replicas on nodes, start a cluster of their own (stores under a
+// temporary directory), as every test does when this program runs without ctest. Each
+// replica is its own detrun process in its own directory. The failover tests run each
+// replica on a node of its own: a network namespace joined to the test's by a veth pair
 // (replicate/cluster.sh nodes-up), where the server binds the same port as on every other
 // node; the client talks to the nodes' addresses. The other tests run every replica in the
 // test's namespace, where only the leader can bind the port. What is asserted never
 // depends on timing: a leader is killed after the client has seen a given number of
-// acknowledgements, and every waiting step has a hard limit.
+// acknowledgements, and every waiting step has a hard limit. Servers, replicas and clients
+// die with the test process (a Ctrl-C'd ctest leaves none running).
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -39,11 +44,14 @@ struct Node {
 	std::string ns, addr, here;
 };
 
-// The three nats-server processes of the suite, and the three nodes, made by the suite and
-// removed after it (a run that was killed leaves them to the next run's nodes-sweep: their
-// names carry the test process's pid). The servers' clients connect on the first node's
-// address on this side, which every node reaches (127.0.0.1 if there are no nodes).
+// A 3-server NATS cluster: this test process's own (its three nats-server processes and
+// three nodes, made on first use and removed after the suite; a run that was killed leaves
+// the nodes to the next run's nodes-sweep: their names carry the test process's pid), or the
+// suite's shared one (ctest's fixture ReplicateCluster, tests/replicate/nats_cluster.cc),
+// which only its URLs and ports describe here. The servers' clients connect on the first
+// node's address on this side, which every node reaches (127.0.0.1 if there are no nodes).
 struct Cluster {
+	bool shared = false;
 	std::unique_ptr<TempDir> dir;
 	int base = 0;
 	std::string host = "127.0.0.1", urls;
@@ -88,9 +96,14 @@ struct Cluster {
 	}
 	bool Start(int n)
 	{
+		if (shared) {
+			ADD_FAILURE() << "a test that stops servers needs a cluster of its own";
+			return false;
+		}
 		std::string conf = (*dir) / ("n" + std::to_string(n + 1) + ".conf");
 		WriteFile(conf, Conf(n));
 		RunOptions opt;
+		opt.die_with_test = true;
 		opt.timeout_s = 1500;
 		servers[n] = std::make_unique<Child>(std::vector<std::string>{ "nats-server", "-c",
 									       conf },
@@ -99,6 +112,10 @@ struct Cluster {
 	}
 	void Kill(int n)
 	{
+		if (shared) {
+			ADD_FAILURE() << "a test that kills servers needs a cluster of its own";
+			return;
+		}
 		servers[n]->Signal(SIGKILL);
 		servers[n]->Finish();
 	}
@@ -112,42 +129,93 @@ struct Cluster {
 	}
 };
 
+// The cluster the running test uses: one of the two below.
 Cluster *cluster;
+Cluster *own_cluster, *shared_cluster;
 
-class Replicate : public ::testing::Test
+// This process's own cluster, started on first use and kept for the tests after (when the
+// test program runs them all): for the tests that kill or stop servers, or run replicas on
+// nodes (whose namespaces reach only the address this cluster listens on).
+void UseOwnCluster()
 {
-      protected:
-	static void SetUpTestSuite()
-	{
-		cluster = new Cluster;
-		cluster->dir = std::make_unique<TempDir>("replicate");
+	if (!own_cluster) {
+		own_cluster = new Cluster;
+		Cluster *c = own_cluster;
+		c->dir = std::make_unique<TempDir>("replicate");
 		// servers at base+0..2, routes at +10..12, monitoring at +20..22
-		cluster->base = ReservedPorts(23);
-		cluster->MakeNodes();
+		c->base = ReservedPorts(23);
+		c->MakeNodes();
 		for (int n = 0; n < 3; n++) {
-			if (!cluster->urls.empty())
-				cluster->urls += ",";
-			cluster->urls += "nats://" + cluster->host + ":" +
-					 std::to_string(cluster->base + n);
+			if (!c->urls.empty())
+				c->urls += ",";
+			c->urls += "nats://" + c->host + ":" + std::to_string(c->base + n);
 		}
 		for (int n = 0; n < 3; n++)
-			cluster->Start(n);
+			c->Start(n);
 		// JetStream answers once the servers have elected a meta leader (bounded).
 		for (int i = 0; i < 300; i++) {
 			RunResult r = RunCommand(
 				{ "curl", "-s",
-				  "http://127.0.0.1:" + std::to_string(cluster->base + 20) +
-					  "/jsz" });
+				  "http://127.0.0.1:" + std::to_string(c->base + 20) + "/jsz" });
 			if (r.out.find("\"leader\"") != std::string::npos)
 				break;
 			usleep(100 * 1000);
 		}
 	}
+	cluster = own_cluster;
+}
+
+// The suite's shared cluster, which ctest starts once for the tests that leave its servers
+// alone: the file DETRUN_NATS_CLUSTER names ("urls=..." and "base=..." lines). Without that
+// variable (the test program run by hand), this process's own.
+void UseSharedCluster()
+{
+	const char *file = getenv("DETRUN_NATS_CLUSTER");
+	if (!file) {
+		UseOwnCluster();
+		return;
+	}
+	if (!shared_cluster) {
+		shared_cluster = new Cluster;
+		shared_cluster->shared = true;
+		for (const std::string &line : SplitLines(ReadFile(file))) {
+			if (line.rfind("urls=", 0) == 0)
+				shared_cluster->urls = line.substr(5);
+			if (line.rfind("base=", 0) == 0)
+				shared_cluster->base = std::stoi(line.substr(5));
+		}
+	}
+	cluster = shared_cluster;
+	ASSERT_FALSE(cluster->urls.empty() || cluster->base == 0)
+		<< "DETRUN_NATS_CLUSTER=" << file << " names no cluster (ctest starts it with "
+		<< "the fixture ReplicateCluster): \"" << ReadFile(file) << "\"";
+}
+
+// A group name no other test uses on the cluster: the test process's pid with its start
+// time, since pids repeat within a run (pid_max is 32768 here) and a group an earlier test
+// left on the shared cluster would be followed instead of led.
+std::string GroupName(const std::string &prefix)
+{
+	std::string stat = ReadFile("/proc/self/stat");
+	std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+	std::string field, started;
+	for (int i = 3; i <= 22 && fields >> field; i++)
+		started = field; // field 22: the start time, in clock ticks since boot
+	return prefix + std::to_string(getpid()) + "-" + started;
+}
+
+class Replicate : public ::testing::Test
+{
+      protected:
 	static void TearDownTestSuite()
 	{
-		cluster->Stop();
-		cluster->RemoveNodes();
-		delete cluster;
+		if (own_cluster) {
+			own_cluster->Stop();
+			own_cluster->RemoveNodes();
+		}
+		delete own_cluster;
+		delete shared_cluster;
+		own_cluster = shared_cluster = cluster = nullptr;
 	}
 };
 
@@ -158,6 +226,7 @@ std::unique_ptr<Child> Replica(const TempDir &dir, const std::string &group,
 			       const std::string &netns = "")
 {
 	RunOptions opt;
+	opt.die_with_test = true;
 	opt.cwd = dir / node;
 	opt.timeout_s = 600;
 	mkdir(opt.cwd.c_str(), 0755);
@@ -235,7 +304,7 @@ struct Group {
 	std::unique_ptr<Child> r[3], client;
 
 	explicit Group(const Server &server)
-	    : s(server), dir("repl-" + server.name), name(server.name + std::to_string(getpid()))
+	    : s(server), dir("repl-" + server.name), name(GroupName(server.name))
 	{
 		for (const auto &a : s.argv)
 			prog.push_back(Replace(Replace(a, "PORT", std::to_string(port)), "ADDR",
@@ -338,7 +407,10 @@ void EndAlike(Group &g, int leader, const std::string &facts)
 void FailoverRun(const Server &s)
 {
 	if (s.own_nodes) {
+		UseOwnCluster();
 		ASSERT_EQ(cluster->nodes.size(), 3u) << cluster->nodes_why;
+	} else {
+		ASSERT_NO_FATAL_FAILURE(UseSharedCluster());
 	}
 	Group g(s);
 	std::string keys = std::to_string(s.keys);
@@ -350,6 +422,7 @@ void FailoverRun(const Server &s)
 			<< g.r[n]->Finish().Describe();
 	}
 	RunOptions copt;
+	copt.die_with_test = true;
 	copt.timeout_s = 900;
 	g.client = std::make_unique<Child>(std::vector<std::string>{ kClient, s.proto,
 								     g.Everywhere(), keys },
@@ -424,6 +497,7 @@ TEST_F(Replicate, KvServerFailoverInOneNamespace)
 // address) says so when it replays the bind, not when it would take over.
 TEST_F(Replicate, FollowerThatCannotBindSaysSo)
 {
+	UseOwnCluster();
 	ASSERT_EQ(cluster->nodes.size(), 3u) << cluster->nodes_why;
 	Group g({ "nobind", "kv", {}, 0, true, true });
 	g.prog = { kKvServer, std::to_string(g.port), "data", g.Addr(0) };
@@ -449,9 +523,10 @@ TEST_F(Replicate, FollowerThatCannotBindSaysSo)
 // over.
 TEST_F(Replicate, KvServerCrashIsReplicated)
 {
+	ASSERT_NO_FATAL_FAILURE(UseSharedCluster());
 	TempDir dir("repl-crash");
 	int port = FreePort();
-	std::string group = "crash" + std::to_string(getpid());
+	std::string group = GroupName("crash");
 	std::vector<std::string> prog = { kKvServer, std::to_string(port), "data" };
 	std::unique_ptr<Child> r[3];
 	KillReplicasOnExit guard{ r };
@@ -485,8 +560,9 @@ TEST_F(Replicate, KvServerCrashIsReplicated)
 // in use"). The program binds, listens, chmods, stats and unlinks the file, and ends.
 TEST_F(Replicate, UnixSocketServerFollows)
 {
+	ASSERT_NO_FATAL_FAILURE(UseSharedCluster());
 	TempDir dir("repl-unix");
-	std::string group = "unix" + std::to_string(getpid());
+	std::string group = GroupName("unix");
 	std::vector<std::string> prog = { std::string(GUEST_DIR) + "/rep_unix_bind", "." };
 	std::unique_ptr<Child> r[3];
 	KillReplicasOnExit guard{ r };
@@ -507,6 +583,7 @@ TEST_F(Replicate, UnixSocketServerFollows)
 // Errors: one line each, a non-zero exit, nothing left running.
 TEST_F(Replicate, ErrorsAreOneLine)
 {
+	ASSERT_NO_FATAL_FAILURE(UseSharedCluster());
 	TempDir dir("repl-err");
 	int closed = FreePort();
 	struct Case {
@@ -538,9 +615,10 @@ TEST_F(Replicate, ErrorsAreOneLine)
 // to follow.
 TEST_F(Replicate, ReplicaMustRunWhatTheLeaderRuns)
 {
+	ASSERT_NO_FATAL_FAILURE(UseSharedCluster());
 	TempDir dir("repl-mismatch");
 	int port = FreePort();
-	std::string group = "mismatch" + std::to_string(getpid());
+	std::string group = GroupName("mismatch");
 	auto leader = Replica(dir, group, "a", { kKvServer, std::to_string(port), "data" });
 	KillOnExit guard{ { leader.get() } };
 	ASSERT_TRUE(leader->WaitForOutput("leads group", 90, true)) << leader->Finish().Describe();
@@ -599,10 +677,11 @@ int StreamLeader(const std::string &name, int ask)
 // diverge, and the snapshots counts every key).
 TEST_F(Replicate, StreamLeaderServerKilledDuringLoad)
 {
+	UseOwnCluster();
 	TempDir dir("repl-stream");
 	int port = FreePort();
 	const int keys = 3000;
-	std::string group = "stream" + std::to_string(getpid());
+	std::string group = GroupName("stream");
 	std::vector<std::string> prog = { kKvServer, std::to_string(port), "data" };
 	std::unique_ptr<Child> r[3];
 	KillReplicasOnExit guard{ r };
@@ -616,6 +695,7 @@ TEST_F(Replicate, StreamLeaderServerKilledDuringLoad)
 			<< r[n]->Finish().Describe();
 	}
 	RunOptions copt;
+	copt.die_with_test = true;
 	copt.timeout_s = 900;
 	Child client({ kClient, "kv", std::to_string(port), std::to_string(keys) }, copt);
 	KillOnExit client_guard{ { &client } };
@@ -716,7 +796,7 @@ struct BigReadGroup {
 	KillReplicasOnExit guard{ r };
 
 	BigReadGroup(const std::string &name, const std::string &b = kBigBytes)
-	    : dir("repl-" + name), group(name + std::to_string(getpid())), bytes(b)
+	    : dir("repl-" + name), group(GroupName(name)), bytes(b)
 	{
 	}
 	bool Start(int replicas = 3)
@@ -735,6 +815,7 @@ struct BigReadGroup {
 	RunResult Send() const
 	{
 		RunOptions opt;
+		opt.die_with_test = true;
 		opt.timeout_s = 300;
 		return RunCommand({ kBigRead, "send", std::to_string(port), bytes }, opt);
 	}
@@ -759,6 +840,7 @@ struct BigReadGroup {
 // digest as the client, and ends alike.
 TEST_F(Replicate, InputLargerThanMaxPayloadReplicates)
 {
+	ASSERT_NO_FATAL_FAILURE(UseSharedCluster());
 	BigReadGroup g("big");
 	ASSERT_TRUE(g.Start()) << g.r[0]->Err();
 	RunResult client = g.Send();
@@ -782,6 +864,7 @@ TEST_F(Replicate, InputLargerThanMaxPayloadReplicates)
 // whole, with the client's digest.
 TEST_F(Replicate, LeaderKilledBetweenPartsLeavesNoTornRecord)
 {
+	ASSERT_NO_FATAL_FAILURE(UseSharedCluster());
 	BigReadGroup g("torn");
 	ASSERT_TRUE(g.Start()) << g.r[0]->Err();
 	g.r[0]->Signal(SIGSTOP); // no append and no renewal from now on
@@ -818,6 +901,7 @@ TEST_F(Replicate, LeaderKilledBetweenPartsLeavesNoTornRecord)
 // group killed and one line, instead of when the next record comes.
 TEST_F(Replicate, FollowerStopsOnSigtermWhileWaiting)
 {
+	ASSERT_NO_FATAL_FAILURE(UseSharedCluster());
 	BigReadGroup g("term");
 	ASSERT_TRUE(g.Start()) << g.r[0]->Err();
 	// b has every record the stream holds (its progress in the bucket): the leader waits
@@ -861,11 +945,13 @@ TEST_F(Replicate, FollowerStopsOnSigtermWhileWaiting)
 // instead of after the minute it waits for a cluster. The servers come back afterwards.
 TEST_F(Replicate, LeaderStopsOnSigtermWhileAppendsWait)
 {
+	UseOwnCluster();
 	BigReadGroup g("noquorum", "1000");
 	ASSERT_TRUE(g.Start(1)) << g.r[0]->Err();
 	cluster->Kill(1);
 	cluster->Kill(2);
 	RunOptions copt;
+	copt.die_with_test = true;
 	copt.timeout_s = 120;
 	Child client({ kBigRead, "send", std::to_string(g.port), g.bytes }, copt);
 	KillOnExit client_guard{ { &client } };
