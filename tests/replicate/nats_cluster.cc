@@ -229,7 +229,8 @@ void WaitForTheEnd(pid_t owner)
 	std::string said = up ? "ready " + urls
 			      : "no JetStream meta leader within 60 s: see " + dir + "/n*.log\n";
 	if (up)
-		WriteFile(dir + "/cluster", "urls=" + urls + "\nbase=" + std::to_string(base) + "\n");
+		WriteFile(dir + "/cluster",
+			  "urls=" + urls + "\nbase=" + std::to_string(base) + "\n");
 	if (write(report, said.data(), said.size()) < 0)
 		up = false; // setup is gone: nobody will use the cluster
 	close(report);
@@ -270,7 +271,6 @@ int Setup(const std::string &dir)
 			said.append(buf, (size_t)got);
 		else if (errno != EINTR)
 			break;
-	waitpid(pid, nullptr, WNOHANG);
 	if (said.rfind("ready ", 0) == 0) {
 		printf("NATS cluster %s, files under %s\n", said.substr(6).c_str(), dir.c_str());
 		return 0;
