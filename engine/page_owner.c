@@ -4,7 +4,10 @@
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
+#include <stddef.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -22,13 +25,116 @@ enum {
 		   UFFD_FEATURE_WP_HUGETLBFS_SHMEM | UFFD_FEATURE_WP_UNPOPULATED_,
 };
 
-/* The userfaultfd(2) call made inside t: one that takes the kernel's faults if the process
- * may make one, else one for its user-mode faults. */
+/* Closes descriptor `fd` of t, if it is one. */
+static void close_in_task(struct task *t, long fd)
+{
+	if (fd >= 0)
+		remote_syscall(t, SYS_close, (uint64_t)fd, 0, 0, 0, 0, 0);
+}
+
+/* What recvmsg(2) in t fills: laid out in t's scratch memory, its pointers t's addresses. */
+struct rights_msg {
+	struct msghdr msg;
+	struct iovec iov;
+	char byte;
+	union {
+		struct cmsghdr head;
+		char room[CMSG_SPACE(sizeof(int))];
+	} control;
+};
+
+/* Receives in t, on its socket `sock`, the descriptor detrun sent: its number in t. */
+static long receive_in_task(struct task *t, long sock)
+{
+	struct rights_msg m = { 0 };
+	uint64_t at = remote_scratch(t, &m, sizeof(m));
+	if (!at)
+		return -EFAULT;
+	m.msg.msg_iov = (void *)(uintptr_t)(at + offsetof(struct rights_msg, iov));
+	m.msg.msg_iovlen = 1;
+	m.msg.msg_control = (void *)(uintptr_t)(at + offsetof(struct rights_msg, control));
+	m.msg.msg_controllen = sizeof(m.control);
+	m.iov = (struct iovec){ (void *)(uintptr_t)(at + offsetof(struct rights_msg, byte)), 1 };
+	int err = remote_write(t, REMOTE(at), &m, sizeof(m));
+	if (err)
+		return err;
+	long n = remote_syscall(t, SYS_recvmsg, (uint64_t)sock, at, MSG_CMSG_CLOEXEC, 0, 0, 0);
+	if (n < 0)
+		return n;
+	err = remote_read(t, REMOTE(at), &m, sizeof(m));
+	if (err)
+		return err;
+	if (m.control.head.cmsg_level != SOL_SOCKET || m.control.head.cmsg_type != SCM_RIGHTS)
+		return -EPROTO;
+	int fd;
+	memcpy(&fd, CMSG_DATA(&m.control.head), sizeof(fd));
+	return fd;
+}
+
+/* Sends detrun's descriptor `fd` to t: a socketpair made in t, detrun's copy of one end. */
+static long send_to_task(struct task *t, int fd)
+{
+	int pair[2] = { -1, -1 };
+	uint64_t at = remote_scratch(t, pair, sizeof(pair));
+	if (!at)
+		return -EFAULT;
+	long err = remote_syscall(t, SYS_socketpair, AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, at, 0,
+				  0);
+	if (err == 0)
+		err = remote_read(t, REMOTE(at), pair, sizeof(pair));
+	if (err)
+		return err;
+	int end = remote_dup_fd(t, pair[1]);
+	long got = end;
+	if (end >= 0) {
+		char byte = 0;
+		struct iovec iov = { &byte, 1 };
+		union {
+			struct cmsghdr head;
+			char room[CMSG_SPACE(sizeof(int))];
+		} control = { 0 };
+		struct msghdr msg = { .msg_iov = &iov,
+				      .msg_iovlen = 1,
+				      .msg_control = &control,
+				      .msg_controllen = sizeof(control) };
+		control.head = (struct cmsghdr){ CMSG_LEN(sizeof(int)), SOL_SOCKET, SCM_RIGHTS };
+		memcpy(CMSG_DATA(&control.head), &fd, sizeof(fd));
+		got = sendmsg(end, &msg, 0) < 0 ? -errno : receive_in_task(t, pair[0]);
+		close(end);
+	}
+	close_in_task(t, pair[0]);
+	close_in_task(t, pair[1]);
+	return got;
+}
+
+/* A userfaultfd for t's address space through /dev/userfaultfd, whose USERFAULTFD_IOC_NEW
+ * asks no capability (the device's file mode is the check, and detrun opens it): for a
+ * process without CAP_SYS_PTRACE, which userfaultfd(2) refuses one that takes the kernel's
+ * faults. The device's descriptor is in t only while t is stopped, between injected calls. */
+static long make_through_device(struct task *t)
+{
+	int dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+	if (dev < 0)
+		return -errno;
+	long there = send_to_task(t, dev);
+	close(dev);
+	if (there < 0)
+		return there;
+	long fd = remote_syscall(t, SYS_ioctl, (uint64_t)there, USERFAULTFD_IOC_NEW,
+				 O_CLOEXEC | O_NONBLOCK, 0, 0, 0);
+	close_in_task(t, there);
+	return fd;
+}
+
+/* The userfaultfd made inside t: one that takes the kernel's faults if the process may
+ * make one (itself, or through the device), else one for its user-mode faults. */
 static long make_in_task(struct task *t, bool *kernel_faults)
 {
 	long fd = remote_syscall(t, SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK, 0, 0, 0, 0, 0);
-	*kernel_faults = fd >= 0;
 	if (fd == -EPERM)
+		fd = make_through_device(t);
+	*kernel_faults = fd >= 0;
+	if (fd < 0)
 		fd = remote_syscall(t, SYS_userfaultfd,
 				    O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY, 0, 0, 0, 0, 0);
 	return fd;

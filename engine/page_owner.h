@@ -41,10 +41,13 @@
  *     left for a non-fatal signal: after PTRACE_INTERRUPT the task spins on a CPU retrying
  *     it (state R) until the page is given, and stops only when its call is done. So give
  *     first, or do not interrupt a task whose /proc/TID/syscall shows it in a call.
- *   - A userfaultfd that takes the kernel's faults needs CAP_SYS_PTRACE in the process that
- *     makes it (or vm.unprivileged_userfaultfd, or /dev/userfaultfd). Without it
- *     page_owner_open falls back to UFFD_USER_MODE_ONLY, and then the kernel's own access to
- *     a page the process does not own fails the call with EFAULT (page_owner.kernel_faults).
+ *   - userfaultfd(2) gives a userfaultfd that takes the kernel's faults only to a process
+ *     with CAP_SYS_PTRACE (or with vm.unprivileged_userfaultfd set), and a program under
+ *     detrun has none. /dev/userfaultfd asks no capability of the caller of its ioctl, so
+ *     page_owner_open opens it and hands it to the stopped task for that one call (through
+ *     a socketpair made in the task). Only without the device does it fall back to
+ *     UFFD_USER_MODE_ONLY, and then the kernel's own access to a page the process does not
+ *     own fails the call with EFAULT (page_owner.kernel_faults says which).
  *   - The thread id in a fault is the faulting thread's id in its own PID namespace
  *     (task_pid_vnr in the kernel's userfault_msg), the group's tid, not the host's.
  *   - fork() does not carry the registration to the child (without

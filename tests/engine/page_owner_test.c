@@ -9,6 +9,8 @@
  *   page_owner_test blocked    a thread blocked in a fault: PTRACE_INTERRUPT stops it (a
  *                              user-mode fault) or not (the kernel's fault, until given),
  *                              SIGKILL ends it
+ *   page_owner_test capless    the same kernel-mode fault in a child without CAP_SYS_PTRACE
+ *                              (as under detrun): its userfaultfd comes from /dev/userfaultfd
  *   page_owner_test ranges     scattered pages taken with one injected call
  *   page_owner_test bench      the cost of one transfer and of handing a region at once
  *
@@ -21,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/shm.h>
@@ -79,6 +82,23 @@ static void yield_point(void)
 	__asm__ volatile("int3" ::: "memory");
 }
 
+/* The next child drops CAP_SYS_PTRACE before its first stop, as a program under detrun
+ * runs (engine/launch.c): userfaultfd(2) then refuses it one that takes the kernel's faults. */
+static bool spawn_capless;
+
+static void drop_ptrace_cap(void)
+{
+	struct __user_cap_header_struct head = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+	if (syscall(SYS_capget, &head, data) < 0)
+		_exit(91);
+	data[0].effective &= ~(1u << CAP_SYS_PTRACE);
+	data[0].permitted &= ~(1u << CAP_SYS_PTRACE);
+	data[0].inheritable &= ~(1u << CAP_SYS_PTRACE);
+	if (syscall(SYS_capset, &head, data) < 0)
+		_exit(92);
+}
+
 /* Forks a child that runs fn(arg) after its first stop; returns at that stop, with the
  * child seized and its userfaultfd taken. */
 static void spawn(struct child *c, void (*fn)(void *), void *arg)
@@ -89,6 +109,8 @@ static void spawn(struct child *c, void (*fn)(void *), void *arg)
 	if (pid == 0) {
 		char b;
 		close(go[1]);
+		if (spawn_capless)
+			drop_ptrace_cap();
 		if (read(go[0], &b, 1) != 1)
 			_exit(90);
 		yield_point();
@@ -397,6 +419,61 @@ static bool stopped_within(struct child *c, int ms)
 	return false;
 }
 
+/* The kernel's fault (write(2) reads a page the child does not own): it waits for the page
+ * like the program's own; an interrupt does not end it (the task spins until the page is
+ * given: printed, not checked), and the call completes once given, with the page's bytes. */
+static int kernel_access(void)
+{
+	char *region = map_kind("memfd", PAGE);
+	uint64_t page = (uint64_t)(uintptr_t)region;
+	region[0] = 7;
+	int pipefd[2], st;
+	MUST(pipe(pipefd));
+	struct kernel_read r = { pipefd[1], region };
+	struct child c;
+	spawn(&c, write_page_to_pipe, &r);
+	CHECK(c.po.kernel_faults, "a userfaultfd for user-mode faults only");
+	if (!c.po.kernel_faults) {
+		kill(c.pid, SIGKILL);
+		return 1;
+	}
+	MUST(page_owner_register(&c.po, page, PAGE));
+	resume(&c);
+	struct page_fault f = wait_fault(&c);
+	CHECK(f.kind == PAGE_MINOR && f.access == PAGE_READ, "kind %d access %d", f.kind, f.access);
+	unsigned long before, after;
+	proc_state(c.pid, &before);
+	MUST(ptrace(PTRACE_INTERRUPT, c.pid, 0, 0));
+	bool early = stopped_within(&c, 100);
+	char state = proc_state(c.pid, &after);
+	int extra = 0;
+	struct page_fault g;
+	while (page_owner_next_fault(&c.po, &g) == 1)
+		extra++;
+	printf("kernel-mode fault after PTRACE_INTERRUPT: %s within 100 ms, state %c, %lu ms of "
+	       "CPU meanwhile, %d more messages\n",
+	       early ? "stopped" : "not stopped", state, (after - before) * 1000 / 100, extra);
+	MUST(page_owner_resolve(&c.po, &f));
+	if (!early)
+		CHECK(next_stop(&c, &st) && st >> 16 == PTRACE_EVENT_STOP, "status %#x", st);
+	resume(&c);
+	reap(&c, 0);
+	char got[8];
+	CHECK(read(pipefd[0], got, 8) == 8 && got[0] == 7, "the pipe got the page");
+	close(pipefd[0]);
+	close(pipefd[1]);
+	munmap(region, PAGE);
+	return failures != 0;
+}
+
+/* As a program under detrun: without CAP_SYS_PTRACE, the userfaultfd comes through
+ * /dev/userfaultfd and still takes the kernel's faults. */
+static int test_capless(void)
+{
+	spawn_capless = true;
+	return kernel_access();
+}
+
 static int test_blocked(void)
 {
 	char *region = map_kind("memfd", PAGE);
@@ -429,42 +506,7 @@ static int test_blocked(void)
 	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "status %#x", st);
 	page_owner_close(&c.po);
 	remote_forget_process(&c.proc);
-
-	/* The kernel's fault (write(2) reads the page): an interrupt does not end it; giving
-	 * the page lets the call complete, and the stop comes after. */
-	int pipefd[2];
-	MUST(pipe(pipefd));
-	struct kernel_read r = { pipefd[1], region };
-	spawn(&c, write_page_to_pipe, &r);
-	if (!c.po.kernel_faults) {
-		printf("user-mode-only userfaultfd: the kernel's access is not a fault\n");
-		kill(c.pid, SIGKILL);
-		return failures != 0;
-	}
-	MUST(page_owner_register(&c.po, page, PAGE));
-	resume(&c);
-	f = wait_fault(&c);
-	unsigned long before, after;
-	proc_state(c.pid, &before);
-	MUST(ptrace(PTRACE_INTERRUPT, c.pid, 0, 0));
-	bool early = stopped_within(&c, 100);
-	char state = proc_state(c.pid, &after);
-	int extra = 0;
-	struct page_fault g;
-	while (page_owner_next_fault(&c.po, &g) == 1)
-		extra++;
-	printf("kernel-mode fault after PTRACE_INTERRUPT: %s within 100 ms, state %c, %lu ms of "
-	       "CPU meanwhile, %d more messages\n",
-	       early ? "stopped" : "not stopped", state, (after - before) * 1000 / 100, extra);
-	MUST(page_owner_resolve(&c.po, &f));
-	if (!early) {
-		CHECK(next_stop(&c, &st) && st >> 16 == PTRACE_EVENT_STOP, "status %#x", st);
-	}
-	resume(&c);
-	reap(&c, 0);
-	char got[8];
-	CHECK(read(pipefd[0], got, 8) == 8 && got[0] == 7, "the pipe got the page");
-	return failures != 0;
+	return kernel_access();
 }
 
 /* ---- ranges ------------------------------------------------------------------------------ */
@@ -622,10 +664,12 @@ int main(int argc, char **argv)
 		return test_alternate();
 	if (!strcmp(what, "blocked"))
 		return test_blocked();
+	if (!strcmp(what, "capless"))
+		return test_capless();
 	if (!strcmp(what, "ranges"))
 		return test_ranges();
 	if (!strcmp(what, "bench"))
 		return bench();
-	fprintf(stderr, "usage: page_owner_test kinds|alternate|blocked|ranges|bench\n");
+	fprintf(stderr, "usage: page_owner_test kinds|alternate|blocked|capless|ranges|bench\n");
 	return 2;
 }
