@@ -48,6 +48,11 @@
  *     a socketpair made in the task). Only without the device does it fall back to
  *     UFFD_USER_MODE_ONLY, and then the kernel's own access to a page the process does not
  *     own fails the call with EFAULT (page_owner.kernel_faults says which).
+ *   - detrun's own reads of a page the process does not own fault too: process_vm_readv
+ *     (remote_read's first try) blocks detrun's thread on the process's userfaultfd, which
+ *     only detrun can resolve, a deadlock; /proc/PID/mem fails with EIO instead. Before
+ *     reading or writing a call's shared buffer, give the page (the call is the owner's
+ *     event anyway), or read the memory through a mapping of detrun's own.
  *   - The thread id in a fault is the faulting thread's id in its own PID namespace
  *     (task_pid_vnr in the kernel's userfault_msg), the group's tid, not the host's.
  *   - fork() does not carry the registration to the child (without
