@@ -11,6 +11,7 @@
  *                              SIGKILL ends it
  *   page_owner_test capless    the same kernel-mode fault in a child without CAP_SYS_PTRACE
  *                              (as under detrun): its userfaultfd comes from /dev/userfaultfd
+ *   page_owner_test write_after_read  a page given for reading faults at the first store
  *   page_owner_test file_guard a shared ext4 file's page fenced by a guard region instead
  *   page_owner_test ranges     scattered pages taken with one injected call
  *   page_owner_test bench      the cost of one transfer and of handing a region at once
@@ -515,6 +516,40 @@ static int test_blocked(void)
 	return kernel_access();
 }
 
+/* ---- write_after_read -------------------------------------------------------------------- */
+
+static void read_then_write(void *arg)
+{
+	volatile char *p = arg;
+	char v = p[0];
+	p[0] = (char)(v + 1);
+	_exit(p[0]);
+}
+
+/* A page given for reading: the load runs without a fault, the store faults (write-protect),
+ * and given writable the store completes. */
+static int test_write_after_read(void)
+{
+	char *region = map_kind("shm_open", PAGE);
+	uint64_t page = (uint64_t)(uintptr_t)region;
+	region[0] = 20;
+	struct child c;
+	spawn(&c, read_then_write, region);
+	MUST(page_owner_register(&c.po, page, PAGE));
+	MUST(page_owner_give(&c.po, page, PAGE, false));
+	resume(&c);
+	struct page_fault f = wait_fault(&c);
+	CHECK(f.addr == page && f.kind == PAGE_WP && f.access == PAGE_WRITE && f.tid == c.pid,
+	      "fault at %#lx kind %d access %d tid %d", (unsigned long)f.addr, f.kind, f.access,
+	      f.tid);
+	CHECK(region[0] == 20, "the store went through before the fault: %d", region[0]);
+	MUST(page_owner_resolve(&c.po, &f));
+	reap(&c, 21);
+	CHECK(region[0] == 21, "the store is in the shared page: %d", region[0]);
+	munmap(region, PAGE);
+	return failures != 0;
+}
+
 /* ---- file_guard ------------------------------------------------------------------------- */
 
 enum {
@@ -721,6 +756,8 @@ int main(int argc, char **argv)
 		return test_blocked();
 	if (!strcmp(what, "capless"))
 		return test_capless();
+	if (!strcmp(what, "write_after_read"))
+		return test_write_after_read();
 	if (!strcmp(what, "file_guard"))
 		return test_file_guard();
 	if (!strcmp(what, "ranges"))
@@ -728,6 +765,7 @@ int main(int argc, char **argv)
 	if (!strcmp(what, "bench"))
 		return bench();
 	fprintf(stderr,
-		"usage: page_owner_test kinds|alternate|blocked|capless|file_guard|ranges|bench\n");
+		"usage: page_owner_test kinds|alternate|blocked|capless|write_after_read|file_guard|"
+		"ranges|bench\n");
 	return 2;
 }
