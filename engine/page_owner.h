@@ -60,6 +60,9 @@
  *     child needs its own page_owner, registered and taken, before it runs.
  *   - Registration belongs to the mapping (the kernel's vma): a range unmapped and mapped
  *     again (munmap, mremap, a new mmap over it) is no longer registered.
+ *   - A mapping is registered with one userfaultfd at a time: the spin probe's own
+ *     (spin_watch.c, write-protect async, for the length of a probe) gets EBUSY on owned
+ *     ranges and digests them instead, and page_owner_register gets EBUSY during a probe.
  *
  * Every function returns 0 or -errno; a process that died meanwhile gives -ESRCH.
  */
