@@ -176,7 +176,7 @@ void tracer_resume(struct task *t)
 		t->at_entry = false;
 		if (t->in_call)
 			request = PTRACE_SYSCALL;
-		spin_start(t); /* its budget starts now: the parallel loop looks at every runner */
+		t->run_cpu_ns = -1; /* its budget starts at the next look (parallel_run) */
 		t->resumed_ms = monotonic_ms();
 	}
 	int sig = t->inject_signal;

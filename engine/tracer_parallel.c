@@ -313,37 +313,35 @@ static bool anything_runs(void)
 	return false;
 }
 
-/* Runners past their budget go to the spin detector, one at a time. Returns the alarm
- * for the next look, in ms (0: none runs). */
-static int look_at_runners(void)
+/* Runners past their budget go to the spin detector, one at a time. Their CPU time is
+ * read only here, at the alarm: a resume only marks the budget as not started. */
+static void look_at_runners(void)
 {
-	int next = 0;
 	for (struct task *t = sched_first(); t; t = t->next) {
 		if (t->state != TASK_RUNNING || t->held || t->in_call)
 			continue;
-		int budget = t->run_budget_ms ? (int)t->run_budget_ms : tracer_opts->spin_budget_ms;
-		int left = spin_remaining_ms(t, budget);
-		if (left == 0) {
-			if (probed && probed != t->tid)
-				end_probe();
-			probed = t->tid;
-			enum spin_verdict v = spin_check(t, tracer_handle_status);
-			int64_t ran_ms = monotonic_ms() - t->resumed_ms;
-			if (v == SPIN_KEEP_RUNNING && timer_signal_overdue(t, t->resumed_ms))
-				v = spin_preempt_for_timer(t, tracer_handle_status, ran_ms);
-			if (v == SPIN_KEEP_RUNNING)
-				warn_long_computation(t, ran_ms);
-			if (v != SPIN_KEEP_RUNNING) {
-				end_probe();
-				return 1; /* tasks changed: look again soon */
-			}
+		if (t->run_cpu_ns < 0) {
 			spin_start(t);
-			left = (int)t->run_budget_ms;
+			continue;
 		}
-		if (next == 0 || left < next)
-			next = left;
+		int budget = t->run_budget_ms ? (int)t->run_budget_ms : tracer_opts->spin_budget_ms;
+		if (spin_remaining_ms(t, budget) > 0)
+			continue;
+		if (probed && probed != t->tid)
+			end_probe();
+		probed = t->tid;
+		enum spin_verdict v = spin_check(t, tracer_handle_status);
+		int64_t ran_ms = monotonic_ms() - t->resumed_ms;
+		if (v == SPIN_KEEP_RUNNING && timer_signal_overdue(t, t->resumed_ms))
+			v = spin_preempt_for_timer(t, tracer_handle_status, ran_ms);
+		if (v == SPIN_KEEP_RUNNING) {
+			warn_long_computation(t, ran_ms);
+			spin_start(t);
+			continue;
+		}
+		end_probe();
+		return; /* tasks changed: the others wait for the next alarm */
 	}
-	return next;
 }
 
 /* Nothing runs and no stop waits: every task waits. The serial pick decides, as there:
@@ -365,25 +363,29 @@ static bool pick_when_all_wait(void)
 void parallel_run(struct task *first)
 {
 	(void)first; /* running: its first stop comes through the loop */
+	tracer_arm_alarm(tracer_opts->spin_budget_ms); /* every period: look_at_runners */
 	for (;;) {
 		order();
 		if (!sched_first())
-			return;
+			break;
 		if (!anything_runs()) {
 			if (!pick_when_all_wait())
-				return;
+				break;
 			continue;
 		}
-		tracer_arm_alarm(look_at_runners());
 		int status;
 		pid_t got = tracer_wait_any(&status);
 		if (got < 0)
-			return;
-		if (got > 0)
+			break;
+		if (got > 0) {
 			tracer_handle_status(got, status);
-		else if (!shim_intercepts())
+			continue;
+		}
+		look_at_runners();
+		if (!shim_intercepts())
 			pass_outside_signals();
 	}
+	tracer_arm_alarm(0);
 }
 
 void parallel_init(int n)
