@@ -261,6 +261,9 @@ long remote_syscall(struct task *t, long nr, uint64_t a0, uint64_t a1, uint64_t 
 	if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0)
 		return -errno;
 	long result = step_over_syscall(t, &r);
+	/* At a seccomp stop the injected call took the pending one's place: no call of the
+	 * task is left to run (parallel mode's in-call waits for none). */
+	t->at_entry = false;
 	if (result == 0) {
 		struct user_regs_struct after;
 		if (ptrace(PTRACE_GETREGS, t->tid, 0, &after) < 0)

@@ -135,7 +135,7 @@ static int interrupt_wait(struct task *t)
 	return 1;
 }
 
-static const struct sched_ops ops = {
+static struct sched_ops ops = {
 	.interrupt_wait = interrupt_wait,
 	.wait_outside = wait_outside,
 	.report_deadlock = tracer_report_deadlock,
@@ -170,6 +170,15 @@ void tracer_resume(struct task *t)
 	if (t->resume == RESUME_SYSCALL)
 		t->exit_stop_wanted = true;
 	int request = tracer_resume_request(t);
+	if (tracer_parallel()) {
+		if (t->at_entry)
+			t->in_call = true;
+		t->at_entry = false;
+		if (t->in_call)
+			request = PTRACE_SYSCALL;
+		t->run_cpu_ns = -1; /* its budget starts at the next look (parallel_run) */
+		t->resumed_ms = monotonic_ms();
+	}
 	int sig = t->inject_signal;
 	t->inject_signal = 0;
 	t->resume = RESUME_CONT;
@@ -264,6 +273,7 @@ static void on_syscall_entry(struct task *t)
 	}
 	timeline_event(t);
 	trace_syscall(t);
+	t->at_entry = true;
 	tracer_handlers->dispatch(t);
 	if (t->parked)
 		trace_event(t, "  parked: %s", t->wait.what);
@@ -319,6 +329,15 @@ static void on_syscall_trap(struct task *t)
 	if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof(info), &info) <= 0)
 		info.op = PTRACE_SYSCALL_INFO_EXIT;
 	if (info.op == PTRACE_SYSCALL_INFO_ENTRY) {
+		if (t->in_call && !every_syscall_stops(t)) {
+			/* Resumed for a call whose exit stop something else took: it is done,
+			 * and this one is the task's own to run as the filter says. */
+			t->in_call = false;
+			if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0 && errno != ESRCH)
+				task_warn(t, "cannot tracer_resume: %s", strerror(errno));
+			return;
+		}
+		t->in_call = false;
 		t->in_allowed_call = true;
 		if (t->seccomp_strict && !seccomp_strict_allows(t, (long)info.entry.nr))
 			return; /* SIGKILLed: its exit event follows */
@@ -327,6 +346,8 @@ static void on_syscall_trap(struct task *t)
 		return;
 	}
 	spin_restarted(t, false); /* an exit: no seccomp stop of this call follows */
+	t->in_call = false;
+	t->at_entry = false;
 	bool allowed = t->in_allowed_call;
 	t->in_allowed_call = false;
 	if (t->exit_stop_wanted) {
@@ -410,6 +431,14 @@ static void on_signal_stop(struct task *t, int sig)
 
 void tracer_handle_status(pid_t tid, int status)
 {
+	if (tracer_parallel())
+		parallel_note_stop(tid, status);
+	else
+		tracer_handle_stop_now(tid, status);
+}
+
+void tracer_handle_stop_now(pid_t tid, int status)
+{
 	struct task *t = sched_find(tid);
 	if (!t) {
 		if (WIFSTOPPED(status))
@@ -486,7 +515,7 @@ enum {
 	LONG_COMPUTATION_MS = 30000
 }; /* see warn_long_computation */
 
-static int64_t monotonic_ms(void)
+int64_t monotonic_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -496,7 +525,7 @@ static int64_t monotonic_ms(void)
 /* Has t, running since `since` without an event, outrun a timer signal (of its own
  * process, or of another that may act on it: a parent's alarm that kills a child)?
  * Natively the signal would have come by now. */
-static bool timer_signal_overdue(const struct task *t, int64_t since)
+bool timer_signal_overdue(const struct task *t, int64_t since)
 {
 	int64_t due = timers_next_signal(0);
 	return due >= 0 && (due - vclock_now()) / 1000000 <= monotonic_ms() - since;
@@ -505,7 +534,7 @@ static bool timer_signal_overdue(const struct task *t, int64_t since)
 /* A task that computes for long without an event while others wait for their turn: if
  * it waits for them (a spin-wait that writes memory, as an interpreter's does), the group
  * cannot go on, and nothing would say so. Said once per task. */
-static void warn_long_computation(struct task *t, int64_t ran_ms)
+void warn_long_computation(struct task *t, int64_t ran_ms)
 {
 	if (t->long_compute_shown || ran_ms < LONG_COMPUTATION_MS)
 		return;
@@ -567,11 +596,15 @@ static void run_until_event(struct task *t)
 	}
 	tracer_arm_alarm(0);
 	spin_end();
-	if (still_traced(t) && t->state == TASK_STOPPED && !t->spin_descheduled) {
-		t->run_budget_ms = 0; /* an event: the spin budget starts over */
-		t->spin_probes = 0;
-		t->cycle_misses = t->cycle_skips = 0;
-	}
+	if (still_traced(t) && t->state == TASK_STOPPED && !t->spin_descheduled)
+		tracer_spin_event_done(t);
+}
+
+void tracer_spin_event_done(struct task *t)
+{
+	t->run_budget_ms = 0; /* an event: the spin budget starts over */
+	t->spin_probes = 0;
+	t->cycle_misses = t->cycle_skips = 0;
 }
 
 /* Concurrent detruns spread over the allowed CPUs: each claims a (CPU, slot) pair for its
@@ -643,7 +676,7 @@ static __attribute__((noreturn)) void abort_run(struct task *t, const char *why)
 /* The pick ended early for what came while it waited for outside input: tasks that
  * changed state are reaped first (they may be gone), then gdb's input is answered, every
  * task stopped, outside the pick. */
-static bool woken_from_outside_wait(void)
+bool woken_from_outside_wait(void)
 {
 	bool stops = take_waiting_stops();
 	bool gdb = take_debugger_input();
@@ -677,13 +710,18 @@ static void start_program(const char *path, char **argv, const struct tracer_opt
 int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 {
 	tracer_opts = opt;
+	const char *jobs = getenv("DETRUN_JOBS");
+	parallel_init(jobs ? atoi(jobs) : 1);
+	if (tracer_parallel())
+		ops.domain_of = tracer_domain_of;
 	sched_init(opt->quantum);
 	sched_set_ops(&ops);
 	vclock_set_epoch(opt->epoch);
 	random_seed(opt->seed);
 	tracer_handlers->run_starting();
 	report_set_cleanup(tracer_kill_group);
-	pin_to_one_cpu();
+	if (!tracer_parallel())
+		pin_to_one_cpu();
 	foreground_prepare();
 
 	struct launch launched;
@@ -694,7 +732,9 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 	struct task *t = tracer_first_task(&launched);
 	tracer_handlers->launched(launched.namespaced);
 
-	for (;;) {
+	if (tracer_parallel())
+		parallel_run(t);
+	for (; !tracer_parallel();) {
 		if (t)
 			run_until_event(t);
 		tracer_quiesce();

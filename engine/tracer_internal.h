@@ -27,7 +27,24 @@ extern const struct handler_ops *tracer_handlers;
 /* tracer.c */
 extern const struct debugger_ops *tracer_debugger; /* NULL: no debugger */
 void tracer_resume(struct task *t);
+/* Every stop goes through tracer_handle_status; in parallel mode it may hold the stop
+ * until its domain's turn, when tracer_handle_stop_now handles it. */
 void tracer_handle_status(pid_t tid, int status);
+void tracer_handle_stop_now(pid_t tid, int status);
+bool woken_from_outside_wait(void);
+void tracer_spin_event_done(struct task *t);
+int64_t monotonic_ms(void);
+/* Has t, running since `since` (ms) without an event, outrun a timer signal? */
+bool timer_signal_overdue(const struct task *t, int64_t since);
+void warn_long_computation(struct task *t, int64_t ran_ms);
+
+/* tracer_parallel.c */
+bool tracer_parallel(void);
+int tracer_domain_of(struct task *t);
+void parallel_note_stop(pid_t tid, int status);
+void parallel_init(int jobs);
+void parallel_run(struct task *first);
+bool outside_signals_queued(void); /* tracer_outside.c */
 
 /* tracer_tasks.c */
 struct task *tracer_first_task(const struct launch *launched);

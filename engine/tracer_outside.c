@@ -243,6 +243,12 @@ void pass_outside_signals(void)
 			deliver_to_group(outside_signals[i]);
 }
 
+bool outside_signals_queued(void)
+{
+	drain_outside_signals();
+	return n_outside_signals > 0;
+}
+
 /* Signals someone outside sends to detrun, passed on to the group. */
 static const int held[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 #define N_HELD (sizeof(held) / sizeof(held[0]))

@@ -364,6 +364,8 @@ void on_exec_event(struct task *reported)
 	t->clear_child_tid = 0;
 	t->regs_valid = false;
 	exec_prepare(t);
+	/* exec_prepare's injected calls took the execve's exit stop: the call is done. */
+	t->in_call = false;
 	tracer_handlers->exec_done(t);
 	trace_event(t, "  exec done");
 	sched_children_changed();

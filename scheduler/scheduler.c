@@ -19,6 +19,20 @@ static const struct sched_ops *ops;
 static bool deadlock_reported;
 static struct task *continuing; /* resumes before anyone else (sched_continue) */
 
+/* Parallel mode: each memory domain has its own turn and its own logical clock. */
+enum {
+	MAX_DOMAINS = 1024
+};
+static struct domain {
+	int id;
+	uint64_t clock;       /* its events, raised when an event of another domain wakes it */
+	struct task *current; /* whose turn it is in the domain */
+	int turn_events;
+	bool turn_over;
+} domains[MAX_DOMAINS];
+static int n_domains;
+static struct domain *event_domain; /* the domain of the latest event */
+
 void sched_init(int events_per_turn)
 {
 	quantum = events_per_turn > 0 ? events_per_turn : 1;
@@ -27,6 +41,60 @@ void sched_init(int events_per_turn)
 void sched_set_ops(const struct sched_ops *o)
 {
 	ops = o;
+}
+
+static bool parallel(void)
+{
+	return ops && ops->domain_of;
+}
+
+static int domain_id(struct task *t)
+{
+	return ops->domain_of(t);
+}
+
+/* The domain's state, made on first use with the clock of the timeline's front: a domain
+ * is born at an event (fork, exec), which is where its clock starts. */
+static struct domain *domain_get(int id)
+{
+	for (int i = 0; i < n_domains; i++)
+		if (domains[i].id == id)
+			return &domains[i];
+	if (n_domains == MAX_DOMAINS) { /* drop domains without tasks */
+		int kept = 0;
+		for (int i = 0; i < n_domains; i++) {
+			bool used = false;
+			for (struct task *t = tasks; t && !used; t = sched_of(t)->next)
+				used = domain_id(t) == domains[i].id;
+			if (used)
+				domains[kept++] = domains[i];
+		}
+		n_domains = kept;
+		if (n_domains == MAX_DOMAINS) {
+			fprintf(stderr, "detrun: more than %d memory domains\n", MAX_DOMAINS);
+			abort();
+		}
+	}
+	struct domain *d = &domains[n_domains++];
+	*d = (struct domain){ .id = id, .clock = event_domain ? event_domain->clock : 0 };
+	return d;
+}
+
+uint64_t sched_domain_clock(int id)
+{
+	return domain_get(id)->clock;
+}
+
+void sched_domain_raise(int id, uint64_t clock)
+{
+	struct domain *d = domain_get(id);
+	if (d->clock < clock)
+		d->clock = clock;
+}
+
+uint64_t sched_front(void)
+{
+	return event_domain ? event_domain->clock : 0;
 }
 
 void sched_add(struct task *t)
@@ -64,6 +132,9 @@ void sched_remove(struct task *t)
 		tasks_tail = prev;
 	if (current == t)
 		current = prev; /* the round-robin continues after t's position */
+	for (int i = 0; i < n_domains; i++)
+		if (domains[i].current == t)
+			domains[i].current = prev;
 	if (continuing == t)
 		continuing = NULL;
 	if (sched_of(t)->parked)
@@ -101,11 +172,27 @@ uint32_t sched_look(void)
 	return looks;
 }
 
+static void domain_event(struct task *t)
+{
+	struct domain *d = domain_get(domain_id(t));
+	d->clock++;
+	event_domain = d;
+	if (t != d->current) {
+		d->current = t;
+		d->turn_events = 0;
+		d->turn_over = false;
+	}
+	if (++d->turn_events >= quantum)
+		d->turn_over = true;
+}
+
 void sched_event(struct task *t)
 {
 	now++;
 	looks = 0;
 	vclock_step();
+	if (parallel())
+		domain_event(t);
 	if (t != current) {
 		current = t;
 		turn_events = 0;
@@ -126,6 +213,11 @@ void sched_park(struct task *t, const struct wait *w)
 	s->signals_seen = 0;
 	if (t == current)
 		turn_over = true;
+	if (parallel()) {
+		struct domain *d = domain_get(domain_id(t));
+		if (d->current == t)
+			d->turn_over = true;
+	}
 }
 
 void sched_unpark(struct task *t)
@@ -141,6 +233,8 @@ void sched_unpark(struct task *t)
 void sched_end_turn(void)
 {
 	turn_over = true;
+	if (event_domain)
+		event_domain->turn_over = true;
 }
 
 void sched_signals_changed(void)
@@ -207,6 +301,41 @@ static struct task *scan(struct task **spinner)
 		t = s->next ? s->next : tasks;
 	} while (t != start);
 	return NULL;
+}
+
+/* Parallel mode: round-robin among the tasks of one domain, from its current task on. */
+static struct task *scan_domain(struct domain *d)
+{
+	struct task *from = d->current && sched_of(d->current)->next ? sched_of(d->current)->next
+								     : tasks;
+	struct task *t = from;
+	if (!t)
+		return NULL;
+	do {
+		struct sched_task *s = sched_of(t);
+		if (s->state == TASK_STOPPED && !s->spin_descheduled && domain_id(t) == d->id &&
+		    (!s->parked || try_wake(t)))
+			return t;
+		t = s->next ? s->next : tasks;
+	} while (t != from);
+	return NULL;
+}
+
+struct task *sched_pick_in(int id)
+{
+	struct domain *d = domain_get(id);
+	struct task *next = continuing;
+	if (next && domain_id(next) == id) {
+		continuing = NULL;
+		if (sched_of(next)->state == TASK_STOPPED && !sched_of(next)->parked)
+			return next;
+	}
+	if (d->current && !d->turn_over && domain_id(d->current) == id) {
+		const struct sched_task *s = sched_of(d->current);
+		if (s->state == TASK_STOPPED && !s->parked && !s->spin_descheduled)
+			return d->current;
+	}
+	return scan_domain(d);
 }
 
 struct outside {

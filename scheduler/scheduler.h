@@ -81,11 +81,28 @@ struct sched_ops {
 	 * that may change any task)? Then sched_pick returns NULL at once and the supervisor
 	 * handles it before picking again. Optional. */
 	bool (*stops_pending)(void);
+	/* Parallel mode (--jobs N > 1): the memory domain of a task (processes that share no
+	 * memory are in different domains). NULL in serial mode. */
+	int (*domain_of)(struct task *t);
 };
 void sched_set_ops(const struct sched_ops *ops);
 
 /* The next task to resume, with its resume prepared; NULL when no task is left, or when
  * ops->stops_pending() said something came during an outside wait. */
 struct task *sched_pick(void);
+
+/*
+ * Parallel mode. Each memory domain runs one task at a time, round-robin among its own
+ * tasks with the same quantum, and counts its events on a clock of its own (Kendo's
+ * deterministic logical clocks, with events in place of instruction counts). The engine
+ * handles a domain's next event only when no other domain could still come before it:
+ * order is (clock, domain id). A parked task of a domain with nothing runnable is woken
+ * by an event of another domain; its clock is then raised to that event's (sched_front),
+ * so its next event comes after the one that woke it.
+ */
+struct task *sched_pick_in(int domain); /* like sched_pick, within one domain; NULL: none */
+uint64_t sched_domain_clock(int domain);
+void sched_domain_raise(int domain, uint64_t clock);
+uint64_t sched_front(void); /* the clock of the domain of the latest event */
 
 #endif

@@ -187,6 +187,11 @@ static void replay_signals(uint64_t time, const int *pending, int n, void (*deli
 	}
 }
 
+static bool replay_signals_due(uint64_t time)
+{
+	return match(DETRUN__LOG__RECORD__KIND_SIGNAL, time, 0) != NULL;
+}
+
 static void replay_file(struct task *t, uint64_t time, const char *path, uint64_t size,
 			uint64_t hash)
 {
@@ -297,6 +302,7 @@ static const struct shim_ops replay_shim = {
 	.decides_readiness = true,
 	.wait_outside = replay_wait_outside,
 	.signals = replay_signals,
+	.signals_due = replay_signals_due,
 	.file_opened = replay_file,
 	.output = replay_output,
 	.event = replay_event,

@@ -71,6 +71,9 @@ struct shim_ops {
 	 * at a fixed point of the timeline. `pending` lists signals received from outside
 	 * since last time; the shim calls `deliver` for each signal the group gets now. */
 	void (*signals)(uint64_t time, const int *pending, int n, void (*deliver)(int sig));
+	/* Does the shim have outside signals of its own to pass on at `time` (a replay's,
+	 * from the log)? Parallel mode stops every domain for them. Optional. */
+	bool (*signals_due)(uint64_t time);
 	/* t opened a regular file for reading. */
 	void (*file_opened)(struct task *t, uint64_t time, const char *path, uint64_t size,
 			    uint64_t hash);

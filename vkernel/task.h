@@ -251,6 +251,12 @@ struct task {
 	bool spin_hazard_due;    /* descheduled in a read-only loop where timing chose */
 	bool long_compute_shown; /* the hazard for a long computation holding others back */
 	int inject_signal;       /* signal to deliver with the next resume (signal-delivery stop) */
+	/* Parallel mode (engine/tracer_parallel.c): */
+	bool held;       /* stopped, its stop not yet handled: its domain's turn is to come */
+	int held_status; /* that stop's wait status */
+	bool at_entry;   /* stopped at the seccomp stop of a call that has yet to run */
+	bool in_call;    /* resumed into that call; its domain keeps the timeline until the
+			    * call's exit stop, so its effects land where its event stands */
 	struct pending_exit exit;
 	struct wait_state parked_on; /* the parking handler's data, while parked */
 
@@ -265,6 +271,7 @@ struct task {
 	int cycle_skips;          /* probes left before the next cycle search */
 	int64_t run_budget_ms;    /* CPU-time budget before the spin detector looks */
 	int64_t run_cpu_ns;       /* the task's CPU time when that budget started */
+	int64_t resumed_ms;       /* parallel mode: CLOCK_MONOTONIC ms of its latest resume */
 	/* A probe cut short the native call `probe_restart_nr` at `probe_restart_rip`: its
 	 * restart by the kernel is the same call going on, resumed with this request. */
 	long probe_restart_nr; /* -1 for none */

@@ -208,6 +208,9 @@ std::vector<Case> Cases()
 		{ "spin_barrier", { G + "spin_barrier" }, 10, kMustVary, 0 },
 		{ "spin_barrier_3x5", { G + "spin_barrier", "3", "5" }, 10, kMustVary, 0 },
 		{ "pipe_writers", { G + "pipe_writers" }, 10, kMustVary, 0 },
+		// processes that compute between their messages (parallel mode runs them at once)
+		{ "par_pipeline", { G + "par_pipeline", "10", "2000000" }, 10, kMustVary, 0 },
+		{ "par_compute", { G + "par_compute", "4", "20000000" }, 10, kMustVary, 0 },
 		{ "epoll_pipes", { G + "epoll_pipes" }, 10, kMustVary, 0 },
 		{ "signals", { G + "signals" }, 10, kMustVary, 0 },
 		{ "stdout_threads", { G + "stdout_threads" }, 10, kMustVary, 0 },

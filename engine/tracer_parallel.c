@@ -1,0 +1,396 @@
+/*
+ * Parallel mode (--jobs N > 1): memory domains run at the same time; their events are
+ * handled one at a time, in an order that does not depend on timing.
+ *
+ * A memory domain is a set of processes that share memory (today: an address space).
+ * Inside a domain one task runs at a time, as in serial mode. Across domains nothing is
+ * shared but what passes through the kernel, and every call that passes something stops
+ * (the filter of parallel mode), so what a domain computes between two of its events
+ * depends only on its own state. The order of events is Kendo's, with events in place of
+ * instruction counts: each domain counts its events (scheduler.h, sched_domain_clock),
+ * and the stop of domain D is handled only when D is the least running or stopped domain
+ * by (clock, id) — no other domain can still produce an event that comes before it. A
+ * domain ahead waits at its stop (it is "held") for the others to catch up; a domain
+ * whose every task waits does not hold anyone back, and the event that wakes it raises
+ * its clock to its own.
+ *
+ * One domain at a time has the timeline (the "token"): while its stop is handled, and
+ * while the call of that event runs natively (resumed with PTRACE_SYSCALL up to its exit
+ * stop, t->in_call), so the call's effects land where its event stands. Stops of other
+ * domains that come meanwhile wait for their turn.
+ *
+ * Some events act on other domains at once: a signal sent, a death that signals a parent,
+ * timers that fire, signals from outside. They are handled only when no other domain is
+ * running (a barrier): each other domain is then stopped at a point of its own run that
+ * timing does not choose (its next stop), where the signal reaches it when it goes on.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/ptrace.h>
+
+#include "scheduler/scheduler.h"
+#include "scheduler/vclock.h"
+#include "shim/shim.h"
+#include "engine/debugger_hooks.h"
+#include "engine/spin.h"
+#include "engine/tracer.h"
+#include "engine/tracer_internal.h"
+#include "vkernel/report.h"
+#include "vkernel/task.h"
+#include "vkernel/timers.h"
+
+static int jobs;          /* 0: serial mode */
+static int token = -1;    /* the domain that has the timeline, -1 for none */
+static uint64_t woken_at; /* sched_now() when waiting domains were last looked at */
+static int woken_after;   /* ... and the last one woken then, -1 for none */
+
+bool tracer_parallel(void)
+{
+	return jobs > 1;
+}
+
+int tracer_domain_of(struct task *t)
+{
+	return t->proc->aspace;
+}
+
+/* What a domain is doing, from its tasks. */
+struct domain_view {
+	int id;
+	uint64_t clock;
+	bool running;      /* a task of it runs (or is being created) */
+	bool ready;        /* a task of it can be resumed */
+	struct task *held; /* its stop waiting for its turn (the first by vtid) */
+};
+
+enum {
+	MAX_VIEWS = 1024
+};
+static struct domain_view views[MAX_VIEWS];
+static int n_views;
+
+static struct domain_view *view_of(int id)
+{
+	for (int i = 0; i < n_views; i++)
+		if (views[i].id == id)
+			return &views[i];
+	if (n_views == MAX_VIEWS)
+		die("more than %d memory domains at once", MAX_VIEWS);
+	struct domain_view *v = &views[n_views++];
+	*v = (struct domain_view){ .id = id, .clock = sched_domain_clock(id) };
+	return v;
+}
+
+static void look_at_domains(void)
+{
+	n_views = 0;
+	for (struct task *t = sched_first(); t; t = t->next) {
+		if (t->state == TASK_DEAD)
+			continue;
+		struct domain_view *v = view_of(tracer_domain_of(t));
+		if (t->held) {
+			if (!v->held)
+				v->held = t;
+		} else if (t->state == TASK_RUNNING || t->state == TASK_NEW ||
+			   t->state == TASK_EXITING) {
+			v->running = true;
+		} else if (t->state == TASK_STOPPED && !t->parked && !t->spin_descheduled) {
+			v->ready = true;
+		}
+	}
+}
+
+static bool domain_waits(const struct domain_view *v)
+{
+	return !v->running && !v->ready && !v->held;
+}
+
+static int running_domains(void)
+{
+	int n = 0;
+	for (int i = 0; i < n_views; i++)
+		n += views[i].running;
+	return n;
+}
+
+static bool before(const struct domain_view *a, const struct domain_view *b)
+{
+	return a->clock < b->clock || (a->clock == b->clock && a->id < b->id);
+}
+
+/* The domain whose next event comes first; NULL when every domain waits. */
+static struct domain_view *first_domain(void)
+{
+	struct domain_view *first = NULL;
+	for (int i = 0; i < n_views; i++)
+		if (!domain_waits(&views[i]) && (!first || before(&views[i], first)))
+			first = &views[i];
+	return first;
+}
+
+/* Does the token's domain still have the timeline: a call of its event still running,
+ * or a task of it on its way out (a death is seen by all at one logical time)? */
+static bool token_busy(void)
+{
+	for (struct task *t = sched_first(); t; t = t->next) {
+		if (t->in_call && t->state == TASK_RUNNING && !t->held)
+			return true;
+		if (tracer_domain_of(t) == token &&
+		    (t->state == TASK_EXITING || (t->proc->dying && t->state != TASK_DEAD &&
+						  !t->held && t->state != TASK_STOPPED)))
+			return true;
+	}
+	return false;
+}
+
+void parallel_note_stop(pid_t tid, int status)
+{
+	struct task *t = sched_find(tid);
+	bool now = !t || !WIFSTOPPED(status) || t->in_call ||
+		   (token >= 0 && tracer_domain_of(t) == token);
+	if (now) {
+		tracer_handle_stop_now(tid, status);
+		return;
+	}
+	t->held = true;
+	t->held_status = status;
+}
+
+static bool is_signal_call(long nr)
+{
+	return nr == SYS_kill || nr == SYS_tkill || nr == SYS_tgkill || nr == SYS_rt_sigqueueinfo ||
+	       nr == SYS_rt_tgsigqueueinfo || nr == SYS_pidfd_send_signal;
+}
+
+/* Does handling t's held stop act on other domains at once (module comment)? */
+static bool needs_barrier(struct task *t)
+{
+	int event = (unsigned)t->held_status >> 16;
+	if (event == PTRACE_EVENT_EXIT)
+		return true; /* the parent's SIGCHLD, a joiner's futex */
+	if (event != PTRACE_EVENT_SECCOMP)
+		return false;
+	struct __ptrace_syscall_info info;
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof(info), &info) <= 0)
+		return true;
+	return info.op == PTRACE_SYSCALL_INFO_SECCOMP && is_signal_call((long)info.seccomp.nr);
+}
+
+/* Resumes t of domain `id` under the token: a call that has yet to run runs now. */
+static void start_task(struct task *t)
+{
+	token = tracer_domain_of(t);
+	tracer_resume(t);
+}
+
+/* After an event of domain id, the domain goes on with its next task, unless a task of
+ * it already runs (the handler resumed it) or waits for its turn. */
+static void go_on_in_domain(int id)
+{
+	for (struct task *t = sched_first(); t; t = t->next)
+		if (tracer_domain_of(t) == id && (t->held || t->state == TASK_RUNNING))
+			return;
+	struct task *next = sched_pick_in(id);
+	if (next)
+		start_task(next);
+}
+
+/* The runner the spin detector has set up to watch (spin_watch.c keeps one), by tid. */
+static pid_t probed;
+
+static void end_probe(void)
+{
+	spin_end();
+	probed = 0;
+}
+
+static void handle_held(struct task *t)
+{
+	int id = tracer_domain_of(t);
+	pid_t tid = t->tid;
+	if (tid == probed)
+		end_probe(); /* before a handler looks at its memory */
+	token = id;
+	t->held = false;
+	uint64_t events = sched_now();
+	tracer_handle_stop_now(tid, t->held_status);
+	if (sched_now() == events)
+		return; /* not an event: the task went on, or waits for its next stop */
+	if (sched_find(tid) == t && t->state == TASK_STOPPED)
+		tracer_spin_event_done(t);
+	go_on_in_domain(id);
+}
+
+/* Domains whose every task waits: an event may have made one ready. Looked at once per
+ * event, in id order, so what wakes when is a function of the timeline. */
+static void wake_waiting_domains(void)
+{
+	if (woken_at != sched_now()) {
+		woken_at = sched_now();
+		woken_after = -1;
+	} else if (woken_after == INT_MAX) {
+		return;
+	}
+	look_at_domains();
+	for (;;) {
+		struct domain_view *next = NULL;
+		for (int i = 0; i < n_views; i++)
+			if (domain_waits(&views[i]) && views[i].id > woken_after &&
+			    (!next || views[i].id < next->id))
+				next = &views[i];
+		if (!next) {
+			woken_after = INT_MAX;
+			return;
+		}
+		woken_after = next->id;
+		struct task *t = sched_pick_in(next->id);
+		if (t) {
+			sched_domain_raise(next->id, sched_front());
+			start_task(t);
+			return; /* its call runs now: the others are looked at after it */
+		}
+	}
+}
+
+/* Timers due and signals from outside reach the group only while no domain runs. */
+static bool barrier_work(void)
+{
+	int64_t due = timers_next_deadline();
+	bool timers_due = due >= 0 && due <= vclock_now();
+	const struct shim_ops *shim = shim_get();
+	bool outside = shim_intercepts() && (outside_signals_queued() ||
+					     (shim->signals_due && shim->signals_due(sched_now())));
+	if (!timers_due && !outside)
+		return false;
+	if (running_domains())
+		return true; /* wait until each has stopped */
+	if (timers_due)
+		timers_fire();
+	if (outside)
+		pass_outside_signals();
+	return false;
+}
+
+/* Handles every stop whose turn has come, and starts domains that may run. */
+static void order(void)
+{
+	while (token < 0 || !token_busy()) {
+		token = -1;
+		wake_waiting_domains();
+		if (token >= 0)
+			continue;
+		look_at_domains();
+		if (barrier_work())
+			return;
+		struct domain_view *first = first_domain();
+		if (!first || first->running)
+			return; /* nothing to do, or the first domain has yet to reach its stop */
+		if (first->held) {
+			if (needs_barrier(first->held) && running_domains())
+				return;
+			handle_held(first->held);
+		} else {
+			if (running_domains() >= jobs)
+				return;
+			go_on_in_domain(first->id);
+		}
+	}
+}
+
+static bool anything_runs(void)
+{
+	for (struct task *t = sched_first(); t; t = t->next)
+		if (t->held || t->state == TASK_RUNNING || t->state == TASK_NEW ||
+		    t->state == TASK_EXITING)
+			return true;
+	return false;
+}
+
+/* Runners past their budget go to the spin detector, one at a time. Their CPU time is
+ * read only here, at the alarm: a resume only marks the budget as not started. */
+static void look_at_runners(void)
+{
+	for (struct task *t = sched_first(); t; t = t->next) {
+		if (t->state != TASK_RUNNING || t->held || t->in_call)
+			continue;
+		if (t->run_cpu_ns < 0) {
+			spin_start(t);
+			continue;
+		}
+		int budget = t->run_budget_ms ? (int)t->run_budget_ms : tracer_opts->spin_budget_ms;
+		if (spin_remaining_ms(t, budget) > 0)
+			continue;
+		if (probed && probed != t->tid)
+			end_probe();
+		probed = t->tid;
+		enum spin_verdict v = spin_check(t, tracer_handle_status);
+		int64_t ran_ms = monotonic_ms() - t->resumed_ms;
+		if (v == SPIN_KEEP_RUNNING && timer_signal_overdue(t, t->resumed_ms))
+			v = spin_preempt_for_timer(t, tracer_handle_status, ran_ms);
+		if (v == SPIN_KEEP_RUNNING) {
+			warn_long_computation(t, ran_ms);
+			spin_start(t);
+			continue;
+		}
+		end_probe();
+		return; /* tasks changed: the others wait for the next alarm */
+	}
+}
+
+/* Nothing runs and no stop waits: every task waits. The serial pick decides, as there:
+ * time jumps, waits for the outside, deadlock. */
+static bool pick_when_all_wait(void)
+{
+	for (;;) {
+		struct task *t = sched_pick();
+		if (!t && woken_from_outside_wait())
+			continue;
+		if (!t)
+			return false;
+		sched_domain_raise(tracer_domain_of(t), sched_front());
+		start_task(t);
+		return true;
+	}
+}
+
+void parallel_run(struct task *first)
+{
+	(void)first; /* running: its first stop comes through the loop */
+	tracer_arm_alarm(tracer_opts->spin_budget_ms); /* every period: look_at_runners */
+	for (;;) {
+		order();
+		if (!sched_first())
+			break;
+		if (!anything_runs()) {
+			if (!pick_when_all_wait())
+				break;
+			continue;
+		}
+		int status;
+		pid_t got = tracer_wait_any(&status);
+		if (got < 0)
+			break;
+		if (got > 0) {
+			tracer_handle_status(got, status);
+			continue;
+		}
+		look_at_runners();
+		if (!shim_intercepts())
+			pass_outside_signals();
+	}
+	tracer_arm_alarm(0);
+}
+
+void parallel_init(int n)
+{
+	jobs = n > 1 ? n : 0;
+	if (jobs && tracer_debugger)
+		die("--jobs %d: the debugger runs a recording in serial mode only (--jobs 1)", n);
+}
