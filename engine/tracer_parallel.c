@@ -42,7 +42,9 @@
 #include "engine/spin.h"
 #include "engine/tracer.h"
 #include "engine/tracer_internal.h"
+#include "vkernel/host_status.h"
 #include "vkernel/report.h"
+#include "vkernel/signal_bits.h"
 #include "vkernel/task.h"
 #include "vkernel/timers.h"
 
@@ -169,18 +171,104 @@ static bool is_signal_call(long nr)
 	       nr == SYS_rt_tgsigqueueinfo || nr == SYS_pidfd_send_signal;
 }
 
-/* Does handling t's held stop act on other domains at once (module comment)? */
-static bool needs_barrier(struct task *t)
+enum {
+	BARRIER_NONE = -1,
+	BARRIER_ALL = -2
+};
+
+static int domain_of_tgid(pid_t tgid)
+{
+	for (struct task *u = sched_first(); u; u = u->next)
+		if (u->proc->tgid == tgid && u->state != TASK_DEAD)
+			return tracer_domain_of(u);
+	return BARRIER_NONE; /* not in the group */
+}
+
+static int domain_of_vpid(pid_t vpid, bool thread)
+{
+	for (struct task *u = sched_first(); u; u = u->next)
+		if ((thread ? u->ns_tid : u->proc->ns_tgid) == vpid && u->state != TASK_DEAD)
+			return tracer_domain_of(u);
+	return BARRIER_NONE;
+}
+
+static bool has_children(pid_t tgid)
+{
+	char path[64], c;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", tgid, tgid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return true; /* cannot tell: assume so */
+	bool any = fread(&c, 1, 1, f) == 1;
+	fclose(f);
+	return any;
+}
+
+/* The last thread of t's process is leaving: its children are reparented (their parent
+ * changes, a PR_SET_PDEATHSIG signal comes) and its parent gets SIGCHLD. */
+static int exit_barrier(struct task *t)
+{
+	for (struct task *u = sched_first(); u; u = u->next)
+		if (u != t && u->proc == t->proc && u->state != TASK_DEAD &&
+		    u->state != TASK_EXITING)
+			return BARRIER_NONE; /* a thread: only its own domain sees it go */
+	if (has_children(t->proc->tgid))
+		return BARRIER_ALL;
+	char buf[4096];
+	if (proc_status_read(t->proc->tgid, buf, sizeof(buf)))
+		return BARRIER_ALL;
+	int parent = domain_of_tgid((pid_t)proc_status_field(buf, "\nPPid:", 10, 0));
+	if (parent == BARRIER_NONE)
+		return BARRIER_NONE;
+	for (struct task *u = sched_first(); u; u = u->next)
+		if (tracer_domain_of(u) == parent && (u->proc->caught & SIGBIT(SIGCHLD)))
+			return parent;
+	return BARRIER_NONE; /* SIGCHLD is discarded; the parent's wait4 is an event */
+}
+
+/* The domain a signal call reaches at once. */
+static int signal_barrier(const struct __ptrace_syscall_info *info)
+{
+	long nr = (long)info->seccomp.nr;
+	const uint64_t *a = info->seccomp.args;
+	int sig = (int)(nr == SYS_tgkill || nr == SYS_rt_tgsigqueueinfo ? a[2] : a[1]);
+	if (nr == SYS_pidfd_send_signal)
+		return BARRIER_ALL;
+	if (sig == 0)
+		return BARRIER_NONE; /* a probe: nothing is sent */
+	if (nr == SYS_tkill)
+		return domain_of_vpid((pid_t)a[0], true);
+	if (nr == SYS_tgkill || nr == SYS_rt_tgsigqueueinfo)
+		return domain_of_vpid((pid_t)a[1], true);
+	if ((pid_t)a[0] <= 0)
+		return BARRIER_ALL; /* a process group, or everyone */
+	return domain_of_vpid((pid_t)a[0], false);
+}
+
+/* Which domain must have stopped before t's held stop is handled, because handling it
+ * acts on that domain at once (module comment)? */
+static int barrier_for(struct task *t)
 {
 	int event = (unsigned)t->held_status >> 16;
 	if (event == PTRACE_EVENT_EXIT)
-		return true; /* the parent's SIGCHLD, a joiner's futex */
+		return exit_barrier(t);
 	if (event != PTRACE_EVENT_SECCOMP)
-		return false;
+		return BARRIER_NONE;
 	struct __ptrace_syscall_info info;
 	if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof(info), &info) <= 0)
-		return true;
-	return info.op == PTRACE_SYSCALL_INFO_SECCOMP && is_signal_call((long)info.seccomp.nr);
+		return BARRIER_ALL;
+	if (info.op != PTRACE_SYSCALL_INFO_SECCOMP || !is_signal_call((long)info.seccomp.nr))
+		return BARRIER_NONE;
+	return signal_barrier(&info);
+}
+
+static bool barrier_holds(int barrier, int self)
+{
+	for (int i = 0; i < n_views; i++)
+		if (views[i].running && views[i].id != self &&
+		    (barrier == BARRIER_ALL || views[i].id == barrier))
+			return true;
+	return false;
 }
 
 /* Resumes t of domain `id` under the token: a call that has yet to run runs now. */
@@ -293,7 +381,7 @@ static void order(void)
 		if (!first || first->running)
 			return; /* nothing to do, or the first domain has yet to reach its stop */
 		if (first->held) {
-			if (needs_barrier(first->held) && running_domains())
+			if (barrier_holds(barrier_for(first->held), first->id))
 				return;
 			handle_held(first->held);
 		} else {
