@@ -522,12 +522,12 @@ static struct epoll_memo *epoll_memo_make(struct task *t, int tfd)
 			int fd = remote_dup_fd(t, item_tfd);
 			/* An item the task cannot show (closed, or its number reused) is left
 			 * out of a listing; a memo would not see it come back. */
-			enum fd_kind kind = fd >= 0 && same_target(fd, m->epfd, item_tfd) ?
-						    fd_kind(fd) :
-						    FD_EPOLL;
-			fits = kind != FD_EPOLL;
+			bool shown = fd >= 0 && same_target(fd, m->epfd, item_tfd);
+			enum fd_kind kind = shown ? fd_kind(fd) : FD_OTHER;
+			fits = shown && kind != FD_EPOLL;
 			if (fits) {
-				m = realloc(m, sizeof(*m) + (size_t)(m->n + 1) * sizeof(m->item[0]));
+				m = realloc(m,
+					    sizeof(*m) + (size_t)(m->n + 1) * sizeof(m->item[0]));
 				fds = realloc(fds, (size_t)(m->n + 1) * sizeof(*fds));
 				if (!m || !fds)
 					abort();
