@@ -43,5 +43,10 @@ bool reader_dependent(struct task *t, int fd);
 short revents_at(struct task *t, int fd, short events, int depth);
 /* The descriptors an epoll set watches, through nested sets, as supervisor duplicates. */
 struct pollfd *epoll_leaves(struct task *t, int epfd, int *n);
+/* Is parked t's epoll set (its descriptor tfd, holding a signalfd) ready, as
+ * revents_at judges it? Answered from what the wait remembers of the set while the set
+ * is unchanged, so a look costs a few calls instead of a new listing; the wait's fds are
+ * then the set's items. -1 when the set does not suit (nested sets): list it in full. */
+int epoll_look(struct task *t, int tfd);
 
 #endif

@@ -376,3 +376,199 @@ void park_on_fds(struct task *t, const char *what, struct pollfd *fds, int nfds,
 		w.external = !internal_file(fds[i].fd);
 	sched_park(t, &w);
 }
+
+/* ---- looking again at an epoll set that holds a signalfd ------------------------------------
+ *
+ * A task parked on such a set is looked at before every pick while it waits (PostgreSQL's
+ * processes wait so between two statements), and listing the set from scratch costs some
+ * fifty calls of detrun's: its fdinfo read three times, each item duplicated from the task
+ * and classified again. The memo keeps what a listing found: the set's duplicate, its
+ * fdinfo (kept open, read again from offset 0, which makes procfs write it anew), and each
+ * item's duplicate in the wait's fds. The program can change the set between two looks
+ * (another thread's epoll_ctl, close or dup2 run without stopping), so every look first
+ * checks that the memo still says what a new listing would: the task's descriptor is the
+ * same set (kcmp), the interest list reads the same text, and each item's registered file
+ * is still the memo's and still at its number in the task. Any difference and the set is
+ * listed again. The answer is the one a full listing gives, so the schedule is too. */
+
+struct epoll_memo_item {
+	int tfd;  /* the item's number in the task (and in the set's interest list) */
+	int info; /* a signalfd's fdinfo (its mask), -1 for other kinds */
+};
+
+struct epoll_memo {
+	int tfd;  /* the task's number for the set */
+	int epfd; /* detrun's duplicate of the set */
+	int info; /* /proc/self/fdinfo/<epfd> */
+	size_t len;
+	char text[4096]; /* the interest list as the listing read it */
+	int n;           /* items, in the order of the wait's fds */
+	struct epoll_memo_item item[];
+};
+
+static void epoll_memo_drop(void *memo)
+{
+	struct epoll_memo *m = memo;
+	for (int i = 0; i < m->n; i++)
+		if (m->item[i].info >= 0)
+			close(m->item[i].info);
+	if (m->info >= 0)
+		close(m->info);
+	if (m->epfd >= 0)
+		close(m->epfd);
+	free(m);
+}
+
+/* The mark of a wait whose set no memo fits (listed in full at each look). */
+static void epoll_memo_none(void *memo)
+{
+}
+
+static int open_own_fdinfo(int fd)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* The fdinfo text behind `info` now, read from its start; its length, or -1 when it does
+ * not fit `size` (then no memo is kept). */
+static ssize_t reread(int info, char *buf, size_t size)
+{
+	ssize_t n = pread(info, buf, size, 0);
+	return n >= 0 && (size_t)n < size ? n : -1;
+}
+
+static bool same_file_in_task(const struct task *t, int fd, int tfd)
+{
+	return syscall(SYS_kcmp, getpid(), t->tid, KCMP_FILE, fd, tfd) == 0;
+}
+
+/* Does m still describe the set the task has at m->tfd? */
+static bool epoll_memo_holds(struct task *t, const struct epoll_memo *m)
+{
+	char now[sizeof(m->text)];
+	if (!same_file_in_task(t, m->epfd, m->tfd) ||
+	    reread(m->info, now, sizeof(now)) != (ssize_t)m->len || memcmp(now, m->text, m->len))
+		return false;
+	for (int i = 0; i < m->n; i++) {
+		int fd = t->wait.fds[i].fd;
+		if (!same_target(fd, m->epfd, m->item[i].tfd) ||
+		    !same_file_in_task(t, fd, m->item[i].tfd))
+			return false;
+	}
+	return true;
+}
+
+/* Is the set ready for t, item by item as epoll_revents judges it: a signalfd by t's
+ * pending signals against its mask (read again: signalfd(2) changes it without a stop),
+ * the others all in one poll. */
+static bool epoll_memo_ready(struct task *t, const struct epoll_memo *m)
+{
+	uint64_t pending = 0, blocked = 0;
+	bool signals_read = false;
+	struct pollfd polled[m->n > 0 ? m->n : 1];
+	int k = 0;
+	for (int i = 0; i < m->n; i++) {
+		short want = t->wait.fds[i].events;
+		if (m->item[i].info < 0) {
+			polled[k++] = (struct pollfd){ t->wait.fds[i].fd, want, 0 };
+			continue;
+		}
+		if (!(want & POLLIN))
+			continue;
+		if (!signals_read && read_signal_state(t, &pending, &blocked))
+			continue;
+		signals_read = true;
+		char text[512];
+		unsigned long long mask = 0;
+		const char *at;
+		ssize_t len = reread(m->item[i].info, text, sizeof(text));
+		if (len < 0)
+			continue;
+		text[len] = 0;
+		if ((at = strstr(text, "sigmask:")) && sscanf(at, "sigmask: %llx", &mask) == 1 &&
+		    (pending & mask))
+			return true;
+	}
+	if (k == 0 || poll(polled, (nfds_t)k, 0) <= 0)
+		return false;
+	for (int i = 0; i < k; i++)
+		if (polled[i].revents & polled[i].events)
+			return true;
+	return false;
+}
+
+/* Lists the set afresh into a new memo: the items become the wait's fds. NULL (the wait
+ * untouched) where a memo does not fit: a nested set, an item the task cannot show, no
+ * signalfd among the items, an interest list too long to keep. */
+static struct epoll_memo *epoll_memo_make(struct task *t, int tfd)
+{
+	struct epoll_memo *m = calloc(1, sizeof(*m));
+	if (!m)
+		abort();
+	m->tfd = tfd;
+	m->epfd = remote_dup_fd(t, tfd);
+	m->info = m->epfd >= 0 ? open_own_fdinfo(m->epfd) : -1;
+	ssize_t len = m->info >= 0 ? reread(m->info, m->text, sizeof(m->text)) : -1;
+	struct pollfd *fds = NULL;
+	bool fits = len >= 0, signalfd = false;
+	m->len = fits ? (size_t)len : 0;
+	for (const char *line = m->text; fits && line < m->text + m->len;) {
+		const char *end = memchr(line, '\n', (size_t)(m->text + m->len - line));
+		int item_tfd;
+		unsigned events;
+		if (sscanf(line, "tfd: %d events: %x", &item_tfd, &events) == 2) {
+			int fd = remote_dup_fd(t, item_tfd);
+			/* An item the task cannot show (closed, or its number reused) is left
+			 * out of a listing; a memo would not see it come back. */
+			bool shown = fd >= 0 && same_target(fd, m->epfd, item_tfd);
+			enum fd_kind kind = shown ? fd_kind(fd) : FD_OTHER;
+			fits = shown && kind != FD_EPOLL;
+			if (fits) {
+				m = realloc(m,
+					    sizeof(*m) + (size_t)(m->n + 1) * sizeof(m->item[0]));
+				fds = realloc(fds, (size_t)(m->n + 1) * sizeof(*fds));
+				if (!m || !fds)
+					abort();
+				int info = kind == FD_SIGNALFD ? open_own_fdinfo(fd) : -1;
+				signalfd |= info >= 0;
+				m->item[m->n] = (struct epoll_memo_item){ item_tfd, info };
+				fds[m->n++] = (struct pollfd){ fd, (short)(events & 0xffff), 0 };
+			} else if (fd >= 0) {
+				close(fd);
+			}
+		}
+		line = end ? end + 1 : m->text + m->len;
+	}
+	if (!fits || !signalfd) {
+		for (int i = 0; i < m->n; i++)
+			close(fds[i].fd);
+		free(fds);
+		epoll_memo_drop(m);
+		return NULL;
+	}
+	for (int i = 0; i < t->wait.nfds; i++)
+		close(t->wait.fds[i].fd);
+	free(t->wait.fds);
+	t->wait.fds = fds;
+	t->wait.nfds = m->n;
+	return m;
+}
+
+int epoll_look(struct task *t, int tfd)
+{
+	if (t->wait.drop_memo && t->wait.drop_memo != epoll_memo_drop)
+		return -1;
+	struct epoll_memo *m = t->wait.memo;
+	if (m && (m->tfd != tfd || !epoll_memo_holds(t, m))) {
+		epoll_memo_drop(m);
+		t->wait.memo = m = NULL;
+	}
+	if (!m) {
+		m = epoll_memo_make(t, tfd);
+		t->wait.memo = m;
+		t->wait.drop_memo = m ? epoll_memo_drop : epoll_memo_none;
+	}
+	return m ? epoll_memo_ready(t, m) : -1;
+}

@@ -329,6 +329,9 @@ static bool epoll_retrying(const struct task *t)
 static bool epoll_items_say_ready(struct task *t)
 {
 	remote_load_regs(t);
+	int look = epoll_look(t, (int)syscall_arg(t, 0));
+	if (look >= 0)
+		return look;
 	int fd = remote_dup_fd(t, (int)syscall_arg(t, 0));
 	if (fd < 0)
 		return true; /* the call fails at once */

@@ -116,6 +116,10 @@ static void close_wait_fds(struct wait *w)
 	free(w->fds);
 	w->fds = NULL;
 	w->nfds = 0;
+	if (w->drop_memo)
+		w->drop_memo(w->memo);
+	w->memo = NULL;
+	w->drop_memo = NULL;
 }
 
 void sched_remove(struct task *t)

@@ -50,6 +50,10 @@ struct wait {
 	 * closed when the task is unparked. */
 	struct pollfd *fds;
 	int nfds;
+	/* What ready() keeps from one look to the next (descriptors of its own included),
+	 * dropped by drop_memo when the task is unparked; NULL for none. */
+	void *memo;
+	void (*drop_memo)(void *memo);
 	/* May something outside the group (a terminal, a peer socket) make fds ready? Then
 	 * the scheduler waits for them in real time instead of declaring a deadlock. */
 	bool external;
