@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -226,6 +227,16 @@ static int exit_barrier(struct task *t)
 	return BARRIER_NONE; /* SIGCHLD is discarded; the parent's wait4 is an event */
 }
 
+/* A mapping that other processes may share: its call may merge memory domains. */
+static bool shares_memory_call(long nr, const uint64_t *a)
+{
+	if (nr == SYS_shmat)
+		return true;
+	if (nr == SYS_mmap)
+		return (a[3] & (MAP_SHARED | MAP_SHARED_VALIDATE)) != 0;
+	return false;
+}
+
 /* The domain a signal call reaches at once. */
 static int signal_barrier(const struct __ptrace_syscall_info *info)
 {
@@ -257,9 +268,14 @@ static int barrier_for(struct task *t)
 	struct __ptrace_syscall_info info;
 	if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof(info), &info) <= 0)
 		return BARRIER_ALL;
-	if (info.op != PTRACE_SYSCALL_INFO_SECCOMP || !is_signal_call((long)info.seccomp.nr))
+	if (info.op != PTRACE_SYSCALL_INFO_SECCOMP)
 		return BARRIER_NONE;
-	return signal_barrier(&info);
+	long nr = (long)info.seccomp.nr;
+	if (is_signal_call(nr))
+		return signal_barrier(&info);
+	if (shares_memory_call(nr, info.seccomp.args))
+		return BARRIER_ALL; /* it may join t's domain to another one that runs */
+	return BARRIER_NONE;
 }
 
 static bool barrier_holds(int barrier, int self)

@@ -165,7 +165,18 @@ bool FakeStopsPending()
 
 const struct sched_ops kOps = {
 	FakeInterruptWait, FakeWaitOutside, FakeReportDeadlock, FakeBetweenEvents,
-	FakeFireTimers,    FakeNextTimer,   FakeStopsPending,
+	FakeFireTimers,    FakeNextTimer,   FakeStopsPending,   nullptr,
+};
+
+// Parallel mode: each task's memory domain, from a map the test fills.
+std::map<struct task *, int> domains;
+int FakeDomainOf(struct task *t)
+{
+	return domains[t];
+}
+const struct sched_ops kParallelOps = {
+	FakeInterruptWait, FakeWaitOutside, FakeReportDeadlock, FakeBetweenEvents,
+	FakeFireTimers,    FakeNextTimer,   FakeStopsPending,   FakeDomainOf,
 };
 
 // A wait that the fake's `ready` map, a deadline or a signal ends.
@@ -933,6 +944,89 @@ TEST_F(Futex, RequeuedWaitersKeepTheirPlaceInTheOneFifo)
 	woken_names.clear();
 	EXPECT_EQ(futex_requeue(from, from, 0, 1, Woken), 1);
 	EXPECT_EQ(Wake(from, 10), (Names{ "a", "b" }));
+}
+
+// ---- parallel mode: domains ----------------------------------------------------------
+
+// The scheduler's domain records outlive a test: every test takes domain ids of its own.
+int next_domain = 1000;
+
+class Domains : public Sched
+{
+      protected:
+	void SetUp() override
+	{
+		Sched::SetUp();
+		sched_set_ops(&kParallelOps);
+	}
+	void TearDown() override
+	{
+		Sched::TearDown();
+		sched_set_ops(&kOps);
+	}
+	struct task *In(int domain, const std::string &name)
+	{
+		struct task *t = Named(name);
+		domains[t] = domain;
+		return t;
+	}
+	std::string PickIn(int domain)
+	{
+		struct task *t = sched_pick_in(domain);
+		return t ? Name(t) : "none";
+	}
+};
+
+TEST_F(Domains, RoundRobinStaysInsideADomain)
+{
+	int one = next_domain++, two = next_domain++;
+	struct task *a1 = In(one, "a1");
+	In(two, "b1");
+	struct task *a2 = In(one, "a2");
+	EXPECT_EQ(PickIn(one), "a1");
+	sched_event(a1);
+	EXPECT_EQ(PickIn(one), "a2"); // quantum 1: a1's turn is over, b1 is not of this domain
+	sched_event(a2);
+	EXPECT_EQ(PickIn(one), "a1");
+	EXPECT_EQ(PickIn(two), "b1");
+}
+
+TEST_F(Domains, EachDomainCountsItsOwnEvents)
+{
+	int one = next_domain++, two = next_domain++;
+	struct task *a = In(one, "a");
+	struct task *b = In(two, "b");
+	uint64_t a0 = sched_domain_clock(one), b0 = sched_domain_clock(two);
+	sched_event(a);
+	sched_event(a);
+	sched_event(b);
+	EXPECT_EQ(sched_domain_clock(one), a0 + 2);
+	EXPECT_EQ(sched_domain_clock(two), b0 + 1);
+	EXPECT_EQ(sched_front(), b0 + 1); // the clock of the latest event's domain
+	sched_domain_raise(two, a0 + 10);
+	EXPECT_EQ(sched_domain_clock(two), a0 + 10);
+	sched_domain_raise(two, 0); // a clock never goes back
+	EXPECT_EQ(sched_domain_clock(two), a0 + 10);
+}
+
+TEST_F(Domains, ANewDomainStartsAtTheClockOfTheEventThatMadeIt)
+{
+	int one = next_domain++, born = next_domain++;
+	struct task *a = In(one, "a");
+	for (int i = 0; i < 5; i++)
+		sched_event(a);
+	EXPECT_EQ(sched_domain_clock(born), sched_domain_clock(one));
+}
+
+TEST_F(Domains, AParkedTaskWakesWhenItsDomainIsLookedAt)
+{
+	int one = next_domain++;
+	struct task *a = In(one, "a");
+	Park(a, Wait("read"));
+	EXPECT_EQ(PickIn(one), "none");
+	fake.ready[a] = true;
+	EXPECT_EQ(PickIn(one), "a");
+	EXPECT_FALSE(Parked(a));
 }
 
 } // namespace
