@@ -16,6 +16,7 @@ static syscall_handler *const by_nr[] = {
 #define SYSCALL(name, cls, handler, kinds, outputs, data, reason) [__NR_##name] = handler,
 #define STOP_WHEN(name, arg, mask, with_shim)
 #define STOP_WHEN_EQ(name, arg, value)
+#define STOP_WHEN_SHARED(name, arg, mask)
 #define IRREGULAR(name, why)
 #include "syscalls/syscalls.def"
 };
