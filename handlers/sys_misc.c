@@ -193,6 +193,7 @@ static void shared_mapped(struct task *t)
 		}
 	}
 	memory_domain_map(t->proc, o);
+	trace_event(t, "  shared memory: memory domain %d", memory_domain_of(t->proc));
 }
 
 /* Does the call's mapping hold code? mmap and shmat stop without PROT_EXEC or SHM_EXEC

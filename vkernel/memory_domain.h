@@ -24,8 +24,11 @@
  * A domain's number is the smallest `aspace` among its processes: the same on every run,
  * since address-space ids are handed out in the order of the logical timeline.
  *
- * The module only keeps the relation; the engine tells it of forks, execs and deaths, the
- * mmap and shmat handlers of new shared objects, and asks memory_domain_of.
+ * The module only keeps the relation. The engine tells it of new processes at their clone
+ * event (memory_domain_forked), the handlers of execs and last exits (handlers/binding.c)
+ * and of shared objects mapped (mmap and shmat, handlers/sys_misc.c, with processes in
+ * parallel only); the engine asks memory_domain_of, and learns of merges through the
+ * hook. A domain's number changes only at a merge, an exec or an exit.
  */
 #ifndef DETRUN_VKERNEL_MEMORY_DOMAIN_H
 #define DETRUN_VKERNEL_MEMORY_DOMAIN_H
