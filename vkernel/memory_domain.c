@@ -118,17 +118,21 @@ static int index_of(const struct process *p)
 
 static int member_of(struct process *p)
 {
-	int i = index_of(p);
-	if (i >= 0)
-		return i;
+	if (index_of(p) >= 0)
+		return index_of(p);
 	if (n_members == cap_members) {
 		cap_members = cap_members ? cap_members * 2 : 16;
 		members = realloc(members, (size_t)cap_members * sizeof(*members));
 		if (!members)
 			abort();
 	}
-	members[n_members] = (struct member){ .p = p, .up = n_members };
-	return n_members++;
+	int i = n_members++;
+	members[i] = (struct member){ .p = p, .up = i };
+	/* Members of its address space were its domain already: one set, no merge. */
+	for (int j = 0; j < i; j++)
+		if (members[j].p->aspace == p->aspace)
+			unite(i, j);
+	return i;
 }
 
 /* Adds o to member i's objects; false when it had it. */
@@ -215,9 +219,7 @@ void memory_domain_forked(struct process *parent, struct process *child, uint64_
 	     k++) {
 		struct shared_object o = members[from].objects[k];
 		if (o.kind == SHARED_ANON || o.kind == SHARED_FILE || o.kind == SHARED_SYSV) {
-			int c = member_of(child);
-			from = index_of(parent); /* member_of may have moved the array */
-			add_object(c, o);
+			add_object(member_of(child), o);
 		}
 	}
 	/* A table or fs information shared without the memory: an object of the two. */

@@ -21,8 +21,9 @@
 #include "selfcheck.h"
 
 enum {
-	ROUNDS = 400000,
-	MARKS = 8 /* per process */
+	ROUNDS = 2000000,
+	MARKS = 32,     /* per process: dense, so natively the kernel's switches show */
+	YIELD_EVERY = 8 /* marks: the switch points under detrun */
 };
 
 struct area {
@@ -64,7 +65,8 @@ static void race(struct area *a, char mark)
 		if (i % (ROUNDS / MARKS) == 0) {
 			if (a->len < 2 * MARKS)
 				a->trace[a->len++] = mark;
-			sched_yield(); /* a switch point under detrun */
+			if (i % (ROUNDS / MARKS * YIELD_EVERY) == 0)
+				sched_yield(); /* a switch point under detrun */
 		}
 	}
 }

@@ -173,6 +173,21 @@ TEST_F(MemoryDomain, SharedDescriptorTablesAndFsInfoAreOneDomain)
 	EXPECT_EQ(memory_domain_of(fs), 1);
 }
 
+TEST_F(MemoryDomain, AProcessThatStartsSharingKeepsItsAddressSpacesDomain)
+{
+	// q and p's vfork child v share a file: one domain, named by q. When p starts sharing
+	// something of its own (a descriptor table), it must stay in v's domain: they are one
+	// address space.
+	process *q = Make(1), *p = Make(2), *v = Fork(p, 2, CLONE_VM | CLONE_VFORK);
+	memory_domain_map(v, File(3, 3));
+	memory_domain_map(q, File(3, 3));
+	EXPECT_EQ(memory_domain_of(p), 1);
+	process *c = Fork(p, 4, CLONE_FILES);
+	EXPECT_EQ(memory_domain_of(p), 1);
+	EXPECT_EQ(memory_domain_of(c), 1);
+	EXPECT_EQ(memory_domain_of(v), 1);
+}
+
 TEST_F(MemoryDomain, ThreadsAreTheirProcess)
 {
 	process *a = Make(1);
