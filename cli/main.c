@@ -59,6 +59,8 @@ static const char usage[] =
 	"                         at a task (default 10)\n"
 	"      --cpus N           CPUs the program sees: sysconf, sched_getaffinity,\n"
 	"                         /proc/cpuinfo, /sys/devices/system/cpu (default 1)\n"
+	"  -j, --jobs N           processes that run at once, 1..64 (default 1: one task\n"
+	"                         at a time); a replay runs with the recording's\n"
 	"      --no-namespaces    do not create PID, mount and UTS namespaces: pids, the\n"
 	"                         hostname and /proc are then the host's, and the virtual\n"
 	"                         /proc files and /sys absent (detrun refuses the opens\n"
@@ -173,6 +175,7 @@ static const struct option longopts[] = {
 	{ "clock", required_argument, NULL, OPT_CLOCK },
 	{ "keep-vdso", no_argument, NULL, OPT_KEEP_VDSO },
 	{ "cpus", required_argument, NULL, OPT_CPUS },
+	{ "jobs", required_argument, NULL, 'j' },
 	{ "no-namespaces", no_argument, NULL, OPT_NO_NAMESPACES },
 	{ "shim", required_argument, NULL, OPT_SHIM },
 	{ "shim-mode", required_argument, NULL, OPT_SHIM_MODE },
@@ -210,6 +213,9 @@ static bool apply_run_option(int c, struct command_line *cl)
 	case OPT_CPUS:
 		opt->cpus = (int)parse_number("--cpus", optarg, 1, 64);
 		return true;
+	case 'j':
+		opt->jobs = (int)parse_number("--jobs", optarg, 1, 64);
+		return true;
 	case OPT_NO_NAMESPACES:
 		opt->namespaces = false;
 		return true;
@@ -228,8 +234,8 @@ static __attribute__((noreturn)) void unknown_option(char **argv)
 {
 	if (optopt) {
 		char o[3] = { '-', (char)optopt, 0 };
-		usage_error(strchr("oqse", optopt) ? "option %s needs a value"
-						   : "option %s is unknown",
+		usage_error(strchr("oqsej", optopt) ? "option %s needs a value"
+						    : "option %s is unknown",
 			    o);
 	}
 	usage_error("unknown option '%s'", argv[optind - 1]);
@@ -277,9 +283,9 @@ static int parse_options(int argc, char **argv, bool record, bool reads_log,
 {
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "+to:q:s:e:hV", longopts, NULL)) != -1) {
-		bool shapes_run = strchr("qse", c) || (c >= OPT_SPIN_BUDGET && c <= OPT_SHIM_MODE &&
-						       c != OPT_TRACE_FILE);
+	while ((c = getopt_long(argc, argv, "+to:q:s:e:j:hV", longopts, NULL)) != -1) {
+		bool shapes_run = strchr("qsej", c) || (c >= OPT_SPIN_BUDGET &&
+							c <= OPT_SHIM_MODE && c != OPT_TRACE_FILE);
 		for (const struct option *o = longopts; shapes_run && !cl->run_option && o->name;
 		     o++)
 			if (o->val == c)
@@ -571,11 +577,11 @@ static int cmd_replay(int argc, char **argv, struct command_line *cl)
 	for (size_t i = 0; i < h->n_env; i++)
 		putenv(h->env[i]);
 	if (h->quantum < 1 || h->cpus < 1 || h->cpus > 64 || h->spin_budget_ms < 1 ||
-	    h->spin_budget_ms > 60000) {
+	    h->spin_budget_ms > 60000 || h->jobs < 0 || h->jobs > 64) {
 		fprintf(stderr,
 			"detrun: %s: corrupt header: options out of range (quantum %d, cpus "
-			"%d, spin budget %d ms)\n",
-			argv[first], h->quantum, h->cpus, h->spin_budget_ms);
+			"%d, spin budget %d ms, jobs %d)\n",
+			argv[first], h->quantum, h->cpus, h->spin_budget_ms, h->jobs);
 		return 125;
 	}
 	struct tracer_options *opt = &cl->opt;
@@ -624,6 +630,7 @@ int main(int argc, char **argv)
 			.seed = 0,
 			.epoch = 1893456000,
 			.cpus = 1,
+			.jobs = 1,
 			.namespaces = true,
 		},
 	};

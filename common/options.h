@@ -24,7 +24,8 @@
 	X(bool, keep_vdso, "leave the vDSO mapped (clock reads then bypass detrun)") \
 	X(int, cpus, "virtual CPU count") \
 	X(bool, namespaces, "fresh PID, mount and UTS namespaces (needs root)") \
-	X(bool, real_clock, "wall-clock reads give the real time, as outside input")
+	X(bool, real_clock, "wall-clock reads give the real time, as outside input") \
+	X(int, jobs, "processes that run at once (1: one task at a time)")
 
 struct tracer_options {
 #define TRACER_OPTION_FIELD(type, name, comment) type name;

@@ -92,49 +92,114 @@ static int allow_self_form(scmp_filter_ctx ctx, const struct syscall_entry *e)
 	return seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, (int)e->nr, n, cmp);
 }
 
-int filter_install(bool shim_intercepts)
+/* The STOP_WHEN narrowing of a row, or NULL: dropped while a shim intercepts, if it says so. */
+static const struct syscall_condition *narrowing(const struct syscall_entry *e,
+						 bool shim_intercepts)
 {
-	/* Calls the table does not know (newer than detrun) stop too, and fail with ENOSYS
-	 * (sys_unsupported): never silently allowed. */
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRACE(0));
-	if (!ctx)
-		return -ENOMEM;
+	const struct syscall_condition *c = NULL;
+	for (size_t j = 0; j < syscall_conditions_len; j++)
+		if (syscall_conditions[j].nr == e->nr)
+			c = &syscall_conditions[j];
+	return c && c->every_call_with_shim && shim_intercepts ? NULL : c;
+}
+
+/* The STOP_WHEN_SHARED widening of a row, or NULL. */
+static const struct syscall_condition *shared_widening(const struct syscall_entry *e)
+{
+	for (size_t j = 0; j < syscall_shared_conditions_len; j++)
+		if (syscall_shared_conditions[j].nr == e->nr)
+			return &syscall_shared_conditions[j];
+	return NULL;
+}
+
+/* A row narrowed by STOP_WHEN: allowed unless the argument has one of the bits, and with
+ * processes in parallel also unless its STOP_WHEN_SHARED argument has one of its bits (a
+ * widening of every call leaves nothing allowed); the rest takes the default, a stop. */
+static int allow_narrowed(scmp_filter_ctx ctx, const struct syscall_entry *e,
+			  const struct syscall_condition *c, bool parallel)
+{
+	const struct syscall_condition *w = parallel ? shared_widening(e) : NULL;
+	if (w && w->arg < 0)
+		return 0;
+	struct scmp_arg_cmp cmp[2] = {
+		SCMP_CMP((unsigned)c->arg, SCMP_CMP_MASKED_EQ, c->mask, 0),
+	};
+	if (w)
+		cmp[1] = SCMP_CMP((unsigned)w->arg, SCMP_CMP_MASKED_EQ, w->mask, 0);
+	return seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, (int)e->nr, w ? 2 : 1, cmp);
+}
+
+/* The rules of every row: which calls run without stopping. */
+static int add_rules(scmp_filter_ctx ctx, bool shim_intercepts, bool parallel)
+{
 	int err = 0;
-	/* 32-bit (int 0x80) and x32 calls stop too instead of killing the process without a
-	 * word: the tracer refuses them by name (filter_foreign_call). */
-	err = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_TRACE(0));
-	/* As root, no_new_privs is not needed and would break setuid programs in the group. */
-	if (!err && geteuid() == 0)
-		err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
-	/* A binary search over syscall numbers instead of a linear scan: allowed calls, the
-	 * common case, pay a few comparisons. */
-	if (!err)
-		err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 	for (size_t i = 0; !err && i < syscall_table_len; i++) {
 		const struct syscall_entry *e = &syscall_table[i];
-		const struct syscall_condition *c = NULL;
-		for (size_t j = 0; j < syscall_conditions_len; j++)
-			if (syscall_conditions[j].nr == e->nr)
-				c = &syscall_conditions[j];
-		if (c && c->every_call_with_shim && shim_intercepts)
-			c = NULL;
+		const struct syscall_condition *c = narrowing(e, shim_intercepts);
+		bool freely = syscall_runs_freely(e, parallel);
 		if (e->cls == SC_EXTERNAL && !shim_intercepts)
 			err = has_values(e->nr)
 				      ? allow_unless_equal(ctx, e->nr)
 				      : seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)e->nr, 0);
-		else if (c) /* allowed unless the argument has one of the bits; else the default */
-			err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)e->nr, 1,
-					       SCMP_CMP((unsigned)c->arg, SCMP_CMP_MASKED_EQ,
-							c->mask, 0));
+		else if (c)
+			err = allow_narrowed(ctx, e, c, parallel);
 		else if (has_values(e->nr) && e->cls != SC_EXTERNAL) /* with a shim: every call */
 			err = allow_unless_equal(ctx, e->nr);
-		else if (e->cls == SC_ALLOW && syscall_names_process(e))
+		else if (freely && syscall_names_process(e))
 			err = allow_self_form(ctx, e);
-		else if (e->cls == SC_ALLOW)
+		else if (freely)
 			err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)e->nr, 0);
 	}
-	if (!err)
-		err = seccomp_load(ctx);
+	return err;
+}
+
+/* The filter of a run, not loaded: NULL with *err set, or a context to release. */
+static scmp_filter_ctx build(bool shim_intercepts, bool parallel, int *err)
+{
+	/* Calls the table does not know (newer than detrun) stop too, and fail with ENOSYS
+	 * (sys_unsupported): never silently allowed. */
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRACE(0));
+	if (!ctx) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	/* 32-bit (int 0x80) and x32 calls stop too instead of killing the process without a
+	 * word: the tracer refuses them by name (filter_foreign_call). */
+	*err = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_TRACE(0));
+	/* As root, no_new_privs is not needed and would break setuid programs in the group. */
+	if (!*err && geteuid() == 0)
+		*err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+	/* A binary search over syscall numbers instead of a linear scan: allowed calls, the
+	 * common case, pay a few comparisons. */
+	if (!*err)
+		*err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+	if (!*err)
+		*err = add_rules(ctx, shim_intercepts, parallel);
+	if (*err) {
+		seccomp_release(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
+int filter_install(bool shim_intercepts, bool parallel)
+{
+	int err;
+	scmp_filter_ctx ctx = build(shim_intercepts, parallel, &err);
+	if (!ctx)
+		return err;
+	err = seccomp_load(ctx);
+	seccomp_release(ctx);
+	return err;
+}
+
+int filter_export(bool shim_intercepts, bool parallel, int fd)
+{
+	int err;
+	scmp_filter_ctx ctx = build(shim_intercepts, parallel, &err);
+	if (!ctx)
+		return err;
+	err = seccomp_export_bpf(ctx, fd);
 	seccomp_release(ctx);
 	return err;
 }

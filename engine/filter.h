@@ -5,8 +5,15 @@
 #include <stdbool.h>
 
 /* Builds and loads the filter into the calling (about to exec) process. EXTERNAL rows stop
- * only when a shim intercepts. Returns 0 or -errno. */
-int filter_install(bool shim_intercepts);
+ * only when a shim intercepts. With processes in parallel (`parallel`: --jobs above 1),
+ * ALLOW rows stop too, only LOCAL rows run freely, and calls that may map shared memory
+ * stop (STOP_WHEN_SHARED); one task at a time, the filter is the serial one, unchanged.
+ * Returns 0 or -errno. */
+int filter_install(bool shim_intercepts, bool parallel);
+
+/* Writes the BPF program filter_install would load to `fd` (tests compare programs).
+ * Returns 0 or -errno. */
+int filter_export(bool shim_intercepts, bool parallel, int fd);
 
 /* At a seccomp stop: a 32-bit (int 0x80) or x32 call, which the filter lets stop instead
  * of killing the process? It is refused with ENOSYS and a warning naming it (once per

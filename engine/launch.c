@@ -108,7 +108,7 @@ static int drop_ptrace_capability(void)
 }
 
 static __attribute__((noreturn)) void run_program(const char *path, char **argv, int go_fd,
-						  int err_fd, bool shim)
+						  int err_fd, const struct launch_options *lo)
 {
 	/* Address-space layout is part of the group's initial state: no randomization. */
 	personality((unsigned)personality(0xffffffff) | ADDR_NO_RANDOMIZE);
@@ -130,7 +130,7 @@ static __attribute__((noreturn)) void run_program(const char *path, char **argv,
 	 * death signal set at fork only covered the moment before; cleared, so the program
 	 * finds its own setting (PR_GET_PDEATHSIG 0) as it would natively. */
 	prctl(PR_SET_PDEATHSIG, 0);
-	err = filter_install(shim);
+	err = filter_install(lo->shim_intercepts, lo->parallel);
 	if (err) {
 		fprintf(stderr, "detrun: cannot install the seccomp filter: %s\n", strerror(-err));
 		_exit(125);
@@ -476,7 +476,7 @@ static __attribute__((noreturn)) void namespace_init(const char *path, char **ar
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		send_pid(sock);
 		close(sock);
-		run_program(path, argv, go_fd, err_fd, lo->shim_intercepts);
+		run_program(path, argv, go_fd, err_fd, lo);
 	}
 	/* Everything inherited from detrun (a record log, a shim's socket) goes. */
 	syscall(SYS_close_range, 3, ~0U, 0);
@@ -533,7 +533,7 @@ int launch_program(const char *path, char **argv, const struct launch_options *l
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(125);
-		run_program(path, argv, go[0], err[1], lo->shim_intercepts);
+		run_program(path, argv, go[0], err[1], lo);
 	}
 	setpgid(pid, pid); /* as the child does: whichever runs first, it is done */
 	close(go[0]);

@@ -20,6 +20,7 @@ struct launch_options {
 	int cpus;               /* virtual CPU count shown in /proc and /sys */
 	bool namespaces;        /* run in fresh PID, mount and UTS namespaces */
 	bool shim_intercepts;   /* external calls stop (the filter's EXTERNAL rows) */
+	bool parallel;          /* processes run at once (--jobs above 1): ALLOW rows stop */
 	void (*in_child)(void); /* undoes detrun's own signal handlers in the child */
 };
 

@@ -9,6 +9,7 @@
 #include "handlers/sys_park.h"
 #include "handlers/sys_reach.h"
 #include "syscalls/syscall_table.h" /* the numbers of calls newer than the libc headers */
+#include "vkernel/memory_domain.h"
 #include "vkernel/task.h"
 
 /* Indexed by syscall number, from syscalls.def's rows: the table's handler column. */
@@ -16,6 +17,7 @@ static syscall_handler *const by_nr[] = {
 #define SYSCALL(name, cls, handler, kinds, outputs, data, reason) [__NR_##name] = handler,
 #define STOP_WHEN(name, arg, mask, with_shim)
 #define STOP_WHEN_EQ(name, arg, value)
+#define STOP_WHEN_SHARED(name, arg, mask)
 #define IRREGULAR(name, why)
 #include "syscalls/syscalls.def"
 };
@@ -36,12 +38,26 @@ static void dispatch(struct task *t)
 		handler(t);
 }
 
+/* A new image: the descriptors' state, and the memory the process shared is gone. */
+static void executed(struct task *t)
+{
+	files_executed(t);
+	memory_domain_exec(t->proc);
+}
+
+/* The last thread exits: its usage goes to the parent, and it shares no memory any more. */
+static void process_exiting(struct task *t)
+{
+	rusage_process_exiting(t);
+	memory_domain_forget(t->proc);
+}
+
 const struct handler_ops handler_ops = {
 	.dispatch = dispatch,
 	.run_starting = files_init,
 	.launched = reach_set_namespaced,
-	.exec_done = files_executed,
-	.process_exiting = rusage_process_exiting,
+	.exec_done = executed,
+	.process_exiting = process_exiting,
 	.joiner_woken = futex_woken,
 	.outside_restarted = external_perform,
 	.outside_wait_interrupted = external_wait_interrupted,

@@ -19,6 +19,7 @@ typedef void syscall_handler(struct task *t);
 #define SYSCALL(name, cls, handler, kinds, outputs, data, reason) syscall_handler handler;
 #define STOP_WHEN(name, arg, mask, with_shim)
 #define STOP_WHEN_EQ(name, arg, value)
+#define STOP_WHEN_SHARED(name, arg, mask)
 #define IRREGULAR(name, why)
 #include "syscalls/syscalls.def"
 

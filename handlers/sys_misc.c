@@ -2,8 +2,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/mman.h>
 #include <sys/personality.h>
+#include <sys/shm.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 
 #include "engine/cpu_patch.h"
 #include "vkernel/report.h"
@@ -11,9 +16,12 @@
 #include "handlers/sys_common.h"
 #include "engine/cpu_emulate.h"
 #include "handlers/sys_args.h"
+#include "vkernel/memory_domain.h"
 #include "vkernel/random.h"
 
-/* The handler of ALLOW rows; they never stop, so it never runs. */
+/* The handler of ALLOW and LOCAL rows. It runs only when one stops (a form naming another
+ * process; any ALLOW row with processes in parallel): the stop is the event, and the call
+ * then runs natively, as a SERIALIZE row's. */
 void sys_none(struct task *t)
 {
 }
@@ -147,11 +155,74 @@ void sys_getrandom(struct task *t)
 	syscall_emulate(t, random_to_tracee(t, syscall_arg(t, 0), len > 33554431 ? 33554431 : len));
 }
 
+/* The object a successful mmap(MAP_SHARED) maps: a new anonymous region (MAP_ANONYMOUS, or
+ * /dev/zero, which the kernel makes one), or the file, memfd or shm_open object of its
+ * descriptor by device and inode. False when the descriptor cannot be looked at. */
+static bool mapped_object(struct task *t, struct shared_object *o)
+{
+	*o = (struct shared_object){ SHARED_ANON, 0, 0 };
+	struct stat st;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", t->tid, (int)syscall_arg(t, 4));
+	if (!(syscall_arg(t, 3) & MAP_ANONYMOUS)) {
+		if (stat(path, &st) < 0)
+			return false;
+		if (!S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 5))
+			*o = (struct shared_object){ SHARED_FILE, st.st_dev, st.st_ino };
+	}
+	if (o->kind == SHARED_ANON)
+		o->a = memory_domain_new_anon();
+	return true;
+}
+
+/* With processes in parallel, at the exit of a call that may map shared memory: the
+ * caller's memory domain joins those of the processes that map the same object. */
+static void shared_mapped(struct task *t)
+{
+	struct shared_object o = { SHARED_SYSV, syscall_arg(t, 0), 0 };
+	int64_t r = syscall_result(t);
+	if (r < 0 && r > -4096) /* failed: nothing mapped */
+		return;
+	if (t->syscall_nr == __NR_mmap) {
+		if (!(syscall_arg(t, 3) & MAP_SHARED)) /* MAP_SHARED_VALIDATE has the bit too */
+			return;
+		if (!mapped_object(t, &o)) {
+			task_warn(t, "cannot look at the descriptor a shared mapping maps: its "
+				     "sharers are not known to run one at a time");
+			return;
+		}
+	}
+	memory_domain_map(t->proc, o);
+	trace_event(t, "  shared memory: memory domain %d", memory_domain_of(t->proc));
+}
+
+/* Does the call's mapping hold code? mmap and shmat stop without PROT_EXEC or SHM_EXEC
+ * too, with processes in parallel (STOP_WHEN_SHARED); mprotect stops only for code. */
+static bool maps_code(struct task *t)
+{
+	if (t->proc->read_implies_exec)
+		return true;
+	if (t->syscall_nr == __NR_mmap)
+		return syscall_arg(t, 2) & PROT_EXEC;
+	if (t->syscall_nr == __NR_shmat)
+		return syscall_arg(t, 2) & SHM_EXEC;
+	return true;
+}
+
+static void mapped(struct task *t)
+{
+	if (maps_code(t))
+		code_mapped(t);
+	if (tracer_opts->jobs > 1 && (t->syscall_nr == __NR_mmap || t->syscall_nr == __NR_shmat))
+		shared_mapped(t);
+}
+
 /* Implements mmap(2), mprotect(2) and pkey_mprotect(2) with PROT_EXEC, and shmat(2) with
- * SHM_EXEC: the code is patched once mapped. */
+ * SHM_EXEC: the code is patched once mapped. With processes in parallel, mmap(MAP_SHARED)
+ * and shmat: the memory domains of the processes that map the same object merge. */
 void sys_map_code(struct task *t)
 {
-	tracer_want_exit(t, code_mapped);
+	tracer_want_exit(t, mapped);
 }
 
 static void code_remapped(struct task *t)

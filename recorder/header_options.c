@@ -12,6 +12,8 @@ void header_options_from(const Detrun__Log__Header *h, struct tracer_options *op
 #define FROM_HEADER(type, name, comment) opt->name = (type)h->name;
 	TRACER_OPTIONS(FROM_HEADER)
 #undef FROM_HEADER
+	if (opt->jobs == 0) /* a log from before --jobs: one task at a time */
+		opt->jobs = 1;
 }
 
 bool header_options_equal(const Detrun__Log__Header *h, const struct tracer_options *opt)

@@ -78,9 +78,10 @@ static void print_header_text(const struct log *log)
 		printf(" %s", h->argv[i]);
 	if (*h->exec_path)
 		printf("\nstarted as %s", h->exec_path);
-	printf("\nseed %" PRId64 ", epoch %" PRId64 ", quantum %d, cpus %d, namespaces %s, "
-	       "%zu environment variables, outside descriptors:",
-	       h->seed, h->epoch, h->quantum, h->cpus, h->namespaces ? "yes" : "no", h->n_env);
+	printf("\nseed %" PRId64 ", epoch %" PRId64 ", quantum %d, cpus %d, jobs %d, "
+	       "namespaces %s, %zu environment variables, outside descriptors:",
+	       h->seed, h->epoch, h->quantum, h->cpus, h->jobs ? h->jobs : 1,
+	       h->namespaces ? "yes" : "no", h->n_env);
 	for (size_t i = 0; i < h->n_outside_fds; i++)
 		printf(" %d", h->outside_fds[i]);
 	printf("%s\n", h->n_outside_fds ? "" : " none");
@@ -198,8 +199,8 @@ static void print_header_json(const struct log *log)
 	}
 	printf("],\"cwd\":");
 	json_string(h->cwd);
-	printf(",\"seed\":%" PRId64 ",\"epoch\":%" PRId64 ",\"complete\":%s}\n", h->seed, h->epoch,
-	       log->complete ? "true" : "false");
+	printf(",\"seed\":%" PRId64 ",\"epoch\":%" PRId64 ",\"jobs\":%d,\"complete\":%s}\n",
+	       h->seed, h->epoch, h->jobs ? h->jobs : 1, log->complete ? "true" : "false");
 }
 
 static void print_stats(const char *path, const struct log *log)

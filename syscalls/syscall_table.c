@@ -56,6 +56,7 @@ const struct syscall_entry syscall_table[] = {
 // clang-format on
 #define STOP_WHEN(name, arg, mask, with_shim)
 #define STOP_WHEN_EQ(name, arg, value)
+#define STOP_WHEN_SHARED(name, arg, mask)
 #define IRREGULAR(name, why)
 #include "syscalls/syscalls.def"
 };
@@ -67,6 +68,7 @@ const struct syscall_condition syscall_conditions[] = {
 #define AS_IS false
 #define STOP_WHEN(name, arg, mask, with_shim) { __NR_##name, arg, mask, with_shim },
 #define STOP_WHEN_EQ(name, arg, value)
+#define STOP_WHEN_SHARED(name, arg, mask)
 #define IRREGULAR(name, why)
 #include "syscalls/syscalls.def"
 #undef EVERY_CALL
@@ -78,6 +80,7 @@ const struct syscall_value syscall_values[] = {
 #define SYSCALL(name, cls, handler, kinds, outputs, data, reason)
 #define STOP_WHEN(name, arg, mask, with_shim)
 #define STOP_WHEN_EQ(name, arg, value) { __NR_##name, arg, (uint32_t)(value) },
+#define STOP_WHEN_SHARED(name, arg, mask)
 #define IRREGULAR(name, why)
 #include "syscalls/syscalls.def"
 };
@@ -90,9 +93,21 @@ static const struct {
 #define SYSCALL(name, cls, handler, kinds, outputs, data, reason)
 #define STOP_WHEN(name, arg, mask, with_shim)
 #define STOP_WHEN_EQ(name, arg, value)
+#define STOP_WHEN_SHARED(name, arg, mask)
 #define IRREGULAR(name, why) { __NR_##name, why },
 #include "syscalls/syscalls.def"
 };
+
+const struct syscall_condition syscall_shared_conditions[] = {
+#define SYSCALL(name, cls, handler, kinds, outputs, data, reason)
+#define STOP_WHEN(name, arg, mask, with_shim)
+#define STOP_WHEN_EQ(name, arg, value)
+#define STOP_WHEN_SHARED(name, arg, mask) { __NR_##name, arg, mask, false },
+#define IRREGULAR(name, why)
+#include "syscalls/syscalls.def"
+};
+const size_t syscall_shared_conditions_len = sizeof(syscall_shared_conditions) /
+					     sizeof(syscall_shared_conditions[0]);
 
 const char *syscall_irregular(long nr)
 {
@@ -127,9 +142,14 @@ const char *syscall_name(long nr)
 
 const char *syscall_class_name(enum syscall_class cls)
 {
-	static const char *names[] = { "allow",   "serialize", "blocking",
-				       "emulate", "external",  "unsupported" };
+	static const char *names[] = { "allow",    "serialize",   "blocking", "emulate",
+				       "external", "unsupported", "local" };
 	return names[cls];
+}
+
+bool syscall_runs_freely(const struct syscall_entry *e, bool parallel)
+{
+	return e && (e->cls == SC_LOCAL || (e->cls == SC_ALLOW && !parallel));
 }
 
 /* The first argument whose kind is one of `kinds`, or -1. */

@@ -85,6 +85,7 @@ enum syscall_class {
 	SC_EMULATE,
 	SC_EXTERNAL,
 	SC_UNSUPPORTED,
+	SC_LOCAL, /* last: the classes before it keep their numbers */
 };
 
 /* The shapes of output regions (syscalls.def explains each OUT_ column entry). */
@@ -148,6 +149,11 @@ struct syscall_condition {
 extern const struct syscall_condition syscall_conditions[];
 extern const size_t syscall_conditions_len;
 
+/* With processes in parallel, rows narrowed by STOP_WHEN stop also when argument `arg` has
+ * a bit of `mask` (arg -1: every call): calls that may map shared memory (STOP_WHEN_SHARED). */
+extern const struct syscall_condition syscall_shared_conditions[];
+extern const size_t syscall_shared_conditions_len;
+
 /* Rows that stop only when an int argument has one of the listed values (STOP_WHEN_EQ). */
 struct syscall_value {
 	long nr;
@@ -162,6 +168,11 @@ const char *syscall_name(long nr);                   /* "syscall_NNN" for unknow
 const char *syscall_class_name(enum syscall_class cls);
 
 /* ---- facts derived from a row (NULL rows answer "none") ---- */
+
+/* The class lets the call run without stopping (its STOP_WHEN narrowing, process
+ * arguments and a shim aside): LOCAL rows always, ALLOW rows only while one task runs at
+ * a time (`parallel` false). */
+bool syscall_runs_freely(const struct syscall_entry *e, bool parallel);
 
 /* An argument names a process, a process group or a priority's "who" (kinds P G W O D):
  * the call stops unless it names the caller, and its target must be a member. */

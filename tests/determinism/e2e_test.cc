@@ -183,10 +183,32 @@ const char *kShBuildStamp =
 	"d=$(mktemp -d) && printf 'const char *stamp = __DATE__ \" \" __TIME__;\\n' > $d/s.c && "
 	"gcc -O2 -c $d/s.c -o $d/s.o && md5sum < $d/s.o && strings $d/s.o | grep ':' ; rm -rf $d";
 
+// How many processes run at once in the cases of processes racing on shared memory. Add
+// "2" once the engine runs processes of different memory domains in parallel: each case
+// then runs under --jobs 2 as well (processes sharing memory must stay one at a time).
+const std::vector<std::string> kSharedMemoryJobs = { "1" };
+
+// Two processes racing on a counter in shared memory, by each way memory is shared
+// (vkernel/memory_domain.h), under each --jobs of kSharedMemoryJobs.
+std::vector<Case> SharedMemoryCases()
+{
+	std::vector<Case> cases;
+	for (const std::string &jobs : kSharedMemoryJobs)
+		for (const char *kind : { "anon", "memfd", "sysv", "file" })
+			cases.push_back({ std::string("par_shared_") + kind + "_jobs" + jobs,
+					  { "{guests}/par_shared_race", kind },
+					  10,
+					  kMustVary,
+					  0,
+					  { "--jobs", jobs } });
+	return cases;
+}
+
 std::vector<Case> Cases()
 {
+	std::vector<Case> cases = SharedMemoryCases();
 	const std::string G = "{guests}/";
-	return {
+	std::vector<Case> table = {
 		// guest programs: nondeterministic natively
 		{ "racy_counter_4x2M", { G + "racy_counter", "4", "2000000" }, 10, kMustVary, 0 },
 		{ "racy_counter_2x2M", { G + "racy_counter", "2", "2000000" }, 10, kMustVary, 0 },
@@ -280,6 +302,8 @@ std::vector<Case> Cases()
 		// __DATE__/__TIME__ change once a second natively: only determinism is checked
 		{ "inv_gcc_build_stamp", { "sh", "-c", kShBuildStamp }, 10, kAnyNative, 0 },
 	};
+	cases.insert(cases.begin(), table.begin(), table.end());
+	return cases;
 }
 
 class E2E : public ::testing::TestWithParam<Case>

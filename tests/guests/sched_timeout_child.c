@@ -1,6 +1,7 @@
 /* hardening guest (sched, issue 9 point 7): the shape of timeout(1). The parent arms a
- * 20 ms timer and waits; its child computes, calling only getppid now and then (calls
- * that never stop under detrun, and the child has no timer of its own). When SIGALRM
+ * 20 ms timer and waits; its child computes, calling only gettid now and then (a LOCAL
+ * call, which never stops under detrun, with processes in parallel too; the child has no
+ * timer of its own). When SIGALRM
  * comes the parent kills the child (it waits in sigsuspend, so no signal is missed). The child gives up after a bound, so the program ends
  * natively even if the signal never came. Prints how the child ended. */
 #include <signal.h>
@@ -50,7 +51,7 @@ int main(int argc, char **argv)
 		for (long calls = 0; calls < bound; calls++) {
 			for (int i = 0; i < 200; i++)
 				sink = sink * 31 + (unsigned long)i;
-			syscall(SYS_getppid);
+			syscall(SYS_gettid);
 		}
 		_exit(3);
 	}

@@ -833,6 +833,52 @@ TEST(RecordReplay, CommandLineMistakes)
 	ExpectCleanRefusal({ kDetrun, "replay", "-o", "x.dlog", "x.dlog" }, "-o is not an option");
 	ExpectCleanRefusal({ kDetrun, "record", "-o", "/nonexistent-dir/x.dlog", "--", "true" },
 			   "cannot create the log");
+	ExpectCleanRefusal({ kDetrun, "replay", "--jobs=2", "x.dlog" }, "--jobs cannot change");
+}
+
+TEST(RecordReplay, JobsOutOfRangeAreRefusedInOneLine)
+{
+	for (const char *jobs : { "0", "abc", "65", "-1", "" })
+		for (const char *cmd : { "run", "record" }) {
+			std::vector<std::string> argv = { kDetrun };
+			if (!strcmp(cmd, "record"))
+				argv.insert(argv.end(), { "record", "-o", "/tmp/never.dlog" });
+			argv.insert(argv.end(), { "--jobs", jobs, "--", "true" });
+			RunResult r = RunCommand(argv);
+			EXPECT_EQ(r.code, 125) << r.Describe();
+			EXPECT_NE(r.err.find("invalid value for --jobs"), std::string::npos)
+				<< r.Describe();
+			EXPECT_NE(r.err.find("1..64"), std::string::npos) << r.Describe();
+			ExpectCleanRefusal(argv, "--jobs");
+		}
+	RunResult help = RunCommand({ kDetrun, "--help" });
+	EXPECT_NE(help.out.find("--jobs N"), std::string::npos) << help.Describe();
+}
+
+TEST(RecordReplay, TheLogSaysHowManyJobsRan)
+{
+	// The header carries --jobs; `detrun log` shows it in both forms, and a log recorded
+	// without the option says 1 (one task at a time).
+	TempDir dir("record");
+	RunOptions opt;
+	opt.cwd = dir.path;
+	for (const char *jobs : { "1", "3" }) {
+		std::string log = dir / (std::string("j") + jobs + ".dlog");
+		RunResult r = RunCommand({ kDetrun, "record", "-o", log, "--jobs", jobs, "--",
+					   "echo", "hi" },
+					 opt);
+		ASSERT_EQ(r.code, 0) << r.Describe();
+		EXPECT_EQ(r.out, "hi\n") << r.Describe();
+		RunResult text = RunCommand({ kDetrun, "log", log });
+		EXPECT_NE(text.out.find(std::string(", jobs ") + jobs + ","), std::string::npos)
+			<< text.Describe();
+		RunResult json = RunCommand({ kDetrun, "log", "--json", log });
+		EXPECT_NE(json.out.find(std::string("\"jobs\":") + jobs + ","), std::string::npos)
+			<< json.Describe();
+	}
+	RecordSmallLog(dir);
+	RunResult text = RunCommand({ kDetrun, "log", dir / "good.dlog" });
+	EXPECT_NE(text.out.find(", jobs 1,"), std::string::npos) << text.Describe();
 }
 
 } // namespace

@@ -99,3 +99,22 @@ TEST(HeaderOptions, EveryHeaderFieldIsAnOptionOrTheRunsOwn)
 	}
 	EXPECT_EQ(found, options.size());
 }
+
+TEST(HeaderOptions, JobsComeBackAndOldLogsRanOneAtATime)
+{
+	// --jobs changes the order of events: a replay must run with the recording's. A log
+	// written before the option has no such field (proto3: 0) and ran one task at a time.
+	tracer_options o = Distinct(), back{};
+	o.jobs = 2;
+	Detrun__Log__Header h = DETRUN__LOG__HEADER__INIT;
+	header_options_to(&h, &o);
+	EXPECT_EQ(h.jobs, 2);
+	header_options_from(&h, &back);
+	EXPECT_EQ(back.jobs, 2);
+
+	h.jobs = 0; // as parsed from an old log
+	header_options_from(&h, &back);
+	EXPECT_EQ(back.jobs, 1);
+	o.jobs = 1;
+	EXPECT_TRUE(header_options_equal(&h, &o)) << "an old log equals a --jobs 1 run";
+}

@@ -2,6 +2,7 @@
 // check it is complete and consistent with the kernel headers, and that the lists the code
 // derives from it (receives, sends, flags and descriptor arguments) are what the rows say.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 
 #include <algorithm>
@@ -34,7 +35,7 @@ TEST(SyscallTable, EveryStoppingRowHasAHandler)
 {
 	for (size_t i = 0; i < syscall_table_len; i++) {
 		const syscall_entry &e = syscall_table[i];
-		if (e.cls != SC_ALLOW) {
+		if (!syscall_runs_freely(&e, false)) {
 			EXPECT_NE(handler_of(e.nr), &sys_none)
 				<< e.name << " stops but has no handler";
 		}
@@ -81,7 +82,7 @@ TEST(SyscallTable, BlockingCallsNeverRunFreely)
 	for (long nr : must_stop) {
 		const syscall_entry *e = syscall_lookup(nr);
 		ASSERT_NE(e, nullptr) << nr;
-		EXPECT_NE(e->cls, SC_ALLOW) << e->name;
+		EXPECT_FALSE(syscall_runs_freely(e, false)) << e->name;
 	}
 }
 
@@ -100,7 +101,7 @@ TEST(SyscallTable, RowsNarrowedByValueStopForTheirValues)
 		const syscall_value &v = syscall_values[i];
 		const syscall_entry *e = syscall_lookup(v.nr);
 		ASSERT_NE(e, nullptr) << v.nr;
-		EXPECT_NE(e->cls, SC_ALLOW) << e->name;
+		EXPECT_FALSE(syscall_runs_freely(e, false)) << e->name;
 		EXPECT_NE(handler_of(e->nr), &sys_none) << e->name;
 		EXPECT_TRUE(seen.insert({ v.nr, v.value }).second) << e->name << " " << v.value;
 		for (size_t j = 0; j < syscall_conditions_len; j++)
@@ -565,7 +566,8 @@ TEST(SyscallTable, DataDirectionAgreesWithTheOutputs)
 				       o.shape == SHAPE_MSG || o.shape == SHAPE_MMSG;
 		EXPECT_EQ(data_region, syscall_reads_data(&e)) << e.name;
 		if (syscall_sends(&e)) {
-			EXPECT_NE(e.cls, SC_ALLOW) << e.name << " sends but never stops";
+			EXPECT_FALSE(syscall_runs_freely(&e, false))
+				<< e.name << " sends but never stops";
 		}
 	}
 }
@@ -648,7 +650,7 @@ TEST(SyscallTable, EveryCallThatCanSleepStops)
 			if (!strcmp(syscall_table[i].name, name))
 				e = &syscall_table[i];
 		ASSERT_NE(e, nullptr) << name;
-		EXPECT_NE(e->cls, SC_ALLOW) << name << " can sleep but runs freely";
+		EXPECT_FALSE(syscall_runs_freely(e, false)) << name << " can sleep but runs freely";
 	}
 	// The free-running calls that wait at all wait for the disk or the kernel alone,
 	// never for another task: their rows say so.
@@ -671,7 +673,7 @@ TEST(SyscallTable, AllowRowsHaveTheirOwnReasons)
 	// Each row's reason is about its call: no one sentence shared by a crowd of rows.
 	std::map<std::string, int> uses;
 	for (size_t i = 0; i < syscall_table_len; i++)
-		if (syscall_table[i].cls == SC_ALLOW)
+		if (syscall_runs_freely(&syscall_table[i], false))
 			uses[syscall_table[i].reason]++;
 	for (const auto &[reason, n] : uses)
 		EXPECT_LE(n, 20) << "\"" << reason << "\" is shared by " << n << " rows";
@@ -699,4 +701,107 @@ TEST(SyscallTable, TraceShowsEachCallsOwnArguments)
 	EXPECT_STREQ(buf, "syscall_999(0x3, 0x1000, 0x40, 0x7, 0x8, 0x9)");
 	syscall_format_call(buf, 8, __NR_read, args, nullptr, nullptr); // cut short, terminated
 	EXPECT_STREQ(buf, "read(3,");
+}
+
+// ---- processes in parallel ---------------------------------------------------------------
+
+TEST(SyscallTable, LocalRowsKeepToTheCaller)
+{
+	// With processes in parallel only LOCAL rows run freely: a call whose object another
+	// process can see must not be LOCAL. These act on files, open file descriptions, IPC
+	// objects, other processes, or close a descriptor (a pipe's last close is the peer's
+	// EOF).
+	for (const char *name : { "close",
+				  "close_range",
+				  "dup2",
+				  "dup3",
+				  "lseek",
+				  "pread64",
+				  "preadv",
+				  "msync",
+				  "fsync",
+				  "fdatasync",
+				  "chmod",
+				  "fchmod",
+				  "chown",
+				  "fchown",
+				  "fchmodat",
+				  "setxattr",
+				  "fsetxattr",
+				  "getxattr",
+				  "epoll_ctl",
+				  "shmget",
+				  "shmctl",
+				  "shmdt",
+				  "semget",
+				  "msgget",
+				  "mq_open",
+				  "mq_unlink",
+				  "mq_notify",
+				  "setpgid",
+				  "setsid",
+				  "getpgid",
+				  "getppid",
+				  "setpriority",
+				  "prlimit64",
+				  "process_vm_readv",
+				  "process_vm_writev",
+				  "signalfd4",
+				  "statfs",
+				  "chdir",
+				  "getcwd",
+				  "kcmp",
+				  "pidfd_open" }) {
+		const syscall_entry *e = nullptr;
+		for (size_t i = 0; i < syscall_table_len && !e; i++)
+			if (!strcmp(syscall_table[i].name, name))
+				e = &syscall_table[i];
+		ASSERT_NE(e, nullptr) << name;
+		EXPECT_EQ(e->cls, SC_ALLOW) << name << " runs freely with processes in parallel";
+		EXPECT_TRUE(syscall_runs_freely(e, false)) << name;
+		EXPECT_FALSE(syscall_runs_freely(e, true)) << name;
+	}
+	for (size_t i = 0; i < syscall_table_len; i++) {
+		const syscall_entry &e = syscall_table[i];
+		if (e.cls != SC_LOCAL)
+			continue;
+		EXPECT_EQ(handler_of(e.nr), &sys_none) << e.name << ": a LOCAL row never stops";
+		EXPECT_TRUE(syscall_runs_freely(&e, true)) << e.name;
+		EXPECT_FALSE(syscall_lets_out(&e)) << e.name;
+		EXPECT_EQ(syscall_entries(&e).n, 0) << e.name << " changes directory entries";
+		// A path is looked up in the file system others change; memfd_create's string is
+		// a name, and calls the kernel no longer has read nothing.
+		bool gone = strstr(e.reason, "fails at once with ENOSYS") != nullptr;
+		if (strcmp(e.name, "memfd_create") && !gone)
+			EXPECT_LT(syscall_path_arg(&e), 0) << e.name << " looks up a path";
+	}
+	EXPECT_STREQ(syscall_class_name(SC_LOCAL), "local");
+}
+
+TEST(SyscallTable, SharedMappingsStopWithProcessesInParallel)
+{
+	// mmap with MAP_SHARED (MAP_SHARED_VALIDATE has its bit) and every shmat stop in
+	// parallel: the memory domains merge at their exit.
+	bool mmap_seen = false, shmat_seen = false;
+	for (size_t i = 0; i < syscall_shared_conditions_len; i++) {
+		const syscall_condition &c = syscall_shared_conditions[i];
+		bool narrowed = false;
+		for (size_t j = 0; j < syscall_conditions_len; j++)
+			narrowed |= syscall_conditions[j].nr == c.nr;
+		EXPECT_TRUE(narrowed)
+			<< syscall_name(c.nr) << ": STOP_WHEN_SHARED widens STOP_WHEN";
+		if (c.nr == __NR_mmap) {
+			mmap_seen = true;
+			EXPECT_EQ(c.arg, 3);
+			EXPECT_TRUE(c.mask & MAP_SHARED);
+			EXPECT_TRUE(c.mask & MAP_SHARED_VALIDATE);
+			EXPECT_FALSE(c.mask & MAP_PRIVATE);
+		}
+		if (c.nr == __NR_shmat) {
+			shmat_seen = true;
+			EXPECT_EQ(c.arg, -1) << "every shmat stops";
+		}
+	}
+	EXPECT_TRUE(mmap_seen);
+	EXPECT_TRUE(shmat_seen);
 }
