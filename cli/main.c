@@ -59,8 +59,9 @@ static const char usage[] =
 	"                         at a task (default 10)\n"
 	"      --cpus N           CPUs the program sees: sysconf, sched_getaffinity,\n"
 	"                         /proc/cpuinfo, /sys/devices/system/cpu (default 1)\n"
-	"  -j, --jobs N           processes that run at once, 1..64 (default 1: one task\n"
-	"                         at a time); a replay runs with the recording's\n"
+	"  -j, --jobs N           processes that run at once, 1..64 (default: DETRUN_JOBS\n"
+	"                         from the environment, else 1: one task at a time);\n"
+	"                         a replay runs with the recording's\n"
 	"      --no-namespaces    do not create PID, mount and UTS namespaces: pids, the\n"
 	"                         hostname and /proc are then the host's, and the virtual\n"
 	"                         /proc files and /sys absent (detrun refuses the opens\n"
@@ -635,6 +636,11 @@ int main(int argc, char **argv)
 		},
 	};
 	report_trace_out = stderr;
+	/* DETRUN_JOBS sets the default, as MAKEFLAGS does for make: a whole test suite can run
+	 * in parallel mode. The debugger runs serially, whatever it says. */
+	const char *jobs = getenv("DETRUN_JOBS");
+	if (jobs && *jobs && !(argc > 1 && !strcmp(argv[1], "debug")))
+		cl.opt.jobs = (int)parse_number("DETRUN_JOBS", jobs, 1, 64);
 	/* The composition root: the engine runs the handlers' table, installed here. */
 	tracer_set_handler_ops(&handler_ops);
 	debugger_init(&argc, &argv);

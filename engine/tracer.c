@@ -695,6 +695,7 @@ static void start_program(const char *path, char **argv, const struct tracer_opt
 	struct launch_options lo = { .cpus = opt->cpus,
 				     .namespaces = opt->namespaces,
 				     .shim_intercepts = shim_intercepts(),
+				     .parallel = tracer_parallel(),
 				     .in_child = restore_given_signals };
 	hold_outside_signals();
 	shim_set_abort(abort_run);
@@ -710,8 +711,7 @@ static void start_program(const char *path, char **argv, const struct tracer_opt
 int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 {
 	tracer_opts = opt;
-	const char *jobs = getenv("DETRUN_JOBS");
-	parallel_init(jobs ? atoi(jobs) : 1);
+	parallel_init(opt->jobs);
 	if (tracer_parallel())
 		ops.domain_of = tracer_domain_of;
 	sched_init(opt->quantum);

@@ -44,6 +44,7 @@
 #include "engine/tracer.h"
 #include "engine/tracer_internal.h"
 #include "vkernel/host_status.h"
+#include "vkernel/memory_domain.h"
 #include "vkernel/report.h"
 #include "vkernel/signal_bits.h"
 #include "vkernel/task.h"
@@ -61,7 +62,16 @@ bool tracer_parallel(void)
 
 int tracer_domain_of(struct task *t)
 {
-	return t->proc->aspace;
+	return memory_domain_of(t->proc);
+}
+
+/* Two domains became one at an event of the domain that has the timeline (every other
+ * domain is stopped for such a call: barrier_for): the joint domain goes on from that
+ * event's clock at least. */
+static void domains_merged(struct process *a, struct process *b)
+{
+	(void)b;
+	sched_domain_raise(memory_domain_of(a), sched_front());
 }
 
 /* What a domain is doing, from its tasks. */
@@ -138,16 +148,14 @@ static struct domain_view *first_domain(void)
 	return first;
 }
 
-/* Does the token's domain still have the timeline: a call of its event still running,
- * or a task of it on its way out (a death is seen by all at one logical time)? */
+/* Does the token's domain still have the timeline: a call of its event still running, or
+ * a task on its way out (a death is seen by all at one logical time; an exiting process
+ * has left its domain already, memory_domain_forget)? */
 static bool token_busy(void)
 {
 	for (struct task *t = sched_first(); t; t = t->next) {
-		if (t->in_call && t->state == TASK_RUNNING && !t->held)
-			return true;
-		if (tracer_domain_of(t) == token &&
-		    (t->state == TASK_EXITING || (t->proc->dying && t->state != TASK_DEAD &&
-						  !t->held && t->state != TASK_STOPPED)))
+		bool runs = (t->state == TASK_RUNNING || t->state == TASK_NEW) && !t->held;
+		if ((t->in_call && runs) || t->state == TASK_EXITING || (t->proc->dying && runs))
 			return true;
 	}
 	return false;
@@ -495,6 +503,8 @@ void parallel_run(struct task *first)
 void parallel_init(int n)
 {
 	jobs = n > 1 ? n : 0;
+	if (jobs)
+		memory_domain_set_merge_hook(domains_merged);
 	if (jobs && tracer_debugger)
 		die("--jobs %d: the debugger runs a recording in serial mode only (--jobs 1)", n);
 }

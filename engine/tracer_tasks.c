@@ -27,6 +27,7 @@
 #include "engine/launch.h"
 #include "engine/remote.h"
 #include "vkernel/host_status.h"
+#include "vkernel/memory_domain.h"
 #include "vkernel/report.h"
 #include "engine/seccomp_filter.h"
 #include "vkernel/task.h"
@@ -195,6 +196,7 @@ void tracer_task_died(struct task *t, int status)
 		sched_children_changed();
 		sched_signals_changed(); /* SIGCHLD for the parent */
 		remote_forget_process(t->proc);
+		memory_domain_forget(t->proc);
 	}
 	if (t->is_leader || t->tid == t->proc->tgid)
 		trace_event(t, "exited, status 0x%x", status);
@@ -249,6 +251,8 @@ static struct task *adopt_child(struct task *parent, pid_t tid, int event)
 			cpu_patch_inherit(parent->proc->aspace, p->aspace);
 		if (event == PTRACE_EVENT_VFORK || (flags & CLONE_VFORK))
 			p->vfork_parent = parent;
+		memory_domain_forked(parent->proc, p,
+				     event == PTRACE_EVENT_VFORK ? CLONE_VM | CLONE_VFORK : flags);
 	}
 	struct task *child = task_new(tid, p);
 	sched_add(child);

@@ -186,7 +186,7 @@ const char *kShBuildStamp =
 // How many processes run at once in the cases of processes racing on shared memory. Add
 // "2" once the engine runs processes of different memory domains in parallel: each case
 // then runs under --jobs 2 as well (processes sharing memory must stay one at a time).
-const std::vector<std::string> kSharedMemoryJobs = { "1" };
+const std::vector<std::string> kSharedMemoryJobs = { "1", "2" };
 
 // Two processes racing on a counter in shared memory, by each way memory is shared
 // (vkernel/memory_domain.h), under each --jobs of kSharedMemoryJobs.
@@ -439,6 +439,27 @@ TEST_P(E2E, DeterministicUnderDetrun)
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, E2E, ::testing::ValuesIn(Cases()),
+			 [](const ::testing::TestParamInfo<Case> &info) {
+				 return info.param.name;
+			 });
+
+// The whole table again with processes in parallel (--jobs 2): every case must be as
+// deterministic there, and replay the same (its output may differ from the serial run's).
+std::vector<Case> ParallelCases()
+{
+	std::vector<Case> cases;
+	for (Case c : Cases()) {
+		bool has_jobs = std::find(c.detrun_opts.begin(), c.detrun_opts.end(), "--jobs") !=
+				c.detrun_opts.end();
+		if (has_jobs)
+			continue; /* the shared-memory cases name their own */
+		c.detrun_opts.insert(c.detrun_opts.begin(), { "--jobs", "2" });
+		cases.push_back(c);
+	}
+	return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Parallel, E2E, ::testing::ValuesIn(ParallelCases()),
 			 [](const ::testing::TestParamInfo<Case> &info) {
 				 return info.param.name;
 			 });

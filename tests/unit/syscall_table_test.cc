@@ -772,8 +772,9 @@ TEST(SyscallTable, LocalRowsKeepToTheCaller)
 		// A path is looked up in the file system others change; memfd_create's string is
 		// a name, and calls the kernel no longer has read nothing.
 		bool gone = strstr(e.reason, "fails at once with ENOSYS") != nullptr;
-		if (strcmp(e.name, "memfd_create") && !gone)
+		if (strcmp(e.name, "memfd_create") && !gone) {
 			EXPECT_LT(syscall_path_arg(&e), 0) << e.name << " looks up a path";
+		}
 	}
 	EXPECT_STREQ(syscall_class_name(SC_LOCAL), "local");
 }
