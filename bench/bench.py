@@ -578,6 +578,7 @@ class Bench:
         return [
             ("native", lambda tag: [], None, "top"),
             ("detrun", lambda tag: [self.detrun, "--"], None, "top"),
+            ("jobs2", lambda tag: [self.detrun, "--jobs", "2", "--"], None, "top"),
             ("strace", lambda tag: ["strace", "-f", "-o", "/dev/null"], self.probe_strace, "tracee"),
             ("record", rec, self.probe_record, "top"),
             # The spin detector's probe as it was before it learned which pages were written
@@ -626,6 +627,10 @@ class Bench:
                   f"4 pthreads x {lock_iters} short critical sections on one mutex"),
             Batch("pipeline", "processes", ["sh", "-c", f"seq 1 {seq_n} | sort -n | uniq | wc -l"],
                   f"sh -c 'seq 1 {seq_n} | sort -n | uniq | wc -l'"),
+            Batch("4 procs", "processes", [f"{b}/procs", "compute", "4", str(big(400_000_000, 150_000_000))],
+                  "4 processes computing without a call, then reporting through one pipe"),
+            Batch("hold-back", "processes", [f"{b}/procs", "holdback", str(big(400_000_000, 150_000_000)), "2000"],
+                  "one process computes without a call while two pass a byte 2000 times"),
             Batch("make -j2", "processes", ["make", "-s", "-j2", "-C", proj],
                   f"make -j2: gcc -O2 on {units + 1} generated C files + link (cleaned before each run)",
                   setup=lambda: make_c_project(proj, units),

@@ -164,7 +164,7 @@ static bool token_busy(void)
 void parallel_note_stop(pid_t tid, int status)
 {
 	struct task *t = sched_find(tid);
-	bool now = !t || !WIFSTOPPED(status) || t->in_call ||
+	bool now = !t || !WIFSTOPPED(status) || t->in_call || t->proc->dying ||
 		   (token >= 0 && tracer_domain_of(t) == token);
 	if (now) {
 		tracer_handle_stop_now(tid, status);
@@ -390,9 +390,26 @@ static bool barrier_work(void)
 	return false;
 }
 
+/* A process began to die (exit_group, a fatal signal) while stops of its other threads
+ * waited for their turn: those threads are on their way out now (the kill wakes a stopped
+ * task), and each will report its exit stop; one that already did is handled at once. */
+static void release_dying(void)
+{
+	for (struct task *t = sched_first(); t; t = t->next) {
+		if (!t->held || !t->proc->dying)
+			continue;
+		t->held = false;
+		if ((unsigned)t->held_status >> 16 == PTRACE_EVENT_EXIT)
+			tracer_handle_stop_now(t->tid, t->held_status);
+		else
+			t->state = TASK_RUNNING;
+	}
+}
+
 /* Handles every stop whose turn has come, and starts domains that may run. */
 static void order(void)
 {
+	release_dying();
 	while (token < 0 || !token_busy()) {
 		token = -1;
 		wake_waiting_domains();
