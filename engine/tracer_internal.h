@@ -44,7 +44,8 @@ int tracer_domain_of(struct task *t);
 void parallel_note_stop(pid_t tid, int status);
 void parallel_init(int jobs);
 void parallel_run(struct task *first);
-bool outside_signals_queued(void); /* tracer_outside.c */
+void parallel_forked(struct task *parent, struct task *child); /* at the clone event */
+bool outside_signals_queued(void);                             /* tracer_outside.c */
 
 /* tracer_tasks.c */
 struct task *tracer_first_task(const struct launch *launched);

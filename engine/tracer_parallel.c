@@ -406,6 +406,38 @@ static void release_dying(void)
 	}
 }
 
+/* The one task of a domain that can start at any moment: its resume runs no call (a new
+ * process at its first stop, a task past its call's exit), and no other task of its domain
+ * could be picked instead. Its domain need not wait for its turn, only for a CPU. */
+static struct task *free_to_start(int id)
+{
+	struct task *only = NULL;
+	for (struct task *t = sched_first(); t; t = t->next) {
+		if (t->state == TASK_DEAD || tracer_domain_of(t) != id)
+			continue;
+		if (only)
+			return NULL;
+		only = t;
+	}
+	return only && only->state == TASK_STOPPED && !only->parked && !only->at_entry &&
+			       !only->spin_descheduled && !only->held
+		       ? only
+		       : NULL;
+}
+
+static void start_free_domains(void)
+{
+	for (int i = 0; i < n_views && running_domains() < jobs; i++) {
+		struct task *t = views[i].ready && !views[i].running && !views[i].held
+					 ? free_to_start(views[i].id)
+					 : NULL;
+		if (t) {
+			tracer_resume(t);
+			views[i].running = true;
+		}
+	}
+}
+
 /* Handles every stop whose turn has come, and starts domains that may run. */
 static void order(void)
 {
@@ -418,6 +450,7 @@ static void order(void)
 		look_at_domains();
 		if (barrier_work())
 			return;
+		start_free_domains();
 		struct domain_view *first = first_domain();
 		if (!first || first->running)
 			return; /* nothing to do, or the first domain has yet to reach its stop */
@@ -515,6 +548,25 @@ void parallel_run(struct task *first)
 			pass_outside_signals();
 	}
 	tracer_arm_alarm(0);
+}
+
+/* How far ahead of its parent a new domain's clock starts. A child that starts level with
+ * its parent holds the parent back as soon as it computes: the parent's next event (the
+ * next fork of a fork-join, a write to the pipe the child reads) comes after the child's
+ * clock, and waits for the child's first event. Started ahead, the child waits instead,
+ * and only when it has something to say while its parent still runs: a parent typically
+ * starts its children, then waits for them, which holds nobody back. Any deterministic
+ * lead keeps the order deterministic; this one is more events than a parent makes between
+ * two forks in practice. */
+enum {
+	FORK_LEAD = 1 << 20
+};
+
+void parallel_forked(struct task *parent, struct task *child)
+{
+	int from = tracer_domain_of(parent), to = tracer_domain_of(child);
+	if (to != from)
+		sched_domain_raise(to, sched_domain_clock(from) + FORK_LEAD);
 }
 
 void parallel_init(int n)

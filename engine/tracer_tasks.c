@@ -306,6 +306,8 @@ void on_clone_event(struct task *parent, int event)
 	parent->state = TASK_STOPPED;
 	if (tracer_debugger)
 		tracer_debugger->on_fork(parent, child);
+	if (tracer_parallel())
+		parallel_forked(parent, child);
 	if (child->proc->vfork_parent == parent) {
 		/* The parent sleeps in the kernel until the child execs or exits. */
 		struct wait w = { .what = "vfork", .deadline_ns = -1, .ready = vfork_released };
