@@ -525,7 +525,7 @@ int64_t monotonic_ms(void)
 /* Has t, running since `since` without an event, outrun a timer signal (of its own
  * process, or of another that may act on it: a parent's alarm that kills a child)?
  * Natively the signal would have come by now. */
-bool timer_signal_overdue(const struct task *t, int64_t since)
+static bool timer_signal_overdue(const struct task *t, int64_t since)
 {
 	int64_t due = timers_next_signal(0);
 	return due >= 0 && (due - vclock_now()) / 1000000 <= monotonic_ms() - since;
@@ -534,7 +534,7 @@ bool timer_signal_overdue(const struct task *t, int64_t since)
 /* A task that computes for long without an event while others wait for their turn: if
  * it waits for them (a spin-wait that writes memory, as an interpreter's does), the group
  * cannot go on, and nothing would say so. Said once per task. */
-void warn_long_computation(struct task *t, int64_t ran_ms)
+static void warn_long_computation(struct task *t, int64_t ran_ms)
 {
 	if (t->long_compute_shown || ran_ms < LONG_COMPUTATION_MS)
 		return;
@@ -549,6 +549,17 @@ void warn_long_computation(struct task *t, int64_t ran_ms)
 			       (long long)ran_ms / 1000, u->vtid);
 			return;
 		}
+}
+
+enum spin_verdict tracer_spin_look(struct task *t, int64_t since, void (*handle)(int, int))
+{
+	enum spin_verdict v = spin_check(t, handle);
+	int64_t ran_ms = monotonic_ms() - since;
+	if (v == SPIN_KEEP_RUNNING && timer_signal_overdue(t, since))
+		v = spin_preempt_for_timer(t, handle, ran_ms);
+	if (v == SPIN_KEEP_RUNNING)
+		warn_long_computation(t, ran_ms);
+	return v;
 }
 
 static void run_until_event(struct task *t)
@@ -576,12 +587,7 @@ static void run_until_event(struct task *t)
 		int left = spin_remaining_ms(t, budget);
 		if (left == 0) {
 			tracer_arm_alarm(0);
-			enum spin_verdict v = spin_check(t, handle_status_cb);
-			if (v == SPIN_KEEP_RUNNING && timer_signal_overdue(t, since_event))
-				v = spin_preempt_for_timer(t, handle_status_cb,
-							   monotonic_ms() - since_event);
-			if (v == SPIN_KEEP_RUNNING)
-				warn_long_computation(t, monotonic_ms() - since_event);
+			enum spin_verdict v = tracer_spin_look(t, since_event, handle_status_cb);
 			if (v == SPIN_DESCHEDULE)
 				break;
 			if (v == SPIN_KEEP_RUNNING)

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "engine/spin.h"
 #include "vkernel/task.h"
 
 struct debugger_ops;
@@ -34,9 +35,10 @@ void tracer_handle_stop_now(pid_t tid, int status);
 bool woken_from_outside_wait(void);
 void tracer_spin_event_done(struct task *t);
 int64_t monotonic_ms(void);
-/* Has t, running since `since` (ms) without an event, outrun a timer signal? */
-bool timer_signal_overdue(const struct task *t, int64_t since);
-void warn_long_computation(struct task *t, int64_t ran_ms);
+/* The spin detector's look at t, which has run since `since` (CLOCK_MONOTONIC ms) without
+ * an event and used up its budget: spin_check's verdict, with a task that outran a timer
+ * signal preempted and a long computation that holds others back reported (both modes). */
+enum spin_verdict tracer_spin_look(struct task *t, int64_t since, void (*handle)(int, int));
 
 /* tracer_parallel.c */
 bool tracer_parallel(void);

@@ -492,12 +492,8 @@ static void look_at_runners(void)
 		if (probed && probed != t->tid)
 			end_probe();
 		probed = t->tid;
-		enum spin_verdict v = spin_check(t, tracer_handle_status);
-		int64_t ran_ms = monotonic_ms() - t->resumed_ms;
-		if (v == SPIN_KEEP_RUNNING && timer_signal_overdue(t, t->resumed_ms))
-			v = spin_preempt_for_timer(t, tracer_handle_status, ran_ms);
+		enum spin_verdict v = tracer_spin_look(t, t->resumed_ms, tracer_handle_status);
 		if (v == SPIN_KEEP_RUNNING) {
-			warn_long_computation(t, ran_ms);
 			spin_start(t);
 			continue;
 		}
