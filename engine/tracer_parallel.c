@@ -161,19 +161,6 @@ static bool token_busy(void)
 	return false;
 }
 
-void parallel_note_stop(pid_t tid, int status)
-{
-	struct task *t = sched_find(tid);
-	bool now = !t || !WIFSTOPPED(status) || t->in_call || t->proc->dying ||
-		   (token >= 0 && tracer_domain_of(t) == token);
-	if (now) {
-		tracer_handle_stop_now(tid, status);
-		return;
-	}
-	t->held = true;
-	t->held_status = status;
-}
-
 static bool is_signal_call(long nr)
 {
 	return nr == SYS_kill || nr == SYS_tkill || nr == SYS_tgkill || nr == SYS_rt_sigqueueinfo ||
@@ -233,6 +220,30 @@ static int exit_barrier(struct task *t)
 		if (tracer_domain_of(u) == parent && (u->proc->caught & SIGBIT(SIGCHLD)))
 			return parent;
 	return BARRIER_NONE; /* SIGCHLD is discarded; the parent's wait4 is an event */
+}
+
+/* The exit stop of a process whose going acts on other domains (exit_barrier) waits for
+ * its turn and its barrier, however it came: after an exit_group whose call had the
+ * timeline, or in a process that was dying. Handled at once, it would let a parent that
+ * runs meanwhile take its SIGCHLD wherever the parent happened to be. */
+static bool exit_waits_for_turn(struct task *t, int status)
+{
+	return (unsigned)status >> 16 == PTRACE_EVENT_EXIT && exit_barrier(t) != BARRIER_NONE;
+}
+
+void parallel_note_stop(pid_t tid, int status)
+{
+	struct task *t = sched_find(tid);
+	bool now = !t || !WIFSTOPPED(status) ||
+		   ((t->in_call || t->proc->dying ||
+		     (token >= 0 && tracer_domain_of(t) == token)) &&
+		    !exit_waits_for_turn(t, status));
+	if (now) {
+		tracer_handle_stop_now(tid, status);
+		return;
+	}
+	t->held = true;
+	t->held_status = status;
 }
 
 /* A mapping that other processes may share: its call may merge memory domains. */
@@ -392,11 +403,12 @@ static bool barrier_work(void)
 
 /* A process began to die (exit_group, a fatal signal) while stops of its other threads
  * waited for their turn: those threads are on their way out now (the kill wakes a stopped
- * task), and each will report its exit stop; one that already did is handled at once. */
+ * task), and each will report its exit stop; one that already did is handled at once,
+ * unless its going acts on other domains (exit_waits_for_turn). */
 static void release_dying(void)
 {
 	for (struct task *t = sched_first(); t; t = t->next) {
-		if (!t->held || !t->proc->dying)
+		if (!t->held || !t->proc->dying || exit_waits_for_turn(t, t->held_status))
 			continue;
 		t->held = false;
 		if ((unsigned)t->held_status >> 16 == PTRACE_EVENT_EXIT)

@@ -233,6 +233,8 @@ std::vector<Case> Cases()
 		// processes that compute between their messages (parallel mode runs them at once)
 		{ "par_pipeline", { G + "par_pipeline", "10", "2000000" }, 10, kMustVary, 0 },
 		{ "par_compute", { G + "par_compute", "4", "20000000" }, 10, kMustVary, 0 },
+		// a parent catching SIGCHLD computes while its children exit
+		{ "par_sigchld", { G + "par_sigchld", "6" }, 10, kMustVary, 0 },
 		{ "epoll_pipes", { G + "epoll_pipes" }, 10, kMustVary, 0 },
 		{ "signals", { G + "signals" }, 10, kMustVary, 0 },
 		{ "stdout_threads", { G + "stdout_threads" }, 10, kMustVary, 0 },
