@@ -171,7 +171,10 @@ void tracer_resume(struct task *t)
 		t->exit_stop_wanted = true;
 	int request = tracer_resume_request(t);
 	if (tracer_parallel()) {
-		if (t->at_entry)
+		/* A call the handler emulated (or put off to restart) runs nothing now: no
+		 * exit stop to wait for, the timeline is free at once. */
+		bool skipped = t->regs_valid && t->regs.orig_rax == (uint64_t)-1;
+		if (t->at_entry && !skipped)
 			t->in_call = true;
 		t->at_entry = false;
 		if (t->in_call)
