@@ -382,6 +382,23 @@ static void wake_waiting_domains(void)
 	}
 }
 
+/* A process began to die (exit_group, a fatal signal) while stops of its other threads
+ * waited for their turn: those threads are on their way out now (the kill wakes a stopped
+ * task), and each will report its exit stop; one that already did is handled at once,
+ * unless its going acts on other domains (exit_waits_for_turn). */
+static void release_dying(void)
+{
+	for (struct task *t = sched_first(); t; t = t->next) {
+		if (!t->held || !t->proc->dying || exit_waits_for_turn(t, t->held_status))
+			continue;
+		t->held = false;
+		if ((unsigned)t->held_status >> 16 == PTRACE_EVENT_EXIT)
+			tracer_handle_stop_now(t->tid, t->held_status);
+		else
+			t->state = TASK_RUNNING;
+	}
+}
+
 /* Timers due and signals from outside reach the group only while no domain runs. */
 static bool barrier_work(void)
 {
@@ -398,24 +415,12 @@ static bool barrier_work(void)
 		timers_fire();
 	if (outside)
 		pass_outside_signals();
+	/* A SIGKILL from outside: the stops held then are not events any more. Handled as
+	 * events, each would count or not depending on whether the kernel had taken the
+	 * killed task out of its stop by then (ptrace fails once it has). */
+	release_dying();
+	look_at_domains();
 	return false;
-}
-
-/* A process began to die (exit_group, a fatal signal) while stops of its other threads
- * waited for their turn: those threads are on their way out now (the kill wakes a stopped
- * task), and each will report its exit stop; one that already did is handled at once,
- * unless its going acts on other domains (exit_waits_for_turn). */
-static void release_dying(void)
-{
-	for (struct task *t = sched_first(); t; t = t->next) {
-		if (!t->held || !t->proc->dying || exit_waits_for_turn(t, t->held_status))
-			continue;
-		t->held = false;
-		if ((unsigned)t->held_status >> 16 == PTRACE_EVENT_EXIT)
-			tracer_handle_stop_now(t->tid, t->held_status);
-		else
-			t->state = TASK_RUNNING;
-	}
 }
 
 /* The one task of a domain that can start at any moment: its resume runs no call (a new

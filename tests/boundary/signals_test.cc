@@ -119,13 +119,14 @@ TEST(Signals, ProcessGroupSignalFromOutsideIsLogged)
 // Asked twice to end (SIGTERM, which the program handles and ignores, then SIGINT), detrun
 // kills the group; the kill is an outside signal like any other, so the recording closes
 // with its end record and replays to the same end. The second signal used to exit detrun
-// on the spot, leaving a log cut short.
-TEST(Signals, SecondSignalClosesTheRecording)
+// on the spot, leaving a log cut short. `opts` go to detrun record.
+void RecordTwoEndingSignalsAndReplay(const std::vector<std::string> &opts)
 {
 	TempDir dir;
-	Child rec({ kDetrun, "record", "-o", dir / "again.dlog", "--", Guest("sig_pgrp_term"),
-		    "keep" },
-		  Limited());
+	std::vector<std::string> argv = { kDetrun, "record", "-o", dir / "again.dlog" };
+	argv.insert(argv.end(), opts.begin(), opts.end());
+	argv.insert(argv.end(), { "--", Guest("sig_pgrp_term"), "keep" });
+	Child rec(argv, Limited());
 	ASSERT_TRUE(rec.WaitForOutput("ready\n", 30)) << rec.Finish().Describe();
 	rec.Signal(SIGTERM);
 	ASSERT_TRUE(rec.WaitForOutput("got SIGTERM, going on\n", 30)) << rec.Finish().Describe();
@@ -141,6 +142,21 @@ TEST(Signals, SecondSignalClosesTheRecording)
 	EXPECT_EQ(rep.code, 128 + SIGKILL) << rep.Describe();
 	EXPECT_EQ(rep.out, recorded.out)
 		<< FirstDifference("recording", recorded.out, "replay", rep.out);
+}
+
+TEST(Signals, SecondSignalClosesTheRecording)
+{
+	RecordTwoEndingSignalsAndReplay({});
+}
+
+// The same with processes in parallel, where the kill comes at a barrier while the task's
+// next stop waits for its turn: that stop was handled as an event or not, as the kernel had
+// taken the killed task out of it by then or not, and the replay ended an event earlier
+// or later than the recording (about 1 run in 4).
+TEST(Signals, SecondSignalClosesAParallelRecording)
+{
+	for (int i = 0; i < 6 && !HasFailure(); i++)
+		RecordTwoEndingSignalsAndReplay({ "--jobs", "2" });
 }
 
 // SIGTERM to detrun while one thread loops on sched_yield and the main thread waits to join
