@@ -374,6 +374,13 @@ static bool from_terminal(const struct task *t, int sig)
 	       si.si_code == SI_KERNEL;
 }
 
+bool tracer_stray_terminal_copy(const struct task *t, int status)
+{
+	int sig = WSTOPSIG(status);
+	return (unsigned)status >> 16 == 0 && sig != (SIGTRAP | 0x80) && shim_intercepts() &&
+	       !(t->proc->terminal_due & SIGBIT(sig)) && from_terminal(t, sig);
+}
+
 /* A signal the process ignores is discarded by the kernel as it is sent; a traced task
  * gets it all the same (sig_ignored() keeps it for the tracer), and the kernel drops it
  * at delivery. So it is no event: natively it never arrived, and its cause may not happen

@@ -231,13 +231,19 @@ static bool exit_waits_for_turn(struct task *t, int status)
 	return (unsigned)status >> 16 == PTRACE_EVENT_EXIT && exit_barrier(t) != BARRIER_NONE;
 }
 
+/* A stop is held for its turn unless it belongs to the event that has the timeline, or is
+ * no event at all. The kernel's copy of a terminal signal reaches a task wherever it runs:
+ * held, it would stand where the task's next stop of its own stands when the outside
+ * signal is passed on (at a barrier), and a replay, which has no such copy, would find the
+ * task further on. Dropped at once, as serial mode does, the task goes on to its own stop. */
 void parallel_note_stop(pid_t tid, int status)
 {
 	struct task *t = sched_find(tid);
 	bool now = !t || !WIFSTOPPED(status) ||
 		   ((t->in_call || t->proc->dying ||
 		     (token >= 0 && tracer_domain_of(t) == token)) &&
-		    !exit_waits_for_turn(t, status));
+		    !exit_waits_for_turn(t, status)) ||
+		   tracer_stray_terminal_copy(t, status);
 	if (now) {
 		tracer_handle_stop_now(tid, status);
 		return;

@@ -313,6 +313,33 @@ TEST(Signals, CtrlZStopsARecordedJobAndFgContinuesIt)
 	EXPECT_EQ(rep.out, "reading\nread 'hello' in the foreground\n") << rep.Describe();
 }
 
+// Ctrl-C at the terminal while a recorded program computes: the kernel's copy of SIGINT
+// reaches the program wherever it is and is dropped, detrun passes its own on at a logged
+// point, and the replay prints the same count. With processes in parallel the copy's stop
+// used to wait for its turn and count as the delivery when the signal was passed on: the
+// recording had the program stop earlier than its own next call, where no replay stops
+// (about 1 run in 3 diverged).
+TEST(Signals, CtrlCWhileComputingReplaysInParallel)
+{
+	for (int i = 0; i < 6 && !HasFailure(); i++) {
+		TempDir dir;
+		Pty pty;
+		ASSERT_GE(pty.slave, 0);
+		Child rec({ kDetrun, "record", "--jobs", "2", "-o", dir / "c.dlog", "--",
+			    Guest("sig_tty_count") },
+			  pty.options(60));
+		ASSERT_TRUE(rec.WaitForOutput("ready\n", 30)) << rec.Finish().Describe();
+		ASSERT_EQ(write(pty.master, "\x03", 1), 1); // the terminal's interrupt character
+		RunResult recorded = rec.Finish();
+		ASSERT_EQ(recorded.code, 0) << recorded.Describe();
+		ASSERT_NE(recorded.out.find("count "), std::string::npos) << recorded.Describe();
+		RunResult rep = Replay(dir / "c.dlog");
+		EXPECT_EQ(rep.code, 0) << rep.Describe();
+		EXPECT_EQ(rep.out, recorded.out)
+			<< FirstDifference("recording", recorded.out, "replay", rep.out);
+	}
+}
+
 // ---- point 22: stops and deaths the kernel decides -------------------------------------------
 
 // A background job writing to its terminal with TOSTOP stops on SIGTTOU and stays stopped;
