@@ -489,11 +489,15 @@ static void order(void)
 	}
 }
 
+/* A task of a dying process runs too, whatever its state says: the kill takes it out of
+ * its stop (a parked call's included) and its exit stop is on its way. Taken for waiting,
+ * the group could look deadlocked until that stop came, a timing a replay does not
+ * share (serial mode reaps such tasks first: tracer_quiesce). */
 static bool anything_runs(void)
 {
 	for (struct task *t = sched_first(); t; t = t->next)
 		if (t->held || t->state == TASK_RUNNING || t->state == TASK_NEW ||
-		    t->state == TASK_EXITING)
+		    t->state == TASK_EXITING || (t->proc->dying && t->state != TASK_DEAD))
 			return true;
 	return false;
 }

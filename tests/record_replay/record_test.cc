@@ -256,13 +256,18 @@ TEST(RecordReplay, PythonHttpServerWithCurl)
 // ---------------------------------------------------------------------------------------
 // A Go HTTP server (tests/go/httpserver): the Go runtime's network poller and threads
 
-TEST(RecordReplay, GoHttpServerWithCurl)
+// Records the Go HTTP server serving three curl requests and ending on SIGTERM, with
+// detrun's extra options `opts`, and replays it.
+void RecordGoHttpServerAndReplay(const std::vector<std::string> &opts)
 {
 	ASSERT_STRNE(GO_HTTP_SERVER, "") << "go was not found when the tests were configured";
 	TempDir dir("record");
 	RunOptions opt;
 	opt.cwd = dir.path;
-	Child rec({ kDetrun, "record", "-o", dir / "go.dlog", "--", GO_HTTP_SERVER }, opt);
+	std::vector<std::string> argv = { kDetrun, "record", "-o", dir / "go.dlog" };
+	argv.insert(argv.end(), opts.begin(), opts.end());
+	argv.insert(argv.end(), { "--", GO_HTTP_SERVER });
+	Child rec(argv, opt);
 	ASSERT_TRUE(rec.WaitForOutput("listening on port ", 60)) << rec.Finish().Describe();
 	std::string base = "http://127.0.0.1:" +
 			   std::to_string(NumberAfter(rec.Out(), "listening on port "));
@@ -281,6 +286,22 @@ TEST(RecordReplay, GoHttpServerWithCurl)
 	EXPECT_EQ(rep.out, recorded.out)
 		<< FirstDifference("recording", recorded.out, "replay", rep.out);
 	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
+}
+
+TEST(RecordReplay, GoHttpServerWithCurl)
+{
+	RecordGoHttpServerAndReplay({});
+}
+
+// The same with processes in parallel. A thread that is not the main one ends the process
+// while the others wait in parked calls; the kill takes each out of its stop, and its exit
+// stop comes when the kernel gets to it. The engine took those tasks for waiting until
+// then: the group looked deadlocked, a recording hung waiting for the outside, and a replay
+// diverged there (most runs on a 2-CPU machine).
+TEST(RecordReplay, GoHttpServerWithCurlInParallel)
+{
+	for (int i = 0; i < 3 && !HasFailure(); i++)
+		RecordGoHttpServerAndReplay({ "--jobs", "2" });
 }
 
 // ---------------------------------------------------------------------------------------
