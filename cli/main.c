@@ -636,14 +636,14 @@ int main(int argc, char **argv)
 		},
 	};
 	report_trace_out = stderr;
-	/* DETRUN_JOBS sets the default, as MAKEFLAGS does for make: a whole test suite can run
-	 * in parallel mode. The debugger runs serially, whatever it says. */
-	const char *jobs = getenv("DETRUN_JOBS");
-	if (jobs && *jobs && !(argc > 1 && !strcmp(argv[1], "debug")))
-		cl.opt.jobs = (int)parse_number("DETRUN_JOBS", jobs, 1, 64);
 	/* The composition root: the engine runs the handlers' table, installed here. */
 	tracer_set_handler_ops(&handler_ops);
-	debugger_init(&argc, &argv);
+	bool debugging = debugger_init(&argc, &argv);
+	/* DETRUN_JOBS sets the default, as MAKEFLAGS does for make: a whole test suite can run
+	 * in parallel mode. The debugger (debug, --gdb) runs serially, whatever it says. */
+	const char *jobs = getenv("DETRUN_JOBS");
+	if (jobs && *jobs && !debugging)
+		cl.opt.jobs = (int)parse_number("DETRUN_JOBS", jobs, 1, 64);
 	static const struct {
 		const char *name;
 		int (*run)(int argc, char **argv, struct command_line *cl);

@@ -2,10 +2,12 @@
 #ifndef DETRUN_DEBUGGER_DEBUGGER_H
 #define DETRUN_DEBUGGER_DEBUGGER_H
 
+#include <stdbool.h>
+
 /* Called first in main (debugger/): takes detrun's own debugging arguments (--gdb[=PORT],
  * the `debug` subcommand, the hidden re-execution state) out of argv and, when one asks
  * for a debugger, registers it. For `detrun debug` it starts gdb. Exits with a one-line
- * message on bad input. */
-void debugger_init(int *argc, char ***argv);
+ * message on bad input. Returns whether a debugger serves this run. */
+bool debugger_init(int *argc, char ***argv);
 
 #endif

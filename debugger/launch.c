@@ -229,7 +229,7 @@ static void take_handoff(int argc, char **argv)
 		listen_hand_over(atoi(argv[1] + 14));
 }
 
-void debugger_init(int *argc, char ***argv)
+bool debugger_init(int *argc, char ***argv)
 {
 	take_handoff(*argc, *argv);
 	take_resume(argc, *argv);
@@ -237,7 +237,8 @@ void debugger_init(int *argc, char ***argv)
 	take_debug(argc, argv);
 	take_gdb_option(argc, *argv);
 	if (session.mode == MODE_OFF)
-		return;
+		return false;
 	travel_save_invocation(*argc, *argv, environ);
 	server_start(&session);
+	return true;
 }
