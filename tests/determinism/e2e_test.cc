@@ -656,6 +656,19 @@ std::string JoinNames(const std::vector<std::string> &names)
 	return s;
 }
 
+// The memory domains that --trace names after a process mapped shared memory.
+std::set<std::string> MappedDomains(const std::string &trace)
+{
+	const std::string key = "shared memory: memory domain ";
+	std::set<std::string> domains;
+	for (const std::string &line : SplitLines(trace)) {
+		size_t at = line.find(key);
+		if (at != std::string::npos)
+			domains.insert(line.substr(at + key.size()));
+	}
+	return domains;
+}
+
 struct Build {
 	RunResult make;
 	std::map<std::string, std::string> files; // the tree after the build, sources and all
@@ -715,8 +728,10 @@ TEST(E2EMake, JobsTwoBuildsAreByteIdentical)
 	const int runs = 3;
 	Build first;
 	for (int i = 0; i < runs; i++) {
-		Build b = BuildFreshCopy(root.path, { DETRUN_PATH, "--jobs", "2", "--" },
-					 "detrun" + std::to_string(i));
+		std::vector<std::string> detrun{ DETRUN_PATH, "--jobs", "2", "--" };
+		if (i == 0) // the trace says which memory domain each mapping left its process in
+			detrun.insert(detrun.begin() + 3, { "--trace-file", root / "trace" });
+		Build b = BuildFreshCopy(root.path, detrun, "detrun" + std::to_string(i));
 		ASSERT_FALSE(b.make.timed_out) << "detrun build " << i << " hung\n"
 					       << b.make.Describe();
 		ASSERT_EQ(b.make.code, 0) << "detrun build " << i << "\n" << b.make.Describe();
@@ -729,6 +744,13 @@ TEST(E2EMake, JobsTwoBuildsAreByteIdentical)
 		EXPECT_EQ(artifacts, 12u) << "want 11 objects and prog in build " << i;
 		if (i == 0) {
 			first = b;
+			std::set<std::string> domains = MappedDomains(ReadFile(root / "trace"));
+			EXPECT_GT(domains.size(), 1u)
+				<< "every process that maps shared memory (make, gcc, cc1, as, ld: "
+				   "glibc's gconv-modules.cache, read-only) was in one memory domain: "
+				   "the compilers ran one at a time";
+			std::cout << "[ repro   ] memory domains after a shared mapping: "
+				  << domains.size() << "\n";
 			RunResult prog = RunCommand({ root / "detrun0/prog" });
 			ASSERT_EQ(prog.code, 0) << prog.Describe();
 			EXPECT_TRUE(prog.out == nprog.out)
