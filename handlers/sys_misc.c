@@ -1,5 +1,6 @@
 /* Scheduling hints, randomness, and calls detrun refuses. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -155,12 +156,21 @@ void sys_getrandom(struct task *t)
 	syscall_emulate(t, random_to_tracee(t, syscall_arg(t, 0), len > 33554431 ? 33554431 : len));
 }
 
+/* Was the task's descriptor fd opened read-only? A shared mapping of it can then never be
+ * written (the kernel clears VM_MAYWRITE). False when fdinfo cannot be read (the careful
+ * side: a writable mapping shares with every other). */
+static bool opened_read_only(struct task *t, int fd)
+{
+	unsigned int flags;
+	return fdinfo_scan(t->tid, fd, "flags: %o", &flags) && (flags & O_ACCMODE) == O_RDONLY;
+}
+
 /* The object a successful mmap(MAP_SHARED) maps: a new anonymous region (MAP_ANONYMOUS, or
  * /dev/zero, which the kernel makes one), or the file, memfd or shm_open object of its
  * descriptor by device and inode. False when the descriptor cannot be looked at. */
 static bool mapped_object(struct task *t, struct shared_object *o)
 {
-	*o = (struct shared_object){ SHARED_ANON, 0, 0 };
+	*o = (struct shared_object){ SHARED_ANON, 0, 0, false };
 	struct stat st;
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", t->tid, (int)syscall_arg(t, 4));
@@ -168,7 +178,8 @@ static bool mapped_object(struct task *t, struct shared_object *o)
 		if (stat(path, &st) < 0)
 			return false;
 		if (!S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 5))
-			*o = (struct shared_object){ SHARED_FILE, st.st_dev, st.st_ino };
+			*o = (struct shared_object){ SHARED_FILE, st.st_dev, st.st_ino,
+						     opened_read_only(t, (int)syscall_arg(t, 4)) };
 	}
 	if (o->kind == SHARED_ANON)
 		o->a = memory_domain_new_anon();
@@ -179,7 +190,7 @@ static bool mapped_object(struct task *t, struct shared_object *o)
  * caller's memory domain joins those of the processes that map the same object. */
 static void shared_mapped(struct task *t)
 {
-	struct shared_object o = { SHARED_SYSV, syscall_arg(t, 0), 0 };
+	struct shared_object o = { SHARED_SYSV, syscall_arg(t, 0), 0, false };
 	int64_t r = syscall_result(t);
 	if (r < 0 && r > -4096) /* failed: nothing mapped */
 		return;

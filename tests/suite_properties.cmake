@@ -39,11 +39,13 @@ suite_test(Replicate.KvServerLeaderKilledFollowerTakesOver "e2e;cluster;slow" 16
 
 suite_test(PostgreSQL.ServerUnderDetrunServesPgbenchFiveTimes "e2e;slow" 70)
 suite_test(PostgreSQL.RecordedOverItsUnixSocketReplaysOffline "e2e;slow" 15)
+suite_test(PostgreSQL.RecordedWithJobsTwoReplaysOffline "e2e;slow" 20)
 # Each pgbench transaction passes between the native client and the group several times:
 # the PostgreSQL tests wait for a CPU at every pass, so beside three other tests on two
 # CPUs they took 6 times as long (65 s -> 438 s). Each counts as two of ctest's slots.
 set_tests_properties(PostgreSQL.ServerUnderDetrunServesPgbenchFiveTimes
-  PostgreSQL.RecordedOverItsUnixSocketReplaysOffline PROPERTIES PROCESSORS 2)
+  PostgreSQL.RecordedOverItsUnixSocketReplaysOffline
+  PostgreSQL.RecordedWithJobsTwoReplaysOffline PROPERTIES PROCESSORS 2)
 suite_test(SpinCycle.ExitBesideALoopThatCallsEndsTheGroup "e2e;slow" 11)
 suite_test(Shim.ShimGoneBeforeHelloNeverKillsDetrunWithSigpipe "e2e;slow" 10)
 suite_test("Table/E2E.DeterministicUnderDetrun/spin_barrier  # GetParam() = spin_barrier"

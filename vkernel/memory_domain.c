@@ -72,23 +72,27 @@ static bool same_object(const struct shared_object *x, const struct shared_objec
 	return x->kind == y->kind && x->a == y->a && x->b == y->b;
 }
 
-static bool has_object(const struct member *m, const struct shared_object *o)
+/* m's record of object o, or NULL. */
+static struct shared_object *object_of(const struct member *m, const struct shared_object *o)
 {
 	for (int k = 0; k < m->n_objects; k++)
 		if (same_object(&m->objects[k], o))
-			return true;
-	return false;
+			return &m->objects[k];
+	return NULL;
 }
 
-/* Do members i and j share something directly: an address space or an object? */
+/* Do members i and j share something directly: an address space, or an object that one
+ * of them may write? */
 static bool share(int i, int j)
 {
 	const struct member *a = &members[i], *b = &members[j];
 	if (a->p->aspace == b->p->aspace)
 		return true;
-	for (int k = 0; k < a->n_objects; k++)
-		if (has_object(b, &a->objects[k]))
+	for (int k = 0; k < a->n_objects; k++) {
+		const struct shared_object *o = object_of(b, &a->objects[k]);
+		if (o && !(o->read_only && a->objects[k].read_only))
 			return true;
+	}
 	return false;
 }
 
@@ -135,12 +139,17 @@ static int member_of(struct process *p)
 	return i;
 }
 
-/* Adds o to member i's objects; false when it had it. */
+/* Adds o to member i's objects; false when it had it (and as writable, if o is). */
 static bool add_object(int i, struct shared_object o)
 {
 	struct member *m = &members[i];
-	if (has_object(m, &o))
-		return false;
+	struct shared_object *had = object_of(m, &o);
+	if (had) {
+		if (!had->read_only || o.read_only)
+			return false;
+		had->read_only = false; /* mapped writable now: it shares with more */
+		return true;
+	}
 	if (m->n_objects == m->cap_objects) {
 		m->cap_objects = m->cap_objects ? m->cap_objects * 2 : 4;
 		m->objects = realloc(m->objects, (size_t)m->cap_objects * sizeof(*m->objects));
@@ -227,7 +236,7 @@ void memory_domain_forked(struct process *parent, struct process *child, uint64_
 	uint64_t flags[2] = { CLONE_FILES, CLONE_FS };
 	for (int k = 0; k < 2 && !(clone_flags & CLONE_VM); k++)
 		if (clone_flags & flags[k]) {
-			struct shared_object o = { links[k], memory_domain_new_anon(), 0 };
+			struct shared_object o = { links[k], memory_domain_new_anon(), 0, false };
 			add_object(member_of(parent), o);
 			add_object(member_of(child), o);
 		}

@@ -14,7 +14,12 @@
  *   - shared objects mapped by several processes: an anonymous MAP_SHARED region (only
  *     fork hands it to another process: the child inherits every shared object of its
  *     parent), a file, memfd or shm_open object (by device and inode), a System V segment
- *     (by shmid) — recorded at the exit of a successful mmap(MAP_SHARED) or shmat;
+ *     (by shmid) — recorded at the exit of a successful mmap(MAP_SHARED) or shmat. A file
+ *     mapped through a descriptor opened read-only can never be written through that
+ *     mapping (the kernel refuses PROT_WRITE on it, mprotect included): such mappings
+ *     share with a writable mapping of the file, not among themselves (glibc maps
+ *     gconv-modules.cache so in every process that converts a character set: make and
+ *     each compiler it starts, which would otherwise be one domain);
  *   - a descriptor table (CLONE_FILES) or fs information (CLONE_FS: cwd, umask) shared
  *     without CLONE_VM, which the LOCAL rows of syscalls.def count as the caller's own.
  * A process that shares nothing is a domain alone. exec drops a process's memory (and an
@@ -49,6 +54,7 @@ enum shared_kind {
 struct shared_object {
 	enum shared_kind kind;
 	uint64_t a, b;
+	bool read_only; /* a file mapped from a read-only descriptor; false: may be written */
 };
 
 /* The domain of p: the smallest aspace of the processes it shares with (its own when it
@@ -58,7 +64,7 @@ int memory_domain_of(const struct process *p);
 bool memory_domain_same(const struct process *a, const struct process *b);
 
 /* p maps `o` (at the exit of a successful mmap(MAP_SHARED) or shmat): p's domain merges
- * with those of the other processes that map it. */
+ * with those of the other processes that map it, unless both mappings are read-only. */
 void memory_domain_map(struct process *p, struct shared_object o);
 /* A new anonymous shared region's id: regions made by different calls never compare equal. */
 uint64_t memory_domain_new_anon(void);

@@ -50,15 +50,20 @@ class MemoryDomain : public ::testing::Test
 	}
 	static shared_object File(uint64_t dev, uint64_t ino)
 	{
-		return { SHARED_FILE, dev, ino };
+		return { SHARED_FILE, dev, ino, false };
+	}
+	// The file mapped through a descriptor opened read-only.
+	static shared_object ReadOnlyFile(uint64_t dev, uint64_t ino)
+	{
+		return { SHARED_FILE, dev, ino, true };
 	}
 	static shared_object Shm(uint64_t id)
 	{
-		return { SHARED_SYSV, id, 0 };
+		return { SHARED_SYSV, id, 0, false };
 	}
 	static shared_object Anon()
 	{
-		return { SHARED_ANON, memory_domain_new_anon(), 0 };
+		return { SHARED_ANON, memory_domain_new_anon(), 0, false };
 	}
 
 	static std::vector<std::pair<int, int>> merges;
@@ -124,6 +129,37 @@ TEST_F(MemoryDomain, TheSameFileOrSegmentMergesTwoDomainsOnce)
 	EXPECT_EQ(memory_domain_of(a), 1);
 	EXPECT_EQ(memory_domain_of(b), 1);
 	EXPECT_EQ(memory_domain_of(c), 1);
+}
+
+// Readers of a file none of them can write through their mapping (glibc's
+// gconv-modules.cache in make and every compiler) stay apart; a writable mapping of the file
+// joins every reader, and a reader forked from a writer stays with it.
+TEST_F(MemoryDomain, ReadOnlyMappingsOfAFileShareOnlyWithAWritableOne)
+{
+	process *a = Make(1), *b = Make(2), *c = Make(3);
+	memory_domain_map(a, ReadOnlyFile(8, 100));
+	memory_domain_map(b, ReadOnlyFile(8, 100));
+	process *child = Fork(b, 4);
+	EXPECT_FALSE(memory_domain_same(a, b));
+	EXPECT_EQ(memory_domain_of(child), 4) << "inherits a mapping it cannot write either";
+	EXPECT_TRUE(merges.empty());
+	memory_domain_map(c, File(8, 100));
+	EXPECT_EQ(memory_domain_of(a), 1);
+	EXPECT_EQ(memory_domain_of(b), 1);
+	EXPECT_EQ(memory_domain_of(c), 1);
+	EXPECT_EQ(memory_domain_of(child), 1);
+	EXPECT_EQ(merges.size(), 3u);
+	// A reader that maps the file writable too joins the other readers.
+	process *d = Make(5), *e = Make(6);
+	memory_domain_map(d, ReadOnlyFile(8, 200));
+	memory_domain_map(e, ReadOnlyFile(8, 200));
+	EXPECT_FALSE(memory_domain_same(d, e));
+	memory_domain_map(e, File(8, 200));
+	EXPECT_TRUE(memory_domain_same(d, e));
+	memory_domain_map(e, ReadOnlyFile(8, 200)); // again read-only: stays writable
+	memory_domain_exec(d);
+	EXPECT_EQ(memory_domain_of(d), 5) << "exec drops its mapping";
+	EXPECT_EQ(memory_domain_of(e), 6);
 }
 
 TEST_F(MemoryDomain, KindsOfObjectsNeverMix)
