@@ -34,6 +34,8 @@ void tracer_handle_status(pid_t tid, int status);
 void tracer_handle_stop_now(pid_t tid, int status);
 bool woken_from_outside_wait(void);
 void tracer_spin_event_done(struct task *t);
+/* A fault on a page of shared memory is an event of t (page_share.h). */
+void tracer_page_event(struct task *t);
 int64_t monotonic_ms(void);
 /* The spin detector's look at t, which has run since `since` (CLOCK_MONOTONIC ms) without
  * an event and used up its budget: spin_check's verdict, with a task that outran a timer

@@ -40,6 +40,7 @@
 #include "scheduler/vclock.h"
 #include "shim/shim.h"
 #include "engine/debugger_hooks.h"
+#include "engine/page_share.h"
 #include "engine/spin.h"
 #include "engine/tracer.h"
 #include "engine/tracer_internal.h"
@@ -234,6 +235,9 @@ static bool exit_waits_for_turn(struct task *t, int status)
 void parallel_note_stop(pid_t tid, int status)
 {
 	struct task *t = sched_find(tid);
+	if (t && t->fault_held) { /* it left its fault (a signal): it comes again if it must */
+		t->fault_held = t->fault_stopped = t->held = false;
+	}
 	bool now = !t || !WIFSTOPPED(status) ||
 		   ((t->in_call || t->proc->dying ||
 		     (token >= 0 && tracer_domain_of(t) == token)) &&
@@ -279,6 +283,8 @@ static int signal_barrier(const struct __ptrace_syscall_info *info)
  * acts on that domain at once (module comment)? */
 static int barrier_for(struct task *t)
 {
+	if (t->fault_held)
+		return page_share_barrier(t); /* the domains that hold its page */
 	int event = (unsigned)t->held_status >> 16;
 	if (event == PTRACE_EVENT_EXIT)
 		return exit_barrier(t);
@@ -342,6 +348,10 @@ static void handle_held(struct task *t)
 		end_probe(); /* before a handler looks at its memory */
 	token = id;
 	t->held = false;
+	if (t->fault_held) { /* an event: the page moves, the task goes on in its fault */
+		page_share_transfer(t);
+		return;
+	}
 	uint64_t events = sched_now();
 	tracer_handle_stop_now(tid, t->held_status);
 	if (sched_now() == events)
@@ -411,6 +421,13 @@ static void release_dying(void)
 		if (!t->held || !t->proc->dying || exit_waits_for_turn(t, t->held_status))
 			continue;
 		t->held = false;
+		if (t->fault_held) { /* the kill ends its fault */
+			t->fault_held = false;
+			if (t->fault_stopped)
+				tracer_resume(t);
+			t->fault_stopped = false;
+			continue;
+		}
 		if ((unsigned)t->held_status >> 16 == PTRACE_EVENT_EXIT)
 			tracer_handle_stop_now(t->tid, t->held_status);
 		else
@@ -535,6 +552,7 @@ void parallel_run(struct task *first)
 	(void)first; /* running: its first stop comes through the loop */
 	tracer_arm_alarm(tracer_opts->spin_budget_ms); /* every period: look_at_runners */
 	for (;;) {
+		page_share_drain();
 		order();
 		if (!sched_first())
 			break;

@@ -1,0 +1,589 @@
+/* Shared memory between memory domains by page ownership (page_share.h). */
+#include "engine/page_share.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "scheduler/scheduler.h"
+#include "engine/page_owner.h"
+#include "engine/tracer.h"
+#include "engine/tracer_internal.h"
+#include "vkernel/report.h"
+#include "vkernel/task.h"
+
+enum {
+	PAGE = 4096,
+	MAX_SPACES = 64, /* address spaces with ranges at once: a bit each in a page's readers */
+	NONE = -1,
+	BARRIER_NONE = -1,
+	BARRIER_ALL = -2,
+};
+
+/* A range of an address space that maps pages [pgoff, pgoff + len/PAGE) of object `obj`. */
+struct range {
+	uint64_t addr, len, pgoff;
+	int obj;
+};
+
+/* An address space with ranges under ownership. */
+struct space {
+	bool used;
+	int aspace;
+	struct page_owner po;
+	struct range *ranges;
+	int n_ranges, cap_ranges;
+};
+
+/* A shared object, and the address space that holds (writes) its pages no fault has
+ * moved yet: the first to map it. */
+struct object {
+	struct shared_object id;
+	int first; /* a space, or NONE once it is gone */
+};
+
+/* A page some fault has moved: who writes it, or who reads it. */
+struct page_state {
+	int obj; /* -1: a free slot */
+	uint64_t pgoff;
+	int writer;       /* a space, or NONE */
+	uint64_t readers; /* spaces, a bit each; none while there is a writer */
+};
+
+static struct space spaces[MAX_SPACES];
+static struct object *objects;
+static int n_objects, cap_objects;
+static struct page_state *pages; /* open addressing, a power of two long */
+static size_t n_pages, cap_pages;
+static uint64_t transfers;
+
+/* ---- the waker: a thread that tells the stop loop a fault came ------------------------------ */
+
+/* The stop loop sleeps in waitpid, which no descriptor ends: the thread polls every
+ * userfaultfd and sends the loop the spin alarm's SIGALRM (tracer_wait_any then returns 0),
+ * then waits until the loop has read what came. */
+static int epoll_fd = -1, drained_fd = -1;
+static atomic_bool faults_came;
+static pid_t loop_tid;
+
+static void *waker(void *unused)
+{
+	(void)unused;
+	for (;;) {
+		struct epoll_event ev;
+		if (epoll_wait(epoll_fd, &ev, 1, -1) <= 0)
+			continue;
+		atomic_store(&faults_came, true);
+		syscall(SYS_tgkill, getpid(), loop_tid, SIGALRM);
+		uint64_t n;
+		if (read(drained_fd, &n, sizeof(n)) < 0 && errno != EINTR)
+			return NULL;
+	}
+}
+
+static void start_waker(void)
+{
+	epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	drained_fd = eventfd(0, EFD_CLOEXEC);
+	if (epoll_fd < 0 || drained_fd < 0)
+		die("page ownership: cannot make the waker's descriptors: %s", strerror(errno));
+	loop_tid = (pid_t)syscall(SYS_gettid);
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread takes no signal of detrun's */
+	pthread_t thread;
+	int err = pthread_create(&thread, NULL, waker, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		die("page ownership: cannot start the waker: %s", strerror(err));
+	pthread_detach(thread);
+}
+
+/* ---- address spaces, ranges, objects -------------------------------------------------------- */
+
+bool page_share_on(void)
+{
+	static int off = -1;
+	if (off < 0) {
+		const char *env = getenv("DETRUN_PAGE_OWNER");
+		off = env && !strcmp(env, "0");
+	}
+	return tracer_parallel() && !off;
+}
+
+static int space_of_aspace(int aspace)
+{
+	for (int i = 0; i < MAX_SPACES; i++)
+		if (spaces[i].used && spaces[i].aspace == aspace)
+			return i;
+	return NONE;
+}
+
+/* A task of the address space, alive, the first by vtid; NULL for none. */
+static struct task *task_of_space(int s)
+{
+	for (struct task *t = sched_first(); t; t = t->next)
+		if (t->state != TASK_DEAD && t->proc->aspace == spaces[s].aspace)
+			return t;
+	return NULL;
+}
+
+/* The space of t's address space, opened with a userfaultfd made in t (stopped). */
+static int open_space(struct task *t)
+{
+	int s = space_of_aspace(t->proc->aspace);
+	if (s != NONE)
+		return s;
+	for (s = 0; s < MAX_SPACES && spaces[s].used; s++)
+		;
+	if (s == MAX_SPACES)
+		return -ENOSPC;
+	struct page_owner po;
+	int err = page_owner_open(t, &po);
+	if (err)
+		return err;
+	if (epoll_fd < 0)
+		start_waker();
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)s };
+	if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, po.uffd, &ev) < 0) {
+		err = -errno;
+		page_owner_close(&po);
+		return err;
+	}
+	spaces[s] = (struct space){ .used = true, .aspace = t->proc->aspace, .po = po };
+	return s;
+}
+
+static int object_of(const struct shared_object *o, int first)
+{
+	for (int i = 0; i < n_objects; i++)
+		if (objects[i].id.kind == o->kind && objects[i].id.a == o->a &&
+		    objects[i].id.b == o->b)
+			return i;
+	if (n_objects == cap_objects) {
+		cap_objects = cap_objects ? 2 * cap_objects : 16;
+		objects = realloc(objects, (size_t)cap_objects * sizeof(*objects));
+		if (!objects)
+			abort();
+	}
+	objects[n_objects] = (struct object){ *o, first };
+	return n_objects++;
+}
+
+static void add_range(int s, struct range r)
+{
+	struct space *sp = &spaces[s];
+	if (sp->n_ranges == sp->cap_ranges) {
+		sp->cap_ranges = sp->cap_ranges ? 2 * sp->cap_ranges : 8;
+		sp->ranges = realloc(sp->ranges, (size_t)sp->cap_ranges * sizeof(*sp->ranges));
+		if (!sp->ranges)
+			abort();
+	}
+	sp->ranges[sp->n_ranges++] = r;
+}
+
+/* Forgets [addr, addr+len) of space s: ranges there are cut, what lies outside stays. */
+static void drop_ranges(int s, uint64_t addr, uint64_t len)
+{
+	struct space *sp = &spaces[s];
+	uint64_t end = addr + len;
+	for (int i = 0; i < sp->n_ranges; i++) {
+		struct range r = sp->ranges[i];
+		if (r.addr >= end || addr >= r.addr + r.len)
+			continue;
+		sp->ranges[i--] = sp->ranges[--sp->n_ranges];
+		if (r.addr < addr)
+			add_range(s, (struct range){ r.addr, addr - r.addr, r.pgoff, r.obj });
+		if (r.addr + r.len > end)
+			add_range(s, (struct range){ end, r.addr + r.len - end,
+						     r.pgoff + (end - r.addr) / PAGE, r.obj });
+	}
+}
+
+static const struct range *range_at(int s, uint64_t addr)
+{
+	for (int i = 0; i < spaces[s].n_ranges; i++) {
+		const struct range *r = &spaces[s].ranges[i];
+		if (addr >= r->addr && addr < r->addr + r->len)
+			return r;
+	}
+	return NULL;
+}
+
+/* ---- pages ---------------------------------------------------------------------------------- */
+
+static size_t slot_of(int obj, uint64_t pgoff)
+{
+	uint64_t h = (pgoff * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)obj * 0xc2b2ae3d27d4eb4fULL);
+	return (size_t)(h >> 17) & (cap_pages - 1);
+}
+
+static struct page_state *page_find(int obj, uint64_t pgoff)
+{
+	if (!cap_pages)
+		return NULL;
+	for (size_t i = slot_of(obj, pgoff);; i = (i + 1) & (cap_pages - 1)) {
+		if (pages[i].obj < 0)
+			return NULL;
+		if (pages[i].obj == obj && pages[i].pgoff == pgoff)
+			return &pages[i];
+	}
+}
+
+static struct page_state *page_add(int obj, uint64_t pgoff)
+{
+	if (2 * (n_pages + 1) > cap_pages) {
+		struct page_state *old = pages;
+		size_t old_cap = cap_pages;
+		cap_pages = cap_pages ? 2 * cap_pages : 1024;
+		pages = malloc(cap_pages * sizeof(*pages));
+		if (!pages)
+			abort();
+		for (size_t i = 0; i < cap_pages; i++)
+			pages[i].obj = -1;
+		n_pages = 0;
+		for (size_t i = 0; i < old_cap; i++)
+			if (old[i].obj >= 0)
+				*page_add(old[i].obj, old[i].pgoff) = old[i];
+		free(old);
+	}
+	size_t i = slot_of(obj, pgoff);
+	while (pages[i].obj >= 0)
+		i = (i + 1) & (cap_pages - 1);
+	n_pages++;
+	pages[i] = (struct page_state){ obj, pgoff, NONE, 0 };
+	return &pages[i];
+}
+
+/* Who holds the page now: its state, or the object's first mapper writing it. */
+static struct page_state page_get(int obj, uint64_t pgoff)
+{
+	struct page_state *p = page_find(obj, pgoff);
+	return p ? *p : (struct page_state){ obj, pgoff, objects[obj].first, 0 };
+}
+
+static void page_set(struct page_state st)
+{
+	struct page_state *p = page_find(st.obj, st.pgoff);
+	*(p ? p : page_add(st.obj, st.pgoff)) = st;
+}
+
+static bool holds(const struct page_state *st, int s, bool write)
+{
+	return st->writer == s || (!write && (st->readers >> s & 1));
+}
+
+/* The spaces that must give the page up (or stop writing it) for s to get it. */
+static uint64_t losers(const struct page_state *st, int s, bool write)
+{
+	uint64_t lose = 0;
+	if (st->writer != NONE && st->writer != s)
+		lose |= 1ULL << st->writer;
+	if (write)
+		lose |= st->readers & ~(1ULL << s);
+	return lose;
+}
+
+/* ---- what changes the ranges ---------------------------------------------------------------- */
+
+int page_share_map(struct task *t, const struct shared_object *o, uint64_t addr, uint64_t len,
+		   uint64_t pgoff)
+{
+	int s = open_space(t);
+	if (s < 0)
+		return s;
+	len = (len + PAGE - 1) & ~(uint64_t)(PAGE - 1);
+	drop_ranges(s, addr, len); /* a mapping over them (MAP_FIXED) replaced them */
+	int err = page_owner_register(&spaces[s].po, addr, len);
+	if (err)
+		return err;
+	add_range(s, (struct range){ addr, len, pgoff, object_of(o, s) });
+	return 0;
+}
+
+void page_share_forked(struct task *parent, struct task *child)
+{
+	if (!page_share_on() || parent->proc->aspace == child->proc->aspace)
+		return;
+	int from = space_of_aspace(parent->proc->aspace);
+	if (from == NONE || spaces[from].n_ranges == 0)
+		return;
+	int s = open_space(child);
+	if (s < 0)
+		task_die(child, "cannot open page ownership for a new process: %s", strerror(-s));
+	struct page_range taken[PAGE_OWNER_MAX_RANGES];
+	int n = 0;
+	for (int i = 0; i < spaces[from].n_ranges; i++) {
+		struct range r = spaces[from].ranges[i];
+		int err = page_owner_register(&spaces[s].po, r.addr, r.len);
+		if (err) /* the parent's range is gone (munmap), or never was (exec'd over) */
+			continue;
+		add_range(s, r);
+		if (n < PAGE_OWNER_MAX_RANGES)
+			taken[n++] = (struct page_range){ r.addr, r.len };
+	}
+	/* The child starts holding nothing: a page its copy of the mapping may show is not
+	 * its own yet. */
+	int err = n ? page_owner_take_ranges(&spaces[s].po, child, taken, n) : 0;
+	if (err)
+		task_die(child, "cannot take shared pages from a new process: %s", strerror(-err));
+}
+
+void page_share_remapped(struct task *t, uint64_t old, uint64_t old_len, uint64_t at, uint64_t len)
+{
+	int s = space_of_aspace(t->proc->aspace);
+	const struct range *r = s == NONE ? NULL : range_at(s, old);
+	if (!r)
+		return;
+	struct range moved = { at, (len + PAGE - 1) & ~(uint64_t)(PAGE - 1),
+			       r->pgoff + (old - r->addr) / PAGE, r->obj };
+	if (!(old_len == 0 && at != old)) /* old_len 0: a second mapping, the old one stays */
+		drop_ranges(s, old, (old_len + PAGE - 1) & ~(uint64_t)(PAGE - 1));
+	drop_ranges(s, moved.addr, moved.len);
+	int err = page_owner_register(&spaces[s].po, moved.addr, moved.len);
+	if (!err)
+		err = page_owner_take(&spaces[s].po, t, moved.addr, moved.len);
+	if (err) {
+		task_warn(t, "shared memory moved by mremap is no longer ordered: %s",
+			  strerror(-err));
+		return;
+	}
+	add_range(s, moved);
+}
+
+/* Space s is gone: what it held is nobody's, and its pages come to whoever asks. */
+static void close_space(int s)
+{
+	for (size_t i = 0; i < cap_pages; i++) {
+		if (pages[i].obj < 0)
+			continue;
+		if (pages[i].writer == s)
+			pages[i].writer = NONE;
+		pages[i].readers &= ~(1ULL << s);
+	}
+	for (int i = 0; i < n_objects; i++)
+		if (objects[i].first == s) {
+			/* Pages nobody moved yet were its own: now they are nobody's. */
+			objects[i].first = NONE;
+		}
+	page_owner_close(&spaces[s].po); /* leaves the waker's epoll set with it */
+	free(spaces[s].ranges);
+	spaces[s] = (struct space){ 0 };
+}
+
+void page_share_gone(struct process *p)
+{
+	for (int s = 0; s < MAX_SPACES; s++) {
+		if (!spaces[s].used)
+			continue;
+		bool kept = false;
+		for (struct task *t = sched_first(); t && !kept; t = t->next)
+			kept = t->proc != p && t->state != TASK_DEAD &&
+			       t->proc->aspace == spaces[s].aspace;
+		if (!kept && (p->aspace == spaces[s].aspace || !task_of_space(s)))
+			close_space(s);
+	}
+}
+
+bool page_share_covers(const struct process *p, uint64_t addr, uint64_t len)
+{
+	int s = space_of_aspace(p->aspace);
+	if (s == NONE)
+		return false;
+	for (int i = 0; i < spaces[s].n_ranges; i++) {
+		const struct range *r = &spaces[s].ranges[i];
+		if (r->addr < addr + len && addr < r->addr + r->len)
+			return true;
+	}
+	return false;
+}
+
+/* ---- faults --------------------------------------------------------------------------------- */
+
+static struct task *faulting_task(int s, pid_t ns_tid)
+{
+	for (struct task *t = sched_first(); t; t = t->next)
+		if (t->state != TASK_DEAD && t->proc->aspace == spaces[s].aspace &&
+		    t->ns_tid == ns_tid)
+			return t;
+	return NULL;
+}
+
+static void take_fault(int s, const struct page_fault *f)
+{
+	bool write = f->access == PAGE_WRITE;
+	struct task *t = faulting_task(s, f->tid);
+	const struct range *r = range_at(s, f->addr);
+	if (t && (t->held || t->state != TASK_RUNNING))
+		return; /* a fault it left (a signal, an interrupt): it comes again if it must */
+	if (r && t) {
+		struct page_state st = page_get(r->obj, r->pgoff + (f->addr - r->addr) / PAGE);
+		if (!holds(&st, s, write)) {
+			t->held = t->fault_held = true;
+			t->held_status = 0;
+			t->fault_addr = f->addr;
+			t->fault_write = write;
+			t->fault_stopped = false;
+			return;
+		}
+	}
+	/* Its own page (or a task not known: a fault cannot wait for a turn nobody has). */
+	int err = page_owner_resolve(&spaces[s].po, f);
+	if (err && err != -ESRCH)
+		warn("page ownership: cannot give page %#llx: %s", (unsigned long long)f->addr,
+		     strerror(-err));
+}
+
+void page_share_drain(void)
+{
+	if (!atomic_exchange(&faults_came, false))
+		return;
+	for (int s = 0; s < MAX_SPACES; s++) {
+		struct page_fault f;
+		while (spaces[s].used && page_owner_next_fault(&spaces[s].po, &f) == 1)
+			take_fault(s, &f);
+	}
+	uint64_t one = 1;
+	if (write(drained_fd, &one, sizeof(one)) < 0)
+		die("page ownership: cannot wake the waker: %s", strerror(errno));
+}
+
+/* The state of t's faulting page, and its space; false when its range is gone. */
+static bool fault_page(struct task *t, int *s, struct page_state *st)
+{
+	*s = space_of_aspace(t->proc->aspace);
+	const struct range *r = *s == NONE ? NULL : range_at(*s, t->fault_addr);
+	if (!r)
+		return false;
+	*st = page_get(r->obj, r->pgoff + (t->fault_addr - r->addr) / PAGE);
+	return true;
+}
+
+int page_share_barrier(struct task *t)
+{
+	int s;
+	struct page_state st;
+	if (!fault_page(t, &s, &st))
+		return BARRIER_NONE;
+	uint64_t lose = losers(&st, s, t->fault_write);
+	int mine = tracer_domain_of(t), barrier = BARRIER_NONE;
+	for (int l = 0; l < MAX_SPACES; l++) {
+		struct task *u = lose >> l & 1 ? task_of_space(l) : NULL;
+		int d = u ? tracer_domain_of(u) : mine;
+		if (d == mine || d == barrier)
+			continue;
+		if (barrier != BARRIER_NONE)
+			return BARRIER_ALL;
+		barrier = d;
+	}
+	return barrier;
+}
+
+/* A task of space s stopped at a ptrace stop, for a call injected into it. Its domain has
+ * stopped (the barrier); a task blocked in a fault is interrupted (a user-mode fault is left
+ * for the stop, and taken again when it goes on). NULL when none can be had. */
+static struct task *stopped_task(int s)
+{
+	for (struct task *t = sched_first(); t; t = t->next)
+		if (t->state != TASK_DEAD && t->proc->aspace == spaces[s].aspace &&
+		    (t->state == TASK_STOPPED || (t->held && !t->fault_held) || t->fault_stopped))
+			return t;
+	for (struct task *t = sched_first(); t; t = t->next) {
+		if (t->state == TASK_DEAD || t->proc->aspace != spaces[s].aspace ||
+		    !t->fault_held || t->in_call)
+			continue;
+		int status;
+		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0 ||
+		    waitpid(t->tid, &status, __WALL) != t->tid || !WIFSTOPPED(status))
+			continue;
+		if ((unsigned)status >> 16 == PTRACE_EVENT_STOP) {
+			t->fault_stopped = true;
+		} else { /* another stop came first: it is held for its turn instead */
+			t->fault_held = false;
+			t->held_status = status;
+		}
+		return t;
+	}
+	return NULL;
+}
+
+/* Space l gives up the page at pgoff of obj: every range of it there, write access only
+ * when `keep_reading`. */
+static void give_up(int l, int obj, uint64_t pgoff, bool keep_reading)
+{
+	struct space *sp = &spaces[l];
+	for (int i = 0; i < sp->n_ranges; i++) {
+		struct range r = sp->ranges[i];
+		if (r.obj != obj || pgoff < r.pgoff || pgoff >= r.pgoff + r.len / PAGE)
+			continue;
+		uint64_t addr = r.addr + (pgoff - r.pgoff) * PAGE;
+		/* Write-protect first: it also says whether the range is still registered (a
+		 * munmap runs freely; an unregistered range may hold other memory now). */
+		int err = page_owner_protect(&sp->po, addr, PAGE);
+		if (err) {
+			drop_ranges(l, r.addr, r.len);
+			i = -1; /* the list changed */
+			continue;
+		}
+		if (keep_reading)
+			continue;
+		struct task *u = stopped_task(l);
+		err = u ? page_owner_take(&sp->po, u, addr, PAGE) : -ESRCH;
+		if (err && err != -ESRCH)
+			warn("page ownership: cannot take page %#llx from address space %d: %s",
+			     (unsigned long long)addr, sp->aspace, strerror(-err));
+	}
+}
+
+void page_share_transfer(struct task *t)
+{
+	t->fault_held = false;
+	int s;
+	struct page_state st;
+	if (fault_page(t, &s, &st)) {
+		bool write = t->fault_write;
+		uint64_t lose = losers(&st, s, write);
+		for (int l = 0; l < MAX_SPACES; l++)
+			if (lose >> l & 1)
+				give_up(l, st.obj, st.pgoff, !write && l == st.writer);
+		if (write) {
+			st.writer = s;
+			st.readers = 0;
+		} else {
+			if (st.writer != NONE && st.writer != s)
+				st.readers |= 1ULL << st.writer;
+			st.writer = NONE;
+			st.readers |= 1ULL << s;
+		}
+		page_set(st);
+		transfers += lose != 0;
+		tracer_page_event(t);
+		trace_event(t, "  page %#llx %s (object %d page %llu)%s",
+			    (unsigned long long)t->fault_addr, write ? "written" : "read", st.obj,
+			    (unsigned long long)st.pgoff, lose ? ": moved" : "");
+	}
+	struct page_fault f = { t->fault_addr, t->ns_tid, t->fault_write ? PAGE_WRITE : PAGE_READ,
+				PAGE_MINOR };
+	int err = s == NONE ? -ESRCH : page_owner_resolve(&spaces[s].po, &f);
+	if (err && err != -ESRCH)
+		task_warn(t, "cannot give page %#llx: %s", (unsigned long long)t->fault_addr,
+			  strerror(-err));
+	if (t->fault_stopped) {
+		t->fault_stopped = false;
+		tracer_resume(t);
+	}
+}
+
+uint64_t page_share_transfers(void)
+{
+	return transfers;
+}
