@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +14,11 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/ptrace.h>
 
 #include "scheduler/scheduler.h"
 #include "engine/page_owner.h"
+#include "engine/remote.h"
 #include "engine/tracer.h"
 #include "engine/tracer_internal.h"
 #include "vkernel/report.h"
@@ -42,6 +45,11 @@ struct space {
 	struct page_owner po;
 	struct range *ranges;
 	int n_ranges, cap_ranges;
+	/* Pages it gave up while no task of it was at a ptrace stop (each blocked in a fault
+	 * the kernel took inside a call): dropped at its next stop, before any of its code
+	 * runs (a call is resumed to its exit stop). */
+	uint64_t *pending;
+	int n_pending, cap_pending;
 };
 
 /* A shared object, and the address space that holds (writes) its pages no fault has
@@ -64,7 +72,7 @@ static struct object *objects;
 static int n_objects, cap_objects;
 static struct page_state *pages; /* open addressing, a power of two long */
 static size_t n_pages, cap_pages;
-static uint64_t transfers;
+static uint64_t ordered, transfers; /* faults that were events; those that moved a page */
 
 /* ---- the waker: a thread that tells the stop loop a fault came ------------------------------ */
 
@@ -377,6 +385,7 @@ static void close_space(int s)
 		}
 	page_owner_close(&spaces[s].po); /* leaves the waker's epoll set with it */
 	free(spaces[s].ranges);
+	free(spaces[s].pending);
 	spaces[s] = (struct space){ 0 };
 }
 
@@ -516,6 +525,48 @@ static struct task *stopped_task(int s)
 	return NULL;
 }
 
+/* Puts t back at the seccomp stop of the call an injected call replaced (remote.h: at a
+ * seccomp stop the injected call takes the pending one's place): the call's instruction
+ * runs again, from the same registers, and stops at the filter as it did. */
+static int rearm_call(struct task *t)
+{
+	struct user_regs_struct r = t->regs;
+	r.rax = r.orig_rax;
+	r.rip -= 2;
+	if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0 || ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
+		return -errno;
+	for (;;) {
+		int status;
+		if (waitpid_retry(t->tid, &status, __WALL) < 0)
+			return -errno;
+		if (!WIFSTOPPED(status))
+			return -ESRCH;
+		if ((unsigned)status >> 16 == PTRACE_EVENT_SECCOMP)
+			return 0;
+		int sig = (unsigned)status >> 16 ? 0 : WSTOPSIG(status);
+		if (sig && sig != SIGTRAP)
+			t->inject_signal = sig; /* kept for its next real resume */
+		if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
+			return -errno;
+	}
+}
+
+/* Drops [addr, addr+PAGE) from the page tables of t's process, t stopped: without losing
+ * the call t may be stopped at. */
+static int take_page(struct page_owner *po, struct task *t, uint64_t addr)
+{
+	struct __ptrace_syscall_info info;
+	bool at_call = ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof(info), &info) > 0 &&
+		       info.op == PTRACE_SYSCALL_INFO_SECCOMP;
+	bool at_entry = t->at_entry;
+	int err = remote_load_regs(t);
+	if (!err)
+		err = page_owner_take(po, t, addr, PAGE);
+	t->at_entry = at_entry;
+	int rearmed = at_call ? rearm_call(t) : 0;
+	return err ? err : rearmed;
+}
+
 /* Space l gives up the page at pgoff of obj: every range of it there, write access only
  * when `keep_reading`. */
 static void give_up(int l, int obj, uint64_t pgoff, bool keep_reading)
@@ -537,11 +588,36 @@ static void give_up(int l, int obj, uint64_t pgoff, bool keep_reading)
 		if (keep_reading)
 			continue;
 		struct task *u = stopped_task(l);
-		err = u ? page_owner_take(&sp->po, u, addr, PAGE) : -ESRCH;
+		if (!u) {
+			if (sp->n_pending == sp->cap_pending) {
+				sp->cap_pending = sp->cap_pending ? 2 * sp->cap_pending : 8;
+				sp->pending = realloc(sp->pending, (size_t)sp->cap_pending *
+									   sizeof(*sp->pending));
+				if (!sp->pending)
+					abort();
+			}
+			sp->pending[sp->n_pending++] = addr;
+			continue;
+		}
+		err = take_page(&sp->po, u, addr);
 		if (err && err != -ESRCH)
 			warn("page ownership: cannot take page %#llx from address space %d: %s",
 			     (unsigned long long)addr, sp->aspace, strerror(-err));
 	}
+}
+
+void page_share_stopped(struct task *t)
+{
+	int s = space_of_aspace(t->proc->aspace);
+	if (s == NONE || !spaces[s].n_pending)
+		return;
+	for (int i = 0; i < spaces[s].n_pending; i++) {
+		int err = take_page(&spaces[s].po, t, spaces[s].pending[i]);
+		if (err && err != -ESRCH)
+			task_warn(t, "cannot take page %#llx: %s",
+				  (unsigned long long)spaces[s].pending[i], strerror(-err));
+	}
+	spaces[s].n_pending = 0;
 }
 
 void page_share_transfer(struct task *t)
@@ -565,6 +641,7 @@ void page_share_transfer(struct task *t)
 			st.readers |= 1ULL << s;
 		}
 		page_set(st);
+		ordered++;
 		transfers += lose != 0;
 		tracer_page_event(t);
 		trace_event(t, "  page %#llx %s (object %d page %llu)%s",
@@ -583,7 +660,11 @@ void page_share_transfer(struct task *t)
 	}
 }
 
-uint64_t page_share_transfers(void)
+void page_share_report(void)
 {
-	return transfers;
+	if (report_trace && ordered)
+		fprintf(report_trace_out,
+			"[t=%llu] page ownership: %llu faults ordered, %llu moved a page\n",
+			(unsigned long long)sched_now(), (unsigned long long)ordered,
+			(unsigned long long)transfers);
 }

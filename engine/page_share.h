@@ -59,6 +59,10 @@ bool page_share_covers(const struct process *p, uint64_t addr, uint64_t len);
  * task for its turn. Cheap when nothing came (a waker thread says when something did). */
 void page_share_drain(void);
 
+/* t stopped (before its stop is held or handled): pages its address space gave up while
+ * it could take no injected call are dropped now. */
+void page_share_stopped(struct task *t);
+
 /* The domain that must have stopped before t's fault is handled: -1 none, -2 every one. */
 int page_share_barrier(struct task *t);
 
@@ -66,8 +70,8 @@ int page_share_barrier(struct task *t);
  * must give it up, and t gets it. */
 void page_share_transfer(struct task *t);
 
-/* Pages moved between address spaces so far (a fault that took or write-protected another
- * process's page). */
-uint64_t page_share_transfers(void);
+/* With --trace, at the end of a run: faults that were events, and how many of them moved a
+ * page between address spaces (took it from another, or made its writer a reader). */
+void page_share_report(void);
 
 #endif

@@ -238,6 +238,8 @@ void parallel_note_stop(pid_t tid, int status)
 	if (t && t->fault_held) { /* it left its fault (a signal): it comes again if it must */
 		t->fault_held = t->fault_stopped = t->held = false;
 	}
+	if (t && WIFSTOPPED(status) && (unsigned)status >> 16 != PTRACE_EVENT_EXIT)
+		page_share_stopped(t);
 	bool now = !t || !WIFSTOPPED(status) ||
 		   ((t->in_call || t->proc->dying ||
 		     (token >= 0 && tracer_domain_of(t) == token)) &&
@@ -574,6 +576,7 @@ void parallel_run(struct task *first)
 			pass_outside_signals();
 	}
 	tracer_arm_alarm(0);
+	page_share_report();
 }
 
 /* How far ahead of its parent a new domain's clock starts. A child that starts level with

@@ -201,6 +201,15 @@ std::vector<Case> SharedMemoryCases()
 					  kMustVary,
 					  0,
 					  { "--jobs", jobs } });
+	// Several pages, read and written, a write(2) from them, a memfd beside, an mremap:
+	// under --jobs 2 the ways page ownership moves a page (engine/page_share.h).
+	for (const std::string &jobs : kSharedMemoryJobs)
+		cases.push_back({ "par_shared_pages_jobs" + jobs,
+				  { "{guests}/par_shared_pages" },
+				  10,
+				  kMustVary,
+				  0,
+				  { "--jobs", jobs } });
 	return cases;
 }
 
