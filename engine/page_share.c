@@ -342,6 +342,9 @@ void page_share_forked(struct task *parent, struct task *child)
 	/* The child starts holding nothing: a page its copy of the mapping may show is not
 	 * its own yet. */
 	int err = n ? page_owner_take_ranges(&spaces[s].po, child, taken, n) : 0;
+	if (err == -EINVAL) /* process_madvise before 6.13 refuses MADV_DONTNEED */
+		for (int i = err = 0; !err && i < n; i++)
+			err = page_owner_take(&spaces[s].po, child, taken[i].addr, taken[i].len);
 	if (err)
 		task_die(child, "cannot take shared pages from a new process: %s", strerror(-err));
 }

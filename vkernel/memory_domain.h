@@ -14,7 +14,8 @@
  *   - shared objects mapped by several processes: an anonymous MAP_SHARED region (only
  *     fork hands it to another process: the child inherits every shared object of its
  *     parent), a file, memfd or shm_open object (by device and inode), a System V segment
- *     (by shmid) — recorded at the exit of a successful mmap(MAP_SHARED) or shmat;
+ *     (by shmid) — recorded at the exit of a successful mmap(MAP_SHARED) or shmat, except
+ *     shmem the engine keeps apart by page ownership (engine/page_share.h);
  *   - a descriptor table (CLONE_FILES) or fs information (CLONE_FS: cwd, umask) shared
  *     without CLONE_VM, which the LOCAL rows of syscalls.def count as the caller's own.
  * A process that shares nothing is a domain alone. exec drops a process's memory (and an
