@@ -529,11 +529,12 @@ static struct task *stopped_task(int s)
 }
 
 /* Puts t back at the seccomp stop of the call an injected call replaced (remote.h: at a
- * seccomp stop the injected call takes the pending one's place): the call's instruction
- * runs again, from the same registers, and stops at the filter as it did. */
-static int rearm_call(struct task *t)
+ * seccomp stop the injected call takes the pending one's place): from the registers the
+ * kernel had there (`at`), the call's instruction runs again and stops at the filter as it
+ * did. What the engine changed in t->regs since the stop is stored at t's next resume. */
+static int rearm_call(struct task *t, const struct user_regs_struct *at)
 {
-	struct user_regs_struct r = t->regs;
+	struct user_regs_struct r = *at;
 	r.rax = r.orig_rax;
 	r.rip -= 2;
 	if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0 || ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
@@ -545,13 +546,15 @@ static int rearm_call(struct task *t)
 		if (!WIFSTOPPED(status))
 			return -ESRCH;
 		if ((unsigned)status >> 16 == PTRACE_EVENT_SECCOMP)
-			return 0;
+			break;
 		int sig = (unsigned)status >> 16 ? 0 : WSTOPSIG(status);
 		if (sig && sig != SIGTRAP)
 			t->inject_signal = sig; /* kept for its next real resume */
 		if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
 			return -errno;
 	}
+	t->regs_dirty = true;
+	return 0;
 }
 
 /* Drops [addr, addr+PAGE) from the page tables of t's process, t stopped: without losing
@@ -559,14 +562,17 @@ static int rearm_call(struct task *t)
 static int take_page(struct page_owner *po, struct task *t, uint64_t addr)
 {
 	struct __ptrace_syscall_info info;
+	struct user_regs_struct kernel;
 	bool at_call = ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof(info), &info) > 0 &&
 		       info.op == PTRACE_SYSCALL_INFO_SECCOMP;
+	if (at_call && ptrace(PTRACE_GETREGS, t->tid, 0, &kernel) < 0)
+		return -errno;
 	bool at_entry = t->at_entry;
 	int err = remote_load_regs(t);
 	if (!err)
 		err = page_owner_take(po, t, addr, PAGE);
 	t->at_entry = at_entry;
-	int rearmed = at_call ? rearm_call(t) : 0;
+	int rearmed = at_call ? rearm_call(t, &kernel) : 0;
 	return err ? err : rearmed;
 }
 
