@@ -19,6 +19,7 @@
 #include "scheduler/scheduler.h"
 #include "engine/page_owner.h"
 #include "engine/remote.h"
+#include "syscalls/syscall_table.h"
 #include "engine/tracer.h"
 #include "engine/tracer_internal.h"
 #include "vkernel/report.h"
@@ -469,35 +470,39 @@ void page_share_drain(void)
 		die("page ownership: cannot wake the waker: %s", strerror(errno));
 }
 
-/* The state of t's faulting page, and its space; false when its range is gone. */
-static bool fault_page(struct task *t, int *s, struct page_state *st)
+/* The state of the page at addr of t's address space, and its space; false when no range
+ * is there. */
+static bool page_at(struct task *t, uint64_t addr, int *s, struct page_state *st)
 {
 	*s = space_of_aspace(t->proc->aspace);
-	const struct range *r = *s == NONE ? NULL : range_at(*s, t->fault_addr);
+	const struct range *r = *s == NONE ? NULL : range_at(*s, addr);
 	if (!r)
 		return false;
-	*st = page_get(r->obj, r->pgoff + (t->fault_addr - r->addr) / PAGE);
+	*st = page_get(r->obj, r->pgoff + (addr - r->addr) / PAGE);
 	return true;
+}
+
+/* Adds to `barrier` the domains of the spaces in `lose` other than t's own. */
+static int add_barrier(int barrier, struct task *t, uint64_t lose)
+{
+	int mine = tracer_domain_of(t);
+	for (int l = 0; l < MAX_SPACES && barrier != BARRIER_ALL; l++) {
+		struct task *u = lose >> l & 1 ? task_of_space(l) : NULL;
+		int d = u ? tracer_domain_of(u) : mine;
+		if (d == mine || d == barrier)
+			continue;
+		barrier = barrier == BARRIER_NONE ? d : BARRIER_ALL;
+	}
+	return barrier;
 }
 
 int page_share_barrier(struct task *t)
 {
 	int s;
 	struct page_state st;
-	if (!fault_page(t, &s, &st))
+	if (!page_at(t, t->fault_addr, &s, &st))
 		return BARRIER_NONE;
-	uint64_t lose = losers(&st, s, t->fault_write);
-	int mine = tracer_domain_of(t), barrier = BARRIER_NONE;
-	for (int l = 0; l < MAX_SPACES; l++) {
-		struct task *u = lose >> l & 1 ? task_of_space(l) : NULL;
-		int d = u ? tracer_domain_of(u) : mine;
-		if (d == mine || d == barrier)
-			continue;
-		if (barrier != BARRIER_NONE)
-			return BARRIER_ALL;
-		barrier = d;
-	}
-	return barrier;
+	return add_barrier(BARRIER_NONE, t, losers(&st, s, t->fault_write));
 }
 
 /* A task of space s stopped at a ptrace stop, for a call injected into it. Its domain has
@@ -629,33 +634,103 @@ void page_share_stopped(struct task *t)
 	spaces[s].n_pending = 0;
 }
 
+/* Space s gets the page of state st: the spaces that must give it up do (their domains
+ * have stopped); false when none had to. */
+static bool move_page(int s, struct page_state st, bool write)
+{
+	uint64_t lose = losers(&st, s, write);
+	for (int l = 0; l < MAX_SPACES; l++)
+		if (lose >> l & 1)
+			give_up(l, st.obj, st.pgoff, !write && l == st.writer);
+	if (write) {
+		st.writer = s;
+		st.readers = 0;
+	} else {
+		if (st.writer != NONE && st.writer != s)
+			st.readers |= 1ULL << st.writer;
+		st.writer = NONE;
+		st.readers |= 1ULL << s;
+	}
+	page_set(st);
+	transfers += lose != 0;
+	return lose != 0;
+}
+
+/* The pages a call of t's, stopped at its seccomp stop, points into (the first page of
+ * each pointer argument) that t's address space does not hold for writing: its handler
+ * may read or write them, and detrun cannot read a page the process does not hold. */
+static int call_pages(struct task *t, uint64_t pages_at[6])
+{
+	struct __ptrace_syscall_info info;
+	int s = space_of_aspace(t->proc->aspace);
+	if (s == NONE || !spaces[s].n_ranges ||
+	    ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof(info), &info) <= 0 ||
+	    info.op != PTRACE_SYSCALL_INFO_SECCOMP)
+		return 0;
+	const struct syscall_entry *e = syscall_lookup((long)info.seccomp.nr);
+	int n = 0;
+	for (int a = 0; e && a < e->nargs && a < 6; a++) {
+		if (!strchr("psclrkKTVA", e->kinds[a]))
+			continue;
+		uint64_t at = info.seccomp.args[a] & ~(uint64_t)(PAGE - 1);
+		int sp;
+		struct page_state st;
+		if (!page_at(t, at, &sp, &st) || holds(&st, sp, true))
+			continue;
+		bool seen = false;
+		for (int i = 0; i < n; i++)
+			seen |= pages_at[i] == at;
+		if (!seen)
+			pages_at[n++] = at;
+	}
+	return n;
+}
+
+int page_share_call_barrier(struct task *t)
+{
+	uint64_t at[6];
+	int n = call_pages(t, at), barrier = BARRIER_NONE;
+	for (int i = 0; i < n; i++) {
+		int s;
+		struct page_state st;
+		if (page_at(t, at[i], &s, &st))
+			barrier = add_barrier(barrier, t, losers(&st, s, true));
+	}
+	return barrier;
+}
+
+void page_share_call_pages(struct task *t)
+{
+	uint64_t at[6];
+	int n = call_pages(t, at);
+	for (int i = 0; i < n; i++) {
+		int s;
+		struct page_state st;
+		if (!page_at(t, at[i], &s, &st))
+			continue;
+		bool moved = move_page(s, st, true);
+		int err = page_owner_give(&spaces[s].po, at[i], PAGE, true);
+		if (err && err != -ESRCH)
+			task_warn(t, "cannot give page %#llx: %s", (unsigned long long)at[i],
+				  strerror(-err));
+		trace_event(t, "  page %#llx given for the call (object %d page %llu)%s",
+			    (unsigned long long)at[i], st.obj, (unsigned long long)st.pgoff,
+			    moved ? ": moved" : "");
+	}
+}
+
 void page_share_transfer(struct task *t)
 {
 	t->fault_held = false;
 	int s;
 	struct page_state st;
-	if (fault_page(t, &s, &st)) {
-		bool write = t->fault_write;
-		uint64_t lose = losers(&st, s, write);
-		for (int l = 0; l < MAX_SPACES; l++)
-			if (lose >> l & 1)
-				give_up(l, st.obj, st.pgoff, !write && l == st.writer);
-		if (write) {
-			st.writer = s;
-			st.readers = 0;
-		} else {
-			if (st.writer != NONE && st.writer != s)
-				st.readers |= 1ULL << st.writer;
-			st.writer = NONE;
-			st.readers |= 1ULL << s;
-		}
-		page_set(st);
+	if (page_at(t, t->fault_addr, &s, &st)) {
+		bool moved = move_page(s, st, t->fault_write);
 		ordered++;
-		transfers += lose != 0;
 		tracer_page_event(t);
 		trace_event(t, "  page %#llx %s (object %d page %llu)%s",
-			    (unsigned long long)t->fault_addr, write ? "written" : "read", st.obj,
-			    (unsigned long long)st.pgoff, lose ? ": moved" : "");
+			    (unsigned long long)t->fault_addr, t->fault_write ? "written" : "read",
+			    st.obj, (unsigned long long)st.pgoff, moved ? ": moved" : "");
 	}
 	struct page_fault f = { t->fault_addr, t->ns_tid, t->fault_write ? PAGE_WRITE : PAGE_READ,
 				PAGE_MINOR };

@@ -66,6 +66,13 @@ void page_share_stopped(struct task *t);
 /* The domain that must have stopped before t's fault is handled: -1 none, -2 every one. */
 int page_share_barrier(struct task *t);
 
+/* A call stopped at its seccomp stop (held for its turn): the domains that must have
+ * stopped before it is handled, because it points into pages t's address space does not
+ * hold (its handler may read them, detrun only reads pages the process holds); then,
+ * just before its handler runs, those pages come to t for writing. -1 none, -2 all. */
+int page_share_call_barrier(struct task *t);
+void page_share_call_pages(struct task *t);
+
 /* Handles t's held fault, an event of its domain: the page leaves the address spaces that
  * must give it up, and t gets it. */
 void page_share_transfer(struct task *t);

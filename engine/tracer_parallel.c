@@ -298,11 +298,15 @@ static int barrier_for(struct task *t)
 	if (info.op != PTRACE_SYSCALL_INFO_SECCOMP)
 		return BARRIER_NONE;
 	long nr = (long)info.seccomp.nr;
+	int pages = page_share_call_barrier(t); /* shared memory its handler may touch */
+	int barrier = BARRIER_NONE;
 	if (is_signal_call(nr))
-		return signal_barrier(&info);
+		barrier = signal_barrier(&info);
 	if (shares_memory_call(nr, info.seccomp.args))
 		return BARRIER_ALL; /* it may join t's domain to another one that runs */
-	return BARRIER_NONE;
+	if (pages == BARRIER_NONE || pages == barrier)
+		return barrier;
+	return barrier == BARRIER_NONE ? pages : BARRIER_ALL;
 }
 
 static bool barrier_holds(int barrier, int self)
@@ -355,6 +359,8 @@ static void handle_held(struct task *t)
 		return;
 	}
 	uint64_t events = sched_now();
+	if ((unsigned)t->held_status >> 16 == PTRACE_EVENT_SECCOMP)
+		page_share_call_pages(t); /* its barrier has stopped their holders */
 	tracer_handle_stop_now(tid, t->held_status);
 	if (sched_now() == events)
 		return; /* not an event: the task went on, or waits for its next stop */

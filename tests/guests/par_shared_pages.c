@@ -2,7 +2,8 @@
  * it through a pipe, the ways page ownership (engine/page_share.h) is taken:
  *   - stores racing on a counter of each page (a writer holds a page alone),
  *   - loads of a page the parent filled before the fork (readers share it),
- *   - write(2) from shared memory: the kernel's own access faults, inside a call,
+ *   - write(2) from shared memory, across two pages: the first is handed over at the
+ *     call's stop, the second faults in the kernel, inside the call,
  *   - a memfd mapped by each child after the fork, beside the inherited anonymous region,
  *   - the second child moves its view of the region (mremap) halfway and goes on there.
  * The parent prints a digest of what came through the pipe, in order, and the counters:
@@ -41,8 +42,10 @@ static void child(struct page *shared, struct page *mine, int out, char mark)
 		snprintf((char *)p->last, sizeof(p->last), "%c%d", mark, r);
 		mine[r % 2].counter += r;
 		seen += shared[PAGES - 1].counter; /* filled by the parent: read by both */
-		if (r % 4 == 3)
-			CHECK(write(out, (const char *)p->last, SENT) == SENT, "write");
+		if (r % 4 == 3) { /* the end of p's page and the start of the next one */
+			const char *from = (const char *)(p + 1) - SENT / 2;
+			CHECK(write(out, from, SENT) == SENT, "write");
+		}
 		if (mark == 'b' && r == ROUNDS / 2) {
 			void *to = mremap(shared, PAGES * PAGE, PAGES * PAGE, MREMAP_MAYMOVE);
 			CHECK(to != MAP_FAILED, "mremap");
