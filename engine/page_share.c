@@ -57,8 +57,23 @@ struct space {
  * moved yet: the first to map it. */
 struct object {
 	struct shared_object id;
-	int first; /* a space, or NONE once it is gone */
+	int first;          /* a space, or NONE once it is gone */
+	uint64_t window_at; /* sched_now() when its current window of moves began */
+	uint64_t moves;     /* pages of it moved in that window */
+	bool merged;        /* its mappers are one domain now: every one holds every page */
 };
+
+/* Pages that move back and forth all the time (a counter every process bumps: nginx's
+ * request statistics) cost more than running their processes one at a time: an object
+ * whose pages moved MERGE_MOVES times within MERGE_WINDOW events has its mappers' domains
+ * merged (memory_domain.h), as a SysV segment's are, from then on. Counted in events, so
+ * when it happens is a point on the timeline. DETRUN_PAGE_MERGE=N sets MERGE_MOVES (0:
+ * never). */
+enum {
+	MERGE_MOVES = 1024,
+	MERGE_WINDOW = 16 * MERGE_MOVES,
+};
+static bool merges(int obj);
 
 /* A page some fault has moved: who writes it, or who reads it. */
 struct page_state {
@@ -184,7 +199,7 @@ static int object_of(const struct shared_object *o, int first)
 		if (!objects)
 			abort();
 	}
-	objects[n_objects] = (struct object){ *o, first };
+	objects[n_objects] = (struct object){ .id = *o, .first = first };
 	return n_objects++;
 }
 
@@ -288,13 +303,15 @@ static void page_set(struct page_state st)
 
 static bool holds(const struct page_state *st, int s, bool write)
 {
-	return st->writer == s || (!write && (st->readers >> s & 1));
+	return objects[st->obj].merged || st->writer == s || (!write && (st->readers >> s & 1));
 }
 
 /* The spaces that must give the page up (or stop writing it) for s to get it. */
 static uint64_t losers(const struct page_state *st, int s, bool write)
 {
 	uint64_t lose = 0;
+	if (objects[st->obj].merged)
+		return 0;
 	if (st->writer != NONE && st->writer != s)
 		lose |= 1ULL << st->writer;
 	if (write)
@@ -307,11 +324,17 @@ static uint64_t losers(const struct page_state *st, int s, bool write)
 int page_share_map(struct task *t, const struct shared_object *o, uint64_t addr, uint64_t len,
 		   uint64_t pgoff)
 {
-	int s = open_space(t);
+	len = (len + PAGE - 1) & ~(uint64_t)(PAGE - 1);
+	int s = space_of_aspace(t->proc->aspace);
+	if (s != NONE)
+		drop_ranges(s, addr, len); /* a mapping over them (MAP_FIXED) replaced them */
+	for (int i = 0; i < n_objects; i++)
+		if (objects[i].merged && objects[i].id.kind == o->kind && objects[i].id.a == o->a &&
+		    objects[i].id.b == o->b)
+			return -EBUSY; /* its mappers are one domain: the caller joins it */
+	s = open_space(t);
 	if (s < 0)
 		return s;
-	len = (len + PAGE - 1) & ~(uint64_t)(PAGE - 1);
-	drop_ranges(s, addr, len); /* a mapping over them (MAP_FIXED) replaced them */
 	int err = page_owner_register(&spaces[s].po, addr, len);
 	if (err)
 		return err;
@@ -502,7 +525,10 @@ int page_share_barrier(struct task *t)
 	struct page_state st;
 	if (!page_at(t, t->fault_addr, &s, &st))
 		return BARRIER_NONE;
-	return add_barrier(BARRIER_NONE, t, losers(&st, s, t->fault_write));
+	uint64_t lose = losers(&st, s, t->fault_write);
+	if (lose && merges(st.obj))
+		return BARRIER_ALL;
+	return add_barrier(BARRIER_NONE, t, lose);
 }
 
 /* A task of space s stopped at a ptrace stop, for a call injected into it. Its domain has
@@ -634,6 +660,63 @@ void page_share_stopped(struct task *t)
 	spaces[s].n_pending = 0;
 }
 
+static uint64_t merge_moves(void)
+{
+	static long moves = -1;
+	if (moves < 0) {
+		const char *env = getenv("DETRUN_PAGE_MERGE");
+		moves = env ? strtol(env, NULL, 10) : MERGE_MOVES;
+		if (moves < 0)
+			moves = 0;
+	}
+	return (uint64_t)moves;
+}
+
+/* The moves of obj's pages in its current window, counting one more now. */
+static uint64_t moves_with_one_more(const struct object *o)
+{
+	return (sched_now() - o->window_at > MERGE_WINDOW ? 0 : o->moves) + 1;
+}
+
+/* Would moving a page of obj now merge its mappers (whose domains must then all have
+ * stopped)? */
+static bool merges(int obj)
+{
+	return merge_moves() && !objects[obj].merged &&
+	       moves_with_one_more(&objects[obj]) >= merge_moves();
+}
+
+/* The processes that map obj join one memory domain; its pages are everyone's from now
+ * on (every domain has stopped: the barrier of the move that merges). */
+static void merge_object(struct task *t, int obj)
+{
+	for (int l = 0; l < MAX_SPACES; l++) {
+		bool maps = false;
+		for (int i = 0; spaces[l].used && i < spaces[l].n_ranges; i++)
+			maps |= spaces[l].ranges[i].obj == obj;
+		for (struct task *u = sched_first(); maps && u; u = u->next)
+			if (u->state != TASK_DEAD && u->proc->aspace == spaces[l].aspace)
+				memory_domain_map(u->proc, objects[obj].id);
+	}
+	objects[obj].merged = true;
+	trace_event(t,
+		    "  object %d merged: its pages moved %llu times within %d events, its mappers "
+		    "are one memory domain now",
+		    obj, (unsigned long long)objects[obj].moves, MERGE_WINDOW);
+}
+
+/* Counts a move of obj's pages, merging its mappers at the threshold. */
+static void count_move(struct task *t, int obj)
+{
+	struct object *o = &objects[obj];
+	bool merge = merges(obj);
+	o->moves = moves_with_one_more(o);
+	if (o->moves == 1)
+		o->window_at = sched_now();
+	if (merge)
+		merge_object(t, obj);
+}
+
 /* Space s gets the page of state st: the spaces that must give it up do (their domains
  * have stopped); false when none had to. */
 static bool move_page(int s, struct page_state st, bool write)
@@ -693,8 +776,10 @@ int page_share_call_barrier(struct task *t)
 	for (int i = 0; i < n; i++) {
 		int s;
 		struct page_state st;
-		if (page_at(t, at[i], &s, &st))
-			barrier = add_barrier(barrier, t, losers(&st, s, true));
+		if (!page_at(t, at[i], &s, &st))
+			continue;
+		uint64_t lose = losers(&st, s, true);
+		barrier = lose && merges(st.obj) ? BARRIER_ALL : add_barrier(barrier, t, lose);
 	}
 	return barrier;
 }
@@ -710,6 +795,8 @@ void page_share_call_pages(struct task *t)
 			continue;
 		bool moved = move_page(s, st, true);
 		int err = page_owner_give(&spaces[s].po, at[i], PAGE, true);
+		if (moved)
+			count_move(t, st.obj);
 		if (err && err != -ESRCH)
 			task_warn(t, "cannot give page %#llx: %s", (unsigned long long)at[i],
 				  strerror(-err));
@@ -731,6 +818,8 @@ void page_share_transfer(struct task *t)
 		trace_event(t, "  page %#llx %s (object %d page %llu)%s",
 			    (unsigned long long)t->fault_addr, t->fault_write ? "written" : "read",
 			    st.obj, (unsigned long long)st.pgoff, moved ? ": moved" : "");
+		if (moved)
+			count_move(t, st.obj);
 	}
 	struct page_fault f = { t->fault_addr, t->ns_tid, t->fault_write ? PAGE_WRITE : PAGE_READ,
 				PAGE_MINOR };

@@ -79,4 +79,23 @@ TEST(PageOwnerDomains, OffMergesShmemToo)
 	EXPECT_EQ(s.moved, 0);
 }
 
+// Pages that move all the time (DETRUN_PAGE_MERGE=16: after 16 moves) merge their sharers'
+// domains at a point of the timeline: the output stays the same run after run.
+TEST(PageOwnerDomains, PagesMovingAllTheTimeMergeTheirSharers)
+{
+	std::vector<std::string> argv = UnderDetrun({ "--jobs", "2", "--trace" },
+						    { std::string(GUEST_DIR) +
+						      "/par_shared_pages" });
+	argv.insert(argv.begin(), { "env", "DETRUN_PAGE_MERGE=16" });
+	RunResult first = RunCommand(argv);
+	ASSERT_EQ(first.code, 0) << first.Describe();
+	EXPECT_NE(first.err.find(" merged: its pages moved 16 times"), std::string::npos)
+		<< first.Describe();
+	for (int i = 1; i < 5; i++) {
+		RunResult again = RunCommand(argv);
+		ASSERT_EQ(again.code, 0) << again.Describe();
+		EXPECT_EQ(again.out, first.out) << "run " << i << "\n" << again.Describe();
+	}
+}
+
 } // namespace
