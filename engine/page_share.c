@@ -74,6 +74,7 @@ enum {
 	MERGE_WINDOW = 16 * MERGE_MOVES,
 };
 static bool merges(int obj);
+static void merge_object(struct task *t, int obj, const char *why);
 
 /* A page some fault has moved: who writes it, or who reads it. */
 struct page_state {
@@ -328,16 +329,22 @@ int page_share_map(struct task *t, const struct shared_object *o, uint64_t addr,
 	int s = space_of_aspace(t->proc->aspace);
 	if (s != NONE)
 		drop_ranges(s, addr, len); /* a mapping over them (MAP_FIXED) replaced them */
-	for (int i = 0; i < n_objects; i++)
-		if (objects[i].merged && objects[i].id.kind == o->kind && objects[i].id.a == o->a &&
+	int known = -1;
+	for (int i = 0; i < n_objects && known < 0; i++)
+		if (objects[i].id.kind == o->kind && objects[i].id.a == o->a &&
 		    objects[i].id.b == o->b)
-			return -EBUSY; /* its mappers are one domain: the caller joins it */
+			known = i;
+	if (known >= 0 && objects[known].merged)
+		return -EBUSY; /* its mappers are one domain: the caller joins it */
 	s = open_space(t);
-	if (s < 0)
-		return s;
-	int err = page_owner_register(&spaces[s].po, addr, len);
-	if (err)
+	int err = s < 0 ? s : page_owner_register(&spaces[s].po, addr, len);
+	if (err) {
+		/* The caller joins the object's mappers' domain: those under ownership join it
+		 * too (every domain has stopped for this call: barrier_for). */
+		if (known >= 0)
+			merge_object(t, known, "a process maps it that page ownership cannot take");
 		return err;
+	}
 	add_range(s, (struct range){ addr, len, pgoff, object_of(o, s) });
 	return 0;
 }
@@ -690,7 +697,7 @@ static bool merges(int obj)
 
 /* The processes that map obj join one memory domain; its pages are everyone's from now
  * on (every domain has stopped: the barrier of the move that merges). */
-static void merge_object(struct task *t, int obj)
+static void merge_object(struct task *t, int obj, const char *why)
 {
 	for (int l = 0; l < MAX_SPACES; l++) {
 		bool maps = false;
@@ -701,10 +708,7 @@ static void merge_object(struct task *t, int obj)
 				memory_domain_map(u->proc, objects[obj].id);
 	}
 	objects[obj].merged = true;
-	trace_event(t,
-		    "  object %d merged: its pages moved %llu times within %d events, its mappers "
-		    "are one memory domain now",
-		    obj, (unsigned long long)objects[obj].moves, MERGE_WINDOW);
+	trace_event(t, "  object %d merged (%s): its mappers are one memory domain now", obj, why);
 }
 
 /* Counts a move of obj's pages, merging its mappers at the threshold. */
@@ -716,7 +720,7 @@ static void count_move(struct task *t, int obj)
 	if (o->moves == 1)
 		o->window_at = sched_now();
 	if (merge)
-		merge_object(t, obj);
+		merge_object(t, obj, "its pages moved all the time");
 }
 
 /* Space s gets the page of state st: the spaces that must give it up do (their domains
