@@ -238,7 +238,11 @@ void parallel_note_stop(pid_t tid, int status)
 	if (t && t->fault_held) { /* it left its fault (a signal): it comes again if it must */
 		t->fault_held = t->fault_stopped = t->held = false;
 	}
-	if (t && WIFSTOPPED(status) && (unsigned)status >> 16 != PTRACE_EVENT_EXIT)
+	/* At a call's stop (the exit of one that faulted in the kernel, above all), before
+	 * the program's code can run: not at a signal's, whose signal an injection drops. */
+	if (t && WIFSTOPPED(status) &&
+	    ((unsigned)status >> 16 == PTRACE_EVENT_SECCOMP ||
+	     WSTOPSIG(status) == (SIGTRAP | 0x80)))
 		page_share_stopped(t);
 	bool now = !t || !WIFSTOPPED(status) ||
 		   ((t->in_call || t->proc->dying ||
