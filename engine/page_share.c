@@ -2,14 +2,10 @@
 #include "engine/page_share.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -17,7 +13,9 @@
 #include <linux/ptrace.h>
 
 #include "scheduler/scheduler.h"
+#include "engine/fault_waker.h"
 #include "engine/page_owner.h"
+#include "engine/page_states.h"
 #include "engine/remote.h"
 #include "syscalls/syscall_table.h"
 #include "engine/tracer.h"
@@ -76,62 +74,11 @@ enum {
 static bool merges(int obj);
 static void merge_object(struct task *t, int obj, const char *why);
 
-/* A page some fault has moved: who writes it, or who reads it. */
-struct page_state {
-	int obj; /* -1: a free slot */
-	uint64_t pgoff;
-	int writer;       /* a space, or NONE */
-	uint64_t readers; /* spaces, a bit each; none while there is a writer */
-};
-
 static struct space spaces[MAX_SPACES];
+static int n_spaces; /* used */
 static struct object *objects;
 static int n_objects, cap_objects;
-static struct page_state *pages; /* open addressing, a power of two long */
-static size_t n_pages, cap_pages;
 static uint64_t ordered, transfers; /* faults that were events; those that moved a page */
-
-/* ---- the waker: a thread that tells the stop loop a fault came ------------------------------ */
-
-/* The stop loop sleeps in waitpid, which no descriptor ends: the thread polls every
- * userfaultfd and sends the loop the spin alarm's SIGALRM (tracer_wait_any then returns 0),
- * then waits until the loop has read what came. */
-static int epoll_fd = -1, drained_fd = -1;
-static atomic_bool faults_came;
-static pid_t loop_tid;
-
-static void *waker(void *unused)
-{
-	(void)unused;
-	for (;;) {
-		struct epoll_event ev;
-		if (epoll_wait(epoll_fd, &ev, 1, -1) <= 0)
-			continue;
-		atomic_store(&faults_came, true);
-		syscall(SYS_tgkill, getpid(), loop_tid, SIGALRM);
-		uint64_t n;
-		if (read(drained_fd, &n, sizeof(n)) < 0 && errno != EINTR)
-			return NULL;
-	}
-}
-
-static void start_waker(void)
-{
-	epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	drained_fd = eventfd(0, EFD_CLOEXEC);
-	if (epoll_fd < 0 || drained_fd < 0)
-		die("page ownership: cannot make the waker's descriptors: %s", strerror(errno));
-	loop_tid = (pid_t)syscall(SYS_gettid);
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread takes no signal of detrun's */
-	pthread_t thread;
-	int err = pthread_create(&thread, NULL, waker, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err)
-		die("page ownership: cannot start the waker: %s", strerror(err));
-	pthread_detach(thread);
-}
 
 /* ---- address spaces, ranges, objects -------------------------------------------------------- */
 
@@ -176,15 +123,13 @@ static int open_space(struct task *t)
 	int err = page_owner_open(t, &po);
 	if (err)
 		return err;
-	if (epoll_fd < 0)
-		start_waker();
-	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)s };
-	if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, po.uffd, &ev) < 0) {
-		err = -errno;
+	err = fault_waker_watch(po.uffd);
+	if (err) {
 		page_owner_close(&po);
 		return err;
 	}
 	spaces[s] = (struct space){ .used = true, .aspace = t->proc->aspace, .po = po };
+	n_spaces++;
 	return s;
 }
 
@@ -246,60 +191,16 @@ static const struct range *range_at(int s, uint64_t addr)
 
 /* ---- pages ---------------------------------------------------------------------------------- */
 
-static size_t slot_of(int obj, uint64_t pgoff)
-{
-	uint64_t h = (pgoff * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)obj * 0xc2b2ae3d27d4eb4fULL);
-	return (size_t)(h >> 17) & (cap_pages - 1);
-}
-
-static struct page_state *page_find(int obj, uint64_t pgoff)
-{
-	if (!cap_pages)
-		return NULL;
-	for (size_t i = slot_of(obj, pgoff);; i = (i + 1) & (cap_pages - 1)) {
-		if (pages[i].obj < 0)
-			return NULL;
-		if (pages[i].obj == obj && pages[i].pgoff == pgoff)
-			return &pages[i];
-	}
-}
-
-static struct page_state *page_add(int obj, uint64_t pgoff)
-{
-	if (2 * (n_pages + 1) > cap_pages) {
-		struct page_state *old = pages;
-		size_t old_cap = cap_pages;
-		cap_pages = cap_pages ? 2 * cap_pages : 1024;
-		pages = malloc(cap_pages * sizeof(*pages));
-		if (!pages)
-			abort();
-		for (size_t i = 0; i < cap_pages; i++)
-			pages[i].obj = -1;
-		n_pages = 0;
-		for (size_t i = 0; i < old_cap; i++)
-			if (old[i].obj >= 0)
-				*page_add(old[i].obj, old[i].pgoff) = old[i];
-		free(old);
-	}
-	size_t i = slot_of(obj, pgoff);
-	while (pages[i].obj >= 0)
-		i = (i + 1) & (cap_pages - 1);
-	n_pages++;
-	pages[i] = (struct page_state){ obj, pgoff, NONE, 0 };
-	return &pages[i];
-}
-
 /* Who holds the page now: its state, or the object's first mapper writing it. */
 static struct page_state page_get(int obj, uint64_t pgoff)
 {
-	struct page_state *p = page_find(obj, pgoff);
+	struct page_state *p = page_states_find(obj, pgoff);
 	return p ? *p : (struct page_state){ obj, pgoff, objects[obj].first, 0 };
 }
 
 static void page_set(struct page_state st)
 {
-	struct page_state *p = page_find(st.obj, st.pgoff);
-	*(p ? p : page_add(st.obj, st.pgoff)) = st;
+	*page_states_get(st.obj, st.pgoff) = st;
 }
 
 static bool holds(const struct page_state *st, int s, bool write)
@@ -405,13 +306,7 @@ void page_share_remapped(struct task *t, uint64_t old, uint64_t old_len, uint64_
 /* Space s is gone: what it held is nobody's, and its pages come to whoever asks. */
 static void close_space(int s)
 {
-	for (size_t i = 0; i < cap_pages; i++) {
-		if (pages[i].obj < 0)
-			continue;
-		if (pages[i].writer == s)
-			pages[i].writer = NONE;
-		pages[i].readers &= ~(1ULL << s);
-	}
+	page_states_forget(s);
 	for (int i = 0; i < n_objects; i++)
 		if (objects[i].first == s) {
 			/* Pages nobody moved yet were its own: now they are nobody's. */
@@ -421,6 +316,7 @@ static void close_space(int s)
 	free(spaces[s].ranges);
 	free(spaces[s].pending);
 	spaces[s] = (struct space){ 0 };
+	n_spaces--;
 }
 
 void page_share_gone(struct process *p)
@@ -439,7 +335,7 @@ void page_share_gone(struct process *p)
 
 bool page_share_covers(const struct process *p, uint64_t addr, uint64_t len)
 {
-	if (!p || epoll_fd < 0) /* a task of no process (the unit tests'), or no space yet */
+	if (!p || !n_spaces) /* a task of no process (the unit tests'), or no space yet */
 		return false;
 	int s = space_of_aspace(p->aspace);
 	if (s == NONE)
@@ -490,16 +386,14 @@ static void take_fault(int s, const struct page_fault *f)
 
 void page_share_drain(void)
 {
-	if (!atomic_exchange(&faults_came, false))
+	if (!fault_waker_rang())
 		return;
 	for (int s = 0; s < MAX_SPACES; s++) {
 		struct page_fault f;
 		while (spaces[s].used && page_owner_next_fault(&spaces[s].po, &f) == 1)
 			take_fault(s, &f);
 	}
-	uint64_t one = 1;
-	if (write(drained_fd, &one, sizeof(one)) < 0)
-		die("page ownership: cannot wake the waker: %s", strerror(errno));
+	fault_waker_drained();
 }
 
 /* The state of the page at addr of t's address space, and its space; false when no range
