@@ -1,9 +1,11 @@
 /* Processes for the parallel-mode benchmarks (detrun --jobs N):
  *   procs compute N ROUNDS      N processes compute ROUNDS steps each without a call, then
  *                               report through one pipe: what --jobs can run at once
- *   procs shared N ROUNDS       the same, each process keeping its progress and result in
- *                               its own page of one MAP_SHARED region made before the
- *                               forks (page ownership: the processes stay apart)
+ *   procs shared N ROUNDS       the same, each process leaving its result in its own page
+ *                               of one MAP_SHARED region made before the forks (page
+ *                               ownership: the processes stay apart; a first touch of a
+ *                               page is an event, so it comes after the computation, or
+ *                               the lower clocks hold the others back till theirs end)
  *   procs holdback ROUNDS PINGS one process computes ROUNDS steps without a call while two
  *                               others pass a byte back and forth PINGS times: how long the
  *                               talkers wait for the computer (Kendo's hold-back)
@@ -48,8 +50,7 @@ static int run_compute(int n, long rounds)
 static int run_shared(int n, long rounds)
 {
 	enum {
-		PAGE = 4096,
-		STEPS = 16
+		PAGE = 4096
 	};
 	volatile uint64_t *pages = mmap(NULL, (size_t)n * PAGE, PROT_READ | PROT_WRITE,
 					MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -58,12 +59,7 @@ static int run_shared(int n, long rounds)
 	for (int i = 0; i < n; i++)
 		if (fork() == 0) {
 			volatile uint64_t *mine = pages + (size_t)i * PAGE / sizeof(*pages);
-			uint64_t x = (uint64_t)i;
-			for (int s = 0; s < STEPS; s++) {
-				x = compute(x, rounds / STEPS);
-				mine[0] = (uint64_t)s + 1; /* progress */
-			}
-			mine[1] = x;
+			mine[1] = compute((uint64_t)i, rounds);
 			_exit(0);
 		}
 	while (wait(NULL) > 0)
