@@ -15,7 +15,10 @@
  *
  * Memory the kernel will not register (System V shm, files of other filesystems) keeps
  * merging domains (vkernel/memory_domain.h): page_share_map refuses it and the caller
- * merges. DETRUN_PAGE_OWNER=0 turns the whole mechanism off (every shared mapping merges).
+ * merges. So does an object whose pages keep moving (page_share.c, MERGE_MOVES): from a
+ * point on the timeline its mappers run as one domain. DETRUN_PAGE_OWNER=0 turns the
+ * whole mechanism off (every shared mapping merges). At most 64 address spaces hold
+ * ranges at once (a bit each): a fork past that ends the run with a message.
  */
 #ifndef DETRUN_ENGINE_PAGE_SHARE_H
 #define DETRUN_ENGINE_PAGE_SHARE_H
