@@ -63,13 +63,12 @@ struct object {
 
 /* Pages that move back and forth all the time (a counter every process bumps: nginx's
  * request statistics) cost more than running their processes one at a time: an object
- * whose pages moved MERGE_MOVES times within MERGE_WINDOW events has its mappers' domains
- * merged (memory_domain.h), as a SysV segment's are, from then on. Counted in events, so
- * when it happens is a point on the timeline. DETRUN_PAGE_MERGE=N sets MERGE_MOVES (0:
- * never). */
+ * whose pages moved N times within 16 N events has its mappers' domains merged
+ * (memory_domain.h), as a SysV segment's are, from then on; N is the page_merge option
+ * (common/options.h: 1024, DETRUN_PAGE_MERGE; 0 never). Counted in events, so when it
+ * happens is a point on the timeline. */
 enum {
-	MERGE_MOVES = 1024,
-	MERGE_WINDOW = 16 * MERGE_MOVES,
+	MERGE_WINDOW_PER_MOVE = 16,
 };
 static bool merges(int obj);
 static void merge_object(struct task *t, int obj, const char *why);
@@ -84,12 +83,7 @@ static uint64_t ordered, transfers; /* faults that were events; those that moved
 
 bool page_share_on(void)
 {
-	static int off = -1;
-	if (off < 0) {
-		const char *env = getenv("DETRUN_PAGE_OWNER");
-		off = env && !strcmp(env, "0");
-	}
-	return tracer_parallel() && !off;
+	return tracer_parallel() && tracer_opts->page_owner;
 }
 
 static int space_of_aspace(int aspace)
@@ -565,20 +559,14 @@ void page_share_stopped(struct task *t)
 
 static uint64_t merge_moves(void)
 {
-	static long moves = -1;
-	if (moves < 0) {
-		const char *env = getenv("DETRUN_PAGE_MERGE");
-		moves = env ? strtol(env, NULL, 10) : MERGE_MOVES;
-		if (moves < 0)
-			moves = 0;
-	}
-	return (uint64_t)moves;
+	return tracer_opts->page_merge > 0 ? (uint64_t)tracer_opts->page_merge : 0;
 }
 
 /* The moves of obj's pages in its current window, counting one more now. */
 static uint64_t moves_with_one_more(const struct object *o)
 {
-	return (sched_now() - o->window_at > MERGE_WINDOW ? 0 : o->moves) + 1;
+	uint64_t window = MERGE_WINDOW_PER_MOVE * merge_moves();
+	return (sched_now() - o->window_at > window ? 0 : o->moves) + 1;
 }
 
 /* Would moving a page of obj now merge its mappers (whose domains must then all have
