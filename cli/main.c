@@ -633,9 +633,18 @@ int main(int argc, char **argv)
 			.cpus = 1,
 			.jobs = 1,
 			.namespaces = true,
+			.page_owner = true,
+			.page_merge = 1024,
 		},
 	};
 	report_trace_out = stderr;
+	/* Parallel mode's shared memory (engine/page_share.h): DETRUN_PAGE_OWNER=0 merges every
+	 * sharer, DETRUN_PAGE_MERGE=N merges an object's sharers after N page moves. */
+	const char *owner = getenv("DETRUN_PAGE_OWNER"), *merge = getenv("DETRUN_PAGE_MERGE");
+	if (owner && *owner)
+		cl.opt.page_owner = parse_number("DETRUN_PAGE_OWNER", owner, 0, 1) != 0;
+	if (merge && *merge)
+		cl.opt.page_merge = (int)parse_number("DETRUN_PAGE_MERGE", merge, 0, 1 << 30);
 	/* The composition root: the engine runs the handlers' table, installed here. */
 	tracer_set_handler_ops(&handler_ops);
 	bool debugging = debugger_init(&argc, &argv);

@@ -195,10 +195,13 @@ static int write_protect(struct page_owner *po, uint64_t addr, uint64_t len, boo
 
 /* A hole (no page in the page cache, so nothing to continue with): a zeroed page, as the
  * kernel would have made, put in the cache and mapped. Another process's fault may have
- * filled it meanwhile (EEXIST): then it is mapped here already or continued next. */
+ * filled it meanwhile (EEXIST): then it is mapped here already or continued next. The
+ * page comes writable (UFFDIO_ZEROPAGE has no write-protect mode), so its waiters are not
+ * woken here: page_owner_give sets the protection first, then wakes them. */
 static int fill_hole(struct page_owner *po, uint64_t addr)
 {
-	struct uffdio_zeropage z = { .range = { addr, PAGE } };
+	struct uffdio_zeropage z = { .range = { addr, PAGE },
+				     .mode = UFFDIO_ZEROPAGE_MODE_DONTWAKE };
 	if (ioctl(po->uffd, UFFDIO_ZEROPAGE, &z) == 0 || errno == EEXIST)
 		return 0;
 	return -errno;

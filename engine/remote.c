@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "engine/page_share.h"
+
 int remote_load_regs(struct task *t)
 {
 	if (t->regs_valid)
@@ -61,6 +63,10 @@ int remote_read(struct task *t, remote_ptr src, void *dst, size_t len)
 {
 	if (len == 0)
 		return 0;
+	/* A page the process does not hold would block process_vm_readv on a fault only
+	 * detrun resolves; /proc/PID/mem fails on it instead. */
+	if (page_share_covers(t->proc, src.addr, len))
+		return proc_mem_io(t, src.addr, dst, len, false);
 	struct iovec local = { dst, len }, remote = { (void *)src.addr, len };
 	ssize_t n = process_vm_readv(t->tid, &local, 1, &remote, 1, 0);
 	if (n == (ssize_t)len)
@@ -74,6 +80,8 @@ int remote_write(struct task *t, remote_ptr dst, const void *src, size_t len)
 {
 	if (len == 0)
 		return 0;
+	if (page_share_covers(t->proc, dst.addr, len))
+		return proc_mem_io(t, dst.addr, (void *)src, len, true);
 	struct iovec local = { (void *)src, len }, remote = { (void *)dst.addr, len };
 	ssize_t n = process_vm_writev(t->tid, &local, 1, &remote, 1, 0);
 	return n == (ssize_t)len ? 0 : n < 0 && errno == ESRCH ? -ESRCH : -EFAULT;

@@ -215,6 +215,11 @@ static void timeline_event(struct task *t)
 		tracer_debugger->on_event(t);
 }
 
+void tracer_page_event(struct task *t)
+{
+	timeline_event(t);
+}
+
 /* A path or name argument for --trace: up to the page's end first, so a short string at
  * the end of a mapping still reads. */
 static bool trace_string(void *ctx, uint64_t addr, char *out, size_t n)

@@ -37,6 +37,8 @@ void tracer_spin_event_done(struct task *t);
 /* A signal-delivery stop for the kernel's copy of a terminal signal that detrun passes on
  * itself (from_terminal): dropped, no event. */
 bool tracer_stray_terminal_copy(const struct task *t, int status);
+/* A fault on a page of shared memory is an event of t (page_share.h). */
+void tracer_page_event(struct task *t);
 int64_t monotonic_ms(void);
 /* The spin detector's look at t, which has run since `since` (CLOCK_MONOTONIC ms) without
  * an event and used up its budget: spin_check's verdict, with a task that outran a timer

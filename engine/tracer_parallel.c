@@ -40,6 +40,7 @@
 #include "scheduler/vclock.h"
 #include "shim/shim.h"
 #include "engine/debugger_hooks.h"
+#include "engine/page_share.h"
 #include "engine/spin.h"
 #include "engine/tracer.h"
 #include "engine/tracer_internal.h"
@@ -239,6 +240,15 @@ static bool exit_waits_for_turn(struct task *t, int status)
 void parallel_note_stop(pid_t tid, int status)
 {
 	struct task *t = sched_find(tid);
+	if (t && t->fault_held) { /* it left its fault (a signal): it comes again if it must */
+		t->fault_held = t->fault_stopped = t->held = false;
+	}
+	/* At a call's stop (the exit of one that faulted in the kernel, above all), before
+	 * the program's code can run: not at a signal's, whose signal an injection drops. */
+	if (t && WIFSTOPPED(status) &&
+	    ((unsigned)status >> 16 == PTRACE_EVENT_SECCOMP ||
+	     WSTOPSIG(status) == (SIGTRAP | 0x80)))
+		page_share_stopped(t);
 	bool now = !t || !WIFSTOPPED(status) ||
 		   ((t->in_call || t->proc->dying ||
 		     (token >= 0 && tracer_domain_of(t) == token)) &&
@@ -285,6 +295,8 @@ static int signal_barrier(const struct __ptrace_syscall_info *info)
  * acts on that domain at once (module comment)? */
 static int barrier_for(struct task *t)
 {
+	if (t->fault_held)
+		return page_share_barrier(t); /* the domains that hold its page */
 	int event = (unsigned)t->held_status >> 16;
 	if (event == PTRACE_EVENT_EXIT)
 		return exit_barrier(t);
@@ -296,11 +308,15 @@ static int barrier_for(struct task *t)
 	if (info.op != PTRACE_SYSCALL_INFO_SECCOMP)
 		return BARRIER_NONE;
 	long nr = (long)info.seccomp.nr;
+	int pages = page_share_call_barrier(t); /* shared memory its handler may touch */
+	int barrier = BARRIER_NONE;
 	if (is_signal_call(nr))
-		return signal_barrier(&info);
+		barrier = signal_barrier(&info);
 	if (shares_memory_call(nr, info.seccomp.args))
 		return BARRIER_ALL; /* it may join t's domain to another one that runs */
-	return BARRIER_NONE;
+	if (pages == BARRIER_NONE || pages == barrier)
+		return barrier;
+	return barrier == BARRIER_NONE ? pages : BARRIER_ALL;
 }
 
 static bool barrier_holds(int barrier, int self)
@@ -348,7 +364,13 @@ static void handle_held(struct task *t)
 		end_probe(); /* before a handler looks at its memory */
 	token = id;
 	t->held = false;
+	if (t->fault_held) { /* an event: the page moves, the task goes on in its fault */
+		page_share_transfer(t);
+		return;
+	}
 	uint64_t events = sched_now();
+	if ((unsigned)t->held_status >> 16 == PTRACE_EVENT_SECCOMP)
+		page_share_call_pages(t); /* its barrier has stopped their holders */
 	tracer_handle_stop_now(tid, t->held_status);
 	if (sched_now() == events)
 		return; /* not an event: the task went on, or waits for its next stop */
@@ -398,6 +420,13 @@ static void release_dying(void)
 		if (!t->held || !t->proc->dying || exit_waits_for_turn(t, t->held_status))
 			continue;
 		t->held = false;
+		if (t->fault_held) { /* the kill ends its fault */
+			t->fault_held = false;
+			if (t->fault_stopped)
+				tracer_resume(t);
+			t->fault_stopped = false;
+			continue;
+		}
 		if ((unsigned)t->held_status >> 16 == PTRACE_EVENT_EXIT)
 			tracer_handle_stop_now(t->tid, t->held_status);
 		else
@@ -550,6 +579,7 @@ void parallel_run(struct task *first)
 	(void)first; /* running: its first stop comes through the loop */
 	tracer_arm_alarm(tracer_opts->spin_budget_ms); /* every period: look_at_runners */
 	for (;;) {
+		page_share_drain();
 		order();
 		if (!sched_first())
 			break;
@@ -571,6 +601,7 @@ void parallel_run(struct task *first)
 			pass_outside_signals();
 	}
 	tracer_arm_alarm(0);
+	page_share_report();
 }
 
 /* How far ahead of its parent a new domain's clock starts. A child that starts level with

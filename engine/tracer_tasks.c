@@ -28,6 +28,7 @@
 #include "engine/remote.h"
 #include "vkernel/host_status.h"
 #include "vkernel/memory_domain.h"
+#include "engine/page_share.h"
 #include "vkernel/report.h"
 #include "engine/seccomp_filter.h"
 #include "vkernel/task.h"
@@ -197,6 +198,7 @@ void tracer_task_died(struct task *t, int status)
 		sched_signals_changed(); /* SIGCHLD for the parent */
 		remote_forget_process(t->proc);
 		memory_domain_forget(t->proc);
+		page_share_gone(t->proc);
 	}
 	if (t->is_leader || t->tid == t->proc->tgid)
 		trace_event(t, "exited, status 0x%x", status);
@@ -308,6 +310,7 @@ void on_clone_event(struct task *parent, int event)
 		tracer_debugger->on_fork(parent, child);
 	if (tracer_parallel())
 		parallel_forked(parent, child);
+	page_share_forked(parent, child);
 	if (child->proc->vfork_parent == parent) {
 		/* The parent sleeps in the kernel until the child execs or exits. */
 		struct wait w = { .what = "vfork", .deadline_ns = -1, .ready = vfork_released };

@@ -8,6 +8,7 @@
 #include "handlers/sys_identity.h"
 #include "handlers/sys_park.h"
 #include "handlers/sys_reach.h"
+#include "engine/page_share.h"
 #include "syscalls/syscall_table.h" /* the numbers of calls newer than the libc headers */
 #include "vkernel/memory_domain.h"
 #include "vkernel/task.h"
@@ -43,6 +44,7 @@ static void executed(struct task *t)
 {
 	files_executed(t);
 	memory_domain_exec(t->proc);
+	page_share_gone(t->proc);
 }
 
 /* The last thread exits: its usage goes to the parent, and it shares no memory any more. */

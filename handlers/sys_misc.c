@@ -18,6 +18,7 @@
 #include "engine/cpu_emulate.h"
 #include "handlers/sys_args.h"
 #include "vkernel/memory_domain.h"
+#include "engine/page_share.h"
 #include "vkernel/random.h"
 
 /* The handler of ALLOW and LOCAL rows. It runs only when one stops (a form naming another
@@ -203,6 +204,14 @@ static void shared_mapped(struct task *t)
 			return;
 		}
 	}
+	/* Shmem between domains by page ownership; what the kernel will not register (SysV
+	 * shm, files of other filesystems) merges the domains. */
+	if (t->syscall_nr == __NR_mmap && page_share_on() &&
+	    page_share_map(t, &o, (uint64_t)r, syscall_arg(t, 1), syscall_arg(t, 5) / 4096) == 0) {
+		trace_event(t, "  shared memory: pages owned, memory domain %d",
+			    memory_domain_of(t->proc));
+		return;
+	}
 	memory_domain_map(t->proc, o);
 	trace_event(t, "  shared memory: memory domain %d", memory_domain_of(t->proc));
 }
@@ -236,26 +245,35 @@ void sys_map_code(struct task *t)
 	tracer_want_exit(t, mapped);
 }
 
-static void code_remapped(struct task *t)
+static void remapped(struct task *t)
 {
 	int64_t at = syscall_result(t);
+	if (at < 0 && at > -4096)
+		return;
+	page_share_remapped(t, syscall_arg(t, 0), syscall_arg(t, 1), (uint64_t)at,
+			    t->exit.remap.len);
 	const char *step;
-	int err = at >= 0 ? cpu_patch_range(t, (uint64_t)at, (uint64_t)at + t->exit.remap_len,
-					    &step)
-			  : 0;
+	int err = t->exit.remap.code ? cpu_patch_range(t, (uint64_t)at,
+						       (uint64_t)at + t->exit.remap.len, &step)
+				     : 0;
 	if (err)
 		task_setup_failed(t, step, err);
 }
 
 /* Implements mremap(2): a moved or grown mapping of code may show code not scanned yet
- * (the part that grew); only the new range is looked at. Data mappings (realloc) run on. */
+ * (the part that grew); only the new range is looked at. Shared memory under page
+ * ownership is registered again where it went (the kernel drops the registration of a
+ * moved mapping). Other data mappings (realloc) run on. */
 void sys_remap_code(struct task *t)
 {
 	uint64_t old = syscall_arg(t, 0), old_size = syscall_arg(t, 1);
-	if (!cpu_patch_is_code(t->proc->aspace, old, old + (old_size ? old_size : 1)))
+	uint64_t end = old + (old_size ? old_size : 1);
+	bool code = cpu_patch_is_code(t->proc->aspace, old, end);
+	if (!code && !page_share_covers(t->proc, old, end - old))
 		return;
-	t->exit.remap_len = syscall_arg(t, 2);
-	tracer_want_exit(t, code_remapped);
+	t->exit.remap.len = syscall_arg(t, 2);
+	t->exit.remap.code = code;
+	tracer_want_exit(t, remapped);
 }
 
 static void persona_set(struct task *t)

@@ -14,7 +14,8 @@
  *   - shared objects mapped by several processes: an anonymous MAP_SHARED region (only
  *     fork hands it to another process: the child inherits every shared object of its
  *     parent), a file, memfd or shm_open object (by device and inode), a System V segment
- *     (by shmid) — recorded at the exit of a successful mmap(MAP_SHARED) or shmat. A file
+ *     (by shmid) — recorded at the exit of a successful mmap(MAP_SHARED) or shmat, except
+ *     shmem the engine keeps apart by page ownership (engine/page_share.h). A file
  *     mapped through a descriptor opened read-only can never be written through that
  *     mapping (the kernel refuses PROT_WRITE on it, mprotect included): such mappings
  *     share with a writable mapping of the file, not among themselves (glibc maps

@@ -211,8 +211,11 @@ struct pending_exit {
 			bool frees; /* the call removes the inode's last name */
 			uint64_t dev, ino;
 		} removal;
-		uint64_t remap_len; /* mremap of code: the new length (sys_misc.c) */
-		struct {            /* seccomp filter installs (seccomp_filter.c) */
+		struct {              /* mremap of code or of shared memory (sys_misc.c) */
+			uint64_t len; /* the new length */
+			bool code;    /* code: the new range is scanned */
+		} remap;
+		struct { /* seccomp filter installs (seccomp_filter.c) */
 			struct program_filter *filter;
 			uint64_t prog_arg; /* the program's sock_fprog pointer */
 			bool tsync;
@@ -257,6 +260,13 @@ struct task {
 	bool at_entry;   /* stopped at the seccomp stop of a call that has yet to run */
 	bool in_call;    /* resumed into that call; its domain keeps the timeline until the
 			    * call's exit stop, so its effects land where its event stands */
+	/* Held for a page of shared memory (engine/page_share.h): blocked in the kernel in a
+	 * fault on fault_addr, not at a ptrace stop, unless fault_stopped (interrupted so
+	 * that a call could be injected into its process). */
+	bool fault_held;
+	bool fault_write;
+	bool fault_stopped;
+	uint64_t fault_addr;
 	struct pending_exit exit;
 	struct wait_state parked_on; /* the parking handler's data, while parked */
 

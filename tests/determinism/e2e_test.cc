@@ -202,6 +202,17 @@ std::vector<Case> SharedMemoryCases()
 					  kMustVary,
 					  0,
 					  { "--jobs", jobs } });
+	// Several pages, read and written, a write(2) from them, a memfd beside, an mremap; a
+	// process-shared mutex: under --jobs 2 the ways page ownership moves a page
+	// (engine/page_share.h).
+	for (const std::string &jobs : kSharedMemoryJobs)
+		for (const char *guest : { "par_shared_pages", "par_shared_mutex" })
+			cases.push_back({ std::string(guest) + "_jobs" + jobs,
+					  { std::string("{guests}/") + guest },
+					  10,
+					  kMustVary,
+					  0,
+					  { "--jobs", jobs } });
 	return cases;
 }
 
