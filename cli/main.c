@@ -62,6 +62,10 @@ static const char usage[] =
 	"  -j, --jobs N           processes that run at once, 1..64 (default: DETRUN_JOBS\n"
 	"                         from the environment, else 1: one task at a time);\n"
 	"                         a replay runs with the recording's\n"
+	"      --page-owner       with --jobs above 1, processes that share anonymous or memfd\n"
+	"                         memory run apart, pages moving between them at ordered\n"
+	"                         faults (default: they run as one; DETRUN_PAGE_OWNER=1);\n"
+	"                         experimental: servers' replays diverge under it\n"
 	"      --no-namespaces    do not create PID, mount and UTS namespaces: pids, the\n"
 	"                         hostname and /proc are then the host's, and the virtual\n"
 	"                         /proc files and /sys absent (detrun refuses the opens\n"
@@ -143,6 +147,7 @@ enum {
 	OPT_SPIN_BUDGET = 1000,
 	OPT_CLOCK,
 	OPT_KEEP_VDSO,
+	OPT_PAGE_OWNER,
 	OPT_CPUS,
 	OPT_NO_NAMESPACES,
 	OPT_TRACE_FILE,
@@ -177,6 +182,7 @@ static const struct option longopts[] = {
 	{ "keep-vdso", no_argument, NULL, OPT_KEEP_VDSO },
 	{ "cpus", required_argument, NULL, OPT_CPUS },
 	{ "jobs", required_argument, NULL, 'j' },
+	{ "page-owner", no_argument, NULL, OPT_PAGE_OWNER },
 	{ "no-namespaces", no_argument, NULL, OPT_NO_NAMESPACES },
 	{ "shim", required_argument, NULL, OPT_SHIM },
 	{ "shim-mode", required_argument, NULL, OPT_SHIM_MODE },
@@ -216,6 +222,9 @@ static bool apply_run_option(int c, struct command_line *cl)
 		return true;
 	case 'j':
 		opt->jobs = (int)parse_number("--jobs", optarg, 1, 64);
+		return true;
+	case OPT_PAGE_OWNER:
+		opt->page_owner = true;
 		return true;
 	case OPT_NO_NAMESPACES:
 		opt->namespaces = false;
@@ -633,13 +642,14 @@ int main(int argc, char **argv)
 			.cpus = 1,
 			.jobs = 1,
 			.namespaces = true,
-			.page_owner = true,
+			.page_owner = false,
 			.page_merge = 1024,
 		},
 	};
 	report_trace_out = stderr;
-	/* Parallel mode's shared memory (engine/page_share.h): DETRUN_PAGE_OWNER=0 merges every
-	 * sharer, DETRUN_PAGE_MERGE=N merges an object's sharers after N page moves. */
+	/* Parallel mode's shared memory (engine/page_share.h): DETRUN_PAGE_OWNER=1 sets
+	 * --page-owner's default, DETRUN_PAGE_MERGE=N merges an object's sharers after N page
+	 * moves. */
 	const char *owner = getenv("DETRUN_PAGE_OWNER"), *merge = getenv("DETRUN_PAGE_MERGE");
 	if (owner && *owner)
 		cl.opt.page_owner = parse_number("DETRUN_PAGE_OWNER", owner, 0, 1) != 0;

@@ -187,32 +187,37 @@ const char *kShBuildStamp =
 // How many processes run at once in the cases of processes racing on shared memory. Add
 // "2" once the engine runs processes of different memory domains in parallel: each case
 // then runs under --jobs 2 as well (processes sharing memory must stay one at a time).
-const std::vector<std::string> kSharedMemoryJobs = { "1", "2" };
+// The ways a run treats shared memory: serial, merged domains under --jobs 2, and page
+// ownership (--page-owner) under --jobs 2; by the name's suffix.
+const std::vector<std::pair<std::string, std::vector<std::string>>> kSharedMemoryModes = {
+	{ "jobs1", { "--jobs", "1" } },
+	{ "jobs2", { "--jobs", "2" } },
+	{ "jobs2_owned", { "--jobs", "2", "--page-owner" } },
+};
 
 // Two processes racing on a counter in shared memory, by each way memory is shared
-// (vkernel/memory_domain.h), under each --jobs of kSharedMemoryJobs.
+// (vkernel/memory_domain.h), in each mode of kSharedMemoryModes.
 std::vector<Case> SharedMemoryCases()
 {
 	std::vector<Case> cases;
-	for (const std::string &jobs : kSharedMemoryJobs)
+	for (const auto &mode : kSharedMemoryModes)
 		for (const char *kind : { "anon", "memfd", "sysv", "file" })
-			cases.push_back({ std::string("par_shared_") + kind + "_jobs" + jobs,
+			cases.push_back({ std::string("par_shared_") + kind + "_" + mode.first,
 					  { "{guests}/par_shared_race", kind },
 					  10,
 					  kMustVary,
 					  0,
-					  { "--jobs", jobs } });
+					  mode.second });
 	// Several pages, read and written, a write(2) from them, a memfd beside, an mremap; a
-	// process-shared mutex: under --jobs 2 the ways page ownership moves a page
-	// (engine/page_share.h).
-	for (const std::string &jobs : kSharedMemoryJobs)
+	// process-shared mutex: the ways page ownership moves a page (engine/page_share.h).
+	for (const auto &mode : kSharedMemoryModes)
 		for (const char *guest : { "par_shared_pages", "par_shared_mutex" })
-			cases.push_back({ std::string(guest) + "_jobs" + jobs,
+			cases.push_back({ std::string(guest) + "_" + mode.first,
 					  { std::string("{guests}/") + guest },
 					  10,
 					  kMustVary,
 					  0,
-					  { "--jobs", jobs } });
+					  mode.second });
 	return cases;
 }
 

@@ -1,7 +1,7 @@
 // Page ownership (engine/page_share.h): under --jobs 2, processes sharing shmem (anonymous
 // MAP_SHARED, memfd) stay in memory domains of their own and pages move between them at
-// ordered faults; SysV shm and a file on another filesystem still merge the domains, as
-// does shmem with DETRUN_PAGE_OWNER=0. Read from --trace: each mapping names its domain,
+// ordered faults (--page-owner); SysV shm and a file on another filesystem still merge the
+// domains, as does shmem without --page-owner. Read from --trace: each mapping names its domain,
 // each ordered fault says whether it moved a page, and the run ends with the totals.
 #include <gtest/gtest.h>
 
@@ -24,11 +24,12 @@ struct Seen {
 
 Seen Look(const std::string &kind, bool off = false)
 {
-	std::vector<std::string> argv = UnderDetrun({ "--jobs", "2", "--trace" },
+	std::vector<std::string> opts = { "--jobs", "2", "--trace" };
+	if (!off)
+		opts.push_back("--page-owner");
+	std::vector<std::string> argv = UnderDetrun(opts,
 						    { std::string(GUEST_DIR) + "/par_shared_race",
 						      kind });
-	if (off)
-		argv.insert(argv.begin(), { "env", "DETRUN_PAGE_OWNER=0" });
 	RunResult r = RunCommand(argv);
 	EXPECT_EQ(r.code, 0) << r.Describe();
 	Seen s;
@@ -83,7 +84,7 @@ TEST(PageOwnerDomains, OffMergesShmemToo)
 // domains at a point of the timeline: the output stays the same run after run.
 TEST(PageOwnerDomains, PagesMovingAllTheTimeMergeTheirSharers)
 {
-	std::vector<std::string> argv = UnderDetrun({ "--jobs", "2", "--trace" },
+	std::vector<std::string> argv = UnderDetrun({ "--jobs", "2", "--page-owner", "--trace" },
 						    { std::string(GUEST_DIR) +
 						      "/par_shared_pages" });
 	argv.insert(argv.begin(), { "env", "DETRUN_PAGE_MERGE=16" });
