@@ -172,8 +172,12 @@ void tracer_resume(struct task *t)
 	int request = tracer_resume_request(t);
 	if (tracer_parallel()) {
 		/* A call the handler emulated (or put off to restart) runs nothing now: no
-		 * exit stop to wait for, the timeline is free at once. */
-		bool skipped = t->regs_valid && t->regs.orig_rax == (uint64_t)-1;
+		 * exit stop to wait for, the timeline is free at once. Not while recording or
+		 * replaying: the replay emulates calls the recording ran (and waited for),
+		 * and both must look at the domains and the outside at the same points, or a
+		 * timer, a signal or outside input lands at another event. */
+		bool skipped = t->regs_valid && t->regs.orig_rax == (uint64_t)-1 &&
+			       !shim_intercepts();
 		if (t->at_entry && !skipped)
 			t->in_call = true;
 		t->at_entry = false;
