@@ -65,7 +65,7 @@ static const char usage[] =
 	"      --page-owner       with --jobs above 1, processes that share anonymous or memfd\n"
 	"                         memory run apart, pages moving between them at ordered\n"
 	"                         faults (default: they run as one; DETRUN_PAGE_OWNER=1);\n"
-	"                         experimental: servers' replays diverge under it\n"
+	"                         opt-in until the whole test suite has run with it\n"
 	"      --no-namespaces    do not create PID, mount and UTS namespaces: pids, the\n"
 	"                         hostname and /proc are then the host's, and the virtual\n"
 	"                         /proc files and /sys absent (detrun refuses the opens\n"
