@@ -218,7 +218,7 @@ static uint64_t losers(const struct page_state *st, int s, bool write)
 /* ---- what changes the ranges ---------------------------------------------------------------- */
 
 int page_share_map(struct task *t, const struct shared_object *o, uint64_t addr, uint64_t len,
-		   uint64_t pgoff)
+		   uint64_t pgoff, bool writable)
 {
 	len = (len + PAGE - 1) & ~(uint64_t)(PAGE - 1);
 	int s = space_of_aspace(t->proc->aspace);
@@ -231,13 +231,15 @@ int page_share_map(struct task *t, const struct shared_object *o, uint64_t addr,
 			known = i;
 	if (known >= 0 && objects[known].merged)
 		return -EBUSY; /* its mappers are one domain: the caller joins it */
-	s = open_space(t);
-	int err = s < 0 ? s : page_owner_register(&spaces[s].po, addr, len);
+	s = writable ? open_space(t) : NONE;
+	int err = !writable ? -EACCES : s < 0 ? s : page_owner_register(&spaces[s].po, addr, len);
 	if (err) {
 		/* The caller joins the object's mappers' domain: those under ownership join it
 		 * too (every domain has stopped for this call: barrier_for). */
 		if (known >= 0)
-			merge_object(t, known, "a process maps it that page ownership cannot take");
+			merge_object(t, known,
+				     writable ? "a process maps it that page ownership cannot take"
+					      : "a process maps it read-only");
 		return err;
 	}
 	add_range(s, (struct range){ addr, len, pgoff, object_of(o, s) });

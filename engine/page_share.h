@@ -36,9 +36,12 @@ bool page_share_on(void);
 
 /* At the exit stop of t's mmap(MAP_SHARED) that mapped `o` at [addr, addr+len) from page
  * `pgoff` of the object: the range is put under ownership; 0, or -errno when the kernel
- * refuses the memory (the caller merges domains instead). */
+ * refuses the memory (the caller merges domains instead). A mapping made without
+ * PROT_WRITE is refused too (-EACCES), and the object's mappers merge: calls whose
+ * arguments lie in such memory (clone3's, a timeout) crashed the child or lost the
+ * timeout under ownership, a cause not yet found. */
 int page_share_map(struct task *t, const struct shared_object *o, uint64_t addr, uint64_t len,
-		   uint64_t pgoff);
+		   uint64_t pgoff, bool writable);
 
 /* At a fork's clone event (child stopped at its first stop, its own address space): the
  * child's copies of its parent's ranges get its own registration before it runs. */

@@ -207,7 +207,8 @@ static void shared_mapped(struct task *t)
 	/* Shmem between domains by page ownership; what the kernel will not register (SysV
 	 * shm, files of other filesystems) merges the domains. */
 	if (t->syscall_nr == __NR_mmap && page_share_on() &&
-	    page_share_map(t, &o, (uint64_t)r, syscall_arg(t, 1), syscall_arg(t, 5) / 4096) == 0) {
+	    page_share_map(t, &o, (uint64_t)r, syscall_arg(t, 1), syscall_arg(t, 5) / 4096,
+			   (syscall_arg(t, 2) & PROT_WRITE) != 0) == 0) {
 		trace_event(t, "  shared memory: pages owned, memory domain %d",
 			    memory_domain_of(t->proc));
 		return;
