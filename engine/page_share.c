@@ -643,7 +643,7 @@ static int call_pages(struct task *t, uint64_t pages_at[6])
 	const struct syscall_entry *e = syscall_lookup((long)info.seccomp.nr);
 	int n = 0;
 	for (int a = 0; e && a < e->nargs && a < 6; a++) {
-		if (!strchr("psclrkKTVA", e->kinds[a]))
+		if (!syscall_arg_is_pointer(e, a))
 			continue;
 		uint64_t at = info.seccomp.args[a] & ~(uint64_t)(PAGE - 1);
 		int sp;

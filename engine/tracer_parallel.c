@@ -308,12 +308,10 @@ static int barrier_for(struct task *t)
 	if (info.op != PTRACE_SYSCALL_INFO_SECCOMP)
 		return BARRIER_NONE;
 	long nr = (long)info.seccomp.nr;
-	int pages = page_share_call_barrier(t); /* shared memory its handler may touch */
-	int barrier = BARRIER_NONE;
-	if (is_signal_call(nr))
-		barrier = signal_barrier(&info);
 	if (shares_memory_call(nr, info.seccomp.args))
 		return BARRIER_ALL; /* it may join t's domain to another one that runs */
+	int barrier = is_signal_call(nr) ? signal_barrier(&info) : BARRIER_NONE;
+	int pages = page_share_call_barrier(t); /* shared memory its handler may touch */
 	if (pages == BARRIER_NONE || pages == barrier)
 		return barrier;
 	return barrier == BARRIER_NONE ? pages : BARRIER_ALL;

@@ -206,6 +206,11 @@ struct syscall_timeout syscall_timeout(const struct syscall_entry *e)
 	};
 }
 
+bool syscall_arg_is_pointer(const struct syscall_entry *e, int arg)
+{
+	return e && arg >= 0 && arg < e->nargs && strchr("psclrkKTVA", e->kinds[arg]);
+}
+
 int syscall_path_arg(const struct syscall_entry *e)
 {
 	return first_arg(e, "scrl");

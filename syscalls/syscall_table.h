@@ -215,6 +215,8 @@ struct syscall_timeout {
 };
 struct syscall_timeout syscall_timeout(const struct syscall_entry *e);
 
+/* Argument `arg` points into the caller's memory (kinds p s c r l k K T V A). */
+bool syscall_arg_is_pointer(const struct syscall_entry *e, int arg);
 /* The first path argument (kinds s c r l), or -1. */
 int syscall_path_arg(const struct syscall_entry *e);
 /* The directory descriptor argument a path argument is relative to (kind a right before

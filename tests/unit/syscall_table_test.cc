@@ -416,6 +416,22 @@ TEST(SyscallTable, EveryWaitWithATimeoutHasItsRole)
 	EXPECT_EQ(syscall_timeout(Row("semop")).form, TIMEOUT_NONE);
 }
 
+// Page ownership hands a call the shared pages its pointer arguments point into: the row
+// says which arguments are pointers; a count, a descriptor or poll's milliseconds are not.
+TEST(SyscallTable, PointerArgumentsComeFromTheKinds)
+{
+	EXPECT_FALSE(syscall_arg_is_pointer(Row("read"), 0));
+	EXPECT_TRUE(syscall_arg_is_pointer(Row("read"), 1));
+	EXPECT_FALSE(syscall_arg_is_pointer(Row("read"), 2));
+	EXPECT_TRUE(syscall_arg_is_pointer(Row("openat"), 1));
+	EXPECT_TRUE(syscall_arg_is_pointer(Row("pselect6"), 4));
+	EXPECT_TRUE(syscall_arg_is_pointer(Row("pselect6"), 5));
+	EXPECT_TRUE(syscall_arg_is_pointer(Row("ppoll"), 2));
+	EXPECT_FALSE(syscall_arg_is_pointer(Row("poll"), 2));
+	EXPECT_FALSE(syscall_arg_is_pointer(Row("read"), 3)); // past the row's arguments
+	EXPECT_FALSE(syscall_arg_is_pointer(nullptr, 0));
+}
+
 TEST(SyscallTable, SignalsSentSayTheirNumberAndTarget)
 {
 	// sys_signal_send reads the signal and its target from the row: every row it handles
