@@ -383,13 +383,6 @@ static bool from_terminal(const struct task *t, int sig)
 	       si.si_code == SI_KERNEL;
 }
 
-bool tracer_stray_terminal_copy(const struct task *t, int status)
-{
-	int sig = WSTOPSIG(status);
-	return (unsigned)status >> 16 == 0 && sig != (SIGTRAP | 0x80) && shim_intercepts() &&
-	       !(t->proc->terminal_due & SIGBIT(sig)) && from_terminal(t, sig);
-}
-
 /* A signal the process ignores is discarded by the kernel as it is sent; a traced task
  * gets it all the same (sig_ignored() keeps it for the tracer), and the kernel drops it
  * at delivery. So it is no event: natively it never arrived, and its cause may not happen
@@ -404,6 +397,16 @@ static bool discarded_natively(const struct task *t, int sig)
 		return true;
 	uint64_t default_ignore = SIGBIT(SIGCHLD) | SIGBIT(SIGURG) | SIGBIT(SIGWINCH);
 	return !signal_is_caught(t, sig) && (default_ignore & SIGBIT(sig));
+}
+
+bool tracer_signal_stop_is_no_event(const struct task *t, int status)
+{
+	int sig = WSTOPSIG(status);
+	if (!WIFSTOPPED(status) || (unsigned)status >> 16 != 0 || sig == (SIGTRAP | 0x80))
+		return false;
+	if (shim_intercepts() && !(t->proc->terminal_due & SIGBIT(sig)) && from_terminal(t, sig))
+		return true; /* a stray copy of a terminal signal */
+	return discarded_natively(t, sig);
 }
 
 static void on_signal_stop(struct task *t, int sig)

@@ -34,9 +34,10 @@ void tracer_handle_status(pid_t tid, int status);
 void tracer_handle_stop_now(pid_t tid, int status);
 bool woken_from_outside_wait(void);
 void tracer_spin_event_done(struct task *t);
-/* A signal-delivery stop for the kernel's copy of a terminal signal that detrun passes on
- * itself (from_terminal): dropped, no event. */
-bool tracer_stray_terminal_copy(const struct task *t, int status);
+/* A signal-delivery stop that is no event: the kernel's copy of a terminal signal that
+ * detrun passes on itself (from_terminal), or a signal the program ignores
+ * (discarded_natively). Either is dropped and the task goes on. */
+bool tracer_signal_stop_is_no_event(const struct task *t, int status);
 /* A fault on a page of shared memory is an event of t (page_share.h). */
 void tracer_page_event(struct task *t);
 int64_t monotonic_ms(void);

@@ -233,10 +233,13 @@ static bool exit_waits_for_turn(struct task *t, int status)
 }
 
 /* A stop is held for its turn unless it belongs to the event that has the timeline, or is
- * no event at all. The kernel's copy of a terminal signal reaches a task wherever it runs:
- * held, it would stand where the task's next stop of its own stands when the outside
- * signal is passed on (at a barrier), and a replay, which has no such copy, would find the
- * task further on. Dropped at once, as serial mode does, the task goes on to its own stop. */
+ * no event at all: a signal the program ignores (a SIGPIPE from a send to a peer that has
+ * gone), the kernel's copy of a terminal signal. Such a stop is no point of the task's
+ * run that a barrier may stop it at: held, the outside signal passed on meanwhile reached
+ * the task there or at its next stop, as detrun read that signal before or after the stop
+ * had been handled, while a replay, which has the signal at that logical time from the
+ * start, always found the task there (or has no such stop: its stand-in socket raises no
+ * SIGPIPE). Dropped at once, as serial mode does, the task goes on to its own stop. */
 void parallel_note_stop(pid_t tid, int status)
 {
 	struct task *t = sched_find(tid);
@@ -253,7 +256,7 @@ void parallel_note_stop(pid_t tid, int status)
 		   ((t->in_call || t->proc->dying ||
 		     (token >= 0 && tracer_domain_of(t) == token)) &&
 		    !exit_waits_for_turn(t, status)) ||
-		   tracer_stray_terminal_copy(t, status);
+		   tracer_signal_stop_is_no_event(t, status);
 	if (now) {
 		tracer_handle_stop_now(tid, status);
 		return;

@@ -159,6 +159,30 @@ TEST(Signals, SecondSignalClosesAParallelRecording)
 		RecordTwoEndingSignalsAndReplay({ "--jobs", "2" });
 }
 
+// SIGTERM from outside in parallel mode while a child computes between a write that raised
+// SIGPIPE (ignored: a stop of its own under ptrace, but no event) and its next write. The
+// barrier that passes the signal on came at that stop or at the next write, as detrun read
+// the signal before or after the stop had been handled; the replay, which has the signal at
+// that time from the start, always passed it at the SIGPIPE stop: the handler saw a write
+// fewer, and the replay diverged (almost every run).
+TEST(Signals, OutsideSignalInParallelModeLandsWhereTheRecordingHadIt)
+{
+	for (int i = 0; i < 4 && !HasFailure(); i++) {
+		TempDir dir;
+		RunResult rec = RunCommand({ "timeout", "-s", "TERM", "0.3", kDetrun, "record",
+					     "-o", dir / "epipe.dlog", "--jobs", "2", "--",
+					     Guest("sig_epipe_term") },
+					   Limited());
+		ASSERT_EQ(rec.code, 124)
+			<< rec.Describe(); // timeout's own code: it sent the signal
+		ASSERT_NE(rec.out.find("SIGTERM after "), std::string::npos) << rec.Describe();
+		RunResult rep = Replay(dir / "epipe.dlog");
+		EXPECT_EQ(rep.code, 0) << rep.Describe();
+		EXPECT_EQ(rep.out, rec.out)
+			<< FirstDifference("recording", rec.out, "replay", rep.out);
+	}
+}
+
 // SIGTERM to detrun while one thread loops on sched_yield and the main thread waits to join
 // it: the signal waited in detrun's signal pipe, unread, as long as events kept detrun busy
 // (it read the pipe only when a wait was interrupted). Ten runs: it hung in some.
