@@ -161,8 +161,17 @@ static int status(struct rep_link *l)
 		char role[16] = "?";
 		unsigned long long t = 0, seq = 0, ignored = 0;
 		sscanf(kvEntry_ValueString(e), "%15s %llu %llu %llx", role, &t, &seq, &ignored);
-		printf("replica %s: %s, logical time %llu, stream sequence %llu, lag %lld",
-		       keys.Keys[i] + 5, role, t, seq, (long long)last - (long long)seq);
+		/* A leader that died leaves its row until the bucket's TTL removes it: only the
+		 * lease's holder leads. A leader's sequence is its own last append, so it has
+		 * no lag to show. */
+		const char *node = keys.Keys[i] + 5;
+		bool leads = !strcmp(role, "leader");
+		printf("replica %s: %s, logical time %llu, stream sequence %llu", node,
+		       leads && strcmp(node, holder) ? "leader no longer (the lease is not its)"
+						     : role,
+		       t, seq);
+		if (!leads)
+			printf(", lag %lld", (long long)last - (long long)seq);
 		print_ignored(ignored);
 		putchar('\n');
 		kvEntry_Destroy(e);

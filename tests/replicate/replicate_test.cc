@@ -995,9 +995,14 @@ std::string StatusLine(const std::string &group, const std::string &node)
 	return "";
 }
 
-// A kvserver group of two replicas in the test's namespace: a leads, b follows.
+// A kvserver group of two replicas, in the test's namespace or each on a node of its own:
+// a leads, b follows.
 struct KvPair {
-	Group g{ { "kvpair", "kv", { kKvServer, "PORT", "data", "ADDR" }, 1, true, false } };
+	Group g;
+	explicit KvPair(bool own_nodes = false)
+	    : g({ "kvpair", "kv", { kKvServer, "PORT", "data", "ADDR" }, 1, true, own_nodes })
+	{
+	}
 	bool Start()
 	{
 		g.Start(0, { "--lease-ms", "4000" });
@@ -1194,5 +1199,36 @@ TEST_F(Replicate, QuorumLossLongerThanTheLeaseLeavesOneLeader)
 	}
 	EXPECT_NE(end[1 - leader].err.find("a replicated end"), std::string::npos)
 		<< end[1 - leader].Describe();
+	EXPECT_EQ(ReadFile(p.g.dir / "b/data.snapshot"), ReadFile(p.g.dir / "a/data.snapshot"));
+}
+
+// A leader paused for longer than its lease (SIGSTOP): the follower takes over. Resumed,
+// the old leader finds it was deposed and stops, saying so in words ("another node
+// leads"; before, an idle one said "cannot write the log …: Operation not permitted").
+// It comes back as a follower of the new leader, and the group ends alike.
+TEST_F(Replicate, PausedLeaderResumesDeposedAndSaysSo)
+{
+	UseOwnCluster(); // nodes of their own: the paused leader keeps its port bound
+	ASSERT_EQ(cluster->nodes.size(), 3u) << cluster->nodes_why;
+	KvPair p(true);
+	ASSERT_TRUE(p.Start()) << p.g.r[0]->Err() << p.g.r[1]->Err();
+	p.g.r[0]->Signal(SIGSTOP);
+	bool b_leads = p.g.r[1]->WaitForOutput("node b leads from t=", 120, true);
+	p.g.r[0]->Signal(SIGCONT);
+	ASSERT_TRUE(b_leads) << p.g.r[1]->Err();
+	RunResult a = p.g.r[0]->Finish();
+	EXPECT_EQ(a.code, 125) << a.Describe();
+	EXPECT_NE(a.err.find("another node leads"), std::string::npos) << a.Describe();
+	EXPECT_EQ(a.err.find("Operation not permitted"), std::string::npos) << a.Describe();
+	EXPECT_TRUE(a.leftovers.empty()) << a.Describe();
+	p.g.Start(0);
+	ASSERT_TRUE(p.g.r[0]->WaitForOutput("follows group", 90, true)) << p.g.r[0]->Err();
+	EXPECT_EQ(RunCommand({ kKvClient, p.g.At(1), "1", "20", "8" }).code, 0);
+	EXPECT_EQ(RunCommand({ kKvClient, p.g.At(1), "1", "1", "8", "--shutdown" }).code, 0);
+	RunResult end[2] = { p.g.r[0]->Finish(), p.g.r[1]->Finish() };
+	for (const RunResult &e : end) {
+		EXPECT_EQ(e.code, 0) << e.Describe();
+		EXPECT_EQ(e.err.find("diverged"), std::string::npos) << e.Describe();
+	}
 	EXPECT_EQ(ReadFile(p.g.dir / "b/data.snapshot"), ReadFile(p.g.dir / "a/data.snapshot"));
 }
