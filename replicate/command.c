@@ -151,9 +151,20 @@ static int status(struct rep_link *l)
 		printf("leader: %s (epoch %" PRIu64 ")\n", holder, epoch);
 	else
 		printf("leader: none (the lease has lapsed)\n");
+	/* The listing is a consumer of the bucket's stream, which times out while a server of
+	 * the cluster is down and the stream elects its leader: tried again for a while. */
 	kvKeysList keys = { 0 };
-	if (kvStore_Keys(&keys, l->kv, NULL) != NATS_OK)
+	natsStatus st = NATS_OK;
+	for (int tries = 0; tries < 6; tries++) {
+		if (tries)
+			sleep(2);
+		if ((st = kvStore_Keys(&keys, l->kv, NULL)) == NATS_OK)
+			break;
+	}
+	if (st != NATS_OK) {
+		printf("replicas: cannot be listed now (%s)\n", natsStatus_GetText(st));
 		return 0;
+	}
 	for (int i = 0; i < keys.Count; i++) {
 		kvEntry *e = NULL;
 		if (strncmp(keys.Keys[i], "node.", 5) || kvStore_Get(&e, l->kv, keys.Keys[i]))
