@@ -80,6 +80,9 @@ void points_fork(struct task *parent, struct task *child, bool follow);
 void points_drop_process(struct task *t, bool remove);
 /* t's process executed a new program: its points go in again where it next stops. */
 void points_unplace_process(struct task *t);
+/* t executed a new program, and the kernel cleared its debug registers then: they are
+ * set again at its next stop, whatever they held before. */
+void points_task_execed(struct task *t);
 /* Is an int3 of ours in memory at addr (in some process)? */
 bool points_inserted_at(uint64_t addr);
 /* Is a breakpoint (int3 or debug register) set at addr? A step arriving there is its hit. */

@@ -528,3 +528,26 @@ TEST(Debug, WarningsAreSaidOncePerSession)
 		<< r.out << r.err;
 	EXPECT_EQ(Matching(r.out, "^Breakpoint 1, square ").size(), 2u) << r.out;
 }
+
+// A watchpoint on a variable the initial thread writes: reverse-continue from the crash
+// stops at the last write, every time. Before, the initial thread's debug registers,
+// cleared by its execve, were never set again in a re-execution, and the run went back to
+// the start of the recording ("No more reverse-execution history", 8-48 s).
+TEST(Debug, WatchpointInTheInitialThreadStopsAtTheLastWriteGoingBack)
+{
+	TempDir dir("debug");
+	RunResult rec = RecordInto(dir, "w.dlog", { std::string(GUEST_DIR) + "/dbg_mainwatch" });
+	ASSERT_EQ(rec.code, 128 + SIGSEGV) << rec.Describe();
+	for (int session = 0; session < 2; session++) {
+		RunResult r = Debug(dir, "w.dlog",
+				    { "continue", "watch -l counter", "reverse-continue",
+				      "print counter", "print i" });
+		EXPECT_FALSE(r.timed_out) << r.Describe();
+		EXPECT_EQ(r.out.find("No more reverse-execution history"), std::string::npos)
+			<< r.out;
+		EXPECT_NE(r.out.find("Old value = 4950\nNew value = 4851\n"), std::string::npos)
+			<< r.out << r.err;
+		EXPECT_NE(r.out.find("$1 = 4851\n$2 = 99\n"), std::string::npos) << r.out;
+		EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	}
+}
