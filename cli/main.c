@@ -467,11 +467,10 @@ static void warn_std_kinds(const Detrun__Log__Header *h)
 		struct stat st;
 		uint32_t now = fstat(fd, &st) == 0 ? (uint32_t)(st.st_mode & S_IFMT) : 0;
 		if (now != h->std_kinds[fd])
-			fprintf(stderr,
-				"detrun: warning: %s is %s, it was %s when recorded; the "
-				"program may notice and the replay diverge\n",
-				fd == 1 ? "standard output" : "standard error", kind_name(now),
-				kind_name(h->std_kinds[fd]));
+			warn("%s is %s, it was %s when recorded; the program may notice and the "
+			     "replay diverge",
+			     fd == 1 ? "standard output" : "standard error", kind_name(now),
+			     kind_name(h->std_kinds[fd]));
 	}
 }
 

@@ -238,8 +238,12 @@ static void announce(void)
 	} else {
 		snprintf(at, sizeof(at), "%s", where.path);
 	}
-	fprintf(stderr, "detrun: waiting for gdb on %s (in gdb: target extended-remote %s)\n", at,
-		at);
+	/* sysroot /: libc's frames by their symbols, and breakpoints in it on the function,
+	 * not on the program's PLT stub (gdb would fetch the libraries through the target) */
+	fprintf(stderr,
+		"detrun: waiting for gdb on %s (in gdb: set sysroot / then target extended-remote "
+		"%s)\n",
+		at, at);
 }
 
 /* Waits for a connection to come. Nobody may ever connect: an ending signal sent to

@@ -66,6 +66,8 @@ void server_stop_reply(struct task *t, int sig, const char *why, char *out, size
 /* gdb went away while the group was stopped: nothing may go on running. */
 static __attribute__((noreturn)) void gdb_gone(void)
 {
+	if (dbg->killed)
+		exit(0); /* gdb killed the program and went: a normal end */
 	die("gdb disconnected: the group is ended");
 }
 
@@ -345,12 +347,15 @@ static void old_resume(struct task *owner, const char *cmd)
 				   : 0;
 }
 
-static __attribute__((noreturn)) void kill_and_exit(void)
+/* gdb's `kill`: the group ends, and gdb may go on with `run` (travel_restart) or quit
+ * (gdb_gone: a normal end). Until then only queries are answered. */
+static void kill_program(void)
 {
-	if (dbg->conn_fd >= 0)
-		close(dbg->conn_fd);
-	dbg->conn_fd = -1;
-	die("gdb killed the program: the group is ended");
+	if (dbg->killed)
+		return;
+	fprintf(stderr, "detrun: gdb killed the program: the group is ended\n");
+	report_run_cleanup();
+	dbg->killed = true;
 }
 
 static void select_thread(const char *p)
@@ -368,8 +373,11 @@ static bool dispatch_v(struct task *owner, const char *cmd)
 		vcont(owner, cmd + 5);
 		return true;
 	} else if (!strncmp(cmd, "vKill", 5)) {
+		kill_program();
 		send_or_die("OK");
-		kill_and_exit();
+	} else if (!strncmp(cmd, "vRun", 4)) {
+		kill_program();
+		travel_restart(dbg);
 	} else if (!strncmp(cmd, "vFile:", 6)) {
 		static char out[PACKET_MAX];
 		if (packet_send(dbg->conn_fd, out, files_request(cmd + 6, out, sizeof(out))) < 0)
@@ -423,8 +431,21 @@ static bool detach(const char *args)
 	return true;
 }
 
+/* After gdb's `kill` the group is gone: its state cannot be read nor resumed. */
+static bool served_while_killed(const char *cmd)
+{
+	return !strncmp(cmd, "qSupported", 10) || !strcmp(cmd, "qAttached") ||
+	       !strncmp(cmd, "qSymbol", 7) || cmd[0] == 'Q' || cmd[0] == '!' || cmd[0] == 'k' ||
+	       !strncmp(cmd, "vKill", 5) || !strncmp(cmd, "vRun", 4) || !strcmp(cmd, "vCont?") ||
+	       !strncmp(cmd, "vFile:", 6);
+}
+
 static bool dispatch(struct task *owner, const char *cmd)
 {
+	if (dbg->killed && !served_while_killed(cmd)) {
+		send_or_die(cmd[0] == '?' ? "W00" : "E01");
+		return false;
+	}
 	if (cmd[0] == 'c' || cmd[0] == 'C' || cmd[0] == 'b' || !strncmp(cmd, "vCont;c", 7) ||
 	    !strncmp(cmd, "vCont;C", 7))
 		go_back_if_asked();
@@ -473,8 +494,9 @@ static bool dispatch(struct task *owner, const char *cmd)
 		return false;
 	case 'D':
 		return detach(cmd + 1);
-	case 'k':
-		kill_and_exit();
+	case 'k': /* no answer expected */
+		kill_program();
+		return false;
 	default:
 		send_or_die("");
 		return false;
@@ -710,7 +732,8 @@ void server_on_event(struct task *t)
 		if (dbg->seek_event && position_cmp(dbg->now, dbg->goal) >= 0) {
 			dbg->mode = MODE_LIVE;
 			char reply[128];
-			server_stop_reply(t, 0, dbg->at_begin ? "replaylog:begin;" : "", reply,
+			bool history_begins = dbg->at_begin && !dbg->run_begin;
+			server_stop_reply(t, 0, history_begins ? "replaylog:begin;" : "", reply,
 					  sizeof(reply));
 			converse_at_event(t, reply);
 		}
@@ -730,6 +753,8 @@ int server_finish(int code)
 		static char buf[PACKET_MAX];
 		int n;
 		while ((n = packet_read(dbg->conn_fd, buf, sizeof(buf))) >= 0) {
+			if (n > 0 && !strncmp(buf, "vRun", 4))
+				travel_restart(dbg); /* `run` again after the end */
 			if (n > 0 &&
 			    (buf[0] == 'k' || buf[0] == 'D' || !strncmp(buf, "vKill", 5))) {
 				if (buf[0] != 'k')

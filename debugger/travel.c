@@ -30,10 +30,12 @@ static char **saved_argv; /* detrun's command line, our own arguments taken out 
 static char **saved_env;
 static char saved_cwd[PATH_MAX];
 
-static char mode_letter(enum dbg_mode mode, bool event, bool begin)
+static char mode_letter(const struct dbg_state *dbg, enum dbg_mode mode, bool event, bool begin)
 {
 	if (mode == MODE_SCAN)
 		return 'S';
+	if (begin && dbg->run_begin)
+		return 'R';
 	return begin ? 'B' : event ? 'E' : 'H';
 }
 
@@ -42,9 +44,9 @@ static __attribute__((noreturn)) void reexecute(struct dbg_state *dbg, enum dbg_
 						const char *job)
 {
 	static char spec[8192];
-	snprintf(spec, sizeof(spec), "--gdb-resume=%d/%c/%llu/%llu/%d", dbg->conn_fd,
-		 mode_letter(mode, event, begin), (unsigned long long)goal.time,
-		 (unsigned long long)goal.hits, packet_acks_off());
+	snprintf(spec, sizeof(spec), "--gdb-resume=%d/%c/%llu/%llu/%d/%u", dbg->conn_fd,
+		 mode_letter(dbg, mode, event, begin), (unsigned long long)goal.time,
+		 (unsigned long long)goal.hits, packet_acks_off(), report_warnings_said());
 	points_describe(spec, sizeof(spec));
 	int n = 0;
 	while (saved_argv[n])
@@ -85,6 +87,12 @@ void travel_save_invocation(int argc, char **argv, char **env)
 		saved_argv[i] = strdup(argv[i]);
 	for (int i = 0; i < n; i++)
 		saved_env[i] = strdup(env[i]);
+}
+
+__attribute__((noreturn)) void travel_restart(struct dbg_state *dbg)
+{
+	dbg->run_begin = true;
+	reexecute(dbg, MODE_SEEK, (struct position){ 0, 0 }, true, true, NULL);
 }
 
 void travel_reexecute(struct dbg_state *dbg, enum dbg_mode mode, struct position goal)

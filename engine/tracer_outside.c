@@ -178,6 +178,11 @@ static void note_outside_signals(void)
 	}
 }
 
+bool outside_signal_ends_run(int sig)
+{
+	return sig > 0 && sig <= 64 && (ENDING_SIGNALS & SIGBIT(sig));
+}
+
 int outside_end_requested(void)
 {
 	note_outside_signals();

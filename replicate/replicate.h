@@ -60,9 +60,14 @@ bool rep_lease_lost(void);
 int rep_lease_holder(struct rep_link *l, char *node, size_t len, uint64_t *epoch);
 /* The lease's current revision: 0 held, 1 absent (lapsed), -1 error. */
 int rep_lease_revision(struct rep_link *l, uint64_t *rev);
+/* Claims this replica's name in the group (its progress key): 0 claimed, 1 a live
+ * replica has it (l->why says so), -1 the bucket did not answer. */
+int rep_node_claim(struct rep_link *l);
 /* Publishes this replica's progress (role, logical time, stream sequence) every 500 ms. */
 void rep_progress_start(struct rep_link *l);
 void rep_progress_set(bool leading, uint64_t time, uint64_t seq);
+/* A signal from outside this follower ignored: --status lists it. */
+void rep_progress_ignored(int sig);
 
 /* ---- the shim in between (replica.c) ---- */
 void rep_replica_follow(struct rep_link *l, struct input_source *src);

@@ -24,12 +24,18 @@
 
 static struct input_sink *sink;
 
+static const char *sink_error(struct input_sink *s, int err)
+{
+	const char *why = s->why ? s->why(s, err) : NULL;
+	return why ? why : strerror(-err);
+}
+
 static void append(uint64_t time, int vtid, LogRecord *rec)
 {
 	rec->task = (uint32_t)vtid;
 	int err = sink->append(sink, time, rec);
 	if (err)
-		shim_abort(NULL, "cannot write the log %s: %s", sink->name, strerror(-err));
+		shim_abort(NULL, "cannot write the log %s: %s", sink->name, sink_error(sink, err));
 }
 
 static void record_monitor(const struct shim_call *c)
@@ -76,7 +82,7 @@ static int record_wait_outside(uint64_t time, struct pollfd *fds, int nfds, int 
 {
 	int err = sink->flush(sink);
 	if (err)
-		shim_abort(NULL, "cannot write the log %s: %s", sink->name, strerror(-err));
+		shim_abort(NULL, "cannot write the log %s: %s", sink->name, sink_error(sink, err));
 	int64_t clock = vclock_now();
 	int r = real_wait(fds, nfds, timeout_ms);
 	if (r == 0 && timeout_ms > 0) {
@@ -152,11 +158,20 @@ static int record_finish(uint64_t time, int code)
 	rec.kind_case = DETRUN__LOG__RECORD__KIND_END;
 	rec.end = &end;
 	append(time, 0, &rec);
-	const char *name = sink->name;
-	int err = sink->close(sink);
+	/* Flushed first, so that a failure can still be asked about (close frees the sink). */
+	char why[512] = "";
+	int err = sink->flush(sink);
+	if (err)
+		snprintf(why, sizeof(why), "cannot write the log %s: %s", sink->name,
+			 sink_error(sink, err));
+	char name[256];
+	snprintf(name, sizeof(name), "%s", sink->name);
+	int closed = sink->close(sink);
 	sink = NULL;
-	if (err) {
-		fprintf(stderr, "detrun: cannot write the log %s: %s\n", name, strerror(-err));
+	if (!err && closed)
+		snprintf(why, sizeof(why), "cannot write the log %s: %s", name, strerror(-closed));
+	if (err || closed) {
+		fprintf(stderr, "detrun: %s\n", why);
 		return 125;
 	}
 	return code;
