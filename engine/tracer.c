@@ -38,6 +38,7 @@
 #include "engine/cpu_emulate.h"
 #include "engine/trap_signals.h"
 #include "engine/filter.h"
+#include "engine/vdso.h"
 #include "vkernel/task.h"
 #include "vkernel/signal_bits.h"
 #include "vkernel/random.h"
@@ -212,6 +213,7 @@ void tracer_want_view(struct task *t, void (*view)(struct task *t))
 static void timeline_event(struct task *t)
 {
 	sched_event(t);
+	vdso_event(t);
 	const struct shim_ops *shim = shim_get();
 	if (shim->event)
 		shim->event(t, sched_now(), t->syscall_nr);
