@@ -52,7 +52,7 @@ static int64_t last_event_ns(const struct process *p)
  * duplicate as the result (-errno on failure, nothing left open in the program). */
 static int make_memfd(struct task *t, uint64_t size, long *fd_there)
 {
-	static const char name[] = "detrun-vdso";
+	static const char name[] = VDSO_MEMFD_NAME;
 	uint64_t at = remote_scratch(t, name, sizeof(name));
 	if (!at)
 		return -ENOMEM;

@@ -25,6 +25,10 @@
 struct task;
 struct process;
 
+/* The memfd's name: /proc/PID/maps shows its mappings as "/memfd:detrun-vdso (deleted)",
+ * which the maps view (handlers/sys_proc.c) shows as the kernel's "[vvar]" and "[vdso]". */
+#define VDSO_MEMFD_NAME "detrun-vdso"
+
 /* At the exec stop, once the kernel's vDSO is unmapped: maps the data page at `at` and the
  * code after it. Returns the code's address (AT_SYSINFO_EHDR), or 0 when it could not be
  * mapped (nothing of it is left then). */
