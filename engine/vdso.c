@@ -211,3 +211,8 @@ void vdso_release(struct process *p)
 		munmap(s->data, VDSO_DATA_SIZE);
 	free(s);
 }
+
+bool vdso_code_at(const struct process *p, uint64_t start)
+{
+	return p->vdso && p->vdso->at + VDSO_DATA_SIZE == start;
+}

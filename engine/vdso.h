@@ -20,6 +20,7 @@
 #ifndef DETRUN_ENGINE_VDSO_H
 #define DETRUN_ENGINE_VDSO_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct task;
@@ -40,5 +41,8 @@ void vdso_forked(struct task *parent, struct task *child);
 void vdso_event(struct task *t);
 /* The process is gone, or exec'd: its page, if no other process uses it, goes. */
 void vdso_release(struct process *p);
+/* Is `start` where detrun's vDSO code begins in p? That code is detrun's, not the
+ * program's: the CPU instruction scan (cpu_patch.h) leaves it alone. */
+bool vdso_code_at(const struct process *p, uint64_t start);
 
 #endif
