@@ -21,7 +21,7 @@
 	X(int, spin_budget_ms, "run time without an event before the spin detector looks") \
 	X(uint64_t, seed, "for the PRNG behind getrandom") \
 	X(int64_t, epoch, "CLOCK_REALTIME at start, in seconds") \
-	X(bool, keep_vdso, "leave the vDSO mapped (clock reads then bypass detrun)") \
+	X(bool, keep_vdso, "leave the kernel's vDSO mapped (clock reads then bypass detrun)") \
 	X(int, cpus, "virtual CPU count") \
 	X(bool, namespaces, "fresh PID, mount and UTS namespaces (needs root)") \
 	X(bool, real_clock, "wall-clock reads give the real time, as outside input") \
