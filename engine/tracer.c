@@ -770,6 +770,7 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 			continue;
 		if (!t)
 			break;
+		vdso_resumed(t);
 		tracer_resume(t);
 	}
 	/* The namespace's init exits once it has reaped everything; waiting for it also

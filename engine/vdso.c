@@ -27,14 +27,21 @@ size_t vdso_image_size(void);
 /* One data page, shared by the processes of one address space. */
 struct vdso_space {
 	int refs;
+	int64_t ns;             /* the monotonic time last written */
 	uint64_t at;            /* its address in the program */
 	struct vdso_data *data; /* detrun's mapping of it; NULL when reads all go to the syscall */
 };
 
 #define PAGE 4096ULL
 
-static void publish(struct vdso_data *d, int64_t mono_ns)
+/* The page of p takes the virtual time `mono_ns`, and its reads start again from there. */
+static void publish(struct process *p, int64_t mono_ns)
 {
+	p->event_ns = mono_ns;
+	if (!p->vdso || !p->vdso->data)
+		return;
+	struct vdso_data *d = p->vdso->data;
+	p->vdso->ns = mono_ns;
 	d->mono_ns = mono_ns;
 	d->epoch_ns = vclock_epoch_ns();
 	d->boot_ns = VCLOCK_BOOT_NS;
@@ -124,7 +131,7 @@ uint64_t vdso_map(struct task *t, uint64_t at)
 		return 0;
 	}
 	p->vdso = space_new(at, data);
-	publish(data, last_event_ns(p));
+	publish(p, last_event_ns(p));
 	return at + VDSO_DATA_SIZE;
 }
 
@@ -150,7 +157,7 @@ static int own_page(struct task *child, struct vdso_space *from)
 	if (err)
 		return err;
 	child->proc->vdso = space_new(from->at, data);
-	publish(data, last_event_ns(child->proc));
+	publish(child->proc, last_event_ns(child->proc));
 	return 0;
 }
 
@@ -195,10 +202,17 @@ void vdso_forked(struct task *parent, struct task *child)
 
 void vdso_event(struct task *t)
 {
+	publish(t->proc, vclock_now());
+}
+
+void vdso_resumed(struct task *t)
+{
 	struct process *p = t->proc;
-	p->event_ns = vclock_now();
-	if (p->vdso && p->vdso->data)
-		publish(p->vdso->data, p->event_ns);
+	int64_t now = vclock_now();
+	/* Unchanged, the page keeps its count: reads started again from the same time would
+	 * go back. */
+	if (p->vdso && p->vdso->data ? p->vdso->ns != now : p->event_ns != now)
+		publish(p, now);
 }
 
 void vdso_release(struct process *p)

@@ -7,8 +7,8 @@
  * it (a memfd mapped in both): the virtual time of the process's last event, which the
  * code reads (engine/vdso_data.h says how the reads between two events stay
  * deterministic). The supervisor writes the page at every event of one of the process's
- * tasks, as the task is stopped there and its process's other threads are too, and never
- * reads it back.
+ * tasks and when the scheduler picks one of them to run (its threads are all stopped
+ * then), and never reads it back.
  *
  * A fork child would share its parent's page (MAP_SHARED is inherited): it gets a page of
  * its own at the same address before it first runs. A CLONE_VM child (vfork) shares its
@@ -39,6 +39,12 @@ uint64_t vdso_map(struct task *t, uint64_t at);
 void vdso_forked(struct task *parent, struct task *child);
 /* An event of t: its process's page takes the virtual time. */
 void vdso_event(struct task *t);
+/* The scheduler picked t to run: its page takes the virtual time if that moved since it
+ * last did without an event of the process (a wait that ended, a jump to a deadline,
+ * other tasks' events), so a task back from sleeping 10 ms reads 10 ms later. Only
+ * the scheduler's picks do this, which come at the same points of the timeline on every
+ * run; the stops that are no events (a spin probe, a signal's delivery) do not. */
+void vdso_resumed(struct task *t);
 /* The process is gone, or exec'd: its page, if no other process uses it, goes. */
 void vdso_release(struct process *p);
 /* Is `start` where detrun's vDSO code begins in p? That code is detrun's, not the

@@ -56,7 +56,7 @@ struct process {
 	int64_t children_maxrss_kb; /* getrusage(RUSAGE_CHILDREN)'s ru_maxrss */
 	int stopped_by;             /* the signal of a group stop in force, 0 for none (jobctl.c) */
 	struct vdso_space *vdso;    /* detrun's vDSO clock page (engine/vdso.h), NULL if none */
-	int64_t event_ns;           /* virtual monotonic time of its tasks' last event */
+	int64_t event_ns; /* virtual monotonic time its vDSO page last took (engine/vdso.h) */
 };
 
 /* Which member of wait_state the handler that parked a task last filled. Waits that keep
