@@ -644,6 +644,7 @@ int main(int argc, char **argv)
 			.namespaces = true,
 			.page_owner = false,
 			.page_merge = 1024,
+			.own_vdso = true,
 		},
 	};
 	report_trace_out = stderr;

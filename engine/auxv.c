@@ -138,7 +138,7 @@ int exec_setup(struct task *t, bool remove_vdso, uint64_t *vdso_ehdr, const char
 	*step = "unmap the vDSO (it is still mapped after munmap)";
 	if (remove_vdso && m.n)
 		return -EEXIST;
-	if (ours_at)
+	if (ours_at && tracer_opts->own_vdso)
 		*vdso_ehdr = vdso_map(t, ours_at);
 	return 0;
 }
