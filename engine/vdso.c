@@ -16,7 +16,7 @@
 #include "vkernel/report.h"
 #include "vkernel/task.h"
 
-_Static_assert(VDSO_FAST_READS *VDSO_READ_STEP_NS < VCLOCK_STEP_NS,
+_Static_assert((VDSO_FAST_READS * VDSO_READ_STEP_NS) < VCLOCK_STEP_NS,
 	       "the reads between two events must move the clock less than one event does");
 _Static_assert(sizeof(struct vdso_data) <= VDSO_DATA_SIZE, "the data fits its page");
 
@@ -49,7 +49,8 @@ static void publish(struct process *p, int64_t mono_ns)
 	d->reads = 0;
 }
 
-/* The virtual time a new page of p starts from: its last event's. */
+/* The virtual time a new page of p starts from: the one its last page took (at the exec's
+ * event, or the parent's at the fork's), or the clock's for the program's first image. */
 static int64_t last_event_ns(const struct process *p)
 {
 	return p->event_ns ? p->event_ns : vclock_now();
