@@ -227,11 +227,15 @@ TEST_P(ClockReads, SameValuesEveryRunNeverBackwards)
 	std::string out = StableUnderDetrun(c.opts, argv);
 	EXPECT_EQ(CountLines(out, "realtime 1893456000"), c.readers) << "virtual time\n" << out;
 	EXPECT_EQ(CountLines(out, "monotonic 3600"), c.readers) << out;
-	EXPECT_EQ(CountLines(out, "backwards 0"), 10 * c.readers) << out;
+	int vfork = c.mode == "vfork";
+	EXPECT_EQ(CountLines(out, "backwards "), 10 * c.readers + vfork) << out;
+	EXPECT_EQ(CountLines(out, "backwards 0"), CountLines(out, "backwards ")) << out;
 	EXPECT_EQ(CountLines(out, " res 1"), 9 * c.readers) << out;
 	EXPECT_EQ(CountLines(out, "time 1893456000 stored 1893456000"), c.readers) << out;
 	EXPECT_EQ(CountLines(out, "clock 1234: -1 Invalid argument"), c.readers) << out;
 	EXPECT_EQ(CountLines(out, "deadline reached"), c.readers) << out;
+	EXPECT_EQ(CountLines(out, "then parent"), vfork) << out;
+	EXPECT_EQ(CountLines(out, ": later"), vfork) << out;
 }
 
 const std::vector<std::string> kJobs2{ "--jobs", "2" };
@@ -241,11 +245,13 @@ INSTANTIATE_TEST_SUITE_P(
 	::testing::Values(ClockReadsCase{ "main", "clock_reads", "main", {}, 1 },
 			  ClockReadsCase{ "fork", "clock_reads", "fork", {}, 2 },
 			  ClockReadsCase{ "thread", "clock_reads", "thread", {}, 2 },
+			  ClockReadsCase{ "vfork", "clock_reads", "vfork", {}, 1 },
 			  ClockReadsCase{ "static_main", "clock_reads_static", "main", {}, 1 },
 			  ClockReadsCase{ "static_fork", "clock_reads_static", "fork", {}, 2 },
 			  ClockReadsCase{ "static_thread", "clock_reads_static", "thread", {}, 2 },
 			  ClockReadsCase{ "fork_jobs2", "clock_reads", "fork", kJobs2, 2 },
-			  ClockReadsCase{ "thread_jobs2", "clock_reads", "thread", kJobs2, 2 }),
+			  ClockReadsCase{ "thread_jobs2", "clock_reads", "thread", kJobs2, 2 },
+			  ClockReadsCase{ "vfork_jobs2", "clock_reads", "vfork", kJobs2, 1 }),
 	[](const ::testing::TestParamInfo<ClockReadsCase> &i) {
 		return std::string(i.param.name);
 	});

@@ -6,6 +6,9 @@
  *   clock_reads main     in the one thread
  *   clock_reads fork     in the parent and in a fork child at the same time
  *   clock_reads thread   in the main thread and in a second thread at the same time
+ *   clock_reads vfork    a vfork child reads the monotonic clock 300 times (in its
+ *                        parent's memory, through its parent's vDSO page), then the parent
+ *                        reads on from there: it must not go back either
  *
  * Prints, per reader, the first and last value of each clock, how many reads went
  * backwards (none may), and how many reads the wait took. Each reader writes its lines at
@@ -138,10 +141,39 @@ static void *thread_reader(void *arg)
 	return NULL;
 }
 
+/* What the vfork child read, for its parent to print: the child shares its memory. */
+static long long vfork_reads[300];
+
+static void vfork_then_read(void)
+{
+	pid_t child = vfork();
+	if (child == 0) {
+		struct timespec ts;
+		for (int i = 0; i < 300; i++) {
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			vfork_reads[i] = ns_of(ts);
+		}
+		_exit(0);
+	}
+	int status, backwards = 0;
+	waitpid(child, &status, 0);
+	for (int i = 1; i < 300; i++)
+		backwards += vfork_reads[i] < vfork_reads[i - 1];
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	printf("vfork child %lld..%lld backwards %d, then parent %lld: %s\n", vfork_reads[0],
+	       vfork_reads[299], backwards, ns_of(ts),
+	       ns_of(ts) > vfork_reads[299] ? "later" : "NOT LATER");
+	fflush(stdout);
+	reader("parent");
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "main";
-	if (!strcmp(mode, "fork")) {
+	if (!strcmp(mode, "vfork")) {
+		vfork_then_read();
+	} else if (!strcmp(mode, "fork")) {
 		pid_t child = fork();
 		if (child == 0) {
 			reader("child");
