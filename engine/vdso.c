@@ -57,18 +57,26 @@ static int64_t last_event_ns(const struct process *p)
 }
 
 /* A memfd of `size` bytes in t's process, its descriptor there in *fd_there and detrun's
- * duplicate as the result (-errno on failure, nothing left open in the program). */
+ * duplicate as the result (-errno on failure, nothing left open in the program). Its size
+ * is sealed: a program that reaches the memfd (/proc/self/map_files) and truncated it
+ * would make detrun's next write to the page a SIGBUS in detrun. */
 static int make_memfd(struct task *t, uint64_t size, long *fd_there)
 {
 	static const char name[] = VDSO_MEMFD_NAME;
 	uint64_t at = remote_scratch(t, name, sizeof(name));
 	if (!at)
 		return -ENOMEM;
-	long fd = remote_syscall(t, SYS_memfd_create, at, MFD_CLOEXEC, 0, 0, 0, 0);
+	long fd = remote_syscall(t, SYS_memfd_create, at, MFD_CLOEXEC | MFD_ALLOW_SEALING, 0, 0, 0,
+				 0);
 	if (fd < 0)
 		return (int)fd;
 	long r = remote_syscall(t, SYS_ftruncate, (uint64_t)fd, size, 0, 0, 0, 0);
 	int mine = r < 0 ? (int)r : remote_dup_fd(t, (int)fd);
+	if (mine >= 0 && fcntl(mine, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+		int err = -errno;
+		close(mine);
+		mine = err;
+	}
 	if (mine < 0)
 		remote_syscall(t, SYS_close, (uint64_t)fd, 0, 0, 0, 0, 0);
 	*fd_there = fd;

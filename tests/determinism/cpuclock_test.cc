@@ -297,6 +297,20 @@ TEST(Clock, VdsoReadsReplayAsRecorded)
 	RunCommand({ "rm", "-rf", dir });
 }
 
+// The program's [vvar] is its memory: written over, it changes the program's own reads
+// until its next event and nothing of detrun; the memory behind it cannot be shrunk (a
+// truncated memfd would make detrun's next write a SIGBUS). Never run natively: there
+// [vvar] is the kernel's, read-only.
+TEST(Clock, VdsoPageWrittenByTheProgramHurtsOnlyItsOwnReads)
+{
+	std::string out = StableUnderDetrun({}, { G + "clock_scribble" });
+	EXPECT_NE(out.find("after writing 42: 43\n"), std::string::npos) << out;
+	EXPECT_TRUE(out.find("truncate: Operation not permitted\n") != std::string::npos ||
+		    out.find("open map_files: ") != std::string::npos)
+		<< out;
+	EXPECT_NE(out.find("after a sleep: virtual again\n"), std::string::npos) << out;
+}
+
 // Go's runtime takes the vDSO by its own ELF lookup (version LINUX_2.6), not glibc's.
 TEST(Clock, GoReadsTheVirtualClockThroughTheVdso)
 {
