@@ -4,8 +4,9 @@
  * The vDSO (engine/vdso/vdso.c) answers clock reads from this page without a stop. What a
  * read returns must be a function of the logical timeline, as a trapped read's value is:
  * the supervisor writes here the virtual time of the process's last event (an event of
- * any of its tasks, in the timeline's order), and the vDSO adds VDSO_READ_STEP_NS for
- * each read since (counted here, in `reads`). Threads of a process run one at a time
+ * any of its tasks, in the timeline's order), or of the scheduler's last pick of one of
+ * its tasks when time moved without an event of theirs (engine/vdso.h), and the vDSO adds
+ * VDSO_READ_STEP_NS for each read since (counted here, in `reads`). Threads of a process run one at a time
  * under detrun (one memory domain at a time in parallel mode), so the plain counter
  * counts the same reads in the same order on every run. After VDSO_FAST_READS reads
  * without an event the vDSO makes the real syscall: it stops, is an event, and moves the
@@ -26,7 +27,7 @@
 #define VDSO_REAL_CLOCK 0x1u /* --clock=real: wall-clock reads are outside input (syscall) */
 
 struct vdso_data {
-	int64_t mono_ns;  /* CLOCK_MONOTONIC at the process's last event */
+	int64_t mono_ns;  /* CLOCK_MONOTONIC at the process's last event or pick */
 	int64_t epoch_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	int64_t boot_ns;  /* CLOCK_MONOTONIC - the CPU-time clocks */
 	uint32_t reads;   /* reads answered since mono_ns was written */
