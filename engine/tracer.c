@@ -144,6 +144,7 @@ static struct sched_ops ops = {
 	.between_events = pass_outside_signals,
 	.next_timer = timers_next_deadline,
 	.stops_pending = waiting_stops_pending,
+	.woken = vdso_resumed,
 };
 
 /* Virtual time moves only at events. While a timer that sends a signal is armed for the

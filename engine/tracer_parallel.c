@@ -39,7 +39,6 @@
 #include "scheduler/scheduler.h"
 #include "scheduler/vclock.h"
 #include "shim/shim.h"
-#include "engine/vdso.h"
 #include "engine/debugger_hooks.h"
 #include "engine/page_share.h"
 #include "engine/spin.h"
@@ -331,7 +330,6 @@ static bool barrier_holds(int barrier, int self)
 static void start_task(struct task *t)
 {
 	token = tracer_domain_of(t);
-	vdso_resumed(t);
 	tracer_resume(t);
 }
 

@@ -39,11 +39,13 @@ uint64_t vdso_map(struct task *t, uint64_t at);
 void vdso_forked(struct task *parent, struct task *child);
 /* An event of t: its process's page takes the virtual time. */
 void vdso_event(struct task *t);
-/* The scheduler picked t to run: its page takes the virtual time if that moved since it
- * last did without an event of the process (a wait that ended, a jump to a deadline,
- * other tasks' events), so a task back from sleeping 10 ms reads 10 ms later. Only
- * the scheduler's picks do this, which come at the same points of the timeline on every
- * run; the stops that are no events (a spin probe, a signal's delivery) do not. */
+/* The scheduler ended t's wait (sched_ops.woken), or, in serial mode, picked t to run: its
+ * page takes the virtual time if that moved since it last did without an event of the
+ * process (a jump to a deadline, other tasks' events), so a task back from sleeping 10 ms
+ * reads 10 ms later. Only those points do this, which come at the same places of the
+ * timeline on every run; the stops that are no events (a spin probe, a signal's
+ * delivery) do not, nor does parallel mode's start of a task that waits only for a CPU
+ * (tracer_parallel.c, start_free_domains), whose moment timing chooses. */
 void vdso_resumed(struct task *t);
 /* The process is gone, or exec'd: its page, if no other process uses it, goes. */
 void vdso_release(struct process *p);
