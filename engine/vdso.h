@@ -7,8 +7,8 @@
  * it (a memfd mapped in both): the virtual time of the process's last event, which the
  * code reads (engine/vdso_data.h says how the reads between two events stay
  * deterministic). The supervisor writes the page at every event of one of the process's
- * tasks and when the scheduler picks one of them to run (its threads are all stopped
- * then), and never reads it back.
+ * tasks, when a wait of one of them ends and, in serial mode, when the scheduler picks
+ * one of them to run (its threads are all stopped then), and never reads it back.
  *
  * A fork child would share its parent's page (MAP_SHARED is inherited): it gets a page of
  * its own at the same address before it first runs. A CLONE_VM child (vfork) shares its

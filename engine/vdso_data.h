@@ -4,8 +4,9 @@
  * The vDSO (engine/vdso/vdso.c) answers clock reads from this page without a stop. What a
  * read returns must be a function of the logical timeline, as a trapped read's value is:
  * the supervisor writes here the virtual time of the process's last event (an event of
- * any of its tasks, in the timeline's order), or of the scheduler's last pick of one of
- * its tasks when time moved without an event of theirs (engine/vdso.h), and the vDSO adds
+ * any of its tasks, in the timeline's order), or of the end of a wait of one of them, or
+ * of a pick of one of them when time moved without an event of theirs (engine/vdso.h:
+ * points of the timeline, the same on every run), and the vDSO adds
  * VDSO_READ_STEP_NS for each read since (counted here, in `reads`). Threads of a process run one at a time
  * under detrun (one memory domain at a time in parallel mode), so the plain counter
  * counts the same reads in the same order on every run. After VDSO_FAST_READS reads
