@@ -75,8 +75,8 @@ static const char usage[] =
 	"      --clock MODE       virtual (default): every clock follows the logical timeline;\n"
 	"                         real: wall-clock reads (CLOCK_REALTIME, gettimeofday, time)\n"
 	"                         give the real time, as outside input that record logs\n"
-	"      --keep-vdso        leave the vDSO in place: faster clock reads, but they\n"
-	"                         bypass the virtual clock and are not deterministic\n"
+	"      --keep-vdso        leave the kernel's vDSO in place of detrun's: clock reads\n"
+	"                         then read the host's clock and are not deterministic\n"
 	"      --shim COMMAND     route every external call to the shim program COMMAND (run\n"
 	"                         with sh -c; protocol: proto/shim.proto) — not with record\n"
 	"      --shim-mode MODE   monitor (default: calls run, the shim sees results) or\n"
@@ -644,6 +644,7 @@ int main(int argc, char **argv)
 			.namespaces = true,
 			.page_owner = false,
 			.page_merge = 1024,
+			.own_vdso = true,
 		},
 	};
 	report_trace_out = stderr;

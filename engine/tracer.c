@@ -38,6 +38,7 @@
 #include "engine/cpu_emulate.h"
 #include "engine/trap_signals.h"
 #include "engine/filter.h"
+#include "engine/vdso.h"
 #include "vkernel/task.h"
 #include "vkernel/signal_bits.h"
 #include "vkernel/random.h"
@@ -143,6 +144,7 @@ static struct sched_ops ops = {
 	.between_events = pass_outside_signals,
 	.next_timer = timers_next_deadline,
 	.stops_pending = waiting_stops_pending,
+	.woken = vdso_resumed,
 };
 
 /* Virtual time moves only at events. While a timer that sends a signal is armed for the
@@ -212,6 +214,7 @@ void tracer_want_view(struct task *t, void (*view)(struct task *t))
 static void timeline_event(struct task *t)
 {
 	sched_event(t);
+	vdso_event(t);
 	const struct shim_ops *shim = shim_get();
 	if (shim->event)
 		shim->event(t, sched_now(), t->syscall_nr);
@@ -768,6 +771,7 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 			continue;
 		if (!t)
 			break;
+		vdso_resumed(t);
 		tracer_resume(t);
 	}
 	/* The namespace's init exits once it has reaped everything; waiting for it also
