@@ -12,11 +12,13 @@
 #include <unistd.h>
 
 #include "debugger/debugger.h"
+#include "recorder/file_image.h"
 #include "recorder/fingerprint.h"
 #include "recorder/header_options.h"
 #include "recorder/log.h"
 #include "recorder/log_print.h"
 #include "shim/shim.h"
+#include "engine/file_view.h"
 #include "engine/launch.h"
 #include "vkernel/report.h"
 #include "handlers/sys_common.h"
@@ -555,6 +557,16 @@ static void replay_ignored_signals(const Detrun__Log__Header *h)
 	}
 }
 
+/* The group meets the files the recording started with, on a private view of them: the
+ * before-images the recording kept of every path it changed (engine/file_view.h). */
+static void present_starting_files(const struct log *log)
+{
+	static struct file_images imgs;
+	if (file_images_of_log(log, &imgs))
+		die("out of memory");
+	file_view_set(&imgs);
+}
+
 static int cmd_replay(int argc, char **argv, struct command_line *cl)
 {
 	int first = parse_options(argc, argv, false, true, cl);
@@ -601,6 +613,7 @@ static int cmd_replay(int argc, char **argv, struct command_line *cl)
 	register_outputs();
 	replay_ignored_signals(h);
 	replay_shim_start(&log);
+	present_starting_files(&log);
 	char **argv_copy = calloc(h->n_argv + 1, sizeof(char *));
 	if (!argv_copy)
 		die("out of memory");

@@ -180,7 +180,7 @@ static void virtual_times(struct vfile *v, int64_t *atime, int64_t *mtime, int64
 
 /* ---- tracee paths --------------------------------------------------------------------------- */
 
-static int read_path(struct task *t, uint64_t addr, char *path, size_t size)
+int tracee_path(struct task *t, uint64_t addr, char *path, size_t size)
 {
 	if (!addr)
 		return -EFAULT;
@@ -200,7 +200,7 @@ static int read_path(struct task *t, uint64_t addr, char *path, size_t size)
 
 /* The directory a tracee path starts from, opened in the tracee's own view of the
  * filesystem (its root and mount namespace, its cwd, or its dirfd). */
-static int path_base(struct task *t, int dirfd, const char *path)
+int tracee_path_base(struct task *t, int dirfd, const char *path)
 {
 	char proc[64];
 	if (path[0] == '/' || dirfd == AT_FDCWD) {
@@ -216,9 +216,9 @@ static int path_base(struct task *t, int dirfd, const char *path)
 int stat_path(struct task *t, int dirfd, uint64_t addr, bool parent, bool follow, struct stat *st)
 {
 	char path[PATH_MAX];
-	if (read_path(t, addr, path, sizeof(path)))
+	if (tracee_path(t, addr, path, sizeof(path)))
 		return -EFAULT;
-	int base = path_base(t, dirfd, path);
+	int base = tracee_path_base(t, dirfd, path);
 	if (base < 0)
 		return -EBADF;
 	char *rel = path;
@@ -464,6 +464,7 @@ void sys_file_copy(struct task *t)
 /* Implements truncate(2). */
 void sys_truncate(struct task *t)
 {
+	files_changing(t, AT_FDCWD, syscall_arg(t, 0), true);
 	struct stat st;
 	if (stat_path(t, AT_FDCWD, syscall_arg(t, 0), false, true, &st) == 0)
 		touched(&st, false);
@@ -636,9 +637,10 @@ void open_target_lookup(struct task *t, struct open_target *o)
 	uint64_t flags = open_flags(t);
 	char path[PATH_MAX];
 	int dirfd;
-	if (t->syscall_nr == __NR_openat2 || read_path(t, open_path(t, &dirfd), path, sizeof(path)))
+	if (t->syscall_nr == __NR_openat2 ||
+	    tracee_path(t, open_path(t, &dirfd), path, sizeof(path)))
 		return;
-	int base = path_base(t, dirfd, path);
+	int base = tracee_path_base(t, dirfd, path);
 	if (base < 0)
 		return;
 	const char *rel = path + strspn(path, "/");
@@ -659,6 +661,15 @@ void sys_open(struct task *t)
 	sys_open_target(t, &o);
 }
 
+/* An open that may change the file it names: a descriptor that writes (or maps shared
+ * writable), a file made or truncated. O_PATH and O_TMPFILE change no name. */
+static bool opens_to_change(uint64_t flags)
+{
+	if ((flags & O_PATH) || (flags & O_TMPFILE) == O_TMPFILE)
+		return false;
+	return (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC));
+}
+
 /* Every open stops, and only creating or truncating ones are stamped. Every open that may
  * land on /proc, /sys or another kernel view is judged at its exit by sys_kernfs.c, where
  * the kernel has resolved it: one whose path did not resolve here may (/proc/self names
@@ -668,6 +679,11 @@ void sys_open_target(struct task *t, const struct open_target *o)
 {
 	uint64_t flags = open_flags(t);
 	t->exit.open.flags = flags;
+	if (opens_to_change(flags)) {
+		int dirfd;
+		uint64_t path = open_path(t, &dirfd);
+		files_changing(t, dirfd, path, !(flags & O_NOFOLLOW));
+	}
 	if (!(flags & (O_CREAT | O_TRUNC))) {
 		if ((shim_get()->file_opened && (flags & O_ACCMODE) != O_WRONLY) || !o->resolved ||
 		    o->on_kernel_view)
@@ -739,6 +755,11 @@ void sys_dir_change(struct task *t)
 {
 	const struct syscall_entry *e = syscall_lookup(t->syscall_nr);
 	struct syscall_entries c = syscall_entries(e);
+	for (int i = 0; i < c.n; i++) {
+		int dirfd = syscall_dirfd_arg(e, c.path[i]);
+		files_changing(t, dirfd < 0 ? AT_FDCWD : (int)syscall_arg(t, dirfd),
+			       syscall_arg(t, c.path[i]), false);
+	}
 	if (c.n)
 		note_removed_inode(t, e, &c);
 	tracer_want_exit(t, entry_changed);

@@ -5,10 +5,21 @@
 #define DETRUN_SUPERVISOR_SYS_FILES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
 #include "vkernel/task.h"
+
+/* The path string at addr in t's memory. 0, -EFAULT or -ENAMETOOLONG. */
+int tracee_path(struct task *t, uint64_t addr, char *path, size_t size);
+/* A supervisor descriptor of the directory tracee path `path` starts from, in t's own
+ * view (its root, its cwd or dirfd), or -1. */
+int tracee_path_base(struct task *t, int dirfd, const char *path);
+/* Before t's call changes entry `path` (at addr, relative to dirfd) for the first time in
+ * the run, the shim sees it, so a recording keeps what was there (sys_images.c); with
+ * `follow`, a symbolic link there stands for what it points to. */
+void files_changing(struct task *t, int dirfd, uint64_t addr, bool follow);
 
 /* stat(2) of a path argument as task t sees it (relative to dirfd, its cwd or root); with
  * `parent`, of the directory holding it. 0 or -errno. */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 
+#include "recorder/file_image.h"
 #include "recorder/log.h"
 #include "syscalls/syscall_table.h"
 
@@ -97,6 +98,12 @@ static void print_header_text(const struct log *log)
 /* Output records print the byte offset their write starts at (log.proto, Output). */
 static struct log_output_offsets output_offsets;
 
+static const char *image_kind_name(uint32_t kind)
+{
+	static const char *const names[] = { "absent", "file", "directory", "symlink", "other" };
+	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "?";
+}
+
 static void print_record_text(const LogRecord *r, uint64_t time)
 {
 	char task[16] = "-";
@@ -129,6 +136,15 @@ static void print_record_text(const LogRecord *r, uint64_t time)
 	case DETRUN__LOG__RECORD__KIND_END:
 		printf(" exit code %d after %" PRIu64 " events\n", r->end->exit_code,
 		       r->end->events);
+		break;
+	case DETRUN__LOG__RECORD__KIND_IMAGE:
+		printf(" %s, before: %s", r->image->path, image_kind_name(r->image->kind));
+		if (r->image->kind == FILE_IMAGE_REGULAR)
+			printf(" of %" PRIu64 " bytes, part at %" PRIu64 " (%zu bytes)",
+			       r->image->size, r->image->offset, r->image->data.len);
+		if (r->image->kind != FILE_IMAGE_ABSENT)
+			printf(", mode %04o", r->image->mode);
+		putchar('\n');
 		break;
 	case DETRUN__LOG__RECORD__KIND_OUTPUT:
 		printf(" fd %d, %" PRIu64 " bytes at byte %" PRIu64 ", digest %08x\n",
@@ -170,6 +186,14 @@ static void print_record_json(const LogRecord *r, uint64_t time)
 		break;
 	case DETRUN__LOG__RECORD__KIND_END:
 		printf(",\"exit_code\":%d,\"events\":%" PRIu64, r->end->exit_code, r->end->events);
+		break;
+	case DETRUN__LOG__RECORD__KIND_IMAGE:
+		printf(",\"path\":");
+		json_string(r->image->path);
+		printf(",\"before\":\"%s\",\"mode\":%u,\"size\":%" PRIu64 ",\"offset\":%" PRIu64
+		       ",\"bytes\":%zu",
+		       image_kind_name(r->image->kind), r->image->mode, r->image->size,
+		       r->image->offset, r->image->data.len);
 		break;
 	case DETRUN__LOG__RECORD__KIND_OUTPUT:
 		printf(",\"fd\":%d,\"bytes\":%" PRIu64 ",\"offset\":%" PRIu64
