@@ -178,40 +178,6 @@ static void virtual_times(struct vfile *v, int64_t *atime, int64_t *mtime, int64
 		*btime = clamp_to_epoch(*btime);
 }
 
-/* ---- tracee paths --------------------------------------------------------------------------- */
-
-int tracee_path(struct task *t, uint64_t addr, char *path, size_t size)
-{
-	if (!addr)
-		return -EFAULT;
-	size_t done = 0;
-	while (done < size) {
-		size_t n = 256 - (size_t)((addr + done) % 256); /* never cross into a next page */
-		if (n > size - done)
-			n = size - done;
-		if (remote_read(t, REMOTE(addr + done), path + done, n))
-			return -EFAULT;
-		if (memchr(path + done, 0, n))
-			return 0;
-		done += n;
-	}
-	return -ENAMETOOLONG;
-}
-
-/* The directory a tracee path starts from, opened in the tracee's own view of the
- * filesystem (its root and mount namespace, its cwd, or its dirfd). */
-int tracee_path_base(struct task *t, int dirfd, const char *path)
-{
-	char proc[64];
-	if (path[0] == '/' || dirfd == AT_FDCWD) {
-		snprintf(proc, sizeof(proc), "/proc/%d/%s", t->tid,
-			 path[0] == '/' ? "root" : "cwd");
-		return open(proc, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	}
-	int fd = remote_dup_fd(t, dirfd);
-	return fd < 0 ? -1 : fd;
-}
-
 /* stat(2) of a tracee path, or of its parent directory. */
 int stat_path(struct task *t, int dirfd, uint64_t addr, bool parent, bool follow, struct stat *st)
 {
@@ -661,15 +627,6 @@ void sys_open(struct task *t)
 	sys_open_target(t, &o);
 }
 
-/* An open that may change the file it names: a descriptor that writes (or maps shared
- * writable), a file made or truncated. O_PATH and O_TMPFILE change no name. */
-static bool opens_to_change(uint64_t flags)
-{
-	if ((flags & O_PATH) || (flags & O_TMPFILE) == O_TMPFILE)
-		return false;
-	return (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC));
-}
-
 /* Every open stops, and only creating or truncating ones are stamped. Every open that may
  * land on /proc, /sys or another kernel view is judged at its exit by sys_kernfs.c, where
  * the kernel has resolved it: one whose path did not resolve here may (/proc/self names
@@ -679,19 +636,15 @@ void sys_open_target(struct task *t, const struct open_target *o)
 {
 	uint64_t flags = open_flags(t);
 	t->exit.open.flags = flags;
-	if (opens_to_change(flags)) {
-		int dirfd;
-		uint64_t path = open_path(t, &dirfd);
-		files_changing(t, dirfd, path, !(flags & O_NOFOLLOW));
-	}
+	int dirfd;
+	uint64_t path = open_path(t, &dirfd);
+	files_open_changing(t, flags, dirfd, path);
 	if (!(flags & (O_CREAT | O_TRUNC))) {
 		if ((shim_get()->file_opened && (flags & O_ACCMODE) != O_WRONLY) || !o->resolved ||
 		    o->on_kernel_view)
 			tracer_want_exit(t, read_open_done);
 		return;
 	}
-	int dirfd;
-	uint64_t path = open_path(t, &dirfd);
 	struct stat st;
 	t->exit.open.created = (flags & O_CREAT) &&
 			       stat_path(t, dirfd, path, false, true, &st) == -ENOENT;
@@ -755,11 +708,7 @@ void sys_dir_change(struct task *t)
 {
 	const struct syscall_entry *e = syscall_lookup(t->syscall_nr);
 	struct syscall_entries c = syscall_entries(e);
-	for (int i = 0; i < c.n; i++) {
-		int dirfd = syscall_dirfd_arg(e, c.path[i]);
-		files_changing(t, dirfd < 0 ? AT_FDCWD : (int)syscall_arg(t, dirfd),
-			       syscall_arg(t, c.path[i]), false);
-	}
+	files_entries_changing(t, e, &c);
 	if (c.n)
 		note_removed_inode(t, e, &c);
 	tracer_want_exit(t, entry_changed);

@@ -20,6 +20,13 @@ int tracee_path_base(struct task *t, int dirfd, const char *path);
  * the run, the shim sees it, so a recording keeps what was there (sys_images.c); with
  * `follow`, a symbolic link there stands for what it points to. */
 void files_changing(struct task *t, int dirfd, uint64_t addr, bool follow);
+/* The same for an open with `flags` of the path at addr, if it may change it, and for the
+ * entries a call's row changes (syscall_entries). */
+void files_open_changing(struct task *t, uint64_t flags, int dirfd, uint64_t addr);
+struct syscall_entry;
+struct syscall_entries;
+void files_entries_changing(struct task *t, const struct syscall_entry *e,
+			    const struct syscall_entries *c);
 
 /* stat(2) of a path argument as task t sees it (relative to dirfd, its cwd or root); with
  * `parent`, of the directory holding it. 0 or -errno. */

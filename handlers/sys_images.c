@@ -33,6 +33,7 @@
 #include "shim/shim.h"
 #include "engine/remote.h"
 #include "handlers/sys_files.h"
+#include "syscalls/syscall_table.h"
 
 /* ---- the paths imaged so far ------------------------------------------------------------ */
 
@@ -200,4 +201,24 @@ void files_changing(struct task *t, int dirfd, uint64_t addr, bool follow)
 		shim->file_changing(t, sched_now(), path, e.dirfd, e.name);
 	}
 	close(e.dirfd);
+}
+
+/* An open that may change the file it names: a descriptor that writes (or maps shared
+ * writable), a file made or truncated. O_PATH and O_TMPFILE change no name. */
+void files_open_changing(struct task *t, uint64_t flags, int dirfd, uint64_t addr)
+{
+	if ((flags & O_PATH) || (flags & O_TMPFILE) == O_TMPFILE)
+		return;
+	if ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC)))
+		files_changing(t, dirfd, addr, !(flags & O_NOFOLLOW));
+}
+
+void files_entries_changing(struct task *t, const struct syscall_entry *e,
+			    const struct syscall_entries *c)
+{
+	for (int i = 0; i < c->n; i++) {
+		int dirfd = syscall_dirfd_arg(e, c->path[i]);
+		files_changing(t, dirfd < 0 ? AT_FDCWD : (int)syscall_arg(t, dirfd),
+			       syscall_arg(t, c->path[i]), false);
+	}
 }

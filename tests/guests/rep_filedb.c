@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void print_file(const char *name)
+__attribute__((noinline)) static void print_file(const char *name)
 {
 	char buf[256];
 	int fd = open(name, O_RDONLY);
