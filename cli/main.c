@@ -573,7 +573,7 @@ static void replay_ignored_signals(const Detrun__Log__Header *h)
 static int present_starting_files(const struct log *log, bool in_place)
 {
 	static struct file_images imgs;
-	if (file_images_of_log(log, &imgs))
+	if (file_images_of_log(log, log->header->cwd, &imgs))
 		die("out of memory");
 	if (!in_place) {
 		file_view_set(&imgs);

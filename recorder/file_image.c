@@ -178,6 +178,7 @@ int file_image_add(struct file_image *img, const Detrun__Log__FileImage *rec)
 
 void file_image_free(struct file_image *img)
 {
+	free(img->owned);
 	free(img->parts);
 	*img = (struct file_image){ 0 };
 }
@@ -200,12 +201,30 @@ static int compare_images(const void *a, const void *b)
 			     ((const struct file_image *)b)->path);
 }
 
-int file_images_of_log(const struct log *log, struct file_images *out)
+int file_images_of_log(const struct log *log, const char *cwd, struct file_images *out)
+{
+	return file_images_gather((const LogRecord *const *)log->records + 1,
+				  log->n ? log->n - 1 : 0, cwd, out);
+}
+
+/* Its path made absolute in cwd. */
+static int absolute(struct file_image *img, const char *cwd)
+{
+	if (img->path[0] == '/')
+		return 0;
+	if (asprintf(&img->owned, "%s/%s", strcmp(cwd, "/") ? cwd : "", img->path) < 0)
+		return -ENOMEM;
+	img->path = img->owned;
+	return 0;
+}
+
+int file_images_gather(const LogRecord *const *records, size_t n, const char *cwd,
+		       struct file_images *out)
 {
 	*out = (struct file_images){ 0 };
 	size_t cap = 0;
-	for (size_t i = 1; i < log->n; i++) {
-		const LogRecord *r = log->records[i];
+	for (size_t i = 0; i < n; i++) {
+		const LogRecord *r = records[i];
 		if (r->kind_case != DETRUN__LOG__RECORD__KIND_IMAGE)
 			continue;
 		struct file_image *last = out->n ? &out->v[out->n - 1] : NULL;
@@ -225,6 +244,9 @@ int file_images_of_log(const struct log *log, struct file_images *out)
 		if (file_image_add(&out->v[out->n], r->image) == 0)
 			out->n++;
 	}
+	for (size_t i = 0; i < out->n; i++)
+		if (absolute(&out->v[i], cwd))
+			return -ENOMEM;
 	if (out->n)
 		qsort(out->v, out->n, sizeof(*out->v), compare_images);
 	/* Each path is imaged once; should one come twice, the first (the earlier) stands. */
@@ -246,6 +268,14 @@ void file_images_free(struct file_images *imgs)
 		file_image_free(&imgs->v[i]);
 	free(imgs->v);
 	*imgs = (struct file_images){ 0 };
+}
+
+const char *file_image_path(const char *path, const char *cwd, char *buf, size_t len)
+{
+	if (path[0] == '/')
+		return path;
+	snprintf(buf, len, "%s/%s", strcmp(cwd, "/") ? cwd : "", path);
+	return buf;
 }
 
 bool file_images_cover(const struct file_images *imgs, const char *path)

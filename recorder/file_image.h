@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "proto/log.pb-c.h"
+#include "recorder/log.h"
 
 enum file_image_kind {
 	FILE_IMAGE_ABSENT = 0,
@@ -39,7 +39,8 @@ struct log;
 
 /* One image, gathered from its records (which it points into). */
 struct file_image {
-	const char *path;
+	const char *path; /* absolute */
+	char *owned;      /* path, when made absolute here */
 	enum file_image_kind kind;
 	uint32_t mode, uid, gid;
 	int64_t atime_ns, mtime_ns;
@@ -69,9 +70,15 @@ bool file_image_continues(const struct file_image *img, const Detrun__Log__FileI
 void file_image_free(struct file_image *img);
 
 /* The images of a loaded log, each path once, sorted by path (a directory before what it
- * holds). 0 or -ENOMEM. */
-int file_images_of_log(const struct log *log, struct file_images *out);
+ * holds), relative paths taken in directory `cwd`. 0 or -ENOMEM. */
+int file_images_of_log(const struct log *log, const char *cwd, struct file_images *out);
 void file_images_free(struct file_images *imgs);
+/* The same from `n` records of any kinds (a replica's stream so far). */
+int file_images_gather(const LogRecord *const *records, size_t n, const char *cwd,
+		       struct file_images *out);
+/* An image's path as recorded (proto/log.proto), in directory `cwd` when relative: the
+ * absolute path, in buf or path itself. */
+const char *file_image_path(const char *path, const char *cwd, char *buf, size_t len);
 
 /* Puts `img` back at `rel` (its path relative to directory `dirfd`): removes what is there
  * now, writes the recorded bytes, mode and (when allowed) owner. 0 or -errno. */

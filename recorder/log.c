@@ -222,7 +222,7 @@ static bool record_well_formed(const LogRecord *rec, bool first)
 	case DETRUN__LOG__RECORD__KIND_OUTPUT:
 		return rec->task > 0 && rec->output->fd >= 0 && rec->output->len > 0;
 	case DETRUN__LOG__RECORD__KIND_IMAGE:
-		return rec->task > 0 && rec->image->path && rec->image->path[0] == '/' &&
+		return rec->task > 0 && rec->image->path && rec->image->path[0] &&
 		       rec->image->kind <= FILE_IMAGE_OTHER &&
 		       rec->image->offset + rec->image->data.len >= rec->image->offset &&
 		       (rec->image->kind != FILE_IMAGE_REGULAR ||

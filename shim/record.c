@@ -24,6 +24,7 @@
 #define DIGEST_EVERY 1024 /* events between digests: a divergence is caught within this */
 
 static struct input_sink *sink;
+static char record_cwd[4096]; /* image paths in it are logged relative (proto/log.proto) */
 
 static void append(uint64_t time, int vtid, LogRecord *rec)
 {
@@ -153,7 +154,11 @@ static void record_file_changing(struct task *t, uint64_t time, const char *path
 				 const char *name)
 {
 	struct image_append a = { time, sched_of(t)->vtid };
-	int err = file_image_capture(dirfd, name, path, append_image, &a);
+	size_t l = strlen(record_cwd);
+	const char *logged = path;
+	if (l > 1 && !strncmp(path, record_cwd, l) && path[l] == '/')
+		logged = path + l + 1;
+	int err = file_image_capture(dirfd, name, logged, append_image, &a);
 	if (err)
 		shim_abort(t, "cannot keep the before-image of %s: %s", path, strerror(-err));
 }
@@ -294,6 +299,7 @@ int record_shim_start_sink(struct input_sink *(*open_sink)(const Detrun__Log__He
 	if (!sink)
 		return -1;
 	atexit(flush_at_exit);
+	snprintf(record_cwd, sizeof(record_cwd), "%s", h.cwd);
 	shim_set(&record_shim);
 	return 0;
 }
@@ -303,5 +309,7 @@ int record_shim_start_sink(struct input_sink *(*open_sink)(const Detrun__Log__He
 void record_shim_continue(struct input_sink *s)
 {
 	sink = s;
+	if (!getcwd(record_cwd, sizeof(record_cwd)))
+		record_cwd[0] = 0;
 	shim_set(&record_shim);
 }

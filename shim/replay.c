@@ -3,9 +3,11 @@
  * what the replay meets (logical time, task, syscall), and the first mismatch ends the
  * run with both sides described — a replay never continues past a divergence. */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "recorder/file_image.h"
 #include "recorder/fingerprint.h"
@@ -22,7 +24,8 @@ static uint64_t head_at;    /* the head record's logical time */
 static bool looks_logged;   /* format 3: outside input carries the look it came at */
 static bool outputs_logged; /* format 4: every write to the group's output is logged */
 static struct log_output_offsets output_offsets;
-static bool images_in_place; /* before-images go back on the files at their first change */
+static bool images_in_place;   /* before-images go back on the files at their first change */
+static char own_cwd[PATH_MAX]; /* where relative image paths lie (proto/log.proto) */
 
 static const LogRecord *head(void)
 {
@@ -263,17 +266,20 @@ static void replay_file_changing(struct task *t, uint64_t time, const char *path
 {
 	int vtid = sched_of(t)->vtid;
 	const LogRecord *r = match(DETRUN__LOG__RECORD__KIND_IMAGE, time, vtid);
-	if (!r || strcmp(r->image->path, path)) {
+	char recorded[PATH_MAX], full[2 * PATH_MAX];
+	if (r)
+		snprintf(recorded, sizeof(recorded), "%s", r->image->path);
+	if (!r || strcmp(file_image_path(recorded, own_cwd, full, sizeof(full)), path)) {
 		char met[4200];
 		snprintf(met, sizeof(met), "the first change of %s by task %d at t=%" PRIu64, path,
 			 vtid, time);
 		diverged(t, met);
 	}
 	if (images_in_place) {
-		restore_images(t, time, vtid, path, dirfd, strlen(path) - strlen(name));
+		restore_images(t, time, vtid, recorded, dirfd, strlen(recorded) - strlen(name));
 		return;
 	}
-	while (image_of_change(time, vtid, path))
+	while (image_of_change(time, vtid, recorded))
 		consume();
 }
 
@@ -392,6 +398,8 @@ int replay_shim_start(const struct log *log)
 int replay_shim_start_source(struct input_source *s)
 {
 	source = s;
+	if (!getcwd(own_cwd, sizeof(own_cwd)))
+		snprintf(own_cwd, sizeof(own_cwd), "/");
 	/* A replica runs on its own files: each goes back to the group's starting state at
 	 * the first change, whatever a replica that died here left (a rejoin). */
 	images_in_place = true;
