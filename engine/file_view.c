@@ -12,7 +12,9 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <linux/magic.h>
 #include <unistd.h>
 #include <linux/mount.h>
 
@@ -20,10 +22,25 @@
 #include "recorder/file_image.h"
 
 static const struct file_images *view_images;
+static int devices_pipe[2] = { -1, -1 }; /* the child tells detrun its overlays' devices */
 
 void file_view_set(const struct file_images *imgs)
 {
 	view_images = imgs && imgs->n ? imgs : NULL;
+	if (view_images && pipe2(devices_pipe, O_CLOEXEC) < 0)
+		devices_pipe[0] = devices_pipe[1] = -1;
+}
+
+int file_view_devices(struct file_view_device *out, int max)
+{
+	if (devices_pipe[0] < 0)
+		return 0;
+	close(devices_pipe[1]);
+	/* One message, written whole (at most PIPE_BUF), or nothing: the child failed. */
+	ssize_t n = read(devices_pipe[0], out, (size_t)max * sizeof(*out));
+	close(devices_pipe[0]);
+	devices_pipe[0] = devices_pipe[1] = -1;
+	return n > 0 ? (int)((size_t)n / sizeof(*out)) : 0;
 }
 
 int file_view_wanted(void)
@@ -197,7 +214,7 @@ static int cover(const struct cover *c, int index, int tmpfs, const struct submo
 	char opts[256];
 	snprintf(opts, sizeof(opts),
 		 "lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d/%s,"
-		 "workdir=/proc/self/fd/%d/%s",
+		 "workdir=/proc/self/fd/%d/%s,xino=on",
 		 c->lower, tmpfs, upper, tmpfs, work);
 	if (mount("detrun-files", c->path, "overlay", 0, opts) < 0)
 		return -errno;
@@ -209,6 +226,23 @@ static int cover(const struct cover *c, int index, int tmpfs, const struct submo
 		mount(from, subs[s].path, NULL, MS_BIND | MS_REC, NULL);
 	}
 	return 0;
+}
+
+/* Tells detrun the overlays' devices and those below them. */
+static void send_devices(const struct cover *covers, int n)
+{
+	struct file_view_device d[MAX_COVERS];
+	int count = 0;
+	for (int c = 0; c < n; c++) {
+		struct stat view, real;
+		struct statfs fs;
+		if (stat(covers[c].path, &view) < 0 || fstat(covers[c].lower, &real) < 0)
+			continue;
+		bool shmem = fstatfs(covers[c].lower, &fs) == 0 && fs.f_type == TMPFS_MAGIC;
+		d[count++] = (struct file_view_device){ view.st_dev, real.st_dev, shmem };
+	}
+	if (devices_pipe[1] >= 0 && write(devices_pipe[1], d, (size_t)count * sizeof(d[0])) < 0)
+		return; /* detrun then shows the overlays' own devices */
 }
 
 int file_view_enter(char *err, size_t len)
@@ -251,6 +285,8 @@ int file_view_enter(char *err, size_t len)
 			utimensat(AT_FDCWD, covers[c].path,
 				  (struct timespec[2]){ st.st_atim, st.st_mtim }, 0);
 	}
+	if (!e)
+		send_devices(covers, n);
 	for (int c = 0; c < n; c++)
 		close(covers[c].lower);
 	for (int s = 0; s < n_subs; s++)

@@ -19,7 +19,9 @@
 #ifndef DETRUN_ENGINE_FILE_VIEW_H
 #define DETRUN_ENGINE_FILE_VIEW_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct file_images;
 
@@ -28,6 +30,17 @@ struct file_images;
 void file_view_set(const struct file_images *imgs);
 /* Is there anything to present? */
 int file_view_wanted(void);
+
+/* What a run sees of the view must be what the recording saw of the real directories:
+ * each overlay (mounted with xino=on, so one device for everything in it) stands for the
+ * device of the directory below it, and a file mapped from it for a file of that
+ * filesystem (tmpfs or not: page ownership takes shmem only). */
+struct file_view_device {
+	uint64_t view, real;
+	bool real_shmem;
+};
+/* After the launch, in detrun: the launched child's overlays (none without a view). */
+int file_view_devices(struct file_view_device *out, int max);
 
 /* In the launched child, in a mount namespace of its own already (private propagation):
  * covers the directories and writes the images, then enters the working directory again

@@ -58,7 +58,9 @@ static void process_exiting(struct task *t)
  * the files it wrote back count as older than the run. */
 static void launched(bool pid_namespace)
 {
+	struct file_view_device devs[64];
 	reach_set_namespaced(pid_namespace);
+	files_view_devices(devs, file_view_devices(devs, 64));
 	files_init();
 }
 

@@ -106,6 +106,7 @@ static struct vfile *vfile_of(uint64_t dev, uint64_t ino, long nlink)
 
 static uint64_t virtual_dev(uint64_t dev)
 {
+	dev = files_view_real_dev(dev);
 	for (int i = 0; i < n_devs; i++)
 		if (real_devs[i] == dev)
 			return makedev(0, 200 + i);
@@ -311,6 +312,23 @@ static uint64_t stat_key(struct task *t, int view, int tfd, uint64_t dev, uint64
 	return key;
 }
 
+/* A directory of a replay's view shows the size of the one below it (sys_view.c). */
+static void view_directory(struct task *t, int tfd, bool nofollow, uint64_t dev, int64_t *size,
+			   int64_t *blocks)
+{
+	int dirfd;
+	uint64_t addr;
+	if (!files_view_device(dev, &(bool){ false }))
+		return;
+	int fd = tfd >= 0                           ? remote_dup_fd(t, tfd)
+		 : stat_path_args(t, &dirfd, &addr) ? views_open_name(t, dirfd, addr, nofollow)
+						    : -1;
+	if (fd >= 0)
+		files_view_directory(fd, dev, size, blocks);
+	if (fd >= 0)
+		close(fd);
+}
+
 static void stat_done(struct task *t)
 {
 	if (syscall_result(t) != 0)
@@ -331,6 +349,8 @@ static void stat_done(struct task *t)
 	if (view >= 0)
 		close(view);
 	struct vfile *v = vfile_of(st.st_dev, key, (long)st.st_nlink);
+	if (S_ISDIR(st.st_mode) && view < 0)
+		view_directory(t, tfd, nofollow, st.st_dev, &st.st_size, &st.st_blocks);
 	int64_t a = timespec_to_ns(st.st_atim), m = timespec_to_ns(st.st_mtim),
 		c = timespec_to_ns(st.st_ctim);
 	virtual_times(v, &a, &m, &c, NULL);
@@ -384,6 +404,9 @@ static void statx_done(struct task *t)
 	struct vfile *v = vfile_of(dev, key,
 				   (sx.stx_mask & STATX_NLINK) ? (long)sx.stx_nlink
 							       : NLINK_UNKNOWN);
+	if (S_ISDIR(sx.stx_mode) && view < 0)
+		view_directory(t, statx_of_descriptor(t), syscall_arg(t, 2) & AT_SYMLINK_NOFOLLOW,
+			       dev, (int64_t *)&sx.stx_size, (int64_t *)&sx.stx_blocks);
 	int64_t a = statx_ns(&sx.stx_atime), m = statx_ns(&sx.stx_mtime),
 		c = statx_ns(&sx.stx_ctime), b = statx_ns(&sx.stx_btime);
 	virtual_times(v, &a, &m, &c, (sx.stx_mask & STATX_BTIME) ? &b : NULL);

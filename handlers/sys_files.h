@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "engine/file_view.h"
 #include "vkernel/task.h"
 
 /* The path string at addr in t's memory. 0, -EFAULT or -ENAMETOOLONG. */
@@ -57,6 +58,16 @@ void files_written(struct task *t, int tfd);
 #define NLINK_UNKNOWN (-1L)
 uint64_t files_virtual_ino(uint64_t dev, uint64_t ino, long nlink);
 uint64_t files_virtual_dev(uint64_t dev);
+/* The devices of a replay's view of the files (engine/file_view.h), once launched: each
+ * shows as the device below it. files_view_device: is dev one, and is the filesystem below
+ * it a tmpfs? */
+void files_view_devices(const struct file_view_device *d, int n);
+bool files_view_device(uint64_t dev, bool *real_shmem);
+/* dev itself, or the device below the view's overlay dev. */
+uint64_t files_view_real_dev(uint64_t dev);
+/* A directory (supervisor descriptor fd) on view device dev: the size and blocks of the real
+ * one at its path, which the recording saw (the overlay's own are its tmpfs's). */
+void files_view_directory(int fd, uint64_t dev, int64_t *size, int64_t *blocks);
 /* Is fd on a kernel view whose content is made when read (proc, sysfs, cgroup ...)? Such
  * files are not part of a run's starting state. */
 bool synthetic_filesystem(int fd);

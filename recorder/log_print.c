@@ -231,12 +231,15 @@ static void print_stats(const char *path, const struct log *log)
 {
 	size_t kinds[16] = { 0 };
 	uint64_t in_bytes = 0, data_bytes = 0, results = 0, data_calls = 0, last = 0, out_bytes = 0;
+	uint64_t image_bytes = 0;
 	for (size_t i = 1; i < log->n; i++) {
 		const LogRecord *r = log->records[i];
 		kinds[r->kind_case < 16 ? r->kind_case : 0]++;
 		last = log->times[i];
 		if (r->kind_case == DETRUN__LOG__RECORD__KIND_OUTPUT)
 			out_bytes += r->output->len;
+		if (r->kind_case == DETRUN__LOG__RECORD__KIND_IMAGE)
+			image_bytes += r->image->data.len;
 		if (r->kind_case != DETRUN__LOG__RECORD__KIND_RESULT)
 			continue;
 		results++;
@@ -267,6 +270,10 @@ static void print_stats(const char *path, const struct log *log)
 		       (double)log->file_size / (double)data_bytes);
 	printf("output checked: %" PRIu64 " bytes in %zu writes\n", out_bytes,
 	       kinds[DETRUN__LOG__RECORD__KIND_OUTPUT]);
+	if (kinds[DETRUN__LOG__RECORD__KIND_IMAGE])
+		printf("before-images of changed files: %zu records, %" PRIu64
+		       " bytes of content\n",
+		       kinds[DETRUN__LOG__RECORD__KIND_IMAGE], image_bytes);
 }
 
 int log_print(const char *path, enum log_print_mode mode)

@@ -162,4 +162,43 @@ TEST(FileImages, AFileOnlyReadAndChangedSinceIsStillReported)
 	EXPECT_EQ(Snapshot(dir), before);
 }
 
+// A shell that appends to a file of 1.5 MiB (its image: three parts of at most 512 KiB),
+// moves a directory away (imaged with what it holds) and replaces a symlink: replayed
+// twice where it was recorded, the same output, and nothing changed.
+TEST(FileImages, LargeFileMovedDirectoryAndSymlinkComeBackFromTheirImages)
+{
+	TempDir dir("fileimg"), logs("fileimg-logs");
+	std::string big;
+	for (int i = 0; big.size() < 1536 * 1024; i++)
+		big += "line " + std::to_string(i) + "\n";
+	WriteFile(dir / "big", big);
+	RunCommand({ "sh", "-c",
+		     "mkdir \"$0\"/d && echo a > \"$0\"/d/a && echo b > \"$0\"/d/b && "
+		     "ln -s d/a \"$0\"/link",
+		     dir.path });
+	const std::string script =
+		"wc -c < big && echo more >> big && tail -c 5 big && "
+		"mv d e && cat e/a link 2>&1; rm link && ln -s e/b link && cat link";
+	RunResult native = InDir(dir, { "sh", "-c", script });
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	// The same starting files again for the recording.
+	RunCommand({ "sh", "-c", "cd \"$0\" && mv e d && rm link && ln -s d/a link", dir.path });
+	WriteFile(dir / "big", big);
+	RunResult rec = InDir(dir, { kDetrun, "record", "-o", logs / "s.dlog", "--", "sh", "-c",
+				     script });
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	ASSERT_EQ(rec.out, native.out) << rec.Describe();
+	std::string after = Snapshot(dir);
+	RunResult stats = RunCommand({ kDetrun, "log", "--stats", logs / "s.dlog" });
+	EXPECT_NE(stats.out.find(std::to_string(big.size() + 2 + 2 + 3) + " bytes of content"),
+		  std::string::npos)
+		<< stats.out;
+	for (int i = 0; i < 2; i++) {
+		RunResult rep = Replay(dir, logs / "s.dlog");
+		EXPECT_EQ(rep.code, 0) << rep.Describe();
+		EXPECT_EQ(rep.out, rec.out) << rep.Describe();
+		EXPECT_EQ(Snapshot(dir), after) << "replay " << i << " changed the files";
+	}
+}
+
 } // namespace

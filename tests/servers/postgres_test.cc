@@ -156,7 +156,9 @@ void RecordAndReplay(const std::vector<std::string> &opts, int txns)
 	ASSERT_EQ(RunCommand({ "sh", "-c", "rm -f " + pg.sock + "/.s.PGSQL.*" }).code, 0);
 	RunOptions ropt;
 	ropt.timeout_s = 600;
-	RunResult rep = RunCommand({ "unshare", "-n", kDetrun, "replay", log }, ropt);
+	// On the real files (else its writes go to a private view), which the log's
+	// before-images put back to the starting state as well as the copy did.
+	RunResult rep = RunCommand({ "unshare", "-n", kDetrun, "replay", "--in-place", log }, ropt);
 	EXPECT_EQ(rep.code, 0) << rep.Describe();
 	EXPECT_EQ(rep.err, recorded.err)
 		<< FirstDifference("recording", recorded.err, "replay", rep.err);
