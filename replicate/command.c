@@ -306,6 +306,12 @@ static int follow(struct rep_link *l, char **argv, const char *path,
 		fprintf(stderr, "detrun: replicate: %s\n", l->why);
 		return 125;
 	}
+	/* The group's starting files, whatever this replica left when it died (files.c). */
+	if (rep_starting_files(l)) {
+		fprintf(stderr, "detrun: replicate: %s\n", l->why);
+		detrun__log__record__free_unpacked(rec, NULL);
+		return 125;
+	}
 	clearenv(); /* the environment is the leader's: the program sees the same */
 	for (size_t i = 0; i < rec->header->n_env; i++)
 		putenv(strdup(rec->header->env[i]));

@@ -317,6 +317,18 @@ static void follower_file(struct task *t, uint64_t time, const char *path, uint6
 	replay_ops->file_opened(t, time, path, size, hash);
 }
 
+/* The group's first change of a path: the replay puts the leader's before-image back on
+ * this replica's file (shim/replay.c); once leading, the recording keeps it. */
+static void follower_file_changing(struct task *t, uint64_t time, const char *path, int dirfd,
+				   const char *name)
+{
+	if (!following()) {
+		leader.file_changing(t, time, path, dirfd, name);
+		return;
+	}
+	replay_ops->file_changing(t, time, path, dirfd, name);
+}
+
 static void follower_event(struct task *t, uint64_t time, long nr)
 {
 	progressed();
@@ -371,6 +383,7 @@ void rep_replica_follow(struct rep_link *l, struct input_source *src)
 		.wait_outside = follower_wait,
 		.signals = follower_signals,
 		.file_opened = follower_file,
+		.file_changing = follower_file_changing,
 		.event = follower_event,
 		.finish = follower_finish,
 	};

@@ -50,6 +50,11 @@ bool rep_source_took_over(struct input_source *s, uint64_t *epoch, uint64_t *las
 /* Waits until a record is there (true) or this replica took over (false). */
 bool rep_source_wait(struct input_source *s);
 
+/* ---- a replica's files (files.c) ---- */
+/* Puts the before-images the stream holds so far back on this replica's files (paths
+ * relative to the leader's working directory taken in this one's). 0, or -1 with l->why. */
+int rep_starting_files(struct rep_link *l);
+
 /* ---- the lease (lease.c) ---- */
 /* Takes the lease if nobody holds it: 0 and the epoch, 1 held by another, -1 error. */
 int rep_lease_take(struct rep_link *l, uint64_t *epoch);

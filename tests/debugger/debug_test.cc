@@ -471,6 +471,46 @@ TEST(Debug, ReverseWatchpointStopsBeforeTheWrite)
 	EXPECT_EQ(values, want) << r.out << r.err;
 }
 
+// The files a recording changed are what its replay starts from, on a view of its own:
+// gdb runs the program forward to the end, back (a run again from the start) and forward
+// again in the directory the recording left, with no divergence (before, the replay found
+// the recording's `db`, its O_CREAT|O_EXCL failed and the program took another path
+// unreported), and the directory is as the recording left it.
+TEST(Debug, ARecordingThatChangedItsFilesIsDebuggedOnItsStartingFiles)
+{
+	TempDir dir("debug");
+	for (const auto &[name, text] :
+	     std::vector<std::pair<std::string, std::string>>{ { "journal", "start\n" },
+							       { "old", "old\n" },
+							       { "gone", "gone\n" } })
+		RunCommand({ "sh", "-c", "printf '%s' \"$1\" > \"$0\"", dir / name, text });
+	RunResult rec = RecordInto(dir, "f.dlog", { std::string(GUEST_DIR) + "/rep_filedb" });
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	RunOptions opt;
+	opt.cwd = dir.path;
+	const std::vector<std::string> snapshot{
+		"sh", "-c",
+		"find . -printf '%p %y %m %s %T@\\n' | sort && find . -type f -exec sha256sum {} + | "
+		"sort"
+	};
+	std::string after = RunCommand(snapshot, opt).out;
+	RunResult r = Debug(dir, "f.dlog",
+			    { "break print_file", "continue", "continue", "reverse-continue",
+			      "monitor when", "delete", "continue" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	std::string all = r.out + r.err;
+	EXPECT_EQ(all.find("diverged"), std::string::npos) << all;
+	EXPECT_EQ(all.find("File exists"), std::string::npos) << all;
+	EXPECT_EQ(Matching(all, "^Breakpoint 1, print_file \\(name=.*\"db\"\\)").size(), 2u) << all;
+	// The run forward to the end printed what the recording printed, to its last line.
+	EXPECT_NE(all.find("journal: start\nappended\nrenamed: old\ngone: No such file or "
+			   "directory\nsub/x: x\ndone\n"),
+		  std::string::npos)
+		<< all;
+	EXPECT_EQ(RunCommand(snapshot, opt).out, after) << "debugging changed the files";
+}
+
 } // namespace
 
 // gdb's `run` starts the replay again from the beginning, as in rr (before: "Remote
