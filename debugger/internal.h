@@ -230,6 +230,11 @@ bool gdb_interrupt_waiting(void);
 /* Kills the group and executes detrun again to reach `goal` (scan: then the last hit
  * before it). Does not return. */
 void travel_reexecute(struct dbg_state *dbg, enum dbg_mode mode, struct position goal);
+/* gdb's `kill`: the group ends, and gdb may go on with `run` (travel_restart) or quit (a
+ * normal end). Until then only queries are answered: the refusal to give to another
+ * packet, or NULL to serve it. */
+void travel_kill(struct dbg_state *dbg);
+const char *travel_killed_refusal(const struct dbg_state *dbg, const char *cmd);
 /* gdb's `run`: executes detrun again to the start, where the first stop was. */
 __attribute__((noreturn)) void travel_restart(struct dbg_state *dbg);
 void travel_save_invocation(int argc, char **argv, char **env);

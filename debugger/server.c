@@ -347,17 +347,6 @@ static void old_resume(struct task *owner, const char *cmd)
 				   : 0;
 }
 
-/* gdb's `kill`: the group ends, and gdb may go on with `run` (travel_restart) or quit
- * (gdb_gone: a normal end). Until then only queries are answered. */
-static void kill_program(void)
-{
-	if (dbg->killed)
-		return;
-	fprintf(stderr, "detrun: gdb killed the program: the group is ended\n");
-	report_run_cleanup();
-	dbg->killed = true;
-}
-
 static void select_thread(const char *p)
 {
 	struct task *t = procs_parse_thread(&p);
@@ -373,10 +362,10 @@ static bool dispatch_v(struct task *owner, const char *cmd)
 		vcont(owner, cmd + 5);
 		return true;
 	} else if (!strncmp(cmd, "vKill", 5)) {
-		kill_program();
+		travel_kill(dbg);
 		send_or_die("OK");
 	} else if (!strncmp(cmd, "vRun", 4)) {
-		kill_program();
+		travel_kill(dbg);
 		travel_restart(dbg);
 	} else if (!strncmp(cmd, "vFile:", 6)) {
 		static char out[PACKET_MAX];
@@ -431,21 +420,8 @@ static bool detach(const char *args)
 	return true;
 }
 
-/* After gdb's `kill` the group is gone: its state cannot be read nor resumed. */
-static bool served_while_killed(const char *cmd)
-{
-	return !strncmp(cmd, "qSupported", 10) || !strcmp(cmd, "qAttached") ||
-	       !strncmp(cmd, "qSymbol", 7) || cmd[0] == 'Q' || cmd[0] == '!' || cmd[0] == 'k' ||
-	       !strncmp(cmd, "vKill", 5) || !strncmp(cmd, "vRun", 4) || !strcmp(cmd, "vCont?") ||
-	       !strncmp(cmd, "vFile:", 6);
-}
-
 static bool dispatch(struct task *owner, const char *cmd)
 {
-	if (dbg->killed && !served_while_killed(cmd)) {
-		send_or_die(cmd[0] == '?' ? "W00" : "E01");
-		return false;
-	}
 	if (cmd[0] == 'c' || cmd[0] == 'C' || cmd[0] == 'b' || !strncmp(cmd, "vCont;c", 7) ||
 	    !strncmp(cmd, "vCont;C", 7))
 		go_back_if_asked();
@@ -495,7 +471,7 @@ static bool dispatch(struct task *owner, const char *cmd)
 	case 'D':
 		return detach(cmd + 1);
 	case 'k': /* no answer expected */
-		kill_program();
+		travel_kill(dbg);
 		return false;
 	default:
 		send_or_die("");
@@ -517,7 +493,10 @@ void server_converse(struct task *owner, const char *reply)
 		int n = packet_read(dbg->conn_fd, buf, sizeof(buf));
 		if (n < 0)
 			gdb_gone();
-		if (n > 0 && dispatch(owner, buf))
+		const char *refusal = n > 0 ? travel_killed_refusal(dbg, buf) : NULL;
+		if (refusal)
+			send_or_die(refusal);
+		else if (n > 0 && dispatch(owner, buf))
 			break;
 	}
 	if (action.detach) {

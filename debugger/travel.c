@@ -89,6 +89,27 @@ void travel_save_invocation(int argc, char **argv, char **env)
 		saved_env[i] = strdup(env[i]);
 }
 
+void travel_kill(struct dbg_state *dbg)
+{
+	if (dbg->killed)
+		return;
+	fprintf(stderr, "detrun: gdb killed the program: the group is ended\n");
+	report_run_cleanup();
+	dbg->killed = true;
+}
+
+/* After gdb's `kill` the group is gone: its state can be neither read nor resumed. */
+const char *travel_killed_refusal(const struct dbg_state *dbg, const char *cmd)
+{
+	bool served = !strncmp(cmd, "qSupported", 10) || !strcmp(cmd, "qAttached") ||
+		      !strncmp(cmd, "qSymbol", 7) || cmd[0] == 'Q' || cmd[0] == '!' ||
+		      cmd[0] == 'k' || !strncmp(cmd, "vKill", 5) || !strncmp(cmd, "vRun", 4) ||
+		      !strcmp(cmd, "vCont?") || !strncmp(cmd, "vFile:", 6);
+	if (!dbg->killed || served)
+		return NULL;
+	return cmd[0] == '?' ? "W00" : "E01";
+}
+
 __attribute__((noreturn)) void travel_restart(struct dbg_state *dbg)
 {
 	dbg->run_begin = true;
