@@ -611,7 +611,7 @@ class Bench:
         docroot = f"{t}/html"
         return [
             Micro("getppid", big(50000, 25000), 1, "getppid: allowed by detrun's filter (not intercepted)"),
-            Micro("clock", big(20000, 5000), 1, "clock_gettime: emulated by detrun (vDSO hidden)"),
+            Micro("clock", big(20000, 5000), 1, "clock_gettime: detrun's vDSO (a stop every 129th read)"),
             Micro("devnull", big(20000, 5000), 1, "write to /dev/null: intercepted, runs natively"),
             Micro("openclose", big(20000, 5000), 2, "openat+close pairs"),
             Micro("pipe", big(5000, 1250), 4, "pipe ping-pong between 2 processes: 4 calls/round"),
