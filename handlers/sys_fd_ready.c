@@ -84,9 +84,49 @@ bool fd_link_internal(pid_t pid, int fd)
 	return link_internal(link);
 }
 
+/* The devices of the filesystems whose files a /proc link names by kind and inode (see
+ * link_internal): every pipe ("pipe:[ino]"), every socket ("socket:[ino]") and every
+ * anonymous file ("anon_inode:[eventfd]") is on one of them, and nothing else is. Knowing
+ * them spares a readlink (a path walk through /proc) per call: fstat of the descriptor
+ * tells its kind, and only an anonymous file needs its name. */
+struct name_filesystems {
+	dev_t pipes, sockets, anon;
+};
+
+static dev_t fd_dev(int fd)
+{
+	struct stat st;
+	dev_t dev = fd >= 0 && fstat(fd, &st) == 0 ? st.st_dev : (dev_t)-1;
+	if (fd >= 0)
+		close(fd);
+	return dev;
+}
+
+static const struct name_filesystems *name_filesystems(void)
+{
+	static struct name_filesystems fs;
+	static bool known;
+	if (!known) {
+		int p[2] = { -1, -1 };
+		if (pipe2(p, O_CLOEXEC) == 0)
+			close(p[1]);
+		fs.pipes = fd_dev(p[0]);
+		fs.sockets = fd_dev(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+		fs.anon = fd_dev(epoll_create1(EPOLL_CLOEXEC));
+		known = true;
+	}
+	return &fs;
+}
+
 bool internal_file(int fd)
 {
-	return fd_link_internal(0, fd);
+	const struct name_filesystems *fs = name_filesystems();
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return false;
+	if (st.st_dev == fs->pipes || st.st_dev == fs->sockets)
+		return ino_internal(st.st_ino);
+	return st.st_dev == fs->anon && fd_link_internal(0, fd); /* else a file with a path */
 }
 
 void internal_files_add(struct task *t, int tracee_fd)
@@ -127,6 +167,9 @@ void internal_files_add(struct task *t, int tracee_fd)
 
 enum fd_kind fd_kind(int fd)
 {
+	struct stat st;
+	if (fstat(fd, &st) == 0 && st.st_dev != name_filesystems()->anon)
+		return FD_OTHER; /* every kind named here is an anonymous file */
 	char path[64], link[64];
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	ssize_t n = readlink(path, link, sizeof(link) - 1);
