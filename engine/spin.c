@@ -106,6 +106,16 @@ void spin_start(struct task *t)
 	t->run_cpu_ns = task_cpu_ns(t);
 }
 
+void spin_start_at_alarm(struct task *t)
+{
+	t->run_cpu_ns = SPIN_NOT_STARTED;
+}
+
+bool spin_started(const struct task *t)
+{
+	return t->run_cpu_ns != SPIN_NOT_STARTED;
+}
+
 int spin_remaining_ms(struct task *t, int budget_ms)
 {
 	int64_t now = task_cpu_ns(t);

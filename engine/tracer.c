@@ -585,7 +585,7 @@ static void run_until_event(struct task *t)
 {
 	int budget = t->run_budget_ms ? (int)t->run_budget_ms : tracer_opts->spin_budget_ms;
 	int64_t since_event = monotonic_ms();
-	spin_start(t);
+	spin_start_at_alarm(t);
 	tracer_arm_alarm(budget);
 	while (still_traced(t) && t->state == TASK_RUNNING) {
 		int status;
@@ -603,7 +603,11 @@ static void run_until_event(struct task *t)
 		if (!shim_intercepts())
 			pass_outside_signals();
 		/* The budget is the task's CPU time: a task waiting for a CPU is not looked at. */
-		int left = spin_remaining_ms(t, budget);
+		int left = budget;
+		if (spin_started(t))
+			left = spin_remaining_ms(t, budget);
+		else
+			spin_start(t);
 		if (left == 0) {
 			tracer_arm_alarm(0);
 			enum spin_verdict v = tracer_spin_look(t, since_event, handle_status_cb);
