@@ -553,6 +553,17 @@ static enum wait_result write_ready(struct task *t)
 	return WAIT_READY;
 }
 
+/* files_written (sys_files.h) for a descriptor of the program. */
+void files_written(struct task *t, int tfd)
+{
+	int fd = remote_dup_fd(t, tfd);
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) == 0)
+		files_written_fd(fd, &st);
+	if (fd >= 0)
+		close(fd);
+}
+
 static void write_when_room(struct task *t);
 
 /* Implements write(2), writev(2), sendto(2), sendmsg(2), sendmmsg(2). */
