@@ -586,7 +586,10 @@ static void run_until_event(struct task *t)
 	int budget = t->run_budget_ms ? (int)t->run_budget_ms : tracer_opts->spin_budget_ms;
 	int64_t since_event = monotonic_ms();
 	spin_start_at_alarm(t);
-	tracer_arm_alarm(budget);
+	/* Armed once for the runs of every event, not twice per run: a SIGALRM that comes
+	 * early starts the budget early (spin_start_at_alarm), and one that comes between
+	 * runs waits, blocked, for the next run's wait. */
+	tracer_keep_alarm(budget);
 	while (still_traced(t) && t->state == TASK_RUNNING) {
 		int status;
 		pid_t got = tracer_wait_any(&status);
@@ -623,7 +626,6 @@ static void run_until_event(struct task *t)
 		tracer_arm_alarm(tracer_debugger && left > INTERRUPT_POLL_MS ? INTERRUPT_POLL_MS
 									     : left);
 	}
-	tracer_arm_alarm(0);
 	spin_end();
 	if (still_traced(t) && t->state == TASK_STOPPED && !t->spin_descheduled)
 		tracer_spin_event_done(t);
@@ -756,8 +758,7 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 	struct launch launched;
 	start_program(path, argv, opt, &launched);
 	install_supervisor_signals();
-	foreground_give(launched.init_pid > 0 ? launched.init_pid : launched.pid,
-			outside_notify_fd());
+	foreground_give(launched.init_pid > 0 ? launched.init_pid : launched.pid, outside_report);
 	struct task *t = tracer_first_task(&launched);
 	tracer_handlers->launched(launched.namespaced);
 
