@@ -195,6 +195,8 @@ static enum wait_result receive_ready(struct task *t)
 /* Implements read(2), readv(2), recvfrom(2), recvmsg(2), recvmmsg(2). */
 void sys_fd_read(struct task *t)
 {
+	if (t->syscall_nr == __NR_recvmsg || t->syscall_nr == __NR_recvmmsg)
+		signalfds_receive(t);
 	if (external_fd_call(t, (int)syscall_arg(t, 0), POLLIN))
 		return;
 	struct fd_info info;
