@@ -25,6 +25,9 @@ sys.path.insert(0, HERE)
 import bench  # noqa: E402  (bench.py, next to this file)
 
 WORKLOADS = ("getppid", "clock", "devnull", "openclose", "pipe", "nginx")
+# A per-call cost is a difference of whole-run times (N calls against none); below this
+# the difference is start-up noise, and its ratio says nothing (getppid is not stopped).
+RESOLUTION_US = 0.5
 
 
 class Compare(bench.Bench):
@@ -86,13 +89,19 @@ def table(results, base_name, new_name):
         fmt = (lambda v: f"{v:9.3f}") if unit == "us/call" else (lambda v: f"{v:9.0f}")
         cell = lambda v, w: (fmt(v).rjust(w) if v is not None else "FAILED".rjust(w))
         spread = f"{min(ps):.2f}-{max(ps):.2f} ({len(ps)} pairs)" if ps else "-"
+        if unit == "us/call" and med["base"] is not None and med["new"] is not None and \
+                max(med["base"], med["new"]) < RESOLUTION_US:
+            spread += f"  (both under {RESOLUTION_US} us/call: below what whole runs resolve)"
+            ratio_counts = False
+        else:
+            ratio_counts = True
         lines.append(f"{r['name'].replace('micro ', ''):10} {unit:8} {cell(med['native'], 9)} {cell(med['base'], 12)} "
                      f"{cell(med['new'], 12)} {(f'{ratio:.2f}' if ratio else '-'):>9}  {spread}")
         for m in ("base", "new"):
             err = error_of(r, m)
             if err:
                 lines.append(f"{'':10} {m} failed: {err[:300]}")
-        if ratio and (worst is None or ratio > worst[1]):
+        if ratio and ratio_counts and (worst is None or ratio > worst[1]):
             worst = (r["name"].replace("micro ", ""), ratio)
     lines.append("")
     lines.append("new/base is the ratio of the medians as a slowdown (for req/s: base/new); "
