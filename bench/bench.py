@@ -833,6 +833,7 @@ class Bench:
         for mode, _ in modes:
             pc = per_call(mode)
             s = summarize(pc, native)
+            s["samples"] = pc  # per repetition, for pairing modes (bench/compare.py)
             s["us_per_call"] = s.pop("median")
             s["us_min"], s["us_max"] = s.pop("min"), s.pop("max")
             walls = [r["wall"] for r in runs[(mode, w.iters)] if r and "error" not in r]

@@ -588,8 +588,11 @@ static void run_until_event(struct task *t)
 {
 	int budget = t->run_budget_ms ? (int)t->run_budget_ms : tracer_opts->spin_budget_ms;
 	int64_t since_event = monotonic_ms();
-	spin_start(t);
-	tracer_arm_alarm(budget);
+	spin_start_at_alarm(t);
+	/* Armed once for the runs of every event, not twice per run: a SIGALRM that comes
+	 * early starts the budget early (spin_start_at_alarm), and one that comes between
+	 * runs waits, blocked, for the next run's wait. */
+	tracer_keep_alarm(budget);
 	while (still_traced(t) && t->state == TASK_RUNNING) {
 		int status;
 		pid_t got = tracer_wait_any(&status);
@@ -606,7 +609,11 @@ static void run_until_event(struct task *t)
 		if (!shim_intercepts())
 			pass_outside_signals();
 		/* The budget is the task's CPU time: a task waiting for a CPU is not looked at. */
-		int left = spin_remaining_ms(t, budget);
+		int left = budget;
+		if (spin_started(t))
+			left = spin_remaining_ms(t, budget);
+		else
+			spin_start(t);
 		if (left == 0) {
 			tracer_arm_alarm(0);
 			enum spin_verdict v = tracer_spin_look(t, since_event, handle_status_cb);
@@ -622,7 +629,6 @@ static void run_until_event(struct task *t)
 		tracer_arm_alarm(tracer_debugger && left > INTERRUPT_POLL_MS ? INTERRUPT_POLL_MS
 									     : left);
 	}
-	tracer_arm_alarm(0);
 	spin_end();
 	if (still_traced(t) && t->state == TASK_STOPPED && !t->spin_descheduled)
 		tracer_spin_event_done(t);
@@ -755,8 +761,7 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 	struct launch launched;
 	start_program(path, argv, opt, &launched);
 	install_supervisor_signals();
-	foreground_give(launched.init_pid > 0 ? launched.init_pid : launched.pid,
-			outside_notify_fd());
+	foreground_give(launched.init_pid > 0 ? launched.init_pid : launched.pid, outside_report);
 	struct task *t = tracer_first_task(&launched);
 	tracer_handlers->launched(launched.namespaced);
 

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <sys/syscall.h>
 
+#include "handlers/fd_wait.h"
 #include "handlers/sys_external.h"
 #include "handlers/sys_files.h"
 #include "handlers/sys_identity.h"
@@ -54,6 +55,13 @@ static void process_exiting(struct task *t)
 	memory_domain_forget(t->proc);
 }
 
+/* Before the program starts: what it inherits from detrun. */
+static void run_starting(void)
+{
+	files_init();
+	signalfds_at_start();
+}
+
 /* The program runs: a replay's view of the files (engine/file_view.h) is built by now, and
  * the files it wrote back count as older than the run. */
 static void launched(bool pid_namespace)
@@ -66,7 +74,7 @@ static void launched(bool pid_namespace)
 
 const struct handler_ops handler_ops = {
 	.dispatch = dispatch,
-	.run_starting = files_init,
+	.run_starting = run_starting,
 	.launched = launched,
 	.exec_done = executed,
 	.process_exiting = process_exiting,

@@ -217,16 +217,12 @@ static int stat_fd(struct task *t, int tfd, struct stat *st)
 	return err;
 }
 
-void files_written(struct task *t, int tfd)
+void files_written_fd(int fd, const struct stat *st)
 {
-	int fd = remote_dup_fd(t, tfd);
-	struct stat st;
-	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-		stamp(vfile_of(st.st_dev, views_proc_identity(fd, st.st_dev, st.st_ino),
-			       (long)st.st_nlink),
+	if (S_ISREG(st->st_mode))
+		stamp(vfile_of(st->st_dev, views_proc_identity(fd, st->st_dev, st->st_ino),
+			       (long)st->st_nlink),
 		      false);
-	if (fd >= 0)
-		close(fd);
 }
 
 /* ---- stat, statx -------------------------------------------------------------------------------- */

@@ -53,6 +53,8 @@ void files_init(void);
 /* t has just executed a new program: the shim fingerprints it like a file read. */
 void files_executed(struct task *t);
 void files_written(struct task *t, int tfd);
+/* The same for a descriptor already duplicated (supervisor descriptor fd, its fstat). */
+void files_written_fd(int fd, const struct stat *st);
 /* The number the group sees for inode ino of dev; nlink is its link count where the caller
  * knows it (a name in a directory links it), NLINK_UNKNOWN otherwise. */
 #define NLINK_UNKNOWN (-1L)

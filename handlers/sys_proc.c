@@ -763,10 +763,16 @@ int proc_view_kernel_file(struct task *t, int tfd, mode_t mode, uint64_t nlink)
 bool proc_view_unspliceable(struct task *t, int arg)
 {
 	int fd = remote_dup_fd(t, (int)syscall_arg(t, arg));
-	char link[PATH_MAX];
-	bool view = fd >= 0 && snapshot_of(fd, link, sizeof(link));
+	bool view = fd >= 0 && proc_view_fd_unspliceable(t, fd);
 	if (fd >= 0)
 		close(fd);
+	return view;
+}
+
+bool proc_view_fd_unspliceable(struct task *t, int fd)
+{
+	char link[PATH_MAX];
+	bool view = snapshot_of(fd, link, sizeof(link));
 	if (view)
 		syscall_emulate(t, -EINVAL);
 	return view;
