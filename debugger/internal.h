@@ -178,6 +178,10 @@ __attribute__((noreturn)) void listen_hand_over(int pair_fd);
 /* Says where to connect, waits for a peer of this uid (refusing others, one line each):
  * returns its connection, -1 if gdb ended before it connected. Listens no more. */
 int listen_accept(void);
+/* On TCP, once gdb is connected, the listening socket fd answers every other connection
+ * with a refusal gdb shows (a thread of its own); a re-execution passes it on. -1: none. */
+void listen_refuse_others(int fd);
+int listen_refusing_fd(void);
 /* Does the server still wait for gdb (its first stop not reached yet)? */
 bool listen_waiting(void);
 /* Listens no more (the processes of `detrun debug` that do not serve). */

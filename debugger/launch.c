@@ -45,7 +45,8 @@ static void take_gdb_option(int *argc, char **argv)
 	}
 }
 
-/* --gdb-resume=FD/MODE/TIME/HITS/NOACK/WARNINGS[/TYPE.ADDR.LEN...] (travel.c writes it). */
+/* --gdb-resume=FD/MODE/TIME/HITS/NOACK/WARNINGS/REFUSING[/TYPE.ADDR.LEN...] (travel.c
+ * writes it). */
 static void take_resume(int *argc, char **argv)
 {
 	if (*argc < 2 || strncmp(argv[1], "--gdb-resume=", 13))
@@ -54,8 +55,9 @@ static void take_resume(int *argc, char **argv)
 	int no_ack, used = 0;
 	unsigned long long time, hits;
 	unsigned warnings;
-	if (sscanf(argv[1] + 13, "%d/%c/%llu/%llu/%d/%u%n", &session.conn_fd, &mode, &time, &hits,
-		   &no_ack, &warnings, &used) != 6) {
+	int refusing;
+	if (sscanf(argv[1] + 13, "%d/%c/%llu/%llu/%d/%u/%d%n", &session.conn_fd, &mode, &time,
+		   &hits, &no_ack, &warnings, &refusing, &used) != 7) {
 		fprintf(stderr, "detrun: bad --gdb-resume\n");
 		exit(125);
 	}
@@ -67,6 +69,10 @@ static void take_resume(int *argc, char **argv)
 			points_restore((enum point_type)type, addr, len);
 	}
 	fcntl(session.conn_fd, F_SETFD, FD_CLOEXEC);
+	if (refusing >= 0) {
+		fcntl(refusing, F_SETFD, FD_CLOEXEC);
+		listen_refuse_others(refusing);
+	}
 	session.mode = mode == 'S' ? MODE_SCAN : MODE_SEEK;
 	session.goal = (struct position){ time, hits };
 	session.seek_event = mode == 'E' || mode == 'B' || mode == 'R';

@@ -44,9 +44,10 @@ static __attribute__((noreturn)) void reexecute(struct dbg_state *dbg, enum dbg_
 						const char *job)
 {
 	static char spec[8192];
-	snprintf(spec, sizeof(spec), "--gdb-resume=%d/%c/%llu/%llu/%d/%u", dbg->conn_fd,
+	snprintf(spec, sizeof(spec), "--gdb-resume=%d/%c/%llu/%llu/%d/%u/%d", dbg->conn_fd,
 		 mode_letter(dbg, mode, event, begin), (unsigned long long)goal.time,
-		 (unsigned long long)goal.hits, packet_acks_off(), report_warnings_said());
+		 (unsigned long long)goal.hits, packet_acks_off(), report_warnings_said(),
+		 listen_refusing_fd());
 	points_describe(spec, sizeof(spec));
 	int n = 0;
 	while (saved_argv[n])
@@ -68,6 +69,8 @@ static __attribute__((noreturn)) void reexecute(struct dbg_state *dbg, enum dbg_
 		die("cannot leave the group's PID namespace: %s", strerror(errno));
 	close(ns);
 	fcntl(dbg->conn_fd, F_SETFD, 0);
+	if (listen_refusing_fd() >= 0)
+		fcntl(listen_refusing_fd(), F_SETFD, 0);
 	if (chdir(saved_cwd) < 0)
 		die("cannot go back to %s: %s", saved_cwd, strerror(errno));
 	execve("/proc/self/exe", argv, saved_env);
