@@ -611,7 +611,7 @@ class Bench:
         docroot = f"{t}/html"
         return [
             Micro("getppid", big(50000, 25000), 1, "getppid: allowed by detrun's filter (not intercepted)"),
-            Micro("clock", big(20000, 5000), 1, "clock_gettime: emulated by detrun (vDSO hidden)"),
+            Micro("clock", big(20000, 5000), 1, "clock_gettime: detrun's vDSO (a stop every 129th read)"),
             Micro("devnull", big(20000, 5000), 1, "write to /dev/null: intercepted, runs natively"),
             Micro("openclose", big(20000, 5000), 2, "openat+close pairs"),
             Micro("pipe", big(5000, 1250), 4, "pipe ping-pong between 2 processes: 4 calls/round"),
@@ -833,6 +833,7 @@ class Bench:
         for mode, _ in modes:
             pc = per_call(mode)
             s = summarize(pc, native)
+            s["samples"] = pc  # per repetition, for pairing modes (bench/compare.py)
             s["us_per_call"] = s.pop("median")
             s["us_min"], s["us_max"] = s.pop("min"), s.pop("max")
             walls = [r["wall"] for r in runs[(mode, w.iters)] if r and "error" not in r]

@@ -12,11 +12,13 @@
 #include <unistd.h>
 
 #include "debugger/debugger.h"
+#include "recorder/file_image.h"
 #include "recorder/fingerprint.h"
 #include "recorder/header_options.h"
 #include "recorder/log.h"
 #include "recorder/log_print.h"
 #include "shim/shim.h"
+#include "engine/file_view.h"
 #include "engine/launch.h"
 #include "vkernel/report.h"
 #include "handlers/sys_common.h"
@@ -28,7 +30,7 @@
 static const char usage[] =
 	"usage: detrun [OPTIONS] [--] PROGRAM [ARGS...]\n"
 	"       detrun record -o LOG [OPTIONS] [--] PROGRAM [ARGS...]\n"
-	"       detrun replay [--trace] [--trace-file FILE] LOG\n"
+	"       detrun replay [--trace] [--trace-file FILE] [--in-place] LOG\n"
 	"       detrun replicate --cluster URLS --group NAME [--node ID] [--] PROGRAM [ARGS...]\n"
 	"       detrun log [--json | --stats] LOG\n"
 	"       detrun debug LOG [GDB ARGS...]\n"
@@ -40,7 +42,11 @@ static const char usage[] =
 	"           pipes from outside, signals sent to detrun) with its logical time to LOG\n"
 	"  replay   run the recorded program again, offline, feeding it LOG instead of the\n"
 	"           outside: same output, same files, same exit status; stops at the first\n"
-	"           difference and says where\n"
+	"           difference and says where. The group starts from the recording's\n"
+	"           starting files (the before-images in LOG of the files it changed), on a\n"
+	"           private view that is thrown away: your files are left as they are.\n"
+	"           --in-place: put those files back for real instead and replay on them,\n"
+	"           so they end as the recording left them\n"
 	"  log      list LOG: logical time, task, syscall, bytes (--json: one JSON object a\n"
 	"           line; --stats: totals and log bytes per byte of outside input)\n"
 	"  debug    replay LOG under gdb, which talks to detrun through a pipe (nothing\n"
@@ -61,7 +67,8 @@ static const char usage[] =
 	"                         /proc/cpuinfo, /sys/devices/system/cpu (default 1)\n"
 	"  -j, --jobs N           processes that run at once, 1..64 (default: DETRUN_JOBS\n"
 	"                         from the environment, else 1: one task at a time);\n"
-	"                         a replay runs with the recording's\n"
+	"                         a replay runs with the recording's; above 1, idle CPUs\n"
+	"                         poll while the group runs (DETRUN_IDLE_POLL=0: they sleep)\n"
 	"      --page-owner       with --jobs above 1, processes that share anonymous or memfd\n"
 	"                         memory run apart, pages moving between them at ordered\n"
 	"                         faults (default: they run as one; DETRUN_PAGE_OWNER=1);\n"
@@ -74,8 +81,8 @@ static const char usage[] =
 	"      --clock MODE       virtual (default): every clock follows the logical timeline;\n"
 	"                         real: wall-clock reads (CLOCK_REALTIME, gettimeofday, time)\n"
 	"                         give the real time, as outside input that record logs\n"
-	"      --keep-vdso        leave the vDSO in place: faster clock reads, but they\n"
-	"                         bypass the virtual clock and are not deterministic\n"
+	"      --keep-vdso        leave the kernel's vDSO in place of detrun's: clock reads\n"
+	"                         then read the host's clock and are not deterministic\n"
 	"      --shim COMMAND     route every external call to the shim program COMMAND (run\n"
 	"                         with sh -c; protocol: proto/shim.proto) — not with record\n"
 	"      --shim-mode MODE   monitor (default: calls run, the shim sees results) or\n"
@@ -154,7 +161,8 @@ enum {
 	OPT_SHIM,
 	OPT_SHIM_MODE,
 	OPT_JSON,
-	OPT_STATS
+	OPT_STATS,
+	OPT_IN_PLACE
 };
 
 struct command_line {
@@ -163,6 +171,7 @@ struct command_line {
 	const char *shim;     /* --shim */
 	bool shim_control;
 	bool json, stats;       /* log */
+	bool in_place;          /* replay --in-place */
 	const char *run_option; /* the first option that shapes a run (replay takes the log's) */
 	const char *trace_path; /* --trace-file: opened once the command line is known good */
 };
@@ -188,6 +197,7 @@ static const struct option longopts[] = {
 	{ "shim-mode", required_argument, NULL, OPT_SHIM_MODE },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "in-place", no_argument, NULL, OPT_IN_PLACE },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ 0 },
@@ -276,6 +286,9 @@ static void apply_other_option(int c, bool record, bool reads_log, struct comman
 		break;
 	case OPT_STATS:
 		cl->stats = true;
+		break;
+	case OPT_IN_PLACE:
+		cl->in_place = true;
 		break;
 	case 'h':
 		fputs(usage, stdout);
@@ -466,11 +479,10 @@ static void warn_std_kinds(const Detrun__Log__Header *h)
 		struct stat st;
 		uint32_t now = fstat(fd, &st) == 0 ? (uint32_t)(st.st_mode & S_IFMT) : 0;
 		if (now != h->std_kinds[fd])
-			fprintf(stderr,
-				"detrun: warning: %s is %s, it was %s when recorded; the "
-				"program may notice and the replay diverge\n",
-				fd == 1 ? "standard output" : "standard error", kind_name(now),
-				kind_name(h->std_kinds[fd]));
+			warn("%s is %s, it was %s when recorded; the program may notice and the "
+			     "replay diverge",
+			     fd == 1 ? "standard output" : "standard error", kind_name(now),
+			     kind_name(h->std_kinds[fd]));
 	}
 }
 
@@ -555,6 +567,29 @@ static void replay_ignored_signals(const Detrun__Log__Header *h)
 	}
 }
 
+/* The group meets the files the recording started with: the before-images the recording
+ * kept of every path it changed, on a private view (engine/file_view.h), or with
+ * --in-place put back on the real files before the program starts. */
+static int present_starting_files(const struct log *log, bool in_place)
+{
+	static struct file_images imgs;
+	if (file_images_of_log(log, log->header->cwd, &imgs))
+		die("out of memory");
+	if (!in_place) {
+		file_view_set(&imgs);
+		return 0;
+	}
+	char err[PATH_MAX + 128] = "";
+	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0 || file_images_restore(root, &imgs, err, sizeof(err))) {
+		fprintf(stderr, "detrun: cannot put back the recording's starting files: %s\n",
+			root < 0 ? strerror(errno) : err);
+		return -1;
+	}
+	close(root);
+	return 0;
+}
+
 static int cmd_replay(int argc, char **argv, struct command_line *cl)
 {
 	int first = parse_options(argc, argv, false, true, cl);
@@ -601,6 +636,8 @@ static int cmd_replay(int argc, char **argv, struct command_line *cl)
 	register_outputs();
 	replay_ignored_signals(h);
 	replay_shim_start(&log);
+	if (present_starting_files(&log, cl->in_place))
+		return 125;
 	char **argv_copy = calloc(h->n_argv + 1, sizeof(char *));
 	if (!argv_copy)
 		die("out of memory");
@@ -644,6 +681,7 @@ int main(int argc, char **argv)
 			.namespaces = true,
 			.page_owner = false,
 			.page_merge = 1024,
+			.own_vdso = true,
 		},
 	};
 	report_trace_out = stderr;

@@ -21,13 +21,14 @@
 	X(int, spin_budget_ms, "run time without an event before the spin detector looks") \
 	X(uint64_t, seed, "for the PRNG behind getrandom") \
 	X(int64_t, epoch, "CLOCK_REALTIME at start, in seconds") \
-	X(bool, keep_vdso, "leave the vDSO mapped (clock reads then bypass detrun)") \
+	X(bool, keep_vdso, "leave the kernel's vDSO mapped (clock reads then bypass detrun)") \
 	X(int, cpus, "virtual CPU count") \
 	X(bool, namespaces, "fresh PID, mount and UTS namespaces (needs root)") \
 	X(bool, real_clock, "wall-clock reads give the real time, as outside input") \
 	X(int, jobs, "processes that run at once (1: one task at a time)") \
 	X(bool, page_owner, "parallel mode: shmem sharers apart, by page ownership") \
-	X(int, page_merge, "page moves of one object after which its sharers merge (0: never)")
+	X(int, page_merge, "page moves of one object after which its sharers merge (0: never)") \
+	X(bool, own_vdso, "detrun's vDSO answers clock reads without a stop (engine/vdso.h)")
 
 struct tracer_options {
 #define TRACER_OPTION_FIELD(type, name, comment) type name;

@@ -80,6 +80,9 @@ void points_fork(struct task *parent, struct task *child, bool follow);
 void points_drop_process(struct task *t, bool remove);
 /* t's process executed a new program: its points go in again where it next stops. */
 void points_unplace_process(struct task *t);
+/* t executed a new program, and the kernel cleared its debug registers then: they are
+ * set again at its next stop, whatever they held before. */
+void points_task_execed(struct task *t);
 /* Is an int3 of ours in memory at addr (in some process)? */
 bool points_inserted_at(uint64_t addr);
 /* Is a breakpoint (int3 or debug register) set at addr? A step arriving there is its hit. */
@@ -136,6 +139,8 @@ struct dbg_state {
 	struct position last_hit; /* SCAN: the latest hit before goal (time 0: none) */
 	bool seek_event;          /* SEEK: goal is an event, not a hit */
 	bool at_begin;            /* SEEK: no hit was found: report the start */
+	bool run_begin;           /* SEEK to the start for gdb's `run`: a plain stop there */
+	bool killed;              /* gdb killed the program: only `run` or the end may come */
 	uint64_t goto_time;       /* `monitor goto`: where the next resume goes, 0: none */
 	int selected_vtid;        /* Hg */
 	int stepping_vtid;        /* vCont;s asked for this task, 0 for none */
@@ -173,6 +178,10 @@ __attribute__((noreturn)) void listen_hand_over(int pair_fd);
 /* Says where to connect, waits for a peer of this uid (refusing others, one line each):
  * returns its connection, -1 if gdb ended before it connected. Listens no more. */
 int listen_accept(void);
+/* On TCP, once gdb is connected, the listening socket fd answers every other connection
+ * with a refusal gdb shows (a thread of its own); a re-execution passes it on. -1: none. */
+void listen_refuse_others(int fd);
+int listen_refusing_fd(void);
 /* Does the server still wait for gdb (its first stop not reached yet)? */
 bool listen_waiting(void);
 /* Listens no more (the processes of `detrun debug` that do not serve). */
@@ -225,6 +234,13 @@ bool gdb_interrupt_waiting(void);
 /* Kills the group and executes detrun again to reach `goal` (scan: then the last hit
  * before it). Does not return. */
 void travel_reexecute(struct dbg_state *dbg, enum dbg_mode mode, struct position goal);
+/* gdb's `kill`: the group ends, and gdb may go on with `run` (travel_restart) or quit (a
+ * normal end). Until then only queries are answered: the refusal to give to another
+ * packet, or NULL to serve it. */
+void travel_kill(struct dbg_state *dbg);
+const char *travel_killed_refusal(const struct dbg_state *dbg, const char *cmd);
+/* gdb's `run`: executes detrun again to the start, where the first stop was. */
+__attribute__((noreturn)) void travel_restart(struct dbg_state *dbg);
 void travel_save_invocation(int argc, char **argv, char **env);
 /* SCAN reached its goal: re-execute to the last hit found. */
 void travel_scan_done(struct dbg_state *dbg);

@@ -16,6 +16,7 @@
 #include "debugger/internal.h"
 #include "recorder/fingerprint.h"
 #include "recorder/log.h"
+#include "vkernel/report.h"
 
 extern char **environ;
 
@@ -44,7 +45,8 @@ static void take_gdb_option(int *argc, char **argv)
 	}
 }
 
-/* --gdb-resume=FD/MODE/TIME/HITS/NOACK[/TYPE.ADDR.LEN...] (travel.c writes it). */
+/* --gdb-resume=FD/MODE/TIME/HITS/NOACK/WARNINGS/REFUSING[/TYPE.ADDR.LEN...] (travel.c
+ * writes it). */
 static void take_resume(int *argc, char **argv)
 {
 	if (*argc < 2 || strncmp(argv[1], "--gdb-resume=", 13))
@@ -52,8 +54,10 @@ static void take_resume(int *argc, char **argv)
 	char mode;
 	int no_ack, used = 0;
 	unsigned long long time, hits;
-	if (sscanf(argv[1] + 13, "%d/%c/%llu/%llu/%d%n", &session.conn_fd, &mode, &time, &hits,
-		   &no_ack, &used) != 5) {
+	unsigned warnings;
+	int refusing;
+	if (sscanf(argv[1] + 13, "%d/%c/%llu/%llu/%d/%u/%d%n", &session.conn_fd, &mode, &time,
+		   &hits, &no_ack, &warnings, &refusing, &used) != 7) {
 		fprintf(stderr, "detrun: bad --gdb-resume\n");
 		exit(125);
 	}
@@ -65,10 +69,16 @@ static void take_resume(int *argc, char **argv)
 			points_restore((enum point_type)type, addr, len);
 	}
 	fcntl(session.conn_fd, F_SETFD, FD_CLOEXEC);
+	if (refusing >= 0) {
+		fcntl(refusing, F_SETFD, FD_CLOEXEC);
+		listen_refuse_others(refusing);
+	}
 	session.mode = mode == 'S' ? MODE_SCAN : MODE_SEEK;
 	session.goal = (struct position){ time, hits };
-	session.seek_event = mode == 'E' || mode == 'B';
-	session.at_begin = mode == 'B';
+	session.seek_event = mode == 'E' || mode == 'B' || mode == 'R';
+	session.at_begin = mode == 'B' || mode == 'R';
+	session.run_begin = mode == 'R';
+	report_skip_warnings(warnings); /* the session said them already */
 	session.connected = true;
 	if (no_ack)
 		packet_no_ack();
@@ -121,7 +131,7 @@ static __attribute__((noreturn)) void exec_gdb(const char *program, int pair, in
 	static char target[3 * PATH_MAX];
 	handoff_command(pair, target, sizeof(target));
 	fcntl(pair, F_SETFD, 0); /* gdb keeps the descriptors it starts with for its pipe */
-	char **argv = calloc((size_t)n_args + 14, sizeof(char *));
+	char **argv = calloc((size_t)n_args + 16, sizeof(char *));
 	int n = 0;
 	const char *gdb = getenv("DETRUN_GDB") ? getenv("DETRUN_GDB") : "gdb";
 	/* Every process of the group runs whatever gdb resumes (the schedule is the
@@ -130,6 +140,7 @@ static __attribute__((noreturn)) void exec_gdb(const char *program, int pair, in
 				"-ex", "set sysroot /",
 				"-ex", "set pagination off",
 				"-ex", "set schedule-multiple on",
+				"-ex", "alias when = monitor when", /* rr's command */
 				"-ex", target };
 	for (size_t i = 0; argv && i < sizeof(fixed) / sizeof(fixed[0]); i++)
 		argv[n++] = (char *)fixed[i];

@@ -7,11 +7,15 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -238,8 +242,12 @@ static void announce(void)
 	} else {
 		snprintf(at, sizeof(at), "%s", where.path);
 	}
-	fprintf(stderr, "detrun: waiting for gdb on %s (in gdb: target extended-remote %s)\n", at,
-		at);
+	/* sysroot /: libc's frames by their symbols, and breakpoints in it on the function,
+	 * not on the program's PLT stub (gdb would fetch the libraries through the target) */
+	fprintf(stderr,
+		"detrun: waiting for gdb on %s (in gdb: set sysroot / then target extended-remote "
+		"%s)\n",
+		at, at);
 }
 
 /* Waits for a connection to come. Nobody may ever connect: an ending signal sent to
@@ -303,9 +311,74 @@ static int accept_peer(void)
 	}
 }
 
+/* A connection after gdb's own: an error packet to each of its first requests, which
+ * gdb shows at once ("Remote replied unexpectedly … another gdb is connected"), where a
+ * closed port would leave it retrying for its connect timeout. */
+static void refuse(int c)
+{
+	static const char msg[] = "E.detrun: another gdb is connected to this run already";
+	unsigned sum = 0;
+	for (const char *p = msg; *p; p++)
+		sum += (unsigned char)*p;
+	char frame[sizeof(msg) + 8];
+	int len = snprintf(frame, sizeof(frame), "+$%s#%02x", msg, sum & 0xff);
+	struct timeval tv = { .tv_sec = 2 };
+	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	char buf[1024];
+	for (int answered = 0; answered < 4;) {
+		ssize_t n = recv(c, buf, sizeof(buf), 0);
+		if (n <= 0)
+			return;
+		if (memchr(buf, '$', (size_t)n)) {
+			if (send(c, frame, (size_t)len, MSG_NOSIGNAL) != len)
+				return;
+			answered++;
+		}
+	}
+}
+
+static void *refuse_others(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	for (;;) {
+		int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+		if (c < 0 && (errno == EINTR || errno == ECONNABORTED))
+			continue;
+		if (c < 0)
+			return NULL;
+		refuse(c);
+		close(c);
+	}
+}
+
+static int refusing_fd = -1;
+
+void listen_refuse_others(int fd)
+{
+	sigset_t all, saved;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &saved); /* signals stay the stop loop's */
+	pthread_t th;
+	if (pthread_create(&th, NULL, refuse_others, (void *)(intptr_t)fd) == 0) {
+		pthread_detach(th);
+		refusing_fd = fd;
+	}
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+}
+
+int listen_refusing_fd(void)
+{
+	return refusing_fd;
+}
+
 int listen_accept(void)
 {
 	int fd = accept_peer();
+	if (where.kind == LISTEN_TCP && fd >= 0) {
+		listen_refuse_others(where.fd); /* the port stays taken, by a refusal */
+		where.fd = -1;
+		return fd;
+	}
 	listen_close();
 	return fd;
 }

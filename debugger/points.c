@@ -161,6 +161,12 @@ void points_drop_process(struct task *t, bool remove)
 	}
 }
 
+void points_task_execed(struct task *t)
+{
+	if (t->vtid < n_task_generation)
+		task_generation[t->vtid] = 0;
+}
+
 void points_unplace_process(struct task *t)
 {
 	for (int i = 0; i < n_points; i++)

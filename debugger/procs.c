@@ -181,6 +181,7 @@ void procs_on_fork(struct dbg_state *dbg, struct task *parent, struct task *chil
 
 void procs_on_exec(struct dbg_state *dbg, struct task *t)
 {
+	points_task_execed(t);
 	if (dbg->mode != MODE_LIVE || !dbg->connected) {
 		/* The points a re-execution restored are gdb's of its last stop: the new image's
 		 * (README, Limits: going back across an exec) */

@@ -66,6 +66,8 @@ void server_stop_reply(struct task *t, int sig, const char *why, char *out, size
 /* gdb went away while the group was stopped: nothing may go on running. */
 static __attribute__((noreturn)) void gdb_gone(void)
 {
+	if (dbg->killed)
+		exit(0); /* gdb killed the program and went: a normal end */
 	die("gdb disconnected: the group is ended");
 }
 
@@ -345,14 +347,6 @@ static void old_resume(struct task *owner, const char *cmd)
 				   : 0;
 }
 
-static __attribute__((noreturn)) void kill_and_exit(void)
-{
-	if (dbg->conn_fd >= 0)
-		close(dbg->conn_fd);
-	dbg->conn_fd = -1;
-	die("gdb killed the program: the group is ended");
-}
-
 static void select_thread(const char *p)
 {
 	struct task *t = procs_parse_thread(&p);
@@ -368,8 +362,11 @@ static bool dispatch_v(struct task *owner, const char *cmd)
 		vcont(owner, cmd + 5);
 		return true;
 	} else if (!strncmp(cmd, "vKill", 5)) {
+		travel_kill(dbg);
 		send_or_die("OK");
-		kill_and_exit();
+	} else if (!strncmp(cmd, "vRun", 4)) {
+		travel_kill(dbg);
+		travel_restart(dbg);
 	} else if (!strncmp(cmd, "vFile:", 6)) {
 		static char out[PACKET_MAX];
 		if (packet_send(dbg->conn_fd, out, files_request(cmd + 6, out, sizeof(out))) < 0)
@@ -473,8 +470,9 @@ static bool dispatch(struct task *owner, const char *cmd)
 		return false;
 	case 'D':
 		return detach(cmd + 1);
-	case 'k':
-		kill_and_exit();
+	case 'k': /* no answer expected */
+		travel_kill(dbg);
+		return false;
 	default:
 		send_or_die("");
 		return false;
@@ -495,7 +493,10 @@ void server_converse(struct task *owner, const char *reply)
 		int n = packet_read(dbg->conn_fd, buf, sizeof(buf));
 		if (n < 0)
 			gdb_gone();
-		if (n > 0 && dispatch(owner, buf))
+		const char *refusal = n > 0 ? travel_killed_refusal(dbg, buf) : NULL;
+		if (refusal)
+			send_or_die(refusal);
+		else if (n > 0 && dispatch(owner, buf))
 			break;
 	}
 	if (action.detach) {
@@ -710,7 +711,8 @@ void server_on_event(struct task *t)
 		if (dbg->seek_event && position_cmp(dbg->now, dbg->goal) >= 0) {
 			dbg->mode = MODE_LIVE;
 			char reply[128];
-			server_stop_reply(t, 0, dbg->at_begin ? "replaylog:begin;" : "", reply,
+			bool history_begins = dbg->at_begin && !dbg->run_begin;
+			server_stop_reply(t, 0, history_begins ? "replaylog:begin;" : "", reply,
 					  sizeof(reply));
 			converse_at_event(t, reply);
 		}
@@ -730,6 +732,8 @@ int server_finish(int code)
 		static char buf[PACKET_MAX];
 		int n;
 		while ((n = packet_read(dbg->conn_fd, buf, sizeof(buf))) >= 0) {
+			if (n > 0 && !strncmp(buf, "vRun", 4))
+				travel_restart(dbg); /* `run` again after the end */
 			if (n > 0 &&
 			    (buf[0] == 'k' || buf[0] == 'D' || !strncmp(buf, "vKill", 5))) {
 				if (buf[0] != 'k')

@@ -30,10 +30,12 @@ static char **saved_argv; /* detrun's command line, our own arguments taken out 
 static char **saved_env;
 static char saved_cwd[PATH_MAX];
 
-static char mode_letter(enum dbg_mode mode, bool event, bool begin)
+static char mode_letter(const struct dbg_state *dbg, enum dbg_mode mode, bool event, bool begin)
 {
 	if (mode == MODE_SCAN)
 		return 'S';
+	if (begin && dbg->run_begin)
+		return 'R';
 	return begin ? 'B' : event ? 'E' : 'H';
 }
 
@@ -42,9 +44,10 @@ static __attribute__((noreturn)) void reexecute(struct dbg_state *dbg, enum dbg_
 						const char *job)
 {
 	static char spec[8192];
-	snprintf(spec, sizeof(spec), "--gdb-resume=%d/%c/%llu/%llu/%d", dbg->conn_fd,
-		 mode_letter(mode, event, begin), (unsigned long long)goal.time,
-		 (unsigned long long)goal.hits, packet_acks_off());
+	snprintf(spec, sizeof(spec), "--gdb-resume=%d/%c/%llu/%llu/%d/%u/%d", dbg->conn_fd,
+		 mode_letter(dbg, mode, event, begin), (unsigned long long)goal.time,
+		 (unsigned long long)goal.hits, packet_acks_off(), report_warnings_said(),
+		 listen_refusing_fd());
 	points_describe(spec, sizeof(spec));
 	int n = 0;
 	while (saved_argv[n])
@@ -66,6 +69,8 @@ static __attribute__((noreturn)) void reexecute(struct dbg_state *dbg, enum dbg_
 		die("cannot leave the group's PID namespace: %s", strerror(errno));
 	close(ns);
 	fcntl(dbg->conn_fd, F_SETFD, 0);
+	if (listen_refusing_fd() >= 0)
+		fcntl(listen_refusing_fd(), F_SETFD, 0);
 	if (chdir(saved_cwd) < 0)
 		die("cannot go back to %s: %s", saved_cwd, strerror(errno));
 	execve("/proc/self/exe", argv, saved_env);
@@ -85,6 +90,33 @@ void travel_save_invocation(int argc, char **argv, char **env)
 		saved_argv[i] = strdup(argv[i]);
 	for (int i = 0; i < n; i++)
 		saved_env[i] = strdup(env[i]);
+}
+
+void travel_kill(struct dbg_state *dbg)
+{
+	if (dbg->killed)
+		return;
+	fprintf(stderr, "detrun: gdb killed the program: the group is ended\n");
+	report_run_cleanup();
+	dbg->killed = true;
+}
+
+/* After gdb's `kill` the group is gone: its state can be neither read nor resumed. */
+const char *travel_killed_refusal(const struct dbg_state *dbg, const char *cmd)
+{
+	bool served = !strncmp(cmd, "qSupported", 10) || !strcmp(cmd, "qAttached") ||
+		      !strncmp(cmd, "qSymbol", 7) || cmd[0] == 'Q' || cmd[0] == '!' ||
+		      cmd[0] == 'k' || !strncmp(cmd, "vKill", 5) || !strncmp(cmd, "vRun", 4) ||
+		      !strcmp(cmd, "vCont?") || !strncmp(cmd, "vFile:", 6);
+	if (!dbg->killed || served)
+		return NULL;
+	return cmd[0] == '?' ? "W00" : "E01";
+}
+
+__attribute__((noreturn)) void travel_restart(struct dbg_state *dbg)
+{
+	dbg->run_begin = true;
+	reexecute(dbg, MODE_SEEK, (struct position){ 0, 0 }, true, true, NULL);
 }
 
 void travel_reexecute(struct dbg_state *dbg, enum dbg_mode mode, struct position goal)

@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 
 #include "engine/remote.h"
+#include "engine/vdso.h"
 #include "vkernel/report.h"
 #include "scheduler/scheduler.h"
 #include "vkernel/task.h"
@@ -16,7 +17,7 @@
 #include "vkernel/random.h"
 
 /* At the exec stop rsp points at argc, then argv[], NULL, envp[], NULL, then auxv pairs. */
-int auxv_rewrite(struct task *t, bool hide_vdso, const char **step)
+int auxv_rewrite(struct task *t, bool hide_vdso, uint64_t vdso_ehdr, const char **step)
 {
 	*step = "read the auxiliary vector";
 	int err = remote_load_regs(t);
@@ -32,9 +33,10 @@ int auxv_rewrite(struct task *t, bool hide_vdso, const char **step)
 		if ((err = remote_read(t, REMOTE(p), pair, sizeof(pair))) || pair[0] == AT_NULL)
 			return err;
 		if (pair[0] == AT_SYSINFO_EHDR && hide_vdso) {
-			uint64_t ignore = AT_IGNORE;
-			*step = "hide the vDSO (AT_SYSINFO_EHDR)";
-			if ((err = remote_write(t, REMOTE(p), &ignore, sizeof(ignore))))
+			uint64_t ours[2] = { AT_SYSINFO_EHDR, vdso_ehdr }, ignore = AT_IGNORE;
+			*step = "replace the vDSO (AT_SYSINFO_EHDR)";
+			if ((err = vdso_ehdr ? remote_write(t, REMOTE(p), ours, sizeof(ours))
+					     : remote_write(t, REMOTE(p), &ignore, sizeof(ignore))))
 				return err;
 		}
 		if (pair[0] == AT_RANDOM) {
@@ -102,7 +104,7 @@ static int read_maps(struct task *t, struct exec_maps *m)
 	return err;
 }
 
-int exec_setup(struct task *t, bool remove_vdso, const char **step)
+int exec_setup(struct task *t, bool remove_vdso, uint64_t *vdso_ehdr, const char **step)
 {
 	*step = "read the process's maps";
 	struct exec_maps m;
@@ -119,7 +121,11 @@ int exec_setup(struct task *t, bool remove_vdso, const char **step)
 		return -ENOEXEC;
 	t->proc->syscall_insn = insn;
 	*step = "unmap the vDSO";
+	*vdso_ehdr = 0;
+	uint64_t ours_at = 0; /* where the kernel's vDSO and its data were: detrun's go there */
 	for (int i = 0; i < m.n && remove_vdso; i++) {
+		if (!ours_at || m.special[i].start < ours_at)
+			ours_at = m.special[i].start;
 		long r = remote_syscall(t, __NR_munmap, m.special[i].start,
 					m.special[i].end - m.special[i].start, 0, 0, 0, 0);
 		if (r < 0)
@@ -130,5 +136,9 @@ int exec_setup(struct task *t, bool remove_vdso, const char **step)
 	if (remove_vdso && (err = read_maps(t, &m)))
 		return err;
 	*step = "unmap the vDSO (it is still mapped after munmap)";
-	return remove_vdso && m.n ? -EEXIST : 0;
+	if (remove_vdso && m.n)
+		return -EEXIST;
+	if (ours_at && tracer_opts->own_vdso)
+		*vdso_ehdr = vdso_map(t, ours_at);
+	return 0;
 }

@@ -15,6 +15,7 @@
 #include "engine/remote.h"
 #include "vkernel/report.h"
 #include "engine/cpu_patch.h"
+#include "engine/vdso.h"
 #include "vkernel/task.h"
 #include "engine/tracer.h"
 #include "vkernel/signal_bits.h"
@@ -126,6 +127,7 @@ static void virtual_cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4])
 static bool emulate_trap(struct task *t, const struct cpu_trap *trap)
 {
 	sched_event(t);
+	vdso_event(t);
 	if (trap->kind == TRAP_CPUID) {
 		uint32_t r[4];
 		virtual_cpuid((uint32_t)t->regs.rax, (uint32_t)t->regs.rcx, r);
@@ -172,6 +174,7 @@ bool cpu_emulate_fault(struct task *t)
 		return false;
 	/* A counter read is an event, so successive reads differ and the clock moves. */
 	sched_event(t);
+	vdso_event(t);
 	uint64_t tsc = virtual_tsc();
 	t->regs.rax = tsc & 0xffffffffu;
 	t->regs.rdx = tsc >> 32;

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "engine/remote.h"
+#include "engine/vdso.h"
 #include "vkernel/report.h"
 
 struct range {
@@ -693,7 +694,7 @@ static int patch_in(struct task *t, uint64_t lo, uint64_t hi, bool full, const c
 		if (!parse_mapping(line, &m) || m.perms[2] != 'x' || m.end <= lo || m.start >= hi)
 			continue;
 		code_range_add(t->proc->aspace, m.start, m.end);
-		if (m.name)
+		if (m.name && !vdso_code_at(t->proc, m.start))
 			err = patch_mapping(t, &m, step);
 	}
 	if (!err && ferror(maps))

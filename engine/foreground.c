@@ -28,7 +28,7 @@ static pid_t sentinel;       /* reports the terminal's signals; 0 for none */
 static int sentinel_go = -1; /* a byte here: the sentinel is in place, detrun listens */
 static pid_t own_pgid;
 static pid_t group_pgid;
-static int report_fd = -1;
+static void (*report_signal)(const struct outside_signal_msg *msg);
 
 static void sentinel_report(int sig, siginfo_t *si, void *ctx)
 {
@@ -114,19 +114,15 @@ static void on_sentinel(int sig, siginfo_t *si, void *ctx)
 	(void)ctx;
 	if (si->si_pid != sentinel || si->si_code != SI_QUEUE)
 		return;
-	int saved = errno;
 	struct outside_signal_msg msg = { si->si_value.sival_int, SI_KERNEL, 0 };
-	if (write(report_fd, &msg, sizeof(msg)) < 0) {
-		/* the pipe is full: detrun has the signal already */
-	}
-	errno = saved;
+	report_signal(&msg);
 }
 
-void foreground_give(pid_t pgid, int fd)
+void foreground_give(pid_t pgid, void (*report)(const struct outside_signal_msg *msg))
 {
 	if (!sentinel)
 		return;
-	report_fd = fd;
+	report_signal = report;
 	struct sigaction sa = { 0 };
 	sa.sa_sigaction = on_sentinel;
 	sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: waitpid must return to notice */

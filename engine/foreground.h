@@ -32,9 +32,9 @@ struct outside_signal_msg {
  * must stay out of): if detrun has a controlling terminal, starts the sentinel. */
 void foreground_prepare(void);
 /* Moves the sentinel into `pgid` (already the group's process group), reporting terminal
- * signals to `report_fd`, and gives that group the terminal if detrun is in its
- * foreground. Nothing if not prepared. */
-void foreground_give(pid_t pgid, int report_fd);
+ * signals through `report` (called in a signal handler: async-signal-safe), and gives
+ * that group the terminal if detrun is in its foreground. Nothing if not prepared. */
+void foreground_give(pid_t pgid, void (*report)(const struct outside_signal_msg *msg));
 /* Every task of the group is stopped (Ctrl-Z, SIGSTOP): detrun stops too, so the shell
  * that runs it sees its job stopped, with the terminal back in detrun's process group.
  * Returns once detrun is continued (the SIGCONT is passed on to the group as any signal

@@ -1,6 +1,7 @@
 #include "engine/launch.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
@@ -20,6 +21,7 @@
 #include <linux/capability.h>
 
 #include "scheduler/vclock.h"
+#include "engine/file_view.h"
 #include "engine/filter.h"
 
 #define TRACE_OPTIONS \
@@ -387,10 +389,11 @@ static void private_netns_dir(void)
 			strerror(errno));
 }
 
-static void enter_private_views(const struct launch_options *lo)
+/* false if the namespaces could not be made */
+static bool enter_private_views(const struct launch_options *lo)
 {
 	if (unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC) < 0)
-		return;
+		return false;
 	mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
 	if (detach_host_proc())
 		fprintf(stderr,
@@ -412,6 +415,32 @@ static void enter_private_views(const struct launch_options *lo)
 	sethostname(DETRUN_HOSTNAME, strlen(DETRUN_HOSTNAME));
 	setdomainname("(none)", 6);
 	write_file("/proc/sys/kernel/hostname", DETRUN_HOSTNAME);
+	return true;
+}
+
+/* A replay's group sees the recording's starting files (engine/file_view.h), in the mount
+ * namespace of the launched child: the namespace's own, or one made here for a run without
+ * namespaces. A group that cannot have that view does not start: it would change the
+ * user's files. */
+static void enter_file_view(bool own_namespace)
+{
+	if (!file_view_wanted())
+		return;
+	char err[PATH_MAX + 256] = "";
+	int e = 0;
+	if (!own_namespace && unshare(CLONE_NEWNS) < 0)
+		e = -errno, snprintf(err, sizeof(err), "a mount namespace: %s", strerror(errno));
+	else if (!own_namespace)
+		mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
+	if (!e)
+		e = file_view_enter(err, sizeof(err));
+	if (!e)
+		return;
+	fprintf(stderr,
+		"detrun: cannot give the replay the recording's starting files on a private "
+		"view (%s); it would run on the real ones and change them\n",
+		err);
+	_exit(125);
 }
 
 /* Sends this process's credentials: the receiver's kernel translates the pid into the
@@ -467,7 +496,7 @@ static __attribute__((noreturn)) void namespace_init(const char *path, char **ar
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	prctl(PR_SET_DUMPABLE, 0);
-	enter_private_views(lo);
+	enter_file_view(enter_private_views(lo));
 	pid_t pid = fork();
 	if (pid < 0)
 		_exit(125);
@@ -533,6 +562,7 @@ int launch_program(const char *path, char **argv, const struct launch_options *l
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(125);
+		enter_file_view(false);
 		run_program(path, argv, go[0], err[1], lo);
 	}
 	setpgid(pid, pid); /* as the child does: whichever runs first, it is done */

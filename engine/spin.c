@@ -35,17 +35,66 @@ enum {
 
 /* ---- the task's own CPU time ------------------------------------------------------------ */
 
+/* Open /proc/TID/schedstat files, read again with pread at every event: opening one costs
+ * a path walk through /proc, three calls where one does. A file reads the task that holds
+ * its number (an exec by a thread hands the leader's number to that thread, and the file
+ * follows); once that task is gone it reads as ESRCH, even if the number is used again,
+ * and is opened again by the number. A handful is enough: one task runs between two
+ * events in serial mode, a few at once in parallel mode; the least recently used file
+ * makes room. */
+enum {
+	CPU_FILES = 16
+};
+static struct cpu_file {
+	pid_t tid; /* 0: a free entry */
+	int fd;
+	uint64_t used;
+} cpu_files[CPU_FILES];
+static uint64_t cpu_files_clock;
+
+static void cpu_file_drop(struct cpu_file *f)
+{
+	if (f->tid && f->fd >= 0)
+		close(f->fd);
+	*f = (struct cpu_file){ 0 };
+}
+
+static struct cpu_file *cpu_file_for(pid_t tid)
+{
+	struct cpu_file *oldest = &cpu_files[0];
+	for (int i = 0; i < CPU_FILES; i++) {
+		if (cpu_files[i].tid == tid)
+			return &cpu_files[i];
+		if (cpu_files[i].used < oldest->used)
+			oldest = &cpu_files[i];
+	}
+	cpu_file_drop(oldest);
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", tid);
+	*oldest = (struct cpu_file){ tid, open(path, O_RDONLY | O_CLOEXEC), 0 };
+	return oldest;
+}
+
+static ssize_t read_cpu_file(struct cpu_file *f, char *buf, size_t size)
+{
+	f->used = ++cpu_files_clock;
+	return f->fd >= 0 ? pread(f->fd, buf, size, 0) : -1;
+}
+
 /* Nanoseconds t has run, in the kernel too (/proc/TID/schedstat); -1 when it is gone. On a
  * busy machine wall time says nothing about how far a task got; its CPU time does. */
 static int64_t task_cpu_ns(const struct task *t)
 {
-	char path[64], buf[128];
-	snprintf(path, sizeof(path), "/proc/%d/schedstat", t->tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	char buf[128];
+	struct cpu_file *f = cpu_file_for(t->tid);
+	ssize_t n = read_cpu_file(f, buf, sizeof(buf) - 1);
+	if (n <= 0) { /* a file of a task gone (see cpu_files), or t itself is gone */
+		cpu_file_drop(f);
+		f = cpu_file_for(t->tid);
+		n = read_cpu_file(f, buf, sizeof(buf) - 1);
+		if (n <= 0)
+			cpu_file_drop(f); /* t is gone: nothing kept for it */
+	}
 	if (n <= 0)
 		return -1;
 	buf[n] = 0;
@@ -55,6 +104,16 @@ static int64_t task_cpu_ns(const struct task *t)
 void spin_start(struct task *t)
 {
 	t->run_cpu_ns = task_cpu_ns(t);
+}
+
+void spin_start_at_alarm(struct task *t)
+{
+	t->run_cpu_ns = SPIN_NOT_STARTED;
+}
+
+bool spin_started(const struct task *t)
+{
+	return t->run_cpu_ns != SPIN_NOT_STARTED;
 }
 
 int spin_remaining_ms(struct task *t, int budget_ms)

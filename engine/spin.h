@@ -70,6 +70,14 @@ void spin_resuming(struct task *t);
 
 /* The budget starts now (t was just resumed, or looked at). */
 void spin_start(struct task *t);
+/* The budget starts at the first alarm, one budget of wall time after t was resumed: most
+ * runs reach their next event long before, and reading a task's CPU time costs a read of
+ * /proc at every event. A task is still never looked at before it has used a budget of
+ * CPU time; a spinner is found at most a budget of wall time later. (Parallel mode marks
+ * every resume so, tracer_resume.) */
+void spin_start_at_alarm(struct task *t);
+bool spin_started(const struct task *t);
+#define SPIN_NOT_STARTED INT64_MIN /* run_cpu_ns of spin_start_at_alarm: -1 is "gone" */
 /* Milliseconds of CPU time t has left of `budget_ms`; 0 when the detector should look. */
 int spin_remaining_ms(struct task *t, int budget_ms);
 

@@ -38,6 +38,7 @@
 #include "engine/cpu_emulate.h"
 #include "engine/trap_signals.h"
 #include "engine/filter.h"
+#include "engine/vdso.h"
 #include "vkernel/task.h"
 #include "vkernel/signal_bits.h"
 #include "vkernel/random.h"
@@ -143,6 +144,7 @@ static struct sched_ops ops = {
 	.between_events = pass_outside_signals,
 	.next_timer = timers_next_deadline,
 	.stops_pending = waiting_stops_pending,
+	.woken = vdso_resumed,
 };
 
 /* Virtual time moves only at events. While a timer that sends a signal is armed for the
@@ -212,6 +214,7 @@ void tracer_want_view(struct task *t, void (*view)(struct task *t))
 static void timeline_event(struct task *t)
 {
 	sched_event(t);
+	vdso_event(t);
 	const struct shim_ops *shim = shim_get();
 	if (shim->event)
 		shim->event(t, sched_now(), t->syscall_nr);
@@ -588,8 +591,11 @@ static void run_until_event(struct task *t)
 {
 	int budget = t->run_budget_ms ? (int)t->run_budget_ms : tracer_opts->spin_budget_ms;
 	int64_t since_event = monotonic_ms();
-	spin_start(t);
-	tracer_arm_alarm(budget);
+	spin_start_at_alarm(t);
+	/* Armed once for the runs of every event, not twice per run: a SIGALRM that comes
+	 * early starts the budget early (spin_start_at_alarm), and one that comes between
+	 * runs waits, blocked, for the next run's wait. */
+	tracer_keep_alarm(budget);
 	while (still_traced(t) && t->state == TASK_RUNNING) {
 		int status;
 		pid_t got = tracer_wait_any(&status);
@@ -606,7 +612,11 @@ static void run_until_event(struct task *t)
 		if (!shim_intercepts())
 			pass_outside_signals();
 		/* The budget is the task's CPU time: a task waiting for a CPU is not looked at. */
-		int left = spin_remaining_ms(t, budget);
+		int left = budget;
+		if (spin_started(t))
+			left = spin_remaining_ms(t, budget);
+		else
+			spin_start(t);
 		if (left == 0) {
 			tracer_arm_alarm(0);
 			enum spin_verdict v = tracer_spin_look(t, since_event, handle_status_cb);
@@ -622,7 +632,6 @@ static void run_until_event(struct task *t)
 		tracer_arm_alarm(tracer_debugger && left > INTERRUPT_POLL_MS ? INTERRUPT_POLL_MS
 									     : left);
 	}
-	tracer_arm_alarm(0);
 	spin_end();
 	if (still_traced(t) && t->state == TASK_STOPPED && !t->spin_descheduled)
 		tracer_spin_event_done(t);
@@ -755,8 +764,7 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 	struct launch launched;
 	start_program(path, argv, opt, &launched);
 	install_supervisor_signals();
-	foreground_give(launched.init_pid > 0 ? launched.init_pid : launched.pid,
-			outside_notify_fd());
+	foreground_give(launched.init_pid > 0 ? launched.init_pid : launched.pid, outside_report);
 	struct task *t = tracer_first_task(&launched);
 	tracer_handlers->launched(launched.namespaced);
 
@@ -771,6 +779,7 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 			continue;
 		if (!t)
 			break;
+		vdso_resumed(t);
 		tracer_resume(t);
 	}
 	/* The namespace's init exits once it has reaped everything; waiting for it also

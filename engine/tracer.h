@@ -41,6 +41,8 @@ int read_signal_state(const struct task *t, uint64_t *pending, uint64_t *blocked
  * its number, or 0. For a wait that does not return between events (a replica waiting
  * on its cluster), which would otherwise pass the signal on only after the wait. */
 int outside_end_requested(void);
+/* Whether a signal from outside is one of those that end a run (the list above). */
+bool outside_signal_ends_run(int sig);
 /* Signals sent to detrun from now on are the group's, held until it runs (tracer_run
  * holds them as it starts; a command holds them earlier when it has said the group
  * starts, so that a signal sent right after that is not lost). */

@@ -70,8 +70,11 @@ int tracer_group_status(int if_unknown); /* the first process's wait status */
 
 /* tracer_outside.c */
 void install_supervisor_signals(void);
-void restore_given_signals(void);   /* in the program's process, before exec */
-int outside_notify_fd(void);        /* where the foreground sentinel reports signals */
+void restore_given_signals(void); /* in the program's process, before exec */
+/* Notes a signal from outside for the loop (in a signal handler: async-signal-safe); the
+ * foreground sentinel's reports come here too. */
+struct outside_signal_msg;
+void outside_report(const struct outside_signal_msg *msg);
 void queue_outside_signal(int sig); /* passed on at the next pass_outside_signals */
 void pass_outside_signals(void);
 int wait_outside(struct pollfd *fds, int nfds, int timeout_ms);
@@ -81,5 +84,8 @@ bool waiting_stops_pending(void); /* either of the two: the pick ends (sched_ops
 /* waitpid(-1) for any task; 0 when the spin alarm fired, -1 when no child is left. */
 pid_t tracer_wait_any(int *status);
 void tracer_arm_alarm(int ms);
+/* The same, unless the alarm runs with that period already (from an earlier run): its
+ * first SIGALRM then comes at most ms later, not ms later. */
+void tracer_keep_alarm(int ms);
 
 #endif

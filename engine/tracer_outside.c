@@ -32,9 +32,18 @@ static volatile sig_atomic_t alarm_fired;
 static bool stops_waiting;  /* a SIGCHLD came while detrun waited for outside input */
 static bool debugger_input; /* gdb sent something while detrun waited for outside input */
 
-int outside_notify_fd(void)
+/* Set after every write to self_pipe, so that the loop reads the pipe only when something
+ * was written: a read that finds it empty cost a call at every pick. */
+static volatile sig_atomic_t pipe_written = 1;
+
+void outside_report(const struct outside_signal_msg *msg)
 {
-	return self_pipe[1];
+	int saved = errno;
+	if (write(self_pipe[1], msg, sizeof(*msg)) < 0) {
+		/* the pipe is full: the signal is already known to be pending */
+	}
+	pipe_written = 1;
+	errno = saved;
 }
 
 static void on_alarm(int sig)
@@ -44,12 +53,8 @@ static void on_alarm(int sig)
 
 static void on_outside_signal(int sig, siginfo_t *si, void *ctx)
 {
-	int saved = errno;
 	struct outside_signal_msg msg = { sig, si->si_code, si->si_pid };
-	if (write(self_pipe[1], &msg, sizeof(msg)) < 0) {
-		/* the pipe is full: the signal is already known to be pending */
-	}
-	errno = saved;
+	outside_report(&msg);
 }
 
 /* A task changed state while detrun was waiting for outside input (killed from outside,
@@ -167,6 +172,9 @@ static int end_requested; /* see outside_end_requested */
  * handle_outside_signals. Safe inside the scheduler's pick: it changes nothing there. */
 static void note_outside_signals(void)
 {
+	if (!pipe_written)
+		return;
+	pipe_written = 0; /* before reading: a write from now on is read now or next time */
 	struct outside_signal_msg msg;
 	while (n_noted < MAX_NOTED && read(self_pipe[0], &msg, sizeof(msg)) == sizeof(msg)) {
 		if (msg.sig == SIGCHLD)
@@ -176,6 +184,13 @@ static void note_outside_signals(void)
 		if ((ENDING_SIGNALS & SIGBIT(msg.sig)) && !(msg.pid > 0 && sched_find(msg.pid)))
 			end_requested = msg.sig;
 	}
+	if (n_noted == MAX_NOTED)
+		pipe_written = 1; /* more may wait */
+}
+
+bool outside_signal_ends_run(int sig)
+{
+	return sig > 0 && sig <= 64 && (ENDING_SIGNALS & SIGBIT(sig));
 }
 
 int outside_end_requested(void)
@@ -392,6 +407,8 @@ pid_t tracer_wait_any(int *status)
 	}
 }
 
+static int armed_ms; /* the period tracer_arm_alarm set last; 0: disarmed */
+
 /* Periodic: a SIGALRM that lands between arming and waitpid (a busy machine can delay
  * detrun that long) is followed by another, instead of leaving waitpid asleep for good
  * beside a task that spins. */
@@ -400,5 +417,12 @@ void tracer_arm_alarm(int ms)
 	struct itimerval it = { { ms / 1000, (ms % 1000) * 1000 },
 				{ ms / 1000, (ms % 1000) * 1000 } };
 	alarm_fired = 0;
+	armed_ms = ms;
 	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+void tracer_keep_alarm(int ms)
+{
+	if (armed_ms != ms)
+		tracer_arm_alarm(ms);
 }

@@ -26,6 +26,7 @@
 #include "engine/jobctl.h"
 #include "engine/launch.h"
 #include "engine/remote.h"
+#include "engine/vdso.h"
 #include "vkernel/host_status.h"
 #include "vkernel/memory_domain.h"
 #include "engine/page_share.h"
@@ -138,8 +139,10 @@ struct task *task_new(pid_t tid, struct process *proc)
 void task_free(struct task *t)
 {
 	seccomp_filter_unref(t->filters);
-	if (--t->proc->refs == 0)
+	if (--t->proc->refs == 0) {
+		vdso_release(t->proc);
 		free(t->proc);
+	}
 	free(t);
 }
 
@@ -299,6 +302,7 @@ void on_clone_event(struct task *parent, int event)
 	unsigned long msg = 0;
 	ptrace(PTRACE_GETEVENTMSG, parent->tid, 0, &msg);
 	struct task *child = adopt_child(parent, (pid_t)msg, event);
+	vdso_forked(parent, child);
 	parent->exit.clone.flags = parent->exit.clone.child_tid = 0;
 	/* clone3 read a copy of its arguments: the program's register comes back here, as
 	 * the tracer_resume below does not stop at the call's exit. */
@@ -327,13 +331,14 @@ void on_clone_event(struct task *parent, int event)
 static void exec_prepare(struct task *t)
 {
 	const char *step;
-	int err = auxv_rewrite(t, !tracer_opts->keep_vdso, &step);
+	uint64_t vdso_ehdr = 0;
 	t->in_exec_stop = true;
-	if (!err)
-		err = exec_setup(t, !tracer_opts->keep_vdso, &step);
+	int err = exec_setup(t, !tracer_opts->keep_vdso, &vdso_ehdr, &step);
 	if (!err)
 		trap_signals_exec(t);
 	t->in_exec_stop = false;
+	if (!err)
+		err = auxv_rewrite(t, !tracer_opts->keep_vdso, vdso_ehdr, &step);
 	persona_exec(t);
 	if (!err)
 		err = cpu_patch_mappings(t, &step);
@@ -362,6 +367,7 @@ void on_exec_event(struct task *reported)
 	struct process *p = t->proc;
 	p->dying = false; /* the other threads died for the exec, not the process */
 	p->aspace = next_aspace++;
+	vdso_release(p);
 	p->syscall_insn = 0;
 	p->caught = 0; /* handlers do not survive exec; ignored signals do */
 	p->sa_restart = 0;

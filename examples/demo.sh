@@ -59,11 +59,18 @@ port=$(sed -n 's/^listening on port //p' "$dir/server.out")
 "$examples/kvclient" "$port" 4 25 512 --shutdown
 wait "$recorder"
 cp "$dir/data.log" "$dir/recorded-data.log"
-rm "$dir/data.log" "$dir/data.log.snapshot" # replay starts from the recording's files
 "$detrun" log --stats "$dir/kv.dlog" | sed -n '3,6s/^/  /p'
+# The replay runs on a private view of the files as the recording found them: the data
+# file the recording wrote is there for the user, untouched.
 (cd "$dir" && unshare -n "$detrun" replay kv.dlog > replay.out)
-if cmp -s "$dir/server.out" "$dir/replay.out" && cmp -s "$dir/data.log" "$dir/recorded-data.log"; then
-	echo "-> replayed offline: the server's $(wc -l < "$dir/replay.out") lines of output and its data file are identical"
+if ! cmp -s "$dir/server.out" "$dir/replay.out" || ! cmp -s "$dir/data.log" "$dir/recorded-data.log"; then
+	echo "demo: the replay differs from the recording, or changed its files"; exit 1
+fi
+echo "-> replayed offline: the server's $(wc -l < "$dir/replay.out") lines of output are identical, its data file here untouched"
+# --in-place puts the recording's starting files back and replays on them.
+(cd "$dir" && unshare -n "$detrun" replay --in-place kv.dlog > replay2.out)
+if cmp -s "$dir/server.out" "$dir/replay2.out" && cmp -s "$dir/data.log" "$dir/recorded-data.log"; then
+	echo "-> replayed in place: the data file it wrote again is identical to the recording's"
 else
-	echo "demo: the replay differs from the recording"; exit 1
+	echo "demo: the replay in place differs from the recording"; exit 1
 fi

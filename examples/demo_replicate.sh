@@ -80,7 +80,9 @@ kill -9 "$pid_a"
 i=0; until grep -q "leads from" "$dir/b/err" "$dir/c/err"; do i=$((i+1)); [ $i -lt 600 ] || exit 1; sleep 0.1; done
 grep -h "leads from" "$dir/b/err" "$dir/c/err" | sed 's/^/   /'
 new=b; grep -q "node c leads from" "$dir/c/err" && new=c
-say "the client again, to the new leader (node $new, at $(addr $new)), which has every key"
+say "the new leader (node $new, at $(addr $new)) has every key: the client reads them back"
+"$examples/kvclient" "$(addr $new):$port" 4 100 16 --check
+say "and writes them again through it"
 "$examples/kvclient" "$(addr $new):$port" 4 100 16
 status
 say "node a comes back: it replays the stream from the start and follows"

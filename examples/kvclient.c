@@ -2,8 +2,11 @@
  * keys and check every reply, so a run either proves the server answered correctly or
  * says exactly where it did not.
  *
- * usage: kvclient [ADDRESS:]PORT CONNECTIONS REQUESTS VALUE_SIZE [--shutdown] [--crash]
+ * usage: kvclient [ADDRESS:]PORT CONNECTIONS REQUESTS VALUE_SIZE [--check] [--shutdown]
+ *                 [--crash]
  * ADDRESS is an IPv4 address (default 127.0.0.1).
+ * --check only reads: each GET expects the value a run with the same arguments stored (a
+ * replica that took over must have every key written through the one before).
  * --crash sends `DEL no_such_key`, which kvserver's deliberate bug turns into a SIGSEGV;
  * --shutdown then asks the server to stop. */
 #define _POSIX_C_SOURCE 200809L
@@ -30,6 +33,7 @@ enum {
 };
 
 static int port, value_size;
+static bool check_only;            /* --check */
 static struct in_addr server_addr; /* 127.0.0.1 unless given */
 static long requests_per_conn;
 
@@ -164,6 +168,8 @@ static void *run_worker(void *arg)
 	for (long i = 0; i < requests_per_conn; i++) {
 		long pair = i / 2;
 		make_value(value, w->id, pair);
+		if (check_only && i % 2 == 0)
+			continue;
 		if (i % 2 == 0) {
 			snprintf(request, sizeof request, "SET k%d_%ld %s\n", w->id, pair, value);
 			snprintf(expected, sizeof expected, "OK");
@@ -223,7 +229,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 5) {
 		fprintf(stderr, "usage: kvclient [ADDRESS:]PORT CONNECTIONS REQUESTS VALUE_SIZE "
-				"[--shutdown] [--crash]\n");
+				"[--check] [--shutdown] [--crash]\n");
 		return 2;
 	}
 	server_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -241,7 +247,9 @@ int main(int argc, char **argv)
 	value_size = (int)parse_arg(argv[4], 1, VALUE_MAX, "VALUE_SIZE");
 	bool do_shutdown = false, do_crash = false;
 	for (int i = 5; i < argc; i++) {
-		if (strcmp(argv[i], "--shutdown") == 0) {
+		if (strcmp(argv[i], "--check") == 0) {
+			check_only = true;
+		} else if (strcmp(argv[i], "--shutdown") == 0) {
 			do_shutdown = true;
 		} else if (strcmp(argv[i], "--crash") == 0) {
 			do_crash = true;

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <sys/syscall.h>
 
+#include "handlers/fd_wait.h"
 #include "handlers/sys_external.h"
 #include "handlers/sys_files.h"
 #include "handlers/sys_identity.h"
@@ -54,10 +55,27 @@ static void process_exiting(struct task *t)
 	memory_domain_forget(t->proc);
 }
 
+/* Before the program starts: what it inherits from detrun. */
+static void run_starting(void)
+{
+	files_init();
+	signalfds_at_start();
+}
+
+/* The program runs: a replay's view of the files (engine/file_view.h) is built by now, and
+ * the files it wrote back count as older than the run. */
+static void launched(bool pid_namespace)
+{
+	struct file_view_device devs[64];
+	reach_set_namespaced(pid_namespace);
+	files_view_devices(devs, file_view_devices(devs, 64));
+	files_init();
+}
+
 const struct handler_ops handler_ops = {
 	.dispatch = dispatch,
-	.run_starting = files_init,
-	.launched = reach_set_namespaced,
+	.run_starting = run_starting,
+	.launched = launched,
 	.exec_done = executed,
 	.process_exiting = process_exiting,
 	.joiner_woken = futex_woken,

@@ -37,6 +37,10 @@ enum fd_kind {
 enum fd_kind fd_kind(int fd);
 /* Is descriptor fd of process pid one of detrun's own files? */
 bool fd_link_internal(pid_t pid, int fd);
+/* Before the program starts: can it inherit a signalfd (one in detrun's own table)? */
+void signalfds_at_start(void);
+/* At a recvmsg or recvmmsg: may it bring a signalfd in (SCM_RIGHTS)? */
+void signalfds_receive(struct task *t);
 /* Does fd's readiness depend on who reads it (a signalfd, an epoll set holding one)? */
 bool reader_dependent(struct task *t, int fd);
 /* fd's ready events for task t, judged item by item through nested epoll sets. */

@@ -195,6 +195,8 @@ static enum wait_result receive_ready(struct task *t)
 /* Implements read(2), readv(2), recvfrom(2), recvmsg(2), recvmmsg(2). */
 void sys_fd_read(struct task *t)
 {
+	if (t->syscall_nr == __NR_recvmsg || t->syscall_nr == __NR_recvmmsg)
+		signalfds_receive(t);
 	if (external_fd_call(t, (int)syscall_arg(t, 0), POLLIN))
 		return;
 	struct fd_info info;
@@ -551,6 +553,17 @@ static enum wait_result write_ready(struct task *t)
 	netview_send(t);
 	external_output_call(t, (int)syscall_arg(t, 0)); /* unless cut into pieces */
 	return WAIT_READY;
+}
+
+/* files_written (sys_files.h) for a descriptor of the program. */
+void files_written(struct task *t, int tfd)
+{
+	int fd = remote_dup_fd(t, tfd);
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) == 0)
+		files_written_fd(fd, &st);
+	if (fd >= 0)
+		close(fd);
 }
 
 static void write_when_room(struct task *t);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/file.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
@@ -22,6 +23,7 @@
 
 #include "scheduler/vclock.h"
 #include "shim/shim.h"
+#include "handlers/binding.h"
 #include "handlers/fd_wait.h"
 #include "vkernel/report.h"
 #include "handlers/sys_common.h"
@@ -84,9 +86,49 @@ bool fd_link_internal(pid_t pid, int fd)
 	return link_internal(link);
 }
 
+/* The devices of the filesystems whose files a /proc link names by kind and inode (see
+ * link_internal): every pipe ("pipe:[ino]"), every socket ("socket:[ino]") and every
+ * anonymous file ("anon_inode:[eventfd]") is on one of them, and nothing else is. Knowing
+ * them spares a readlink (a path walk through /proc) per call: fstat of the descriptor
+ * tells its kind, and only an anonymous file needs its name. */
+struct name_filesystems {
+	dev_t pipes, sockets, anon;
+};
+
+static dev_t fd_dev(int fd)
+{
+	struct stat st;
+	dev_t dev = fd >= 0 && fstat(fd, &st) == 0 ? st.st_dev : (dev_t)-1;
+	if (fd >= 0)
+		close(fd);
+	return dev;
+}
+
+static const struct name_filesystems *name_filesystems(void)
+{
+	static struct name_filesystems fs;
+	static bool known;
+	if (!known) {
+		int p[2] = { -1, -1 };
+		if (pipe2(p, O_CLOEXEC) == 0)
+			close(p[1]);
+		fs.pipes = fd_dev(p[0]);
+		fs.sockets = fd_dev(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+		fs.anon = fd_dev(epoll_create1(EPOLL_CLOEXEC));
+		known = true;
+	}
+	return &fs;
+}
+
 bool internal_file(int fd)
 {
-	return fd_link_internal(0, fd);
+	const struct name_filesystems *fs = name_filesystems();
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return false;
+	if (st.st_dev == fs->pipes || st.st_dev == fs->sockets)
+		return ino_internal(st.st_ino);
+	return st.st_dev == fs->anon && fd_link_internal(0, fd); /* else a file with a path */
 }
 
 void internal_files_add(struct task *t, int tracee_fd)
@@ -127,6 +169,9 @@ void internal_files_add(struct task *t, int tracee_fd)
 
 enum fd_kind fd_kind(int fd)
 {
+	struct stat st;
+	if (fstat(fd, &st) == 0 && st.st_dev != name_filesystems()->anon)
+		return FD_OTHER; /* every kind named here is an anonymous file */
 	char path[64], link[64];
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	ssize_t n = readlink(path, link, sizeof(link) - 1);
@@ -242,8 +287,62 @@ static void free_items(struct epoll_item *items, int n)
 	free(items);
 }
 
+/* ---- whether the group can hold a signalfd at all ---------------------------------------------
+ *
+ * A signalfd comes into the group only as a task makes one (signalfd, signalfd4: rows that
+ * stop for this alone), inherited from detrun's own descriptors at the start, or in an
+ * SCM_RIGHTS message from outside (recvmsg with room for control data on a socket that is
+ * not one of the group's own socketpairs, and any recvmmsg); every other way a descriptor
+ * moves (fork, dup, pidfd_getfd, a seccomp notifier's ADDFD, a message between members)
+ * copies one the group holds already. (Not seen: an outsider that was sent one end of the
+ * group's socketpair and sends a signalfd back through it.) Until one of those happened
+ * no epoll set of the group can hold a signalfd, at any depth, and judging a set needs no
+ * look at its interest list: a read of /proc fdinfo and a duplicate of each anonymous
+ * item at every epoll_wait and wake-up. */
+static bool signalfds_possible;
+
+void signalfds_at_start(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	while (d && !signalfds_possible && (e = readdir(d)))
+		if (e->d_name[0] != '.' && fd_kind(atoi(e->d_name)) == FD_SIGNALFD)
+			signalfds_possible = true;
+	if (d)
+		closedir(d);
+	else
+		signalfds_possible = true; /* cannot tell */
+}
+
+/* Implements signalfd(2), signalfd4(2): noted, then run natively. */
+void sys_signalfd(struct task *t)
+{
+	(void)t;
+	signalfds_possible = true;
+}
+
+void signalfds_receive(struct task *t)
+{
+	if (signalfds_possible)
+		return;
+	uint64_t controllen = 1;
+	if (t->syscall_nr == __NR_recvmsg &&
+	    remote_read(t, REMOTE(syscall_arg(t, 1) + offsetof(struct msghdr, msg_controllen)),
+			&controllen, sizeof(controllen)))
+		controllen = 1; /* unreadable: the kernel fails the call, but assume the worst */
+	if (!controllen)        /* recvmmsg: always looked at */
+		return;
+	int fd = remote_dup_fd(t, (int)syscall_arg(t, 0));
+	if (fd < 0 || !internal_file(fd)) /* from outside (nginx's channels are its own) */
+		signalfds_possible = true;
+	if (fd >= 0)
+		close(fd);
+}
+
 static bool reader_dependent_at(struct task *t, int fd, int depth)
 {
+	if (!signalfds_possible)
+		return false;
 	enum fd_kind kind = fd_kind(fd);
 	if (kind == FD_SIGNALFD)
 		return true;

@@ -106,6 +106,7 @@ static struct vfile *vfile_of(uint64_t dev, uint64_t ino, long nlink)
 
 static uint64_t virtual_dev(uint64_t dev)
 {
+	dev = files_view_real_dev(dev);
 	for (int i = 0; i < n_devs; i++)
 		if (real_devs[i] == dev)
 			return makedev(0, 200 + i);
@@ -178,47 +179,13 @@ static void virtual_times(struct vfile *v, int64_t *atime, int64_t *mtime, int64
 		*btime = clamp_to_epoch(*btime);
 }
 
-/* ---- tracee paths --------------------------------------------------------------------------- */
-
-static int read_path(struct task *t, uint64_t addr, char *path, size_t size)
-{
-	if (!addr)
-		return -EFAULT;
-	size_t done = 0;
-	while (done < size) {
-		size_t n = 256 - (size_t)((addr + done) % 256); /* never cross into a next page */
-		if (n > size - done)
-			n = size - done;
-		if (remote_read(t, REMOTE(addr + done), path + done, n))
-			return -EFAULT;
-		if (memchr(path + done, 0, n))
-			return 0;
-		done += n;
-	}
-	return -ENAMETOOLONG;
-}
-
-/* The directory a tracee path starts from, opened in the tracee's own view of the
- * filesystem (its root and mount namespace, its cwd, or its dirfd). */
-static int path_base(struct task *t, int dirfd, const char *path)
-{
-	char proc[64];
-	if (path[0] == '/' || dirfd == AT_FDCWD) {
-		snprintf(proc, sizeof(proc), "/proc/%d/%s", t->tid,
-			 path[0] == '/' ? "root" : "cwd");
-		return open(proc, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	}
-	int fd = remote_dup_fd(t, dirfd);
-	return fd < 0 ? -1 : fd;
-}
-
 /* stat(2) of a tracee path, or of its parent directory. */
 int stat_path(struct task *t, int dirfd, uint64_t addr, bool parent, bool follow, struct stat *st)
 {
 	char path[PATH_MAX];
-	if (read_path(t, addr, path, sizeof(path)))
+	if (tracee_path(t, addr, path, sizeof(path)))
 		return -EFAULT;
-	int base = path_base(t, dirfd, path);
+	int base = tracee_path_base(t, dirfd, path);
 	if (base < 0)
 		return -EBADF;
 	char *rel = path;
@@ -250,16 +217,12 @@ static int stat_fd(struct task *t, int tfd, struct stat *st)
 	return err;
 }
 
-void files_written(struct task *t, int tfd)
+void files_written_fd(int fd, const struct stat *st)
 {
-	int fd = remote_dup_fd(t, tfd);
-	struct stat st;
-	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-		stamp(vfile_of(st.st_dev, views_proc_identity(fd, st.st_dev, st.st_ino),
-			       (long)st.st_nlink),
+	if (S_ISREG(st->st_mode))
+		stamp(vfile_of(st->st_dev, views_proc_identity(fd, st->st_dev, st->st_ino),
+			       (long)st->st_nlink),
 		      false);
-	if (fd >= 0)
-		close(fd);
 }
 
 /* ---- stat, statx -------------------------------------------------------------------------------- */
@@ -345,6 +308,23 @@ static uint64_t stat_key(struct task *t, int view, int tfd, uint64_t dev, uint64
 	return key;
 }
 
+/* A directory of a replay's view shows the size of the one below it (sys_view.c). */
+static void view_directory(struct task *t, int tfd, bool nofollow, uint64_t dev, int64_t *size,
+			   int64_t *blocks)
+{
+	int dirfd;
+	uint64_t addr;
+	if (!files_view_device(dev, &(bool){ false }))
+		return;
+	int fd = tfd >= 0                           ? remote_dup_fd(t, tfd)
+		 : stat_path_args(t, &dirfd, &addr) ? views_open_name(t, dirfd, addr, nofollow)
+						    : -1;
+	if (fd >= 0)
+		files_view_directory(fd, dev, size, blocks);
+	if (fd >= 0)
+		close(fd);
+}
+
 static void stat_done(struct task *t)
 {
 	if (syscall_result(t) != 0)
@@ -365,6 +345,8 @@ static void stat_done(struct task *t)
 	if (view >= 0)
 		close(view);
 	struct vfile *v = vfile_of(st.st_dev, key, (long)st.st_nlink);
+	if (S_ISDIR(st.st_mode) && view < 0)
+		view_directory(t, tfd, nofollow, st.st_dev, &st.st_size, &st.st_blocks);
 	int64_t a = timespec_to_ns(st.st_atim), m = timespec_to_ns(st.st_mtim),
 		c = timespec_to_ns(st.st_ctim);
 	virtual_times(v, &a, &m, &c, NULL);
@@ -418,6 +400,9 @@ static void statx_done(struct task *t)
 	struct vfile *v = vfile_of(dev, key,
 				   (sx.stx_mask & STATX_NLINK) ? (long)sx.stx_nlink
 							       : NLINK_UNKNOWN);
+	if (S_ISDIR(sx.stx_mode) && view < 0)
+		view_directory(t, statx_of_descriptor(t), syscall_arg(t, 2) & AT_SYMLINK_NOFOLLOW,
+			       dev, (int64_t *)&sx.stx_size, (int64_t *)&sx.stx_blocks);
 	int64_t a = statx_ns(&sx.stx_atime), m = statx_ns(&sx.stx_mtime),
 		c = statx_ns(&sx.stx_ctime), b = statx_ns(&sx.stx_btime);
 	virtual_times(v, &a, &m, &c, (sx.stx_mask & STATX_BTIME) ? &b : NULL);
@@ -464,6 +449,7 @@ void sys_file_copy(struct task *t)
 /* Implements truncate(2). */
 void sys_truncate(struct task *t)
 {
+	files_changing(t, AT_FDCWD, syscall_arg(t, 0), true);
 	struct stat st;
 	if (stat_path(t, AT_FDCWD, syscall_arg(t, 0), false, true, &st) == 0)
 		touched(&st, false);
@@ -636,9 +622,10 @@ void open_target_lookup(struct task *t, struct open_target *o)
 	uint64_t flags = open_flags(t);
 	char path[PATH_MAX];
 	int dirfd;
-	if (t->syscall_nr == __NR_openat2 || read_path(t, open_path(t, &dirfd), path, sizeof(path)))
+	if (t->syscall_nr == __NR_openat2 ||
+	    tracee_path(t, open_path(t, &dirfd), path, sizeof(path)))
 		return;
-	int base = path_base(t, dirfd, path);
+	int base = tracee_path_base(t, dirfd, path);
 	if (base < 0)
 		return;
 	const char *rel = path + strspn(path, "/");
@@ -668,14 +655,15 @@ void sys_open_target(struct task *t, const struct open_target *o)
 {
 	uint64_t flags = open_flags(t);
 	t->exit.open.flags = flags;
+	int dirfd;
+	uint64_t path = open_path(t, &dirfd);
+	files_open_changing(t, flags, dirfd, path);
 	if (!(flags & (O_CREAT | O_TRUNC))) {
 		if ((shim_get()->file_opened && (flags & O_ACCMODE) != O_WRONLY) || !o->resolved ||
 		    o->on_kernel_view)
 			tracer_want_exit(t, read_open_done);
 		return;
 	}
-	int dirfd;
-	uint64_t path = open_path(t, &dirfd);
 	struct stat st;
 	t->exit.open.created = (flags & O_CREAT) &&
 			       stat_path(t, dirfd, path, false, true, &st) == -ENOENT;
@@ -739,6 +727,7 @@ void sys_dir_change(struct task *t)
 {
 	const struct syscall_entry *e = syscall_lookup(t->syscall_nr);
 	struct syscall_entries c = syscall_entries(e);
+	files_entries_changing(t, e, &c);
 	if (c.n)
 		note_removed_inode(t, e, &c);
 	tracer_want_exit(t, entry_changed);

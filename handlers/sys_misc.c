@@ -15,6 +15,7 @@
 #include "vkernel/report.h"
 #include "syscalls/syscall_table.h"
 #include "handlers/sys_common.h"
+#include "handlers/sys_files.h"
 #include "engine/cpu_emulate.h"
 #include "handlers/sys_args.h"
 #include "vkernel/memory_domain.h"
@@ -187,6 +188,14 @@ static bool mapped_object(struct task *t, struct shared_object *o)
 	return true;
 }
 
+/* A file of a replay's view (engine/file_view.h) lives in a tmpfs, whatever the directory
+ * below it: page ownership takes it only if the recording's file was in one too. */
+static bool view_file_off_shmem(const struct shared_object *o)
+{
+	bool shmem;
+	return o->kind == SHARED_FILE && files_view_device(o->a, &shmem) && !shmem;
+}
+
 /* With processes in parallel, at the exit of a call that may map shared memory: the
  * caller's memory domain joins those of the processes that map the same object. */
 static void shared_mapped(struct task *t)
@@ -206,7 +215,7 @@ static void shared_mapped(struct task *t)
 	}
 	/* Shmem between domains by page ownership; what the kernel will not register (SysV
 	 * shm, files of other filesystems) merges the domains. */
-	if (t->syscall_nr == __NR_mmap && page_share_on() &&
+	if (t->syscall_nr == __NR_mmap && page_share_on() && !view_file_off_shmem(&o) &&
 	    page_share_map(t, &o, (uint64_t)r, syscall_arg(t, 1), syscall_arg(t, 5) / 4096,
 			   (syscall_arg(t, 2) & PROT_WRITE) != 0) == 0) {
 		trace_event(t, "  shared memory: pages owned, memory domain %d",

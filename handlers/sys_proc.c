@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
+#include "engine/vdso.h"
 #include "scheduler/vclock.h"
 #include "vkernel/report.h"
 #include "handlers/sys_common.h"
@@ -265,6 +266,15 @@ static void rewrite_status(const char *in, struct out *o)
 	}
 }
 
+/* detrun's vDSO (engine/vdso.h) as the kernel shows its own: no file, [vvar] and [vdso]. */
+static const char *vdso_mapping_name(const char *name, size_t len, const char *perms)
+{
+	static const char ours[] = "/memfd:" VDSO_MEMFD_NAME " (deleted)";
+	if (len != sizeof(ours) - 1 || memcmp(name, ours, len))
+		return NULL;
+	return perms[2] == 'x' ? "[vdso]" : "[vvar]";
+}
+
 static void rewrite_maps(const char *in, struct out *o)
 {
 	for (const char *line = in; *line;) {
@@ -276,6 +286,14 @@ static void rewrite_maps(const char *in, struct out *o)
 		int name_at = 0;
 		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &stop, perms, &off,
 			   &maj, &min, &ino, &name_at) >= 7) {
+			const char *special = name_at && line + name_at < end
+						      ? vdso_mapping_name(line + name_at,
+									  (size_t)(end - line -
+										   name_at),
+									  perms)
+						      : NULL;
+			if (special)
+				off = maj = min = ino = 0;
 			uint64_t dev = ino ? files_virtual_dev(makedev(maj, min)) : 0;
 			uint64_t vino = ino ? files_virtual_ino(makedev(maj, min), ino,
 								NLINK_UNKNOWN)
@@ -289,7 +307,10 @@ static void rewrite_maps(const char *in, struct out *o)
 			if (name_at && line + name_at < end) {
 				for (; n < 73; n++)
 					put(o, " ", 1);
-				put(o, line + name_at, (size_t)(end - line - name_at));
+				if (special)
+					put(o, special, strlen(special));
+				else
+					put(o, line + name_at, (size_t)(end - line - name_at));
 			}
 			put(o, "\n", *end ? 1 : 0);
 		} else {
@@ -742,10 +763,16 @@ int proc_view_kernel_file(struct task *t, int tfd, mode_t mode, uint64_t nlink)
 bool proc_view_unspliceable(struct task *t, int arg)
 {
 	int fd = remote_dup_fd(t, (int)syscall_arg(t, arg));
-	char link[PATH_MAX];
-	bool view = fd >= 0 && snapshot_of(fd, link, sizeof(link));
+	bool view = fd >= 0 && proc_view_fd_unspliceable(t, fd);
 	if (fd >= 0)
 		close(fd);
+	return view;
+}
+
+bool proc_view_fd_unspliceable(struct task *t, int fd)
+{
+	char link[PATH_MAX];
+	bool view = snapshot_of(fd, link, sizeof(link));
 	if (view)
 		syscall_emulate(t, -EINVAL);
 	return view;

@@ -32,6 +32,8 @@ int proc_view_kernel_file(struct task *t, int tfd, mode_t mode, uint64_t nlink);
 /* At a sendfile, splice or copy_file_range whose input (argument `arg`) is such a view:
  * the call fails with EINVAL (true). */
 bool proc_view_unspliceable(struct task *t, int arg);
+/* The same for an input already duplicated: supervisor descriptor fd. */
+bool proc_view_fd_unspliceable(struct task *t, int fd);
 /* At the exit of a readlink that read `link` into t's buffer buf (of size bytes): if it
  * is a link to a view's snapshot, the buffer gets the view's path instead (true). */
 bool proc_view_link_read(struct task *t, const char *link, uint64_t buf, uint64_t size);

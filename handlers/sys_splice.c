@@ -45,26 +45,41 @@
 struct move_end {
 	int tfd;
 	short events;
+	int fd; /* a supervisor duplicate of tfd taken already (the call's to close), or -1 */
+	const struct stat *st; /* fd's fstat, when taken already */
 };
 
-/* A supervisor duplicate of tfd when a call moving data through it could sleep there. */
-static int sleeping_end(struct task *t, int tfd, bool pipes_nonblock, mode_t *type)
+/* Does a call moving data through supervisor duplicate fd (which it closes if not) sleep
+ * there? Then fd is returned to wait on; -1 when it cannot sleep. */
+static int sleeping_end_fd(int fd, const struct stat *known, bool pipes_nonblock, mode_t *type)
 {
-	int fd = remote_dup_fd(t, tfd);
-	if (fd < 0)
-		return -1;
 	struct stat st;
-	int fl = fcntl(fd, F_GETFL);
 	struct fd_info info = { 0 };
-	if (fl >= 0 && fstat(fd, &st) == 0)
-		info = (struct fd_info){ st.st_mode & S_IFMT, (fl & O_NONBLOCK) != 0, st.st_rdev };
+	if (known || fstat(fd, &st) == 0)
+		info = (struct fd_info){ (known ? known : &st)->st_mode & S_IFMT, false,
+					 (known ? known : &st)->st_rdev };
 	*type = info.type;
 	if (!info.type || info.type == S_IFREG || info.type == S_IFBLK || info.type == S_IFDIR ||
-	    is_random_device(&info) || info.nonblock || (pipes_nonblock && info.type == S_IFIFO)) {
+	    is_random_device(&info) || (pipes_nonblock && info.type == S_IFIFO)) {
+		close(fd);
+		return -1;
+	}
+	int fl = fcntl(fd, F_GETFL); /* the open file's flags: only an end that may sleep */
+	if (fl < 0 || (fl & O_NONBLOCK)) {
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+/* A supervisor duplicate of tfd when a call moving data through it could sleep there. */
+static int sleeping_end(struct task *t, const struct move_end *end, bool pipes_nonblock,
+			mode_t *type)
+{
+	int fd = end->fd >= 0 ? end->fd : remote_dup_fd(t, end->tfd);
+	*type = 0;
+	return fd < 0 ? -1
+		      : sleeping_end_fd(fd, end->fd >= 0 ? end->st : NULL, pipes_nonblock, type);
 }
 
 static void move_length_restored(struct task *t)
@@ -118,7 +133,7 @@ static void move_when_ready(struct task *t, const struct move_end *ends, int n, 
 	int count = 0, out = -1;
 	for (int i = 0; i < n; i++) {
 		mode_t type;
-		int fd = sleeping_end(t, ends[i].tfd, pipes_nonblock, &type);
+		int fd = sleeping_end(t, &ends[i], pipes_nonblock, &type);
 		if (fd < 0)
 			continue;
 		if (ends[i].events & POLLOUT)
@@ -148,16 +163,16 @@ void sys_splice(struct task *t)
 {
 	if (proc_view_unspliceable(t, 0))
 		return;
-	struct move_end ends[2] = { { (int)syscall_arg(t, 0), POLLIN },
-				    { (int)syscall_arg(t, 2), POLLOUT } };
+	struct move_end ends[2] = { { (int)syscall_arg(t, 0), POLLIN, -1, NULL },
+				    { (int)syscall_arg(t, 2), POLLOUT, -1, NULL } };
 	move_when_ready(t, ends, 2, 4, syscall_arg(t, 5) & SPLICE_F_NONBLOCK);
 }
 
 /* Implements tee(2). */
 void sys_tee(struct task *t)
 {
-	struct move_end ends[2] = { { (int)syscall_arg(t, 0), POLLIN },
-				    { (int)syscall_arg(t, 1), POLLOUT } };
+	struct move_end ends[2] = { { (int)syscall_arg(t, 0), POLLIN, -1, NULL },
+				    { (int)syscall_arg(t, 1), POLLOUT, -1, NULL } };
 	move_when_ready(t, ends, 2, -1, syscall_arg(t, 3) & SPLICE_F_NONBLOCK);
 }
 
@@ -169,23 +184,33 @@ void sys_vmsplice(struct task *t)
 		return;
 	int fl = fcntl(fd, F_GETFL);
 	close(fd);
-	struct move_end end = { tfd, (fl & O_ACCMODE) == O_WRONLY ? POLLOUT : POLLIN };
+	struct move_end end = { tfd, (fl & O_ACCMODE) == O_WRONLY ? POLLOUT : POLLIN, -1, NULL };
 	move_when_ready(t, &end, 1, -1, syscall_arg(t, 3) & SPLICE_F_NONBLOCK);
 }
 
-/* Implements sendfile(2): the output file is stamped; pipe and socket ends wait. */
+/* Implements sendfile(2): the output file is stamped; pipe and socket ends wait. Each end
+ * is duplicated once, for every look at it. */
 void sys_sendfile(struct task *t)
 {
-	if (proc_view_unspliceable(t, 1) || external_fd_call(t, (int)syscall_arg(t, 0), 0))
+	int out_tfd = (int)syscall_arg(t, 0), in_tfd = (int)syscall_arg(t, 1);
+	int in = remote_dup_fd(t, in_tfd);
+	if ((in >= 0 && proc_view_fd_unspliceable(t, in)) || external_fd_call(t, out_tfd, 0)) {
+		if (in >= 0)
+			close(in);
 		return;
-	files_written(t, (int)syscall_arg(t, 0));
-	struct move_end ends[2] = { { (int)syscall_arg(t, 0), POLLOUT },
-				    { (int)syscall_arg(t, 1), POLLIN } };
-	int in = remote_dup_fd(t, ends[1].tfd);
-	struct stat st;
-	bool pipe_in = in >= 0 && fstat(in, &st) == 0 && S_ISFIFO(st.st_mode);
-	if (in >= 0)
+	}
+	int out = remote_dup_fd(t, out_tfd);
+	struct stat out_st, in_st;
+	bool out_known = out >= 0 && fstat(out, &out_st) == 0;
+	if (out_known)
+		files_written_fd(out, &out_st);
+	bool in_known = in >= 0 && fstat(in, &in_st) == 0;
+	bool pipe_in = in_known && S_ISFIFO(in_st.st_mode);
+	if (pipe_in) { /* the kernel refuses a pipe as sendfile's input at once */
 		close(in);
-	/* the kernel refuses a pipe as sendfile's input at once: only the output waits */
+		in = -1;
+	}
+	struct move_end ends[2] = { { out_tfd, POLLOUT, out, out_known ? &out_st : NULL },
+				    { in_tfd, POLLIN, in, in_known ? &in_st : NULL } };
 	move_when_ready(t, ends, pipe_in ? 1 : 2, 3, false);
 }

@@ -27,6 +27,10 @@ struct input_sink {
 	int (*sync)(struct input_sink *s);
 	/* Flushes and releases the sink. 0 or -errno. */
 	int (*close)(struct input_sink *s);
+	/* What the call that failed with `err` met, in words ("deposed: another node
+	 * leads"), where the errno says too little; NULL (or no such function): the errno's
+	 * text is said. */
+	const char *(*why)(struct input_sink *s, int err);
 };
 
 struct input_source {

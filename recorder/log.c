@@ -1,4 +1,5 @@
 #include "recorder/log.h"
+#include "recorder/file_image.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -220,6 +221,12 @@ static bool record_well_formed(const LogRecord *rec, bool first)
 		return rec->task > 0;
 	case DETRUN__LOG__RECORD__KIND_OUTPUT:
 		return rec->task > 0 && rec->output->fd >= 0 && rec->output->len > 0;
+	case DETRUN__LOG__RECORD__KIND_IMAGE:
+		return rec->task > 0 && rec->image->path && rec->image->path[0] &&
+		       rec->image->kind <= FILE_IMAGE_OTHER &&
+		       rec->image->offset + rec->image->data.len >= rec->image->offset &&
+		       (rec->image->kind != FILE_IMAGE_REGULAR ||
+			rec->image->offset + rec->image->data.len <= rec->image->size);
 	case DETRUN__LOG__RECORD__KIND_SIGNAL:
 		return rec->signal->signo > 0 && rec->signal->signo < 65;
 	case DETRUN__LOG__RECORD__KIND_ADVANCE:
@@ -407,6 +414,8 @@ const char *log_kind_name(const LogRecord *rec)
 		return "end";
 	case DETRUN__LOG__RECORD__KIND_OUTPUT:
 		return "output";
+	case DETRUN__LOG__RECORD__KIND_IMAGE:
+		return "image";
 	default:
 		return "unknown";
 	}

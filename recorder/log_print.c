@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 
+#include "recorder/file_image.h"
 #include "recorder/log.h"
 #include "syscalls/syscall_table.h"
 
@@ -97,6 +98,12 @@ static void print_header_text(const struct log *log)
 /* Output records print the byte offset their write starts at (log.proto, Output). */
 static struct log_output_offsets output_offsets;
 
+static const char *image_kind_name(uint32_t kind)
+{
+	static const char *const names[] = { "absent", "file", "directory", "symlink", "other" };
+	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "?";
+}
+
 static void print_record_text(const LogRecord *r, uint64_t time)
 {
 	char task[16] = "-";
@@ -129,6 +136,15 @@ static void print_record_text(const LogRecord *r, uint64_t time)
 	case DETRUN__LOG__RECORD__KIND_END:
 		printf(" exit code %d after %" PRIu64 " events\n", r->end->exit_code,
 		       r->end->events);
+		break;
+	case DETRUN__LOG__RECORD__KIND_IMAGE:
+		printf(" %s, before: %s", r->image->path, image_kind_name(r->image->kind));
+		if (r->image->kind == FILE_IMAGE_REGULAR)
+			printf(" of %" PRIu64 " bytes, part at %" PRIu64 " (%zu bytes)",
+			       r->image->size, r->image->offset, r->image->data.len);
+		if (r->image->kind != FILE_IMAGE_ABSENT)
+			printf(", mode %04o", r->image->mode);
+		putchar('\n');
 		break;
 	case DETRUN__LOG__RECORD__KIND_OUTPUT:
 		printf(" fd %d, %" PRIu64 " bytes at byte %" PRIu64 ", digest %08x\n",
@@ -171,6 +187,14 @@ static void print_record_json(const LogRecord *r, uint64_t time)
 	case DETRUN__LOG__RECORD__KIND_END:
 		printf(",\"exit_code\":%d,\"events\":%" PRIu64, r->end->exit_code, r->end->events);
 		break;
+	case DETRUN__LOG__RECORD__KIND_IMAGE:
+		printf(",\"path\":");
+		json_string(r->image->path);
+		printf(",\"before\":\"%s\",\"mode\":%u,\"size\":%" PRIu64 ",\"offset\":%" PRIu64
+		       ",\"bytes\":%zu",
+		       image_kind_name(r->image->kind), r->image->mode, r->image->size,
+		       r->image->offset, r->image->data.len);
+		break;
 	case DETRUN__LOG__RECORD__KIND_OUTPUT:
 		printf(",\"fd\":%d,\"bytes\":%" PRIu64 ",\"offset\":%" PRIu64
 		       ",\"digest\":\"%08x\"",
@@ -207,12 +231,15 @@ static void print_stats(const char *path, const struct log *log)
 {
 	size_t kinds[16] = { 0 };
 	uint64_t in_bytes = 0, data_bytes = 0, results = 0, data_calls = 0, last = 0, out_bytes = 0;
+	uint64_t image_bytes = 0;
 	for (size_t i = 1; i < log->n; i++) {
 		const LogRecord *r = log->records[i];
 		kinds[r->kind_case < 16 ? r->kind_case : 0]++;
 		last = log->times[i];
 		if (r->kind_case == DETRUN__LOG__RECORD__KIND_OUTPUT)
 			out_bytes += r->output->len;
+		if (r->kind_case == DETRUN__LOG__RECORD__KIND_IMAGE)
+			image_bytes += r->image->data.len;
 		if (r->kind_case != DETRUN__LOG__RECORD__KIND_RESULT)
 			continue;
 		results++;
@@ -243,6 +270,10 @@ static void print_stats(const char *path, const struct log *log)
 		       (double)log->file_size / (double)data_bytes);
 	printf("output checked: %" PRIu64 " bytes in %zu writes\n", out_bytes,
 	       kinds[DETRUN__LOG__RECORD__KIND_OUTPUT]);
+	if (kinds[DETRUN__LOG__RECORD__KIND_IMAGE])
+		printf("before-images of changed files: %zu records, %" PRIu64
+		       " bytes of content\n",
+		       kinds[DETRUN__LOG__RECORD__KIND_IMAGE], image_bytes);
 }
 
 int log_print(const char *path, enum log_print_mode mode)

@@ -1,6 +1,7 @@
 /* `detrun replicate`: options, joining a group as its leader or a follower, --status. */
 #include "replicate/replicate.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -39,7 +40,8 @@ static const char help[] =
 	"  --cluster URLS   the NATS servers (JetStream enabled)\n"
 	"  --group NAME     the group (letters, digits, '-', '_'); its stream and bucket are\n"
 	"                   created by the first replica\n"
-	"  --node ID        this replica's name (default: the host name)\n"
+	"  --node ID        this replica's name, unique in the group: a second replica with\n"
+	"                   the name of a live one is refused (default: HOST-PID)\n"
 	"  --lease-ms N     the lease's time to live, fixed when the group is created\n"
 	"                   (default 15000: longer than a JetStream election)\n"
 	"  --status         who leads, each replica's logical time and lag, the stream's end\n"
@@ -118,6 +120,21 @@ static int parse(int argc, char **argv, struct rep_args *a)
 	return -1;
 }
 
+/* The signals from outside a follower ignored (replica.c), by name. */
+static void print_ignored(unsigned long long mask)
+{
+	const char *sep = "; ignored from outside: ";
+	for (int sig = 1; sig <= 64; sig++)
+		if (mask & (1ULL << (sig - 1))) {
+			const char *name = sigabbrev_np(sig);
+			if (name)
+				printf("%sSIG%s", sep, name);
+			else
+				printf("%ssignal %d", sep, sig);
+			sep = ", ";
+		}
+}
+
 static int status(struct rep_link *l)
 {
 	char holder[64];
@@ -134,18 +151,40 @@ static int status(struct rep_link *l)
 		printf("leader: %s (epoch %" PRIu64 ")\n", holder, epoch);
 	else
 		printf("leader: none (the lease has lapsed)\n");
+	/* The listing is a consumer of the bucket's stream, which times out while a server of
+	 * the cluster is down and the stream elects its leader: tried again for a while. */
 	kvKeysList keys = { 0 };
-	if (kvStore_Keys(&keys, l->kv, NULL) != NATS_OK)
+	natsStatus st = NATS_OK;
+	for (int tries = 0; tries < 6; tries++) {
+		if (tries)
+			sleep(2);
+		if ((st = kvStore_Keys(&keys, l->kv, NULL)) == NATS_OK)
+			break;
+	}
+	if (st != NATS_OK) {
+		printf("replicas: cannot be listed now (%s)\n", natsStatus_GetText(st));
 		return 0;
+	}
 	for (int i = 0; i < keys.Count; i++) {
 		kvEntry *e = NULL;
 		if (strncmp(keys.Keys[i], "node.", 5) || kvStore_Get(&e, l->kv, keys.Keys[i]))
 			continue;
 		char role[16] = "?";
-		unsigned long long t = 0, seq = 0;
-		sscanf(kvEntry_ValueString(e), "%15s %llu %llu", role, &t, &seq);
-		printf("replica %s: %s, logical time %llu, stream sequence %llu, lag %lld\n",
-		       keys.Keys[i] + 5, role, t, seq, (long long)last - (long long)seq);
+		unsigned long long t = 0, seq = 0, ignored = 0;
+		sscanf(kvEntry_ValueString(e), "%15s %llu %llu %llx", role, &t, &seq, &ignored);
+		/* A leader that died leaves its row until the bucket's TTL removes it: only the
+		 * lease's holder leads. A leader's sequence is its own last append, so it has
+		 * no lag to show. */
+		const char *node = keys.Keys[i] + 5;
+		bool leads = !strcmp(role, "leader");
+		printf("replica %s: %s, logical time %llu, stream sequence %llu", node,
+		       leads && strcmp(node, holder) ? "leader no longer (the lease is not its)"
+						     : role,
+		       t, seq);
+		if (!leads)
+			printf(", lag %lld", (long long)last - (long long)seq);
+		print_ignored(ignored);
+		putchar('\n');
 		kvEntry_Destroy(e);
 	}
 	kvKeysList_Destroy(&keys);
@@ -267,6 +306,12 @@ static int follow(struct rep_link *l, char **argv, const char *path,
 		fprintf(stderr, "detrun: replicate: %s\n", l->why);
 		return 125;
 	}
+	/* The group's starting files, whatever this replica left when it died (files.c). */
+	if (rep_starting_files(l)) {
+		fprintf(stderr, "detrun: replicate: %s\n", l->why);
+		detrun__log__record__free_unpacked(rec, NULL);
+		return 125;
+	}
 	clearenv(); /* the environment is the leader's: the program sees the same */
 	for (size_t i = 0; i < rec->header->n_env; i++)
 		putenv(strdup(rec->header->env[i]));
@@ -317,24 +362,41 @@ static int join(struct rep_link *l, const struct rep_args *a, char **argv, const
 		fprintf(stderr, "detrun: replicate: %s\n", l->why);
 		return 125;
 	}
+	int claimed = rep_node_claim(l);
+	if (claimed) {
+		fprintf(stderr, "detrun: replicate: %s\n", l->why);
+		return 125;
+	}
+	rep_progress_start(l); /* from here on the name is seen taken */
 	quiet_stdin();
 	int taken = last == 0 ? rep_lease_take(l, &epoch) : 1;
 	if (taken < 0) {
 		fprintf(stderr, "detrun: replicate: %s\n", l->why);
 		return 125;
 	}
-	int r = taken == 0 ? lead(l, epoch, argv, path, opt) : follow(l, argv, path, opt);
-	if (r < 0)
-		rep_progress_start(l);
-	return r;
+	return taken == 0 ? lead(l, epoch, argv, path, opt) : follow(l, argv, path, opt);
+}
+
+/* The host's name and detrun's pid: replicas on one host need names of their own (two
+ * with one name would share one consumer of the stream), and a node name has letters,
+ * digits, '-' and '_' only. */
+static void default_node_name(char *node, size_t len)
+{
+	char host[40] = "node";
+	gethostname(host, sizeof(host) - 1);
+	host[sizeof(host) - 1] = 0;
+	for (char *p = host; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_')
+			*p = '-';
+	snprintf(node, len, "%s-%d", host, (int)getpid());
 }
 
 int replicate_command(int argc, char **argv, struct tracer_options *opt, char *path,
 		      size_t path_len, char ***prog_argv)
 {
-	char host[64] = "node";
-	gethostname(host, sizeof(host) - 1);
-	struct rep_args a = { .node = host, .lease_ms = DEFAULT_LEASE_MS };
+	char node[64];
+	default_node_name(node, sizeof(node));
+	struct rep_args a = { .node = node, .lease_ms = DEFAULT_LEASE_MS };
 	int r = parse(argc, argv, &a);
 	if (r >= 0)
 		return r;

@@ -66,6 +66,23 @@ int rep_lease_take(struct rep_link *l, uint64_t *epoch)
 	return 0;
 }
 
+/* The lease lapsed while this replica led (the cluster lost its quorum for longer than the
+ * TTL, or the leader was paused): nobody holds it, so the leader takes it again by create,
+ * the same compare-and-set a follower taking over uses, and only one of them wins. A
+ * leader that loses that race has been deposed and stops (renew's caller). */
+static bool retake(struct rep_link *l, const char *value)
+{
+	uint64_t rev = 0;
+	if (kvStore_Create(&rev, l->kv, LEASE_KEY, value, (int)strlen(value)) != NATS_OK)
+		return false;
+	held_rev = rev;
+	fprintf(stderr,
+		"detrun: replicate: node %s: the lease had lapsed (nobody held it); taken "
+		"again (epoch %" PRIu64 ")\n",
+		l->node, held_epoch);
+	return true;
+}
+
 static void *renew(void *arg)
 {
 	struct rep_link *l = arg;
@@ -84,7 +101,10 @@ static void *renew(void *arg)
 			continue;
 		}
 		kvEntry *e;
-		if (lease_get(l, &e) == 0) {
+		int got = lease_get(l, &e);
+		if (got == 1 && retake(l, value)) /* it lapsed (no quorum, a pause) */
+			continue;
+		if (got == 0) {
 			/* Our value at another revision: an update that went through while its
 			 * answer was lost (a stream electing its leader). Someone else's value:
 			 * the lease is gone. An error: try again. */
@@ -150,10 +170,61 @@ int rep_lease_revision(struct rep_link *l, uint64_t *rev)
 	return held;
 }
 
+/* ---- this replica's name ---- */
+
+/* A live replica rewrites its progress key every PROGRESS_MS: a key that changes within
+ * this long is a live replica's. */
+#define PROGRESS_MS 500
+#define LIVE_WITHIN_MS (3 * PROGRESS_MS)
+
+int rep_node_claim(struct rep_link *l)
+{
+	char key[96];
+	snprintf(key, sizeof(key), "node.%s", l->node);
+	const char *starting = "starting 0 0 0";
+	uint64_t rev = 0;
+	kvEntry *e = NULL;
+	natsStatus s = kvStore_Get(&e, l->kv, key);
+	if (s == NATS_NOT_FOUND) {
+		s = kvStore_Create(&rev, l->kv, key, starting, (int)strlen(starting));
+		if (s == NATS_OK)
+			return 0;
+		snprintf(l->why, sizeof(l->why),
+			 "node %s: another replica of group %s took this name just now", l->node,
+			 l->group);
+		return 1;
+	}
+	if (s != NATS_OK) {
+		snprintf(l->why, sizeof(l->why), "cannot read the replicas of group %s: %s",
+			 l->group, natsStatus_GetText(s));
+		return -1;
+	}
+	uint64_t seen = kvEntry_Revision(e);
+	kvEntry_Destroy(e);
+	for (int waited = 0; waited < LIVE_WITHIN_MS; waited += 100) {
+		usleep(100 * 1000);
+		e = NULL;
+		bool changed = kvStore_Get(&e, l->kv, key) == NATS_OK &&
+			       kvEntry_Revision(e) != seen;
+		kvEntry_Destroy(e);
+		if (changed)
+			break;
+		if (waited + 100 >= LIVE_WITHIN_MS &&
+		    kvStore_Update(&rev, l->kv, key, starting, (int)strlen(starting), seen) ==
+			    NATS_OK)
+			return 0; /* a dead replica's key (this one restarted): taken over */
+	}
+	snprintf(l->why, sizeof(l->why),
+		 "node %s is live in group %s already (a replica of that name updates its "
+		 "progress): give this replica another --node",
+		 l->node, l->group);
+	return 1;
+}
+
 /* ---- progress, for --status ---- */
 
 static atomic_bool prog_leading;
-static atomic_uint_fast64_t prog_time, prog_seq;
+static atomic_uint_fast64_t prog_time, prog_seq, prog_ignored;
 
 void rep_progress_set(bool leading, uint64_t time, uint64_t seq)
 {
@@ -164,18 +235,24 @@ void rep_progress_set(bool leading, uint64_t time, uint64_t seq)
 		atomic_store(&prog_seq, seq);
 }
 
+void rep_progress_ignored(int sig)
+{
+	atomic_fetch_or(&prog_ignored, (uint_fast64_t)1 << (sig - 1));
+}
+
 static void *progress(void *arg)
 {
 	struct rep_link *l = arg;
 	char key[96], value[128];
 	snprintf(key, sizeof(key), "node.%s", l->node);
 	for (;;) {
-		snprintf(value, sizeof(value), "%s %" PRIu64 " %" PRIu64,
+		snprintf(value, sizeof(value), "%s %" PRIu64 " %" PRIu64 " %" PRIx64,
 			 atomic_load(&prog_leading) ? "leader" : "follower",
-			 (uint64_t)atomic_load(&prog_time), (uint64_t)atomic_load(&prog_seq));
+			 (uint64_t)atomic_load(&prog_time), (uint64_t)atomic_load(&prog_seq),
+			 (uint64_t)atomic_load(&prog_ignored));
 		uint64_t rev;
 		kvStore_PutString(&rev, l->kv, key, value);
-		usleep(500 * 1000);
+		usleep(PROGRESS_MS * 1000);
 	}
 	return NULL;
 }

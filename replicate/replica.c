@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -28,6 +29,7 @@
 #include "shim/shim.h"
 #include "syscalls/syscall_table.h"
 #include "engine/remote.h"
+#include "engine/tracer.h"
 #include "vkernel/report.h"
 
 #define MAX_LISTENERS 32
@@ -274,10 +276,34 @@ static int follower_wait(uint64_t time, struct pollfd *fds, int nfds, int timeou
 	return replay_ops->wait_outside(time, fds, nfds, timeout_ms, real_wait);
 }
 
+/* A signal from outside that does not end the run (SIGCONT after a pause, SIGUSR1) is this
+ * node's alone: the leader's program never got it, so the replay would stop at it as at a
+ * divergence. A follower ignores it, says so once per signal, and shows it in --status. */
+static void ignore_on_follower(int sig, uint64_t time)
+{
+	static uint64_t said;
+	if (said & (1ULL << (sig - 1)))
+		return;
+	said |= 1ULL << (sig - 1);
+	rep_progress_ignored(sig);
+	fprintf(stderr,
+		"detrun: replicate: node %s: %s (signal %d) from outside ignored at t=%llu: a "
+		"follower stops only for SIGINT, SIGTERM, SIGHUP or SIGQUIT, and the leader's "
+		"program never got it\n",
+		link_->node, strsignal(sig), sig, (unsigned long long)time);
+}
+
 static void follower_signals(uint64_t time, const int *pending, int n, void (*deliver)(int))
 {
 	progressed();
-	replay_ops->signals(time, pending, n, deliver);
+	int ending[64], k = 0;
+	for (int i = 0; i < n && k < 64; i++) {
+		if (pending[i] == SIGKILL || outside_signal_ends_run(pending[i]))
+			ending[k++] = pending[i];
+		else if (pending[i] > 0 && pending[i] <= 64)
+			ignore_on_follower(pending[i], time);
+	}
+	replay_ops->signals(time, ending, k, deliver);
 	after_replay();
 }
 
@@ -289,6 +315,18 @@ static void follower_file(struct task *t, uint64_t time, const char *path, uint6
 		return;
 	}
 	replay_ops->file_opened(t, time, path, size, hash);
+}
+
+/* The group's first change of a path: the replay puts the leader's before-image back on
+ * this replica's file (shim/replay.c); once leading, the recording keeps it. */
+static void follower_file_changing(struct task *t, uint64_t time, const char *path, int dirfd,
+				   const char *name)
+{
+	if (!following()) {
+		leader.file_changing(t, time, path, dirfd, name);
+		return;
+	}
+	replay_ops->file_changing(t, time, path, dirfd, name);
 }
 
 static void follower_event(struct task *t, uint64_t time, long nr)
@@ -345,6 +383,7 @@ void rep_replica_follow(struct rep_link *l, struct input_source *src)
 		.wait_outside = follower_wait,
 		.signals = follower_signals,
 		.file_opened = follower_file,
+		.file_changing = follower_file_changing,
 		.event = follower_event,
 		.finish = follower_finish,
 	};

@@ -50,6 +50,11 @@ bool rep_source_took_over(struct input_source *s, uint64_t *epoch, uint64_t *las
 /* Waits until a record is there (true) or this replica took over (false). */
 bool rep_source_wait(struct input_source *s);
 
+/* ---- a replica's files (files.c) ---- */
+/* Puts the before-images the stream holds so far back on this replica's files (paths
+ * relative to the leader's working directory taken in this one's). 0, or -1 with l->why. */
+int rep_starting_files(struct rep_link *l);
+
 /* ---- the lease (lease.c) ---- */
 /* Takes the lease if nobody holds it: 0 and the epoch, 1 held by another, -1 error. */
 int rep_lease_take(struct rep_link *l, uint64_t *epoch);
@@ -60,9 +65,14 @@ bool rep_lease_lost(void);
 int rep_lease_holder(struct rep_link *l, char *node, size_t len, uint64_t *epoch);
 /* The lease's current revision: 0 held, 1 absent (lapsed), -1 error. */
 int rep_lease_revision(struct rep_link *l, uint64_t *rev);
+/* Claims this replica's name in the group (its progress key): 0 claimed, 1 a live
+ * replica has it (l->why says so), -1 the bucket did not answer. */
+int rep_node_claim(struct rep_link *l);
 /* Publishes this replica's progress (role, logical time, stream sequence) every 500 ms. */
 void rep_progress_start(struct rep_link *l);
 void rep_progress_set(bool leading, uint64_t time, uint64_t seq);
+/* A signal from outside this follower ignored: --status lists it. */
+void rep_progress_ignored(int sig);
 
 /* ---- the shim in between (replica.c) ---- */
 void rep_replica_follow(struct rep_link *l, struct input_source *src);

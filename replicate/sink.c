@@ -28,6 +28,7 @@ struct js_sink {
 	uint64_t epoch;
 	uint64_t last_seq; /* the sequence the previous publish takes */
 	bool pending;      /* publishes not yet known acknowledged */
+	int why_err;       /* the failure l->why describes (sink_sync's), 0 for none */
 };
 
 static atomic_int refused; /* a publish was refused: another node leads */
@@ -131,8 +132,10 @@ static int publish_msg(struct js_sink *k, const char *id, const uint8_t *data, s
 		s = NATS_OK;
 	}
 	natsMsg_Destroy(m); /* NULL when the library took it */
-	if (s != NATS_OK)
+	if (s != NATS_OK) {
+		k->why_err = 0; /* l->why is not about this one */
 		return s == NATS_TIMEOUT ? -ETIMEDOUT : -EIO;
+	}
 	k->last_seq++;
 	k->pending = true;
 	return 0;
@@ -233,14 +236,14 @@ static int sink_sync(struct input_sink *s)
 			 "deposed: the stream refused an append "
 			 "(%s): another node leads",
 			 refused_why);
-		return -EPERM;
+		return k->why_err = -EPERM;
 	}
 	if (st != NATS_OK) {
 		snprintf(k->l->why, sizeof(k->l->why),
 			 "the stream did not acknowledge appends "
 			 "for %d s: %s",
 			 SYNC_LIMIT_MS / 1000, natsStatus_GetText(st));
-		return -EIO;
+		return k->why_err = -EIO;
 	}
 	k->pending = false;
 	return 0;
@@ -258,6 +261,12 @@ static int sink_close(struct input_sink *s)
 	return err;
 }
 
+static const char *sink_why(struct input_sink *s, int err)
+{
+	struct js_sink *k = (struct js_sink *)s;
+	return err == k->why_err ? k->l->why : NULL;
+}
+
 struct input_sink *rep_sink_create(struct rep_link *l, uint64_t epoch, uint64_t last_seq)
 {
 	struct js_sink *k = calloc(1, sizeof(*k));
@@ -267,7 +276,8 @@ struct input_sink *rep_sink_create(struct rep_link *l, uint64_t epoch, uint64_t 
 				      .append = sink_append,
 				      .flush = sink_flush,
 				      .sync = sink_sync,
-				      .close = sink_close };
+				      .close = sink_close,
+				      .why = sink_why };
 	k->l = l;
 	k->epoch = epoch;
 	k->last_seq = last_seq;

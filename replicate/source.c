@@ -229,7 +229,10 @@ static void maybe_take_over(struct js_source *j)
 {
 	uint64_t rev = 0, epoch;
 	int held = rep_lease_revision(j->l, &rev);
-	if (held == 0 && rev != j->lease_rev) {
+	/* Only a newer revision is a renewal: after a server of the cluster was killed, reads
+	 * can alternate between copies that number the entry differently, and taking each
+	 * change for a renewal put the takeover off by up to a TTL. */
+	if (held == 0 && rev > j->lease_rev) {
 		j->lease_rev = rev;
 		j->lease_seen_ms = now_ms();
 	}

@@ -280,6 +280,8 @@ static bool try_wake(struct task *t)
 	return false;
 woken:
 	sched_unpark(t);
+	if (ops->woken)
+		ops->woken(t);
 	return true;
 }
 

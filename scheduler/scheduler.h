@@ -84,6 +84,9 @@ struct sched_ops {
 	/* Parallel mode (--jobs N > 1): the memory domain of a task (processes that share no
 	 * memory are in different domains). NULL in serial mode. */
 	int (*domain_of)(struct task *t);
+	/* Parked t's wait ended (its resume is prepared), at a pick: a point of the timeline
+	 * that is the same on every run. Optional. */
+	void (*woken)(struct task *t);
 };
 void sched_set_ops(const struct sched_ops *ops);
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/options.h"
+#include "recorder/file_image.h"
 #include "recorder/fingerprint.h"
 #include "recorder/header_options.h"
 #include "recorder/input.h"
@@ -23,13 +24,20 @@
 #define DIGEST_EVERY 1024 /* events between digests: a divergence is caught within this */
 
 static struct input_sink *sink;
+static char record_cwd[4096]; /* image paths in it are logged relative (proto/log.proto) */
+
+static const char *sink_error(struct input_sink *s, int err)
+{
+	const char *why = s->why ? s->why(s, err) : NULL;
+	return why ? why : strerror(-err);
+}
 
 static void append(uint64_t time, int vtid, LogRecord *rec)
 {
 	rec->task = (uint32_t)vtid;
 	int err = sink->append(sink, time, rec);
 	if (err)
-		shim_abort(NULL, "cannot write the log %s: %s", sink->name, strerror(-err));
+		shim_abort(NULL, "cannot write the log %s: %s", sink->name, sink_error(sink, err));
 }
 
 static void record_monitor(const struct shim_call *c)
@@ -76,7 +84,7 @@ static int record_wait_outside(uint64_t time, struct pollfd *fds, int nfds, int 
 {
 	int err = sink->flush(sink);
 	if (err)
-		shim_abort(NULL, "cannot write the log %s: %s", sink->name, strerror(-err));
+		shim_abort(NULL, "cannot write the log %s: %s", sink->name, sink_error(sink, err));
 	int64_t clock = vclock_now();
 	int r = real_wait(fds, nfds, timeout_ms);
 	if (r == 0 && timeout_ms > 0) {
@@ -130,6 +138,37 @@ static void record_output(struct task *t, uint64_t time, int fd, const uint8_t *
 	append(time, sched_of(t)->vtid, &rec);
 }
 
+struct image_append {
+	uint64_t time;
+	int vtid;
+};
+
+static int append_image(void *arg, Detrun__Log__FileImage *image)
+{
+	const struct image_append *a = arg;
+	LogRecord rec = DETRUN__LOG__RECORD__INIT;
+	rec.kind_case = DETRUN__LOG__RECORD__KIND_IMAGE;
+	rec.image = image;
+	append(a->time, a->vtid, &rec);
+	return 0;
+}
+
+/* The first change of a path: its before-image goes to the log, in parts for a large file
+ * (each at most FILE_IMAGE_PART bytes, one log block or less). Costs a copy of the file
+ * into the log, once per path and run. */
+static void record_file_changing(struct task *t, uint64_t time, const char *path, int dirfd,
+				 const char *name)
+{
+	struct image_append a = { time, sched_of(t)->vtid };
+	size_t l = strlen(record_cwd);
+	const char *logged = path;
+	if (l > 1 && !strncmp(path, record_cwd, l) && path[l] == '/')
+		logged = path + l + 1;
+	int err = file_image_capture(dirfd, name, logged, append_image, &a);
+	if (err)
+		shim_abort(t, "cannot keep the before-image of %s: %s", path, strerror(-err));
+}
+
 static void record_event(struct task *t, uint64_t time, long nr)
 {
 	uint64_t digest = shim_digest_event(time, sched_of(t)->vtid, nr);
@@ -152,11 +191,20 @@ static int record_finish(uint64_t time, int code)
 	rec.kind_case = DETRUN__LOG__RECORD__KIND_END;
 	rec.end = &end;
 	append(time, 0, &rec);
-	const char *name = sink->name;
-	int err = sink->close(sink);
+	/* Flushed first, so that a failure can still be asked about (close frees the sink). */
+	char why[512] = "";
+	int err = sink->flush(sink);
+	if (err)
+		snprintf(why, sizeof(why), "cannot write the log %s: %s", sink->name,
+			 sink_error(sink, err));
+	char name[256];
+	snprintf(name, sizeof(name), "%s", sink->name);
+	int closed = sink->close(sink);
 	sink = NULL;
-	if (err) {
-		fprintf(stderr, "detrun: cannot write the log %s: %s\n", name, strerror(-err));
+	if (!err && closed)
+		snprintf(why, sizeof(why), "cannot write the log %s: %s", name, strerror(-closed));
+	if (err || closed) {
+		fprintf(stderr, "detrun: %s\n", why);
 		return 125;
 	}
 	return code;
@@ -169,6 +217,7 @@ static const struct shim_ops record_shim = {
 	.wait_outside = record_wait_outside,
 	.signals = record_signals,
 	.file_opened = record_file,
+	.file_changing = record_file_changing,
 	.output = record_output,
 	.event = record_event,
 	.finish = record_finish,
@@ -265,6 +314,7 @@ int record_shim_start_sink(struct input_sink *(*open_sink)(const Detrun__Log__He
 	if (!sink)
 		return -1;
 	atexit(flush_at_exit);
+	snprintf(record_cwd, sizeof(record_cwd), "%s", h.cwd);
 	shim_set(&record_shim);
 	return 0;
 }
@@ -274,5 +324,7 @@ int record_shim_start_sink(struct input_sink *(*open_sink)(const Detrun__Log__He
 void record_shim_continue(struct input_sink *s)
 {
 	sink = s;
+	if (!getcwd(record_cwd, sizeof(record_cwd)))
+		record_cwd[0] = 0;
 	shim_set(&record_shim);
 }

@@ -3,10 +3,13 @@
  * what the replay meets (logical time, task, syscall), and the first mismatch ends the
  * run with both sides described — a replay never continues past a divergence. */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "recorder/file_image.h"
 #include "recorder/fingerprint.h"
 #include "recorder/input.h"
 #include "recorder/log.h"
@@ -21,6 +24,8 @@ static uint64_t head_at;    /* the head record's logical time */
 static bool looks_logged;   /* format 3: outside input carries the look it came at */
 static bool outputs_logged; /* format 4: every write to the group's output is logged */
 static struct log_output_offsets output_offsets;
+static bool images_in_place;   /* before-images go back on the files at their first change */
+static char own_cwd[PATH_MAX]; /* where relative image paths lie (proto/log.proto) */
 
 static const LogRecord *head(void)
 {
@@ -52,6 +57,8 @@ static const char *describe(const LogRecord *r, uint64_t time)
 		snprintf(what, sizeof(what), "open of %s", r->file->path);
 	else if (r->kind_case == DETRUN__LOG__RECORD__KIND_SIGNAL)
 		snprintf(what, sizeof(what), "outside signal %d", r->signal->signo);
+	else if (r->kind_case == DETRUN__LOG__RECORD__KIND_IMAGE)
+		snprintf(what, sizeof(what), "the first change of %s", r->image->path);
 	else if (r->kind_case == DETRUN__LOG__RECORD__KIND_OUTPUT)
 		snprintf(what, sizeof(what), "a write of %" PRIu64 " bytes to descriptor %d",
 			 r->output->len, r->output->fd);
@@ -213,6 +220,69 @@ static void replay_file(struct task *t, uint64_t time, const char *path, uint64_
 	consume();
 }
 
+/* The head, if it is an image record of this change: of `path`, or of what it held. */
+static const LogRecord *image_of_change(uint64_t time, int vtid, const char *path)
+{
+	const LogRecord *r = match(DETRUN__LOG__RECORD__KIND_IMAGE, time, vtid);
+	size_t len = strlen(path);
+	if (!r || strncmp(r->image->path, path, len) ||
+	    (r->image->path[len] && r->image->path[len] != '/'))
+		return NULL;
+	return r;
+}
+
+/* The image records the recording took at this change (the path's, then those of what a
+ * directory held), gathered and put back in place under dirfd: `prefix` bytes of each
+ * path name dirfd. */
+static void restore_images(struct task *t, uint64_t time, int vtid, const char *path, int dirfd,
+			   size_t prefix)
+{
+	const LogRecord *r;
+	struct file_image img = { 0 };
+	while ((r = image_of_change(time, vtid, path))) {
+		if (img.path && !file_image_continues(&img, r->image)) {
+			int err = file_image_restore(dirfd, img.path + prefix, &img);
+			if (err)
+				shim_abort(t, "cannot put back the starting state of %s: %s",
+					   img.path, strerror(-err));
+			file_image_free(&img);
+		}
+		if (strlen(r->image->path) <= prefix || file_image_add(&img, r->image))
+			shim_abort(t, "replay: malformed before-image of %s in the log",
+				   r->image->path);
+		consume();
+	}
+	int err = img.path ? file_image_restore(dirfd, img.path + prefix, &img) : 0;
+	if (err)
+		shim_abort(t, "cannot put back the starting state of %s: %s", img.path,
+			   strerror(-err));
+	file_image_free(&img);
+}
+
+/* The recording took the path's before-image here. A replay on a view of the files has
+ * it there already; one in place puts it back now, before the call changes the path. */
+static void replay_file_changing(struct task *t, uint64_t time, const char *path, int dirfd,
+				 const char *name)
+{
+	int vtid = sched_of(t)->vtid;
+	const LogRecord *r = match(DETRUN__LOG__RECORD__KIND_IMAGE, time, vtid);
+	char recorded[PATH_MAX], full[2 * PATH_MAX];
+	if (r)
+		snprintf(recorded, sizeof(recorded), "%s", r->image->path);
+	if (!r || strcmp(file_image_path(recorded, own_cwd, full, sizeof(full)), path)) {
+		char met[4200];
+		snprintf(met, sizeof(met), "the first change of %s by task %d at t=%" PRIu64, path,
+			 vtid, time);
+		diverged(t, met);
+	}
+	if (images_in_place) {
+		restore_images(t, time, vtid, recorded, dirfd, strlen(recorded) - strlen(name));
+		return;
+	}
+	while (image_of_change(time, vtid, recorded))
+		consume();
+}
+
 static const char *output_name(int fd)
 {
 	return fd == 1 ? " (standard output)" : fd == 2 ? " (standard error)" : "";
@@ -304,6 +374,7 @@ static const struct shim_ops replay_shim = {
 	.signals = replay_signals,
 	.signals_due = replay_signals_due,
 	.file_opened = replay_file,
+	.file_changing = replay_file_changing,
 	.output = replay_output,
 	.event = replay_event,
 	.finish = replay_finish,
@@ -317,6 +388,7 @@ int replay_shim_start(const struct log *log)
 		return -1;
 	}
 	int err = replay_shim_start_source(s);
+	images_in_place = false; /* the launch presents them (engine/file_view.h) */
 	looks_logged = log->header->format_version >= 3;
 	outputs_logged = log->header->format_version >= 4;
 	return err;
@@ -326,6 +398,11 @@ int replay_shim_start(const struct log *log)
 int replay_shim_start_source(struct input_source *s)
 {
 	source = s;
+	if (!getcwd(own_cwd, sizeof(own_cwd)))
+		snprintf(own_cwd, sizeof(own_cwd), "/");
+	/* A replica runs on its own files: each goes back to the group's starting state at
+	 * the first change, whatever a replica that died here left (a rejoin). */
+	images_in_place = true;
 	looks_logged = true;
 	outputs_logged = true;
 	shim_set(&replay_shim);

@@ -77,6 +77,12 @@ struct shim_ops {
 	/* t opened a regular file for reading. */
 	void (*file_opened)(struct task *t, uint64_t time, const char *path, uint64_t size,
 			    uint64_t hash);
+	/* t is about to change, for the first time in the run, entry `name` of directory
+	 * `dirfd` (a supervisor O_PATH descriptor), which the group knows as `path`: record
+	 * keeps its before-image (recorder/file_image.h), replay matches it (and puts it back
+	 * where it runs on real files). Calls alike in record and replay (handlers/). */
+	void (*file_changing)(struct task *t, uint64_t time, const char *path, int dirfd,
+			      const char *name);
 	/* t wrote `len` bytes to descriptor fd, where the group's output goes (standard
 	 * output and error, a channel inherited from outside: sys_external.h). */
 	void (*output)(struct task *t, uint64_t time, int fd, const uint8_t *bytes, size_t len);
@@ -133,6 +139,9 @@ struct record_start {
 	int n_outside;
 };
 int record_shim_start(const char *path, const struct record_start *rs);
+/* A replay of a log file meets the before-images already presented to the group (the
+ * launch's view of the files, engine/file_view.h); one from a live source (a replica) puts
+ * each back on its own files at the recording's first change of it. */
 int replay_shim_start(const struct log *log);
 /* The same with other places for the inputs (recorder/input.h; replicate/ uses these). */
 struct input_sink;

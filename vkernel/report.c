@@ -50,8 +50,27 @@ void die(const char *fmt, ...)
 	exit(125);
 }
 
+static unsigned warnings_said, warnings_to_skip;
+
+unsigned report_warnings_said(void)
+{
+	return warnings_said;
+}
+
+void report_skip_warnings(unsigned n)
+{
+	warnings_to_skip = n;
+}
+
+static bool warning_is_new(void)
+{
+	return ++warnings_said > warnings_to_skip;
+}
+
 void warn(const char *fmt, ...)
 {
+	if (!warning_is_new())
+		return;
 	va_list ap;
 	va_start(ap, fmt);
 	vsay("warning: ", NULL, fmt, ap);
@@ -60,6 +79,8 @@ void warn(const char *fmt, ...)
 
 void task_warn(const struct task *t, const char *fmt, ...)
 {
+	if (!warning_is_new())
+		return;
 	va_list ap;
 	va_start(ap, fmt);
 	vsay("warning: ", t, fmt, ap);

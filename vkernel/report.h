@@ -18,6 +18,10 @@ extern FILE *report_trace_out;
 
 __attribute__((format(printf, 1, 2), noreturn)) void die(const char *fmt, ...);
 __attribute__((format(printf, 1, 2))) void warn(const char *fmt, ...);
+/* Warnings said so far by this process, and how many of the first ones to keep quiet: a
+ * debugger's re-execution of the same run says only what the session has not said yet. */
+unsigned report_warnings_said(void);
+void report_skip_warnings(unsigned n);
 /* "detrun: task 3 (tid 4) in futex at t=55: ..." */
 __attribute__((format(printf, 2, 3))) void task_warn(const struct task *t, const char *fmt, ...);
 /* The same without "warning:", for what ends the run; the caller ends it. */

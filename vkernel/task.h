@@ -22,6 +22,8 @@ enum resume_mode {
 };
 
 /* A signal action as rt_sigaction(2) passes it (struct kernel_sigaction on x86_64). */
+struct vdso_space;
+
 struct signal_action {
 	uint64_t handler, flags, restorer, mask;
 };
@@ -53,6 +55,8 @@ struct process {
 	bool trap_armed;            /* the kernel's are handlers: forcing shows a blocked signal */
 	int64_t children_maxrss_kb; /* getrusage(RUSAGE_CHILDREN)'s ru_maxrss */
 	int stopped_by;             /* the signal of a group stop in force, 0 for none (jobctl.c) */
+	struct vdso_space *vdso;    /* detrun's vDSO clock page (engine/vdso.h), NULL if none */
+	int64_t event_ns; /* virtual monotonic time its vDSO page last took (engine/vdso.h) */
 };
 
 /* Which member of wait_state the handler that parked a task last filled. Waits that keep

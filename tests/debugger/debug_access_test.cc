@@ -4,6 +4,7 @@
 // asked, and a peer of another uid is refused on both.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -204,3 +205,45 @@ TEST(DebugAccess, AnotherUidIsRefusedOnTcp)
 }
 
 } // namespace
+
+// gdb is connected on TCP: a second gdb is told at once that another one is connected
+// (before, the port was closed and gdb retried for its 15 s connect timeout), also after
+// the first session went back (a re-execution keeps answering); the first goes on.
+TEST(DebugAccess, SecondGdbOnTcpIsRefusedAtOnce)
+{
+	Child server({ kDetrun, "--gdb=tcp:0", "--", kRacy, "1", "5" });
+	std::string at = GdbAddress(server);
+	ASSERT_FALSE(at.empty()) << server.Err();
+	int in[2];
+	ASSERT_EQ(pipe2(in, O_CLOEXEC), 0);
+	RunOptions o;
+	o.stdin_fd = in[0];
+	Child first({ "gdb", "-q", "-ex", "set sysroot /", "-ex", "target extended-remote " + at,
+		      "-ex", "echo CONNECTED\\n", kRacy },
+		    o);
+	close(in[0]);
+	ASSERT_TRUE(first.WaitForOutput("CONNECTED", 60)) << first.Out() << first.Err();
+	auto second = [&] {
+		return RunCommand(
+			{ "gdb", "-q", "-batch", "-ex", "target extended-remote " + at, kRacy });
+	};
+	RunResult refused = second();
+	EXPECT_NE((refused.out + refused.err).find("another gdb is connected to this run already"),
+		  std::string::npos)
+		<< refused.Describe();
+	std::string back = "break worker\ncontinue\nreverse-continue\necho BACK\\n\n";
+	ASSERT_EQ(write(in[1], back.data(), back.size()), (ssize_t)back.size());
+	ASSERT_TRUE(first.WaitForOutput("BACK", 120)) << first.Out() << first.Err();
+	RunResult again = second();
+	EXPECT_NE((again.out + again.err).find("another gdb is connected to this run already"),
+		  std::string::npos)
+		<< again.Describe();
+	std::string end = "kill\nquit\n";
+	ASSERT_EQ(write(in[1], end.data(), end.size()), (ssize_t)end.size());
+	close(in[1]);
+	RunResult g = first.Finish();
+	EXPECT_EQ(g.code, 0) << g.Describe();
+	RunResult r = server.Finish();
+	EXPECT_EQ(r.code, 0) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+}

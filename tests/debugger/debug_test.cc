@@ -347,8 +347,8 @@ TEST(Debug, ErrorsAreOneLineAndLeaveNothingRunning)
 	ASSERT_GT(read(fd, reply, sizeof(reply)), 0); // its stop: the group is stopped
 	close(fd);
 	RunResult r = server.Finish();
-	EXPECT_EQ(r.err, "detrun: waiting for gdb on " + at + " (in gdb: target extended-remote " +
-				 at +
+	EXPECT_EQ(r.err, "detrun: waiting for gdb on " + at +
+				 " (in gdb: set sysroot / then target extended-remote " + at +
 				 ")\n"
 				 "detrun: gdb disconnected: the group is ended\n")
 		<< r.Describe();
@@ -471,4 +471,123 @@ TEST(Debug, ReverseWatchpointStopsBeforeTheWrite)
 	EXPECT_EQ(values, want) << r.out << r.err;
 }
 
+// The files a recording changed are what its replay starts from, on a view of its own:
+// gdb runs the program forward to the end, back (a run again from the start) and forward
+// again in the directory the recording left, with no divergence (before, the replay found
+// the recording's `db`, its O_CREAT|O_EXCL failed and the program took another path
+// unreported), and the directory is as the recording left it.
+TEST(Debug, ARecordingThatChangedItsFilesIsDebuggedOnItsStartingFiles)
+{
+	TempDir dir("debug");
+	for (const auto &[name, text] :
+	     std::vector<std::pair<std::string, std::string>>{ { "journal", "start\n" },
+							       { "old", "old\n" },
+							       { "gone", "gone\n" } })
+		RunCommand({ "sh", "-c", "printf '%s' \"$1\" > \"$0\"", dir / name, text });
+	RunResult rec = RecordInto(dir, "f.dlog", { std::string(GUEST_DIR) + "/rep_filedb" });
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	RunOptions opt;
+	opt.cwd = dir.path;
+	const std::vector<std::string> snapshot{
+		"sh", "-c",
+		"find . -printf '%p %y %m %s %T@\\n' | sort && find . -type f -exec sha256sum {} + | "
+		"sort"
+	};
+	std::string after = RunCommand(snapshot, opt).out;
+	RunResult r = Debug(dir, "f.dlog",
+			    { "break print_file", "continue", "continue", "reverse-continue",
+			      "monitor when", "delete", "continue" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	std::string all = r.out + r.err;
+	EXPECT_EQ(all.find("diverged"), std::string::npos) << all;
+	EXPECT_EQ(all.find("File exists"), std::string::npos) << all;
+	EXPECT_EQ(Matching(all, "^Breakpoint 1, print_file \\(name=.*\"db\"\\)").size(), 2u) << all;
+	// The run forward to the end printed what the recording printed, to its last line.
+	EXPECT_NE(all.find("journal: start\nappended\nrenamed: old\ngone: No such file or "
+			   "directory\nsub/x: x\ndone\n"),
+		  std::string::npos)
+		<< all;
+	EXPECT_EQ(RunCommand(snapshot, opt).out, after) << "debugging changed the files";
+}
+
 } // namespace
+
+// gdb's `run` starts the replay again from the beginning, as in rr (before: "Remote
+// connection closed"), at the first stop, with the breakpoints gdb has; `kill` ends the
+// group and the session goes on (a later `run`, or gdb's end: status 0, not 125). rr's
+// `when` is defined in the gdb `detrun debug` starts.
+TEST(Debug, RunStartsTheReplayAgainAndKillEndsNormally)
+{
+	TempDir dir("debug");
+	RecordCalls(dir);
+	RunResult r = Debug(dir, "calls.dlog",
+			    { "break square", "continue", "when", "echo MARK1\\n", "kill",
+			      "echo MARK2\\n", "run", "bt 1", "continue", "echo MARK3\\n", "run",
+			      "when" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_EQ(r.code, 0) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	EXPECT_EQ(r.out.find("Remote connection closed"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("[Inferior 1 (process 2) killed]"), std::string::npos) << r.out;
+	// The first `when` and the last one: the same hit, in the first run and the third.
+	// (gdb prints what the target says on its standard error)
+	std::vector<std::string> whens = Matching(r.err, "^logical time [0-9]+, ");
+	ASSERT_EQ(whens.size(), 2u) << r.out << r.err;
+	EXPECT_EQ(whens[0], whens[1]);
+	// Each run reaches the breakpoint: before the kill, after the first `run` (then on to
+	// the program's end: its output), after the second.
+	EXPECT_EQ(Matching(r.out, "^Breakpoint 1, square ").size(), 3u) << r.out;
+	size_t m2 = r.out.find("MARK2"), m3 = r.out.find("MARK3");
+	ASSERT_NE(m3, std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("DBG-CALLS-OK", m2), std::string::npos) << r.out;
+	EXPECT_LT(r.out.find("DBG-CALLS-OK", m2), m3) << r.out;
+	EXPECT_EQ(r.out.find("DBG-CALLS-OK", m3), std::string::npos) << r.out;
+	EXPECT_EQ(Matching(r.err, "^detrun: gdb killed the program").size(), 3u) << r.err;
+	EXPECT_EQ(r.err.find("diverged"), std::string::npos) << r.err;
+}
+
+// A recording whose standard output was another kind of file than the replay's draws a
+// warning; a session that goes back (two reverse-continues: four re-executions) says it
+// once, not once per run of detrun.
+TEST(Debug, WarningsAreSaidOncePerSession)
+{
+	TempDir dir("debug");
+	RunOptions opt;
+	opt.cwd = dir.path;
+	RunResult rec = RunCommand({ "sh", "-c",
+				     "exec \"$0\" record -o calls.dlog -- \"$1\" > /dev/null",
+				     DETRUN_PATH, std::string(GUEST_DIR) + "/dbg_calls" },
+				   opt);
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	RunResult r = Debug(dir, "calls.dlog",
+			    { "break square", "continue", "reverse-continue", "reverse-continue",
+			      "continue" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_EQ(Matching(r.out + r.err, "warning: standard output is a pipe").size(), 1u)
+		<< r.out << r.err;
+	EXPECT_EQ(Matching(r.out, "^Breakpoint 1, square ").size(), 2u) << r.out;
+}
+
+// A watchpoint on a variable the initial thread writes: reverse-continue from the crash
+// stops at the last write, every time. Before, the initial thread's debug registers,
+// cleared by its execve, were never set again in a re-execution, and the run went back to
+// the start of the recording ("No more reverse-execution history", 8-48 s).
+TEST(Debug, WatchpointInTheInitialThreadStopsAtTheLastWriteGoingBack)
+{
+	TempDir dir("debug");
+	RunResult rec = RecordInto(dir, "w.dlog", { std::string(GUEST_DIR) + "/dbg_mainwatch" });
+	ASSERT_EQ(rec.code, 128 + SIGSEGV) << rec.Describe();
+	for (int session = 0; session < 2; session++) {
+		RunResult r = Debug(dir, "w.dlog",
+				    { "continue", "watch -l counter", "reverse-continue",
+				      "print counter", "print i" });
+		EXPECT_FALSE(r.timed_out) << r.Describe();
+		EXPECT_EQ(r.out.find("No more reverse-execution history"), std::string::npos)
+			<< r.out;
+		EXPECT_NE(r.out.find("Old value = 4950\nNew value = 4851\n"), std::string::npos)
+			<< r.out << r.err;
+		EXPECT_NE(r.out.find("$1 = 4851\n$2 = 99\n"), std::string::npos) << r.out;
+		EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	}
+}

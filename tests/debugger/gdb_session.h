@@ -58,7 +58,7 @@ inline RunResult Debug(const TempDir &dir, const std::string &log,
 inline std::string GdbAddress(Child &server)
 {
 	const std::string key = "waiting for gdb on ";
-	if (!server.WaitForOutput(" (in gdb: target", 60, true))
+	if (!server.WaitForOutput(" (in gdb: set sysroot / then target", 60, true))
 		return "";
 	size_t at = server.Err().find(key);
 	if (at == std::string::npos)

@@ -171,18 +171,157 @@ bool VariesNatively(const std::vector<std::string> &argv, int tries = 10)
 	return false;
 }
 
-TEST(Clock, VdsoFoundThroughMapsIsGone)
+TEST(Clock, VdsoFoundThroughMapsIsDetruns)
 {
 	// Natively the vDSO is in /proc/self/maps and reads the real clock.
 	RunResult native = RunCommand({ G + "cpu_vdso" });
 	ASSERT_EQ(native.code, 0) << native.Describe();
 	EXPECT_NE(native.out.find("maps: vDSO realtime"), std::string::npos) << native.out;
 	EXPECT_TRUE(VariesNatively({ G + "cpu_vdso" }));
+	// Under detrun the one found there is detrun's, which reads the virtual clock.
 	std::string out = StableUnderDetrun({}, { G + "cpu_vdso" });
-	EXPECT_EQ(out, "vvar pages absent\nno vDSO\n");
+	EXPECT_EQ(out.rfind("vvar pages mapped\nmaps: vDSO realtime 1893456000.", 0), 0u) << out;
+	EXPECT_NE(out.find(" monotonic 3600."), std::string::npos) << out;
 	// --keep-vdso keeps it, as documented.
 	RunResult kept = RunCommand(UnderDetrun({ "--keep-vdso" }, { G + "cpu_vdso" }));
 	EXPECT_NE(kept.out.find("maps: vDSO realtime"), std::string::npos) << kept.Describe();
+}
+
+// ---- issue 20 point 1: clock reads through detrun's vDSO, without a stop -----------------
+
+// A guest's output lines that contain `what`.
+int CountLines(const std::string &out, const std::string &what)
+{
+	int n = 0;
+	for (const std::string &l : SplitLines(out))
+		n += l.find(what) != std::string::npos;
+	return n;
+}
+
+struct ClockReadsCase {
+	const char *name;
+	std::string guest;
+	std::string mode;
+	std::vector<std::string> opts;
+	int readers; // reader threads or processes in the guest
+};
+
+void PrintTo(const ClockReadsCase &c, std::ostream *os)
+{
+	*os << c.name;
+}
+
+class ClockReads : public ::testing::TestWithParam<ClockReadsCase>
+{
+};
+
+// Every clock detrun answers, read 1000 times each in each reader, then a wait on the
+// clock: the real values vary natively; under detrun they are virtual, the same on every
+// run, never go backwards, and the wait ends (a read moves time less than an event, and
+// every 128th read stops: an event).
+TEST_P(ClockReads, SameValuesEveryRunNeverBackwards)
+{
+	const ClockReadsCase &c = GetParam();
+	std::vector<std::string> argv{ G + c.guest, c.mode };
+	EXPECT_TRUE(VariesNatively(argv, 5));
+	std::string out = StableUnderDetrun(c.opts, argv);
+	EXPECT_EQ(CountLines(out, "realtime 1893456000"), c.readers) << "virtual time\n" << out;
+	EXPECT_EQ(CountLines(out, "monotonic 3600"), c.readers) << out;
+	int vfork = c.mode == "vfork";
+	EXPECT_EQ(CountLines(out, "backwards "), 10 * c.readers + vfork) << out;
+	EXPECT_EQ(CountLines(out, "backwards 0"), CountLines(out, "backwards ")) << out;
+	EXPECT_EQ(CountLines(out, " res 1"), 9 * c.readers) << out;
+	EXPECT_EQ(CountLines(out, "time 1893456000 stored 1893456000"), c.readers) << out;
+	EXPECT_EQ(CountLines(out, "clock 1234: -1 Invalid argument"), c.readers) << out;
+	EXPECT_EQ(CountLines(out, "deadline reached"), c.readers) << out;
+	EXPECT_EQ(CountLines(out, "then parent"), vfork) << out;
+	EXPECT_EQ(CountLines(out, ": later"), vfork) << out;
+}
+
+const std::vector<std::string> kJobs2{ "--jobs", "2" };
+
+INSTANTIATE_TEST_SUITE_P(
+	Vdso, ClockReads,
+	::testing::Values(ClockReadsCase{ "main", "clock_reads", "main", {}, 1 },
+			  ClockReadsCase{ "fork", "clock_reads", "fork", {}, 2 },
+			  ClockReadsCase{ "thread", "clock_reads", "thread", {}, 2 },
+			  ClockReadsCase{ "vfork", "clock_reads", "vfork", {}, 1 },
+			  ClockReadsCase{ "static_main", "clock_reads_static", "main", {}, 1 },
+			  ClockReadsCase{ "static_fork", "clock_reads_static", "fork", {}, 2 },
+			  ClockReadsCase{ "static_thread", "clock_reads_static", "thread", {}, 2 },
+			  ClockReadsCase{ "fork_jobs2", "clock_reads", "fork", kJobs2, 2 },
+			  ClockReadsCase{ "thread_jobs2", "clock_reads", "thread", kJobs2, 2 },
+			  ClockReadsCase{ "vfork_jobs2", "clock_reads", "vfork", kJobs2, 1 }),
+	[](const ::testing::TestParamInfo<ClockReadsCase> &i) {
+		return std::string(i.param.name);
+	});
+
+// Most reads do not stop: one clock_gettime in 129 reaches detrun (--trace shows each call
+// that stops), as an event, in the 9000 reads of the clocks as in the wait.
+TEST(Clock, VdsoReadsMostlyDoNotStop)
+{
+	RunResult r = RunCommand(UnderDetrun({ "--trace" }, { G + "clock_reads", "main" }));
+	ASSERT_EQ(r.code, 0) << r.Describe();
+	size_t at = r.out.find("deadline reached after ");
+	ASSERT_NE(at, std::string::npos) << r.out;
+	long reads = 9 * 1000 + atol(r.out.c_str() + at + 23);
+	long stops = CountLines(r.err, "clock_gettime(");
+	EXPECT_GT(stops * 129, reads * 99 / 100) << stops << " stops for " << reads << " reads";
+	EXPECT_LT(stops * 129, reads * 101 / 100) << stops << " stops for " << reads << " reads";
+}
+
+// A recording of the fork case replays with the same values, which are those of a plain
+// run: the fast reads depend on events only, and nothing of them is recorded.
+TEST(Clock, VdsoReadsReplayAsRecorded)
+{
+	std::string dir = TempDir();
+	ASSERT_FALSE(dir.empty());
+	std::string log = dir + "/clock.dlog";
+	std::vector<std::string> prog{ G + "clock_reads", "fork" };
+	for (const std::vector<std::string> &opts :
+	     { std::vector<std::string>{}, std::vector<std::string>{ "--jobs", "2" } }) {
+		std::vector<std::string> rec{ DETRUN_PATH, "record" };
+		rec.insert(rec.end(), opts.begin(), opts.end());
+		rec.insert(rec.end(), { "-o", log, "--" });
+		rec.insert(rec.end(), prog.begin(), prog.end());
+		RunResult recorded = RunCommand(rec);
+		ASSERT_EQ(recorded.code, 0) << recorded.Describe();
+		RunResult plain = RunCommand(UnderDetrun(opts, prog));
+		EXPECT_EQ(plain.out, recorded.out)
+			<< FirstDifference("plain run", plain.out, "recording", recorded.out);
+		RunResult replayed = RunCommand({ DETRUN_PATH, "replay", log });
+		EXPECT_EQ(replayed.code, 0) << replayed.Describe();
+		EXPECT_EQ(replayed.out, recorded.out)
+			<< FirstDifference("recording", recorded.out, "replay", replayed.out);
+	}
+	RunCommand({ "rm", "-rf", dir });
+}
+
+// The program's [vvar] is its memory: written over, it changes the program's own reads
+// until its next event and nothing of detrun; the memory behind it cannot be shrunk (a
+// truncated memfd would make detrun's next write a SIGBUS). Never run natively: there
+// [vvar] is the kernel's, read-only.
+TEST(Clock, VdsoPageWrittenByTheProgramHurtsOnlyItsOwnReads)
+{
+	std::string out = StableUnderDetrun({}, { G + "clock_scribble" });
+	EXPECT_NE(out.find("after writing 42: 43\n"), std::string::npos) << out;
+	EXPECT_TRUE(out.find("truncate: Operation not permitted\n") != std::string::npos ||
+		    out.find("open map_files: ") != std::string::npos)
+		<< out;
+	EXPECT_NE(out.find("after a sleep: virtual again\n"), std::string::npos) << out;
+}
+
+// Go's runtime takes the vDSO by its own ELF lookup (version LINUX_2.6), not glibc's.
+TEST(Clock, GoReadsTheVirtualClockThroughTheVdso)
+{
+	std::string go = std::string(GO_GUEST) + "-clockreads";
+	if (std::string(GO_GUEST).empty() || access(go.c_str(), X_OK))
+		GTEST_SKIP() << "no Go toolchain";
+	EXPECT_TRUE(VariesNatively({ go }, 5));
+	std::string out = StableUnderDetrun({}, { go });
+	EXPECT_EQ(out.rfind("start 1893456000", 0), 0u) << out;
+	EXPECT_NE(out.find("10000 reads, backwards 0 "), std::string::npos) << out;
+	EXPECT_NE(out.find("waited 3ms in "), std::string::npos) << out;
 }
 
 TEST(Clock, AdjtimexReadsTheVirtualClock)

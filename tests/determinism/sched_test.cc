@@ -335,6 +335,59 @@ TEST(CpuChoice, ConcurrentGroupsRunOnDifferentCpusAndSeeTheSame)
 		<< FirstDifference("group 1", results[0].out, "group 2", results[1].out);
 }
 
+// Whether detrun (pid) holds a CPU latency request open: /proc/PID/fd, read from the kernel.
+bool HoldsLatencyRequest(pid_t pid)
+{
+	std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+	DIR *d = opendir(dir.c_str());
+	bool found = false;
+	for (struct dirent *e; d && (e = readdir(d));) {
+		char target[256];
+		ssize_t n = readlink((dir + "/" + e->d_name).c_str(), target, sizeof(target) - 1);
+		if (n > 0 && std::string(target, (size_t)n) == "/dev/cpu_dma_latency")
+			found = true;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+// Parallel mode keeps idle CPUs polling while the group runs (a stop handed to a sleeping
+// CPU costs several times more on a virtual machine), and only then: not in serial mode,
+// where one CPU does everything, nor when DETRUN_IDLE_POLL=0 says no. The request is a
+// descriptor detrun holds open, so it ends with detrun.
+TEST(CpuChoice, ParallelRunsKeepIdleCpusPollingWhileTheyRun)
+{
+	if (access("/dev/cpu_dma_latency", W_OK) != 0)
+		GTEST_SKIP() << "no /dev/cpu_dma_latency to write here";
+	struct Case {
+		std::vector<std::string> env, opts;
+		bool holds;
+	};
+	const Case cases[] = { { {}, { "--jobs", "2" }, true },
+			       { {}, { "--jobs", "1" }, false },
+			       { { "DETRUN_IDLE_POLL=0" }, { "--jobs", "2" }, false } };
+	for (const Case &c : cases) {
+		int hold[2];
+		ASSERT_EQ(pipe2(hold, O_CLOEXEC), 0);
+		RunOptions o = WithTimeout(60);
+		o.stdin_fd = hold[0];
+		std::vector<std::string> argv = { "env" };
+		argv.insert(argv.end(), c.env.begin(), c.env.end());
+		std::vector<std::string> run = UnderDetrun(c.opts, { Guest("sched_cpu_hold") });
+		argv.insert(argv.end(), run.begin(), run.end());
+		Child group(argv, o);
+		close(hold[0]);
+		ASSERT_TRUE(group.WaitForOutput("Cpus_allowed_list", 30)) << group.Err();
+		bool holds = HoldsLatencyRequest(group.Pid());
+		close(hold[1]);
+		RunResult r = group.Finish();
+		EXPECT_EQ(r.code, 0) << r.Describe();
+		EXPECT_EQ(holds, c.holds)
+			<< c.opts[1] << " jobs, " << (c.env.empty() ? "" : c.env[0]);
+	}
+}
+
 // ---- point 19: deadlock reports and the scheduler's pick -----------------------------------
 
 // Each reader waits on its own descriptor; the report must say which. Before the fix the

@@ -198,6 +198,22 @@ TEST(EpollLooks, IdleWaitersAreNotListedAgainAtEveryLook)
 				<< " times for 400 events beside 4 idle epoll waiters";
 }
 
+// A signalfd the program inherited (made before detrun started) reaches its epoll set:
+// detrun judges that set item by item, as for one the group made (it does not poll a set
+// that may hold a signalfd), so the waiter gets its event as natively.
+TEST(EpollLooks, InheritedSignalfdInAnEpollSetWakesItsWaiter)
+{
+	const std::string guest = kGuests + "/inherited_signalfd";
+	RunResult native = RunCommand({ guest, "launch", "-" });
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	EXPECT_EQ(native.out, "events 1\n") << native.Describe();
+	for (int i = 0; i < 3; i++) {
+		RunResult r = RunCommand({ guest, "launch", DETRUN_PATH });
+		ASSERT_EQ(r.code, 0) << r.Describe();
+		EXPECT_EQ(r.out, "events 1\n") << r.Describe();
+	}
+}
+
 INSTANTIATE_TEST_SUITE_P(Table, Wakeups, ::testing::ValuesIn(Cases()),
 			 [](const ::testing::TestParamInfo<Case> &i) { return i.param.name; });
 

@@ -13,9 +13,10 @@
  * 4095 (in a forked child too); getpgid returns its own argument as the verdict
  * (BPF_RET|BPF_A) when its upper half is set.
  *
- * The check prints whether a vDSO is still mapped and the time read through it (the host
- * clock, if one is), then each verdict as the program sees it. Under detrun the vDSO is
- * gone and every verdict is the one the program asked for, as natively. */
+ * The check prints whether a vDSO is mapped and the time read through it (the host clock,
+ * if the kernel's is), then each verdict as the program sees it. Under detrun the kernel's
+ * vDSO is gone (the one mapped is detrun's, which reads the virtual clock) and every
+ * verdict is the one the program asked for, as natively. */
 #include <elf.h>
 #include <errno.h>
 #include <linux/audit.h>

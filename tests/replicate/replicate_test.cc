@@ -393,6 +393,15 @@ void EndAlike(Group &g, int leader, const std::string &facts)
 		EXPECT_FALSE(snap.empty());
 		EXPECT_EQ(ReadFile(g.dir / "c/data.snapshot"), snap);
 		EXPECT_EQ(ReadFile(g.dir / "a/data.snapshot"), snap);
+		// The append-only data file too: node a, killed and restarted, replayed the
+		// group from its starting files (the before-images in the stream), not on top
+		// of what it had written (before: 459 lines against the leader's 300).
+		std::string data = ReadFile(g.dir / "b/data");
+		EXPECT_FALSE(data.empty());
+		EXPECT_EQ(ReadFile(g.dir / "c/data"), data);
+		EXPECT_EQ(ReadFile(g.dir / "a/data"), data)
+			<< "node a: " << CountOf(ReadFile(g.dir / "a/data"), "\n")
+			<< " lines, b: " << CountOf(data, "\n");
 	}
 }
 
@@ -748,7 +757,8 @@ std::string BigReadLine(const std::string &bytes, const RunResult &client)
 
 // One message of the NATS protocol to SUBJECT on server N, published through JetStream
 // (its acknowledgement is awaited, so the stream holds it): the stream's JSON answer.
-std::string JetStreamPublish(int n, const std::string &subject, const std::string &payload)
+std::string JetStreamPublish(int n, const std::string &subject, const std::string &payload,
+			     const std::string &headers = "")
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	struct sockaddr_in a = {};
@@ -759,10 +769,17 @@ std::string JetStreamPublish(int n, const std::string &subject, const std::strin
 		close(fd);
 		return "(cannot connect to " + cluster->host + ")";
 	}
-	std::string out = "CONNECT {\"verbose\":false,\"pedantic\":false}\r\n"
-			  "SUB _INBOX.bigin 1\r\nPUB " +
-			  subject + " _INBOX.bigin " + std::to_string(payload.size()) + "\r\n" +
-			  payload + "\r\nPING\r\n";
+	std::string out = "CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true}\r\n"
+			  "SUB _INBOX.bigin 1\r\n";
+	if (headers.empty()) {
+		out += "PUB " + subject + " _INBOX.bigin " + std::to_string(payload.size()) +
+		       "\r\n" + payload + "\r\nPING\r\n";
+	} else { // HPUB: the headers block, then the payload
+		std::string block = "NATS/1.0\r\n" + headers + "\r\n";
+		out += "HPUB " + subject + " _INBOX.bigin " + std::to_string(block.size()) + " " +
+		       std::to_string(block.size() + payload.size()) + "\r\n" + block + payload +
+		       "\r\nPING\r\n";
+	}
 	if (write(fd, out.data(), out.size()) != (ssize_t)out.size()) {
 		close(fd);
 		return "(cannot send)";
@@ -970,4 +987,257 @@ TEST_F(Replicate, LeaderStopsOnSigtermWhileAppendsWait)
 	EXPECT_EQ(CountOf(end.err, "from outside"), 1) << end.Describe();
 	EXPECT_TRUE(end.leftovers.empty()) << end.Describe();
 	EXPECT_EQ(end.err.find("did not acknowledge"), std::string::npos) << end.Describe();
+}
+
+namespace
+{
+
+// "replica NODE: ..." from --status, or "" when the status has no such line.
+std::string StatusLine(const std::string &group, const std::string &node)
+{
+	std::string status = RunCommand({ kDetrun, "replicate", "--status", "--cluster",
+					  cluster->urls, "--group", group })
+				     .out;
+	for (const std::string &line : SplitLines(status))
+		if (line.rfind("replica " + node + ":", 0) == 0)
+			return line;
+	return "";
+}
+
+// A kvserver group of two replicas, in the test's namespace or each on a node of its own:
+// a leads, b follows.
+struct KvPair {
+	Group g;
+	explicit KvPair(bool own_nodes = false)
+	    : g({ "kvpair", "kv", { kKvServer, "PORT", "data", "ADDR" }, 1, true, own_nodes })
+	{
+	}
+	bool Start()
+	{
+		g.Start(0, { "--lease-ms", "4000" });
+		if (!g.r[0]->WaitForOutput("leads group", 90, true))
+			return false;
+		g.Start(1);
+		return g.r[1]->WaitForOutput("follows group", 90, true);
+	}
+	// Both end alike at the client's shutdown request.
+	void End()
+	{
+		EXPECT_EQ(RunCommand({ kKvClient, g.At(0), "1", "1", "8", "--shutdown" }).code, 0);
+		RunResult a = g.r[0]->Finish(), b = g.r[1]->Finish();
+		EXPECT_EQ(a.code, 0) << a.Describe();
+		EXPECT_EQ(b.code, 0) << b.Describe();
+		EXPECT_EQ(b.err.find("diverged"), std::string::npos) << b.Describe();
+		EXPECT_NE(b.err.find("a replicated end"), std::string::npos) << b.Describe();
+		EXPECT_TRUE(a.leftovers.empty() && b.leftovers.empty())
+			<< a.Describe() << b.Describe();
+		EXPECT_EQ(ReadFile(g.dir / "b/data.snapshot"), ReadFile(g.dir / "a/data.snapshot"));
+	}
+};
+
+} // namespace
+
+// SIGUSR1, and SIGCONT after a pause (an operator resuming a replica), reach a follower
+// only: the leader's program never got them. The follower ignores them, says so once
+// each, shows them in --status, and goes on replicating to the same end. Before, either
+// stopped it ("signal 18 from outside: replay stopped").
+TEST_F(Replicate, FollowerIgnoresSignalsThatDoNotEndIt)
+{
+	ASSERT_NO_FATAL_FAILURE(UseSharedCluster());
+	KvPair p;
+	ASSERT_TRUE(p.Start()) << p.g.r[0]->Err() << p.g.r[1]->Err();
+	// b runs the program (its progress in the bucket): its signal handling is set up.
+	std::string running;
+	for (int i = 0; i < 300; i++) {
+		running = StatusLine(p.g.name, "b");
+		if (running.rfind("replica b: follower, logical time ", 0) == 0 &&
+		    running.find("logical time 0,") == std::string::npos)
+			break;
+		usleep(100 * 1000);
+	}
+	ASSERT_EQ(running.find("logical time 0,"), std::string::npos) << running;
+	p.g.r[1]->Signal(SIGUSR1);
+	p.g.r[1]->Signal(SIGSTOP);
+	p.g.r[1]->Signal(SIGCONT);
+	RunResult client = RunCommand({ kKvClient, p.g.At(0), "1", "20", "8" });
+	EXPECT_EQ(client.code, 0) << client.Describe();
+	for (const char *said : { "User defined signal 1 (signal 10) from outside ignored",
+				  "Continued (signal 18) from outside ignored" })
+		EXPECT_TRUE(p.g.r[1]->WaitForOutput(said, 60, true)) << p.g.r[1]->Err();
+	std::string line;
+	for (int i = 0; i < 100; i++) {
+		line = StatusLine(p.g.name, "b");
+		if (line.find("ignored from outside: SIGUSR1, SIGCONT") != std::string::npos)
+			break;
+		usleep(100 * 1000);
+	}
+	EXPECT_NE(line.find("follower"), std::string::npos) << line;
+	EXPECT_NE(line.find("ignored from outside: SIGUSR1, SIGCONT"), std::string::npos) << line;
+	p.End();
+	EXPECT_EQ(CountOf(p.g.r[1]->Err(), "from outside ignored"), 2) << p.g.r[1]->Err();
+}
+
+// A second replica started with the name of a live one would share its consumer of the
+// stream (both stalled, and nobody took over when the leader died). It is refused at
+// start with one line; the live one goes on. A replica of a dead one's name (restarted)
+// takes the name over, and a replica without --node gets a name of its own (HOST-PID).
+TEST_F(Replicate, DuplicateNodeNamesAreRefused)
+{
+	ASSERT_NO_FATAL_FAILURE(UseSharedCluster());
+	KvPair p;
+	ASSERT_TRUE(p.Start()) << p.g.r[0]->Err() << p.g.r[1]->Err();
+	for (const char *node : { "a", "b" }) {
+		RunOptions o;
+		o.timeout_s = 60;
+		RunResult twin = RunCommand({ kDetrun, "replicate", "--cluster", cluster->urls,
+					      "--group", p.g.name, "--node", node, "--", kKvServer,
+					      std::to_string(p.g.port), "data", "127.0.0.1" },
+					    o);
+		EXPECT_EQ(twin.code, 125) << twin.Describe();
+		EXPECT_EQ(twin.err,
+			  std::string("detrun: replicate: node ") + node + " is live in group " +
+				  p.g.name +
+				  " already (a replica of that name updates its progress): "
+				  "give this replica another --node\n")
+			<< twin.Describe();
+	}
+	p.g.r[1]->Signal(SIGKILL); // b dies; a b started again takes its name over
+	p.g.r[1]->Finish();
+	p.g.Start(1);
+	ASSERT_TRUE(p.g.r[1]->WaitForOutput("follows group", 90, true)) << p.g.r[1]->Err();
+	RunOptions o;
+	o.die_with_test = true;
+	o.cwd = p.g.dir / "c";
+	mkdir(o.cwd.c_str(), 0755);
+	Child unnamed({ "sh", "-c", "exec \"$0\" \"$@\" > stdout.txt", kDetrun, "replicate",
+			"--cluster", cluster->urls, "--group", p.g.name, "--", kKvServer,
+			std::to_string(p.g.port), "data", "127.0.0.1" },
+		      o);
+	ASSERT_TRUE(unnamed.WaitForOutput("follows group", 90, true)) << unnamed.Err();
+	char host[64] = "";
+	gethostname(host, sizeof(host) - 1);
+	EXPECT_NE(unnamed.Err().find(std::string("node ") + host + "-" +
+				     std::to_string(unnamed.Pid()) + " follows group"),
+		  std::string::npos)
+		<< unnamed.Err();
+	p.End();
+	RunResult c = unnamed.Finish();
+	EXPECT_EQ(c.code, 0) << c.Describe();
+	EXPECT_NE(c.err.find("a replicated end"), std::string::npos) << c.Describe();
+}
+
+// The lease's entry vanishes while the leader runs, as when it expires during a loss of
+// the cluster's quorum longer than the lease (a KV delete here, the same "no entry" to
+// every reader): the leader takes it again by create (before, it went on serving without
+// a lease, "leader: none" in --status, and the next hiccup stopped two replicas). The
+// follower, which saw renewals all along, does not take over; the group goes on and ends
+// alike.
+TEST_F(Replicate, LapsedLeaseIsTakenAgainByTheLeader)
+{
+	ASSERT_NO_FATAL_FAILURE(UseSharedCluster());
+	KvPair p;
+	ASSERT_TRUE(p.Start()) << p.g.r[0]->Err() << p.g.r[1]->Err();
+	std::string ack;
+	for (int n = 0; n < 3 && ack.find("\"seq\"") == std::string::npos; n++)
+		ack = JetStreamPublish(n, "$KV.DETRUN_LEASE_" + p.g.name + ".leader", "",
+				       "KV-Operation: DEL\r\n");
+	ASSERT_NE(ack.find("\"seq\""), std::string::npos) << ack;
+	EXPECT_TRUE(p.g.r[0]->WaitForOutput("the lease had lapsed (nobody held it); taken again",
+					    60, true))
+		<< p.g.r[0]->Err();
+	std::string status;
+	for (int i = 0; i < 100 && status.find("leader: a ") == std::string::npos; i++) {
+		status = RunCommand({ kDetrun, "replicate", "--status", "--cluster", cluster->urls,
+				      "--group", p.g.name })
+				 .out;
+		usleep(100 * 1000);
+	}
+	EXPECT_NE(status.find("leader: a "), std::string::npos) << status;
+	RunResult write = RunCommand({ kKvClient, p.g.At(0), "1", "20", "8" });
+	EXPECT_EQ(write.code, 0) << write.Describe();
+	p.End();
+	EXPECT_EQ(p.g.r[1]->Err().find("leads from"), std::string::npos) << p.g.r[1]->Err();
+}
+
+// The cluster loses its quorum for longer than the lease, then comes back: whatever
+// became of the lease meanwhile (kept, taken again by the leader, or taken by the
+// follower, which deposes the old leader at once), exactly one replica leads, the group
+// goes on and ends alike. The outage has to outlast the lease: that wait is the fault
+// itself, not a synchronisation.
+TEST_F(Replicate, QuorumLossLongerThanTheLeaseLeavesOneLeader)
+{
+	UseOwnCluster();
+	KvPair p;
+	ASSERT_TRUE(p.Start()) << p.g.r[0]->Err() << p.g.r[1]->Err();
+	cluster->Kill(1);
+	cluster->Kill(2);
+	usleep(4000 * 1000 * 2); // twice the lease of 4 s
+	ASSERT_TRUE(cluster->Start(1));
+	ASSERT_TRUE(cluster->Start(2));
+	std::string status;
+	int leader = -1;
+	for (int i = 0; i < 600 && leader < 0; i++) {
+		status = RunCommand({ kDetrun, "replicate", "--status", "--cluster", cluster->urls,
+				      "--group", p.g.name })
+				 .out;
+		bool b_leads = p.g.r[1]->WaitForOutput("node b leads from t=", 0, true);
+		bool a_stopped = p.g.r[0]->WaitForOutput("lost the lease", 0, true);
+		if (!b_leads && status.find("leader: a ") != std::string::npos &&
+		    status.find("replica a: leader") != std::string::npos)
+			leader = 0;
+		else if (b_leads && a_stopped && status.find("leader: b ") != std::string::npos)
+			leader = 1;
+		else
+			usleep(100 * 1000);
+	}
+	ASSERT_GE(leader, 0) << status << p.g.r[0]->Err() << p.g.r[1]->Err();
+	if (leader == 1) { // a was deposed: it stopped; it comes back as a follower
+		RunResult a = p.g.r[0]->Finish();
+		EXPECT_EQ(a.code, 125) << a.Describe();
+		p.g.Start(0);
+		ASSERT_TRUE(p.g.r[0]->WaitForOutput("follows group", 90, true)) << p.g.r[0]->Err();
+	}
+	RunResult write = RunCommand({ kKvClient, p.g.At(leader), "1", "20", "8" });
+	EXPECT_EQ(write.code, 0) << write.Describe();
+	EXPECT_EQ(RunCommand({ kKvClient, p.g.At(leader), "1", "1", "8", "--shutdown" }).code, 0);
+	RunResult end[2] = { p.g.r[0]->Finish(), p.g.r[1]->Finish() };
+	for (const RunResult &e : end) {
+		EXPECT_EQ(e.code, 0) << e.Describe();
+		EXPECT_EQ(e.err.find("diverged"), std::string::npos) << e.Describe();
+		EXPECT_TRUE(e.leftovers.empty()) << e.Describe();
+	}
+	EXPECT_NE(end[1 - leader].err.find("a replicated end"), std::string::npos)
+		<< end[1 - leader].Describe();
+	EXPECT_EQ(ReadFile(p.g.dir / "b/data.snapshot"), ReadFile(p.g.dir / "a/data.snapshot"));
+}
+
+// A leader paused for longer than its lease (SIGSTOP): the follower takes over. Resumed,
+// the old leader finds it was deposed and stops, saying so in words ("another node
+// leads"; before, an idle one said "cannot write the log …: Operation not permitted").
+// It comes back as a follower of the new leader, and the group ends alike.
+TEST_F(Replicate, PausedLeaderResumesDeposedAndSaysSo)
+{
+	UseOwnCluster(); // nodes of their own: the paused leader keeps its port bound
+	ASSERT_EQ(cluster->nodes.size(), 3u) << cluster->nodes_why;
+	KvPair p(true);
+	ASSERT_TRUE(p.Start()) << p.g.r[0]->Err() << p.g.r[1]->Err();
+	p.g.r[0]->Signal(SIGSTOP);
+	bool b_leads = p.g.r[1]->WaitForOutput("node b leads from t=", 120, true);
+	p.g.r[0]->Signal(SIGCONT);
+	ASSERT_TRUE(b_leads) << p.g.r[1]->Err();
+	RunResult a = p.g.r[0]->Finish();
+	EXPECT_EQ(a.code, 125) << a.Describe();
+	EXPECT_NE(a.err.find("another node leads"), std::string::npos) << a.Describe();
+	EXPECT_EQ(a.err.find("Operation not permitted"), std::string::npos) << a.Describe();
+	EXPECT_TRUE(a.leftovers.empty()) << a.Describe();
+	p.g.Start(0);
+	ASSERT_TRUE(p.g.r[0]->WaitForOutput("follows group", 90, true)) << p.g.r[0]->Err();
+	EXPECT_EQ(RunCommand({ kKvClient, p.g.At(1), "1", "20", "8" }).code, 0);
+	EXPECT_EQ(RunCommand({ kKvClient, p.g.At(1), "1", "1", "8", "--shutdown" }).code, 0);
+	RunResult end[2] = { p.g.r[0]->Finish(), p.g.r[1]->Finish() };
+	for (const RunResult &e : end) {
+		EXPECT_EQ(e.code, 0) << e.Describe();
+		EXPECT_EQ(e.err.find("diverged"), std::string::npos) << e.Describe();
+	}
+	EXPECT_EQ(ReadFile(p.g.dir / "b/data.snapshot"), ReadFile(p.g.dir / "a/data.snapshot"));
 }

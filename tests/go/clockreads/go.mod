@@ -1,0 +1,3 @@
+module detrun/clockreads
+
+go 1.20
