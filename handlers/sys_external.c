@@ -462,6 +462,38 @@ static void controlled_side_effects(struct task *t, const struct shim_call *c)
 		remote_syscall(t, __NR_lseek, c->args[1], (uint64_t)c->ret, SEEK_CUR, 0, 0, 0);
 }
 
+static bool deliverable_signal(struct task *t, int *sig)
+{
+	uint64_t pending, blocked;
+	if (read_signal_state(t, &pending, &blocked))
+		return false;
+	uint64_t deliverable = pending & ~blocked & ~t->proc->ignored;
+	*sig = deliverable ? __builtin_ctzll(deliverable) + 1 : 0;
+	return deliverable != 0;
+}
+
+static bool signal_waits(struct task *t)
+{
+	int sig;
+	return deliverable_signal(t, &sig);
+}
+
+/* The recording's call was interrupted by the signal that waits for the task (a barrier
+ * sent it while the call's stop was held, and the call met it at once), as the kernel
+ * interrupts a call with ERESTARTSYS: monitored_exit logged no result and noted the
+ * restart. The replay does the same: the call restarts after the handler if the handler
+ * has SA_RESTART, and fails with EINTR otherwise. */
+static void interrupted_as_recorded(struct task *t)
+{
+	int sig = 0;
+	deliverable_signal(t, &sig);
+	t->external_restart_nr = t->syscall_nr;
+	if (sig && (t->proc->sa_restart & SIGBIT(sig)))
+		syscall_skip_and_restart(t);
+	else
+		syscall_emulate(t, -EINTR);
+}
+
 static bool controlled(struct task *t)
 {
 	const struct shim_ops *shim = shim_get();
@@ -478,10 +510,15 @@ static bool controlled(struct task *t)
 					       o.r[i].kind == R_DATA };
 	c.out = out;
 	c.n_out = (size_t)o.n;
+	c.signal_waits = signal_waits;
 	bool answered = shim->control(&c);
 	mmsg_restored(t, &o); /* the call runs as the program made it, or not at all */
 	if (!answered)
 		return false;
+	if (c.interrupted) {
+		interrupted_as_recorded(t);
+		return true;
+	}
 	if (o.incomplete && c.ret > 0)
 		shim_abort(t,
 			   "%s has more output regions than detrun records (over %d buffers or "

@@ -122,6 +122,10 @@ static bool later_look_now(uint64_t time)
 static bool replay_control(struct shim_call *c)
 {
 	const LogRecord *r = match(DETRUN__LOG__RECORD__KIND_RESULT, c->time, c->vtid);
+	if (!r && c->signal_waits && c->signal_waits(c->task)) {
+		c->interrupted = true; /* its result comes with the restart, or none (EINTR) */
+		return true;
+	}
 	if (!r || r->result->nr != (uint32_t)c->nr) {
 		char met[128];
 		snprintf(met, sizeof(met), "%s(fd %d) by task %d at t=%" PRIu64,

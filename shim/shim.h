@@ -50,6 +50,11 @@ struct shim_call {
 	uint32_t sent_digest; /* of the bytes it sends outside */
 	const uint8_t *sent;  /* those bytes (writes), sent_len of them */
 	size_t sent_len;
+	/* Does a signal wait for the task (sent by a barrier of parallel mode while its
+	 * stop at this call was held)? Asked by a replay that finds no result for the call:
+	 * then the recording's call was interrupted by that signal, and `interrupted` says so. */
+	bool (*signal_waits)(struct task *t);
+	bool interrupted;
 };
 
 struct shim_ops {
