@@ -374,11 +374,14 @@ TEST(CpuChoice, ParallelRunsKeepIdleCpusPollingWhileTheyRun)
 		o.stdin_fd = hold[0];
 		std::vector<std::string> argv = { "env" };
 		argv.insert(argv.end(), c.env.begin(), c.env.end());
-		std::vector<std::string> run = UnderDetrun(c.opts, { Guest("sched_cpu_hold") });
+		// Not sched_cpu_hold: ConcurrentGroupsRunOnDifferentCpusAndSeeTheSame counts the
+		// tracees of that name on the whole machine, and may run meanwhile.
+		std::vector<std::string> run = UnderDetrun(c.opts, { "sh", "-c",
+								     "echo waiting; exec cat" });
 		argv.insert(argv.end(), run.begin(), run.end());
 		Child group(argv, o);
 		close(hold[0]);
-		ASSERT_TRUE(group.WaitForOutput("Cpus_allowed_list", 30)) << group.Err();
+		ASSERT_TRUE(group.WaitForOutput("waiting", 30)) << group.Err();
 		bool holds = HoldsLatencyRequest(group.Pid());
 		close(hold[1]);
 		RunResult r = group.Finish();
