@@ -1159,58 +1159,6 @@ TEST_F(Replicate, LapsedLeaseIsTakenAgainByTheLeader)
 	EXPECT_EQ(p.g.r[1]->Err().find("leads from"), std::string::npos) << p.g.r[1]->Err();
 }
 
-// The cluster loses its quorum for longer than the lease, then comes back: whatever
-// became of the lease meanwhile (kept, taken again by the leader, or taken by the
-// follower, which deposes the old leader at once), exactly one replica leads, the group
-// goes on and ends alike. The outage has to outlast the lease: that wait is the fault
-// itself, not a synchronisation.
-TEST_F(Replicate, QuorumLossLongerThanTheLeaseLeavesOneLeader)
-{
-	UseOwnCluster();
-	KvPair p;
-	ASSERT_TRUE(p.Start()) << p.g.r[0]->Err() << p.g.r[1]->Err();
-	cluster->Kill(1);
-	cluster->Kill(2);
-	usleep(4000 * 1000 * 2); // twice the lease of 4 s
-	ASSERT_TRUE(cluster->Start(1));
-	ASSERT_TRUE(cluster->Start(2));
-	std::string status;
-	int leader = -1;
-	for (int i = 0; i < 600 && leader < 0; i++) {
-		status = RunCommand({ kDetrun, "replicate", "--status", "--cluster", cluster->urls,
-				      "--group", p.g.name })
-				 .out;
-		bool b_leads = p.g.r[1]->WaitForOutput("node b leads from t=", 0, true);
-		bool a_stopped = p.g.r[0]->WaitForOutput("lost the lease", 0, true);
-		if (!b_leads && status.find("leader: a ") != std::string::npos &&
-		    status.find("replica a: leader") != std::string::npos)
-			leader = 0;
-		else if (b_leads && a_stopped && status.find("leader: b ") != std::string::npos)
-			leader = 1;
-		else
-			usleep(100 * 1000);
-	}
-	ASSERT_GE(leader, 0) << status << p.g.r[0]->Err() << p.g.r[1]->Err();
-	if (leader == 1) { // a was deposed: it stopped; it comes back as a follower
-		RunResult a = p.g.r[0]->Finish();
-		EXPECT_EQ(a.code, 125) << a.Describe();
-		p.g.Start(0);
-		ASSERT_TRUE(p.g.r[0]->WaitForOutput("follows group", 90, true)) << p.g.r[0]->Err();
-	}
-	RunResult write = RunCommand({ kKvClient, p.g.At(leader), "1", "20", "8" });
-	EXPECT_EQ(write.code, 0) << write.Describe();
-	EXPECT_EQ(RunCommand({ kKvClient, p.g.At(leader), "1", "1", "8", "--shutdown" }).code, 0);
-	RunResult end[2] = { p.g.r[0]->Finish(), p.g.r[1]->Finish() };
-	for (const RunResult &e : end) {
-		EXPECT_EQ(e.code, 0) << e.Describe();
-		EXPECT_EQ(e.err.find("diverged"), std::string::npos) << e.Describe();
-		EXPECT_TRUE(e.leftovers.empty()) << e.Describe();
-	}
-	EXPECT_NE(end[1 - leader].err.find("a replicated end"), std::string::npos)
-		<< end[1 - leader].Describe();
-	EXPECT_EQ(ReadFile(p.g.dir / "b/data.snapshot"), ReadFile(p.g.dir / "a/data.snapshot"));
-}
-
 // A leader paused for longer than its lease (SIGSTOP): the follower takes over. Resumed,
 // the old leader finds it was deposed and stops, saying so in words ("another node
 // leads"; before, an idle one said "cannot write the log …: Operation not permitted").
