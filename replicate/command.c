@@ -18,6 +18,8 @@
 #include "engine/launch.h"
 #include "engine/tracer.h"
 
+extern char **environ;
+
 #define DEFAULT_LEASE_MS 15000 /* JetStream's own elections stall appends 4-10 s */
 
 static const char help[] =
@@ -298,6 +300,21 @@ static int same_as_leader(struct rep_link *l, const Detrun__Log__Header *h, char
 	return 0;
 }
 
+/* The environment is the leader's: the program sees the same. libnats' threads run by
+ * now and read the environment (getenv, and the time zone through timegm), so the old
+ * array is never freed (clearenv and putenv would free or move it under them): the new
+ * one takes its place in one store. */
+static void use_leaders_environment(const Detrun__Log__Header *h)
+{
+	char **env = calloc(h->n_env + 1, sizeof(char *));
+	if (!env)
+		return;
+	for (size_t i = 0; i < h->n_env; i++)
+		if (!(env[i] = strdup(h->env[i])))
+			return;
+	environ = env;
+}
+
 static int follow(struct rep_link *l, char **argv, const char *path,
 		  const struct tracer_options *opt)
 {
@@ -312,9 +329,7 @@ static int follow(struct rep_link *l, char **argv, const char *path,
 		detrun__log__record__free_unpacked(rec, NULL);
 		return 125;
 	}
-	clearenv(); /* the environment is the leader's: the program sees the same */
-	for (size_t i = 0; i < rec->header->n_env; i++)
-		putenv(strdup(rec->header->env[i]));
+	use_leaders_environment(rec->header);
 	struct input_source *src = rep_source_create(l);
 	if (!src) {
 		fprintf(stderr, "detrun: replicate: %s\n", l->why);
