@@ -1226,6 +1226,26 @@ def replay_table(server, add):
     add("")
 
 
+def run_interruptible(runner, name):
+    """runner.run(); SIGTERM, SIGHUP or Ctrl-C stop what still runs (exit 130); runner.tmp
+    goes in every case."""
+    def on_term(sig, frame):
+        raise KeyboardInterrupt(f"signal {sig}")
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGHUP, on_term)
+    try:
+        runner.run()
+    except KeyboardInterrupt:
+        log(f"{name}: interrupted; stopping what is still running")
+        for r in list(LIVE):
+            r.signal_tree(signal.SIGKILL)
+            r.done.wait(10)
+            r.reap_leftovers()
+        raise SystemExit(130)
+    finally:
+        shutil.rmtree(runner.tmp, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default="build")
@@ -1253,22 +1273,7 @@ def main():
     if not os.access(TIME, os.X_OK):
         sys.exit(f"bench: {TIME} is needed (Debian package time)")
     b = Bench(args)
-
-    def on_term(sig, frame):
-        raise KeyboardInterrupt(f"signal {sig}")
-    signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGHUP, on_term)
-    try:
-        b.run()
-    except KeyboardInterrupt:
-        log("bench: interrupted; stopping what is still running")
-        for r in list(LIVE):
-            r.signal_tree(signal.SIGKILL)
-            r.done.wait(10)
-            r.reap_leftovers()
-        raise SystemExit(130)
-    finally:
-        shutil.rmtree(b.tmp, ignore_errors=True)
+    run_interruptible(b, "bench")
     modes = [m for m, _ in b.modes]
 
     def sh(cmd):

@@ -16,8 +16,6 @@ ratio is steadier than either value.
 """
 import argparse
 import os
-import signal
-import shutil
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -135,22 +133,7 @@ def main():
     if not args.no_install:
         bench.ensure_packages(["time", "nginx", "wrk"])
     c = Compare(args)
-
-    def on_term(sig, frame):
-        raise KeyboardInterrupt(f"signal {sig}")
-    signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGHUP, on_term)
-    try:
-        c.run()
-    except KeyboardInterrupt:
-        bench.log("compare: interrupted; stopping what is still running")
-        for r in list(bench.LIVE):
-            r.signal_tree(signal.SIGKILL)
-            r.done.wait(10)
-            r.reap_leftovers()
-        raise SystemExit(130)
-    finally:
-        shutil.rmtree(c.tmp, ignore_errors=True)
+    bench.run_interruptible(c, "compare")
     load = os.getloadavg()[0]
     print()
     print(f"{args.new_name} against {args.base_name}, {'quick' if args.quick else 'full'} run, "

@@ -348,19 +348,25 @@ static int write_content(int fd, const struct file_image *img)
 	return ftruncate(fd, (off_t)img->size) < 0 ? -errno : 0;
 }
 
-static int restore_regular(int dirfd, const char *rel, const struct file_image *img)
+/* Whatever stands at rel that is not of file type `type` (S_IFREG, S_IFDIR) goes first. */
+static int remove_other_kind(int dirfd, const char *rel, mode_t type)
 {
 	struct stat st;
-	if (fstatat(dirfd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
-		int err = remove_tree(dirfd, rel);
-		if (err)
-			return err;
-	}
+	if (fstatat(dirfd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 && (st.st_mode & S_IFMT) != type)
+		return remove_tree(dirfd, rel);
+	return 0;
+}
+
+static int restore_regular(int dirfd, const char *rel, const struct file_image *img)
+{
+	int err = remove_other_kind(dirfd, rel, S_IFREG);
+	if (err)
+		return err;
 	int fd = openat(dirfd, rel, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 			img->mode & 0777);
 	if (fd < 0)
 		return -errno;
-	int err = write_content(fd, img);
+	err = write_content(fd, img);
 	if (!err && fchown(fd, img->uid, img->gid) < 0 && errno != EPERM)
 		err = -errno;
 	if (!err && fchmod(fd, img->mode) < 0)
@@ -371,12 +377,9 @@ static int restore_regular(int dirfd, const char *rel, const struct file_image *
 
 static int restore_directory(int dirfd, const char *rel, const struct file_image *img)
 {
-	struct stat st;
-	if (fstatat(dirfd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode)) {
-		int err = remove_tree(dirfd, rel);
-		if (err)
-			return err;
-	}
+	int err = remove_other_kind(dirfd, rel, S_IFDIR);
+	if (err)
+		return err;
 	if (mkdirat(dirfd, rel, img->mode & 0777) < 0 && errno != EEXIST)
 		return -errno;
 	if (fchownat(dirfd, rel, img->uid, img->gid, AT_SYMLINK_NOFOLLOW) < 0 && errno != EPERM)
