@@ -4,7 +4,17 @@
  * follower waits; once it has lapsed and this replica has every record the stream holds,
  * it takes the lease and goes live (replica.c) — the point where it stands in the timeline
  * is the same on every replica, since all consumed the same records before. A record the
- * leader appended in parts (larger than one message) reaches the replay shim only whole. */
+ * leader appended in parts (larger than one message) reaches the replay shim only whole.
+ *
+ * The consumer's messages are asked for and taken here, one at a time from an inbox of
+ * this replica's, not with libnats' natsSubscription_Fetch. In libnats 3.4 that call writes
+ * past its array of messages when the subscription already holds more than half a batch as
+ * it starts (what a pull request of an earlier fetch delivered after that fetch gave up: the
+ * server holds a request a little longer than the client waits for it), and more come
+ * before it ends. Followers died of that heap corruption ('double free or corruption
+ * (!prev)' when the array was freed) under load, typically when appends resumed after they
+ * had waited, as at a takeover. A message that comes after its request ended is simply the
+ * next in the inbox here. */
 #include "replicate/replicate.h"
 
 #include <stdio.h>
@@ -17,17 +27,22 @@
 #include "shim/shim.h"
 #include "engine/tracer.h"
 
-#define FETCH_BATCH 256
-#define FETCH_WAIT_MS 200
+#define FETCH_BATCH 256       /* messages one pull request asks for */
+#define FETCH_EXPIRES_MS 1000 /* how long the server holds one (then asked again) */
+#define FETCH_WAIT_MS 200     /* nothing came for this long: the lease is looked at */
 
 struct js_source {
 	struct input_source ops;
 	struct rep_link *l;
-	natsSubscription *sub;
-	natsMsgList batch;
-	int at;          /* index of the head in batch */
-	LogRecord *head; /* the head, unpacked */
-	LogRecord *used; /* the record consumed last: its bytes are still being copied */
+	natsSubscription *sub; /* on `inbox`, where the consumer delivers what is asked */
+	natsInbox *inbox;
+	char next_subject[256]; /* where a pull request goes */
+	natsMsg *msg;           /* the message taken from the inbox, not yet handled */
+	int asked;              /* messages the last pull request may still deliver ... */
+	int64_t asked_until_ms; /* ... until then (monotonic) */
+	char ack[256];          /* the reply subject of the last message taken: acks all */
+	LogRecord *head;        /* the head, unpacked */
+	LogRecord *used;        /* the record consumed last: its bytes are still being copied */
 	uint64_t head_time, head_seq;
 	uint64_t last_seq; /* stream sequence of the last record consumed */
 	bool took_over;
@@ -42,7 +57,8 @@ struct js_source {
 };
 
 static natsStatus subscribe(struct js_source *j);
-static void drop_batch(struct js_source *j);
+static void drop_msg(struct js_source *j);
+static int64_t now_ms(void);
 
 /* Asked from outside to end while waiting for the stream (the leader is idle, or the
  * cluster does not answer): the signal would reach the group only with the next record,
@@ -59,7 +75,7 @@ static void stop_if_asked(struct js_source *j)
 }
 
 /* Ends the consumer's subscription. The server may still be delivering to it (what is
- * left of the last fetch, its expiry notice), and libnats 3.4's read loop takes a
+ * left of the last pull request, its expiry notice), and libnats 3.4's read loop takes a
  * subscription from the connection's table without holding a reference to it: one freed
  * at that moment is written to afterwards (the message appended to its list), which
  * corrupts the heap. So it is unsubscribed first, then a round trip to the server
@@ -74,12 +90,14 @@ static void unsubscribe(struct js_source *j)
 	}
 	natsSubscription_Destroy(j->sub);
 	j->sub = NULL;
+	natsInbox_Destroy(j->inbox);
+	j->inbox = NULL;
 }
 
 /* Starts the consumer over at the record after the last one consumed. */
 static void resubscribe(struct js_source *j)
 {
-	drop_batch(j);
+	drop_msg(j);
 	unsubscribe(j);
 	while (subscribe(j) != NATS_OK) {
 		stop_if_asked(j);
@@ -87,13 +105,76 @@ static void resubscribe(struct js_source *j)
 	}
 }
 
-static void drop_batch(struct js_source *j)
+static void drop_msg(struct js_source *j)
 {
-	if (j->batch.Count > 0)
-		natsMsg_Ack(j->batch.Msgs[j->batch.Count - 1], NULL); /* acks all before too */
-	natsMsgList_Destroy(&j->batch);
-	memset(&j->batch, 0, sizeof(j->batch));
-	j->at = 0;
+	natsMsg_Destroy(j->msg);
+	j->msg = NULL;
+}
+
+/* Asks the consumer for the next FETCH_BATCH messages, held by the server up to
+ * FETCH_EXPIRES_MS, after acknowledging every message taken so far (the consumer holds back
+ * once too many wait for an acknowledgement). */
+static natsStatus ask(struct js_source *j)
+{
+	if (j->ack[0] && natsConnection_PublishString(j->l->nc, j->ack, "+ACK") == NATS_OK)
+		j->ack[0] = 0;
+	char req[96];
+	snprintf(req, sizeof(req), "{\"batch\":%d,\"expires\":%lld}", FETCH_BATCH,
+		 (long long)FETCH_EXPIRES_MS * 1000000LL);
+	natsStatus s = natsConnection_PublishRequestString(j->l->nc, j->next_subject, j->inbox,
+							   req);
+	if (s == NATS_OK) {
+		j->asked = FETCH_BATCH;
+		/* The server's 408 normally says it expired; this is for one lost (a server
+		 * restarted, the consumer's leader moved). */
+		j->asked_until_ms = now_ms() + FETCH_EXPIRES_MS + FETCH_WAIT_MS;
+	}
+	return s;
+}
+
+/* A status from the server about a pull request (no data, a Status header): 100 is an idle
+ * heartbeat; 408 says a request expired, 404 and 409 that it ended otherwise. */
+static bool status_of(natsMsg *m, const char **status)
+{
+	*status = NULL;
+	return natsMsg_GetDataLength(m) == 0 && natsMsgHeader_Get(m, "Status", status) == NATS_OK &&
+	       *status;
+}
+
+/* Takes the next message into j->msg: NATS_OK, NATS_TIMEOUT when none came within
+ * FETCH_WAIT_MS, or an error (the cluster is electing or reconnecting). A new request is
+ * sent once the last one has delivered its batch, ended or expired; messages of a request
+ * that ended are welcome whenever they come. */
+static natsStatus next_msg(struct js_source *j)
+{
+	for (;;) {
+		if (j->asked <= 0 || now_ms() >= j->asked_until_ms) {
+			natsStatus s = ask(j);
+			if (s != NATS_OK)
+				return s;
+		}
+		natsMsg *m = NULL;
+		natsStatus s = natsSubscription_NextMsg(&m, j->sub, FETCH_WAIT_MS);
+		if (s != NATS_OK)
+			return s;
+		const char *status;
+		if (status_of(m, &status)) {
+			bool heartbeat = !strncmp(status, "100", 3);
+			bool expired = !strncmp(status, "408", 3);
+			natsMsg_Destroy(m);
+			if (heartbeat)
+				continue;
+			j->asked = 0;
+			if (expired)
+				continue;
+			return NATS_ERR; /* 409: the consumer changed (its leader, or deleted) */
+		}
+		j->asked--;
+		if (natsMsg_GetReply(m))
+			snprintf(j->ack, sizeof(j->ack), "%s", natsMsg_GetReply(m));
+		j->msg = m;
+		return NATS_OK;
+	}
 }
 
 static uint64_t stream_seq(natsMsg *m)
@@ -156,12 +237,12 @@ static bool gather(struct js_source *j, uint64_t seq, const uint8_t *body, size_
 	return j->parts_next == count;
 }
 
-/* Message `at` of the batch, framed: false when it was consumed here (a go-live mark,
- * which changes nothing on a follower, or a part of a record not yet whole). */
+/* The message taken, framed: false when it was consumed here (a go-live mark, which
+ * changes nothing on a follower, or a part of a record not yet whole). */
 static bool framed(struct js_source *j, uint64_t seq, uint64_t *time, const uint8_t **body,
 		   size_t *len)
 {
-	natsMsg *m = j->batch.Msgs[j->at];
+	natsMsg *m = j->msg;
 	int kind;
 	if (rep_unframe((const uint8_t *)natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), time,
 			&kind, body, len))
@@ -183,20 +264,19 @@ static bool framed(struct js_source *j, uint64_t seq, uint64_t *time, const uint
 	if (kind == REP_RECORD)
 		return true;
 	j->last_seq = seq;
-	j->at++;
+	drop_msg(j);
 	return false;
 }
 
-/* Unpacks message `at` of the batch: true for a record now at the head, false for one
- * consumed here (see framed). */
+/* Unpacks the message taken: true for a record now at the head, false for one consumed
+ * here (see framed). */
 static bool unpack(struct js_source *j)
 {
-	natsMsg *m = j->batch.Msgs[j->at];
-	uint64_t time, seq = stream_seq(m);
+	uint64_t time, seq = stream_seq(j->msg);
 	const uint8_t *body;
 	size_t len;
 	if (seq && seq <= j->last_seq) {
-		j->at++; /* delivered again after a stream leader changed: consumed already */
+		drop_msg(j); /* delivered again after a stream leader changed: consumed already */
 		return false;
 	}
 	if (seq > j->last_seq + 1) {
@@ -208,6 +288,7 @@ static bool unpack(struct js_source *j)
 	j->head = detrun__log__record__unpack(NULL, len, body);
 	j->parts_len = 0; /* unpacking copied what it needs */
 	j->parts_next = 0;
+	drop_msg(j);
 	if (!j->head || j->head->kind_case == DETRUN__LOG__RECORD__KIND_HEADER)
 		not_ours(j, seq);
 	j->head_time = time;
@@ -254,14 +335,12 @@ static const LogRecord *src_head(struct input_source *s, uint64_t *time)
 {
 	struct js_source *j = (struct js_source *)s;
 	while (!j->head && !j->took_over) {
-		if (j->at < j->batch.Count) {
+		if (j->msg) {
 			if (!unpack(j))
 				continue;
 			break;
 		}
-		drop_batch(j);
-		natsStatus st = natsSubscription_Fetch(&j->batch, j->sub, FETCH_BATCH,
-						       FETCH_WAIT_MS, NULL);
+		natsStatus st = next_msg(j);
 		if (st == NATS_TIMEOUT) {
 			/* waiting: --status shows every record this replica has (lag 0) */
 			rep_progress_set(false, 0, j->last_seq);
@@ -287,7 +366,6 @@ static void src_consume(struct input_source *s)
 	j->used = j->head;
 	j->head = NULL;
 	j->last_seq = j->head_seq;
-	j->at++;
 }
 
 static void src_where(struct input_source *s, char *buf, size_t len)
@@ -308,18 +386,32 @@ static natsStatus subscribe(struct js_source *j)
 	snprintf(durable, sizeof(durable), "replica_%s", j->l->node);
 	jsErrCode jerr = 0;
 	js_DeleteConsumer(j->l->js, j->l->stream, durable, NULL, &jerr); /* start over */
-	jsSubOptions so;
-	jsSubOptions_Init(&so);
-	so.Stream = j->l->stream;
-	so.Config.DeliverPolicy = js_DeliverByStartSequence;
-	so.Config.OptStartSeq = j->last_seq + 1;
-	so.Config.AckPolicy = js_AckAll;
-	so.Config.AckWait = 3600LL * 1000000000LL;
+	jsConsumerConfig cc;
+	jsConsumerConfig_Init(&cc);
+	cc.Durable = durable;
+	cc.FilterSubject = j->l->subject;
+	cc.DeliverPolicy = js_DeliverByStartSequence;
+	cc.OptStartSeq = j->last_seq + 1;
+	cc.AckPolicy = js_AckAll;
+	cc.AckWait = 3600LL * 1000000000LL;
+	jsConsumerInfo *ci = NULL;
+	natsStatus s = js_AddConsumer(&ci, j->l->js, j->l->stream, &cc, NULL, &jerr);
+	jsConsumerInfo_Destroy(ci);
+	snprintf(j->next_subject, sizeof(j->next_subject), "$JS.API.CONSUMER.MSG.NEXT.%s.%s",
+		 j->l->stream, durable);
+	j->asked = 0; /* the new consumer has been asked nothing */
+	j->ack[0] = 0;
+	if (s == NATS_OK)
+		s = natsInbox_Create(&j->inbox);
 	sigset_t saved;
 	rep_signals_block(&saved);
-	natsStatus s = js_PullSubscribe(&j->sub, j->l->js, j->l->subject, durable, NULL, &so,
-					&jerr);
+	if (s == NATS_OK)
+		s = natsConnection_SubscribeSync(&j->sub, j->l->nc, j->inbox);
 	rep_signals_restore(&saved);
+	if (s != NATS_OK) {
+		natsInbox_Destroy(j->inbox);
+		j->inbox = NULL;
+	}
 	return s;
 }
 
