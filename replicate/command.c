@@ -382,22 +382,14 @@ static int join(struct rep_link *l, const struct rep_args *a, char **argv, const
 		fprintf(stderr, "detrun: replicate: %s\n", l->why);
 		return 125;
 	}
+	rep_progress_start(l); /* from here on the name is seen taken */
 	quiet_stdin();
 	int taken = last == 0 ? rep_lease_take(l, &epoch) : 1;
 	if (taken < 0) {
 		fprintf(stderr, "detrun: replicate: %s\n", l->why);
 		return 125;
 	}
-	/* The progress thread starts once the replica leads or follows, as before names were
-	 * claimed: started with the claim, it ran beside a rejoining follower's fetch of the
-	 * whole stream (rep_starting_files), and followers died of heap corruption in two
-	 * runs of the memcached failover test (libnats 3.4's request/reply under two threads
-	 * is suspect; source.c). Until it starts, the claim's own compare-and-set keeps a
-	 * second replica of the name out only if it comes within those 1.5 s. */
-	int r = taken == 0 ? lead(l, epoch, argv, path, opt) : follow(l, argv, path, opt);
-	if (r < 0)
-		rep_progress_start(l);
-	return r;
+	return taken == 0 ? lead(l, epoch, argv, path, opt) : follow(l, argv, path, opt);
 }
 
 /* The host's name and detrun's pid: replicas on one host need names of their own (two
