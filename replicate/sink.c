@@ -31,8 +31,11 @@ struct js_sink {
 	int why_err;       /* the failure l->why describes (sink_sync's), 0 for none */
 };
 
-static atomic_int refused; /* a publish was refused: another node leads */
-static bool abandoned;     /* the leader stopped waiting for acknowledgements */
+/* A publish was refused: another node leads. Set by libnats' thread once refused_why is
+ * written (the first refusal alone writes it), read by the leader's. */
+static atomic_int refused;
+static atomic_flag refusing = ATOMIC_FLAG_INIT;
+static bool abandoned; /* the leader stopped waiting for acknowledgements */
 static char refused_why[160];
 
 /* What the stream holds at the sequence a refused message M was meant to take. */
@@ -91,10 +94,11 @@ static void on_refused(jsCtx *js, jsPubAckErr *pae, void *closure)
 		at = stream_holds(js, closure, pae->Msg);
 	if (at == HOLDS_M || (at == HOLDS_NOTHING_YET && send_again(js, pae)))
 		return;
-	if (atomic_exchange(&refused, 1))
+	if (atomic_flag_test_and_set(&refusing))
 		return;
 	snprintf(refused_why, sizeof(refused_why), "%s",
 		 pae->ErrText ? pae->ErrText : natsStatus_GetText(pae->Err));
+	atomic_store(&refused, 1);
 }
 
 /* Asked from outside to end while the stream does not answer: the program cannot go on
