@@ -81,6 +81,8 @@ static __attribute__((noreturn)) void reexecute(struct dbg_state *dbg, enum dbg_
 		 (unsigned long long)goal.hits, packet_acks_off(), report_warnings_said(),
 		 listen_refusing_fd());
 	points_describe(spec, sizeof(spec));
+	if (!(begin && dbg->run_begin)) /* gdb's `run` starts with the first process again */
+		procs_describe(spec, sizeof(spec));
 	int n = 0;
 	while (saved_argv[n])
 		n++;
