@@ -129,6 +129,88 @@ TEST(DebugFork, FollowForkModeChildStaysWithTheChild)
 		<< all;
 }
 
+// follow-fork-mode child, at the child's crash: reverse-stepi stays in the child (gdb's
+// inferior 2) and shows the instruction before the crash; stepi goes back onto the crash.
+// Before, the stop was shown in the detached parent ("Switching to Thread 2.2").
+TEST(DebugFork, ReverseStepiAtAFollowedChildsCrashStaysInTheChild)
+{
+	TempDir dir("debugfork");
+	EXPECT_NE(Record(dir, "dbg_forkcrash").find("DBG-FORKCRASH-OK"), std::string::npos);
+	RunResult r = Debug(dir, "dbg_forkcrash.dlog",
+			    { "set follow-fork-mode child", "continue", "set $crash = $pc",
+			      "reverse-stepi", "print $_inferior", "print $pc != $crash",
+			      "reverse-stepi", "print $_inferior", "stepi", "stepi",
+			      "print $pc == $crash", "info threads" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	std::string all = r.out + r.err;
+	EXPECT_FALSE(Matching(r.out, "received signal SIGSEGV").empty()) << all;
+	EXPECT_NE(r.out.find("$1 = 2\n$2 = 1\n"), std::string::npos) << all;
+	EXPECT_NE(r.out.find("$3 = 2\n"), std::string::npos) << all;
+	EXPECT_NE(r.out.find("$4 = 1\n"), std::string::npos) << all;
+	EXPECT_EQ(all.find("Switching to Thread 2.2"), std::string::npos) << all;
+	EXPECT_EQ(all.find("No more reverse-execution history"), std::string::npos) << all;
+	EXPECT_EQ(Matching(r.out, "^\\* 2\\.1 +Thread 3\\.3 ").size(), 1u) << r.out;
+	EXPECT_EQ(all.find("diverged"), std::string::npos) << all;
+}
+
+// Breakpoints and watchpoints going back count the hits of the followed child: from the
+// crash, reverse-continue stops at the child's last two calls of step, a watchpoint at the
+// write before, and with no point left the history starts at the child's fork, still in
+// the child; continue then goes to the crash again.
+TEST(DebugFork, ReverseContinueInAFollowedChildCountsItsHits)
+{
+	TempDir dir("debugfork");
+	Record(dir, "dbg_forkcrash");
+	RunResult r = Debug(dir, "dbg_forkcrash.dlog",
+			    { "set follow-fork-mode child", "continue", "break step",
+			      "reverse-continue", "print i", "reverse-continue", "print i",
+			      "delete", "watch -l counter", "reverse-continue", "delete",
+			      "reverse-continue", "print $_inferior", "continue",
+			      "print counter" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	std::string all = r.out + r.err;
+	EXPECT_NE(r.out.find("$1 = 5\n"), std::string::npos) << all;
+	EXPECT_NE(r.out.find("$2 = 4\n"), std::string::npos) << all;
+	EXPECT_NE(r.out.find("Old value = 30\nNew value = 20\n"), std::string::npos) << all;
+	EXPECT_EQ(Matching(r.out, "^No more reverse-execution history").size(), 1u) << all;
+	EXPECT_NE(r.out.find("$3 = 2\n"), std::string::npos) << all;
+	EXPECT_EQ(Matching(r.out, "received signal SIGSEGV").size(), 2u) << all;
+	EXPECT_NE(r.out.find("$4 = 50\n"), std::string::npos) << all;
+	EXPECT_EQ(all.find("Switching to Thread 2.2"), std::string::npos) << all;
+	EXPECT_EQ(all.find("Cannot insert breakpoint"), std::string::npos) << all;
+	EXPECT_EQ(all.find("diverged"), std::string::npos) << all;
+}
+
+// A shell pipeline: gdb follows the child that executes seq (catch exec), stops at its
+// write, and goes back: seq's history starts at its exec ("No more reverse-execution
+// history" there, in seq, not in the detached shell: "Cannot insert breakpoint" before),
+// and the run forward meets the write again and ends as recorded (the shell takes seq's
+// SIGCHLD as in the recording).
+TEST(DebugFork, ReverseContinueInAPipelinesExecutedChildStaysInIt)
+{
+	TempDir dir("debugfork");
+	RunResult rec = RecordInto(dir, "pipe.dlog", { "/bin/sh", "-c", "seq 3 | cat" });
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	RunResult r = Debug(dir, "pipe.dlog",
+			    { "set follow-fork-mode child", "catch exec", "continue", "break write",
+			      "continue", "reverse-continue", "print $_inferior", "continue",
+			      "continue" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	std::string all = r.out + r.err;
+	EXPECT_FALSE(Matching(r.out, "hit Catchpoint 1 \\(exec'd .*/seq\\)").empty()) << all;
+	EXPECT_EQ(Matching(r.out, "hit Breakpoint 2(\\.[0-9]+)?, .*write").size(), 2u) << all;
+	EXPECT_EQ(Matching(r.out, "^No more reverse-execution history").size(), 1u) << all;
+	EXPECT_NE(r.out.find("$1 = 2\n"), std::string::npos) << all;
+	EXPECT_EQ(all.find("Cannot insert breakpoint"), std::string::npos) << all;
+	EXPECT_EQ(all.find("diverged"), std::string::npos) << all;
+	EXPECT_FALSE(
+		Matching(all, "^\\[Inferior 2 \\(process [0-9]+\\) exited normally\\]$").empty())
+		<< all;
+}
+
 // posix_spawn's vfork child runs in its parent's memory, int3s included, until its exec:
 // gdb does not follow it, so its execve breakpoint is stepped over, and the parent stops.
 TEST(DebugFork, VforkChildStepsOverTheBreakpointsItShares)
