@@ -256,10 +256,10 @@ void procs_on_fork(struct dbg_state *dbg, struct task *parent, struct task *chil
 	bool report = dbg->mode == MODE_LIVE && dbg->connected && procs_followed(parent) &&
 		      n_followed < MAX_FOLLOWED;
 	points_fork(parent, child, report);
-	stepback_on_fork(dbg, child);
 	if (!report) {
 		if (dbg->mode != MODE_DETACHED && follow_planned(child))
 			planned_birth(dbg, child);
+		stepback_on_fork(dbg, child); /* shown to gdb once followed */
 		return;
 	}
 	report_fork(parent, child);
