@@ -93,6 +93,8 @@ void points_remove_all(struct task *t);
 /* Appends every point to spec as /TYPE.ADDR.LEN.OWNER (a re-execution's --gdb-resume=,
  * which points_restore reads back). */
 void points_describe(char *spec, size_t size);
+/* The set of points, as one number (equal sets, equal numbers; the order does not count). */
+uint64_t points_signature(void);
 /* The memory of t as the program wrote it, breakpoints hidden. */
 int points_read_memory(struct task *t, uint64_t addr, void *buf, size_t len);
 

@@ -424,6 +424,19 @@ void points_remove_all(struct task *t)
 	points_sync_all();
 }
 
+uint64_t points_signature(void)
+{
+	uint64_t sum = 0;
+	for (int i = 0; i < n_points; i++) {
+		const struct point *p = &points[i];
+		uint64_t h = (p->addr ^ ((uint64_t)p->type << 56) ^ ((uint64_t)p->len << 48) ^
+			      ((uint64_t)p->owner << 32)) *
+			     0x9e3779b97f4a7c15ull;
+		sum += h ^ (h >> 29); /* a sum: the order of the table does not matter */
+	}
+	return sum;
+}
+
 void points_describe(char *spec, size_t size)
 {
 	size_t n = strlen(spec);

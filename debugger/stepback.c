@@ -34,7 +34,8 @@ enum job {
 	JOB_STEP_TO,   /* stop after `goal_steps` instructions of the interval of `goal_base` */
 	JOB_FIND_REGS, /* count that interval up to the registers `regs`, then go one back */
 	JOB_COUNT_ALL, /* count the whole interval: then go to its last instruction */
-	JOB_SCAN       /* reverse-continue from (goal_base, goal_steps): the last hit before */
+	JOB_SCAN,      /* reverse-continue from (goal_base, goal_steps): the last hit before */
+	JOB_SCAN_REGS  /* the same from the registers `regs` in the interval of `goal_base` */
 };
 
 enum {
@@ -71,7 +72,8 @@ static struct {
 	bool counting;                   /* at or past the goal event */
 	uint64_t cand_steps, cand_watch; /* JOB_SCAN: the latest hit in the interval */
 	bool cand;
-	bool awaiting_child; /* the job's task is a child the fork at goal_base makes */
+	bool awaiting_child;   /* the job's task is a child the fork at goal_base makes */
+	uint64_t event_points; /* points_signature() at the latest event */
 } sb;
 
 static __attribute__((noreturn)) void job_reexecute(struct dbg_state *dbg, enum job job,
@@ -85,7 +87,8 @@ static __attribute__((noreturn)) void job_reexecute(struct dbg_state *dbg, enum 
 			 (unsigned long long)base, vtid, (unsigned long long)steps,
 			 (unsigned long long)watch);
 	hex_encode(arg + n, regs ? regs : &none, sizeof(none));
-	travel_reexecute_job(dbg, job == JOB_SCAN ? MODE_SCAN : MODE_SEEK, base, arg);
+	bool scan = job == JOB_SCAN || job == JOB_SCAN_REGS;
+	travel_reexecute_job(dbg, scan ? MODE_SCAN : MODE_SEEK, base, arg);
 }
 
 void stepback_take_arg(int *argc, char **argv)
@@ -96,7 +99,7 @@ void stepback_take_arg(int *argc, char **argv)
 	unsigned long long base, steps, watch;
 	if (sscanf(argv[1] + 11, "%d/%llu/%d/%llu/%llx/%n", &job, &base, &sb.vtid, &steps, &watch,
 		   &used) != 5 ||
-	    job <= JOB_NONE || job > JOB_SCAN ||
+	    job <= JOB_NONE || job > JOB_SCAN_REGS ||
 	    hex_decode(&sb.regs, argv[1] + 11 + used, sizeof(sb.regs)) != sizeof(sb.regs)) {
 		fprintf(stderr, "detrun: bad --gdb-step\n");
 		exit(125);
@@ -164,12 +167,20 @@ static bool job_trap(struct dbg_state *dbg, struct task *t, enum trap_kind kind,
 		break;
 	}
 	case JOB_SCAN:
+	case JOB_SCAN_REGS: {
+		bool at_goal = sb.steps >= sb.goal_steps;
+		if (sb.job == JOB_SCAN_REGS) {
+			struct user_regs_struct now;
+			task_gprs(t, &now);
+			at_goal = regs_same_position(&now, &sb.regs);
+		}
 		/* A write that ends at the goal came before it (it is reported before it ran). */
-		if (sb.steps < sb.goal_steps || (sb.steps == sb.goal_steps && kind == TRAP_WATCH))
+		if (!at_goal || kind == TRAP_WATCH)
 			note_candidate(t, kind, addr);
-		if (sb.steps >= sb.goal_steps)
+		if (at_goal)
 			scan_found(dbg);
 		break;
+	}
 	default:
 		break;
 	}
@@ -222,6 +233,10 @@ static void interval_ended(struct dbg_state *dbg, struct task *t)
 		job_reexecute(dbg, JOB_STEP_TO, sb.goal_base, sb.vtid,
 			      sb.steps - (sb.steps > 0 && t->syscall_nr == -1 && t->inject_signal),
 			      0, NULL);
+	case JOB_SCAN_REGS:
+		task_warn(t,
+			  "the position was not found again: going back from the event after it");
+		/* fallthrough */
 	case JOB_SCAN:
 		scan_found(dbg);
 		return;
@@ -296,6 +311,7 @@ bool stepback_on_event(struct dbg_state *dbg, struct task *t)
 		sb.followed.valid = true, sb.followed.base = sb.prev_base,
 		sb.followed.vtid = t->vtid;
 	sb.steps = 0, sb.known = true, sb.since_hit = 0, sb.at_write = false;
+	sb.event_points = points_signature();
 	if (sb.job == JOB_NONE || sb.counting || sb.base < sb.goal_base || listen_waiting())
 		return false;
 	return start_job(dbg, t);
@@ -325,6 +341,11 @@ void stepback_scan(struct dbg_state *dbg)
 {
 	if (sb.known && sb.steps > 0)
 		job_reexecute(dbg, JOB_SCAN, sb.base, sb.stop_vtid, sb.steps, 0, NULL);
+	/* A stop reached by continuing is named by the hits since its event, counted with the
+	 * points then: with others set since, the count names another position. It is found
+	 * again by its registers, the interval single-stepped with the points of now. */
+	if (!sb.known && sb.stop_vtid && points_signature() != sb.event_points)
+		job_reexecute(dbg, JOB_SCAN_REGS, sb.base, sb.stop_vtid, 0, 0, &sb.stop_regs);
 }
 
 /* bc from a position not counted, some steps past a hit, or just after a watched write:
