@@ -195,6 +195,27 @@ TEST(DebugFork, ReverseContinueInAFollowedChildCountsItsHits)
 	EXPECT_EQ(all.find("diverged"), std::string::npos) << all;
 }
 
+// A breakpoint set while stopped: the stop was named by the hits since its event, counted
+// without it, so going back finds the stop again by its registers. In the child, stopped
+// in sched_yield after step(1) (no event between), `break step` and reverse-continue stop
+// at step(1) (before: no hit found, the start of the history).
+TEST(DebugFork, BreakpointSetAtAStopIsFoundGoingBack)
+{
+	TempDir dir("debugfork");
+	Record(dir, "dbg_forkcrash");
+	RunResult r = Debug(dir, "dbg_forkcrash.dlog",
+			    { "set follow-fork-mode child", "break sched_yield", "continue",
+			      "break step", "reverse-continue", "print i", "print $_inferior",
+			      "continue", "continue", "print i" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	std::string all = r.out + r.err;
+	EXPECT_EQ(all.find("No more reverse-execution history"), std::string::npos) << all;
+	EXPECT_NE(r.out.find("$1 = 1\n$2 = 2\n"), std::string::npos) << all;
+	EXPECT_NE(r.out.find("$3 = 2\n"), std::string::npos) << all;
+	EXPECT_EQ(all.find("diverged"), std::string::npos) << all;
+}
+
 // A shell pipeline: gdb follows the child that executes seq (catch exec), stops at its
 // write, and goes back: seq's history starts at its exec ("No more reverse-execution
 // history" there, in seq, not in the detached shell: "Cannot insert breakpoint" before),
@@ -263,6 +284,34 @@ TEST(DebugExec, NewProgramGetsItsSymbolsAndBreakpoints)
 	EXPECT_EQ(stops[3].find("Breakpoint 1, before_exec (x=x@entry=1)"), 0u) << r.out;
 	EXPECT_FALSE(Matching(r.out, "^#1  0x[0-9a-f]+ in main \\(argc=").empty()) << r.out;
 	EXPECT_NE(r.out.find("DBG-EXEC-OK\n"), std::string::npos) << r.out;
+	ExpectSameEnd(dir, "dbg_exec", r);
+}
+
+// Going back from the executed program stops where gdb has known it: at after_exec, in
+// the new image, then at the exec itself ("No more reverse-execution history", at the
+// loader's first instruction), never in the old image's before_exec; forward again, both
+// are hit and the run ends as recorded.
+TEST(DebugExec, GoingBackStopsAtTheExecOfTheProgramGdbKnows)
+{
+	TempDir dir("debugexec");
+	Record(dir, "dbg_exec");
+	RunResult r = Debug(dir, "dbg_exec.dlog",
+			    { "break before_exec", "break after_exec", "continue", "continue",
+			      "continue", "reverse-continue", "reverse-continue", "bt 1",
+			      "continue", "continue", "continue", "continue" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	std::vector<std::string> stops =
+		Matching(r.out, "^(Breakpoint [0-9]+, [a-z_]+ \\(x=|No more reverse-execution)");
+	ASSERT_EQ(stops.size(), 7u) << r.out;
+	EXPECT_EQ(stops[0].find("Breakpoint 1, before_exec"), 0u) << r.out;
+	EXPECT_EQ(stops[1].find("Breakpoint 2, after_exec"), 0u) << r.out;
+	EXPECT_EQ(stops[2].find("Breakpoint 1, before_exec"), 0u) << r.out;
+	EXPECT_EQ(stops[3].find("Breakpoint 2, after_exec"), 0u) << r.out;
+	EXPECT_EQ(stops[4].find("No more reverse-execution history"), 0u) << r.out;
+	EXPECT_EQ(stops[5].find("Breakpoint 2, after_exec"), 0u) << r.out;
+	EXPECT_EQ(stops[6].find("Breakpoint 1, before_exec"), 0u) << r.out;
+	EXPECT_FALSE(Matching(r.out, "^#0 .* in _start \\(\\) from .*ld-linux").empty()) << r.out;
 	ExpectSameEnd(dir, "dbg_exec", r);
 }
 
