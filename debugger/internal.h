@@ -60,6 +60,7 @@ struct point {
 	uint8_t saved; /* soft: the byte under it */
 	pid_t tgid;    /* the process it is set in (host pid); 0: restored, not placed yet */
 	int aspace;    /* that process's address space */
+	pid_t owner;   /* that process's pid as the group sees it (kept while not placed) */
 };
 enum {
 	MAX_POINTS = 256
@@ -69,7 +70,7 @@ int points_add(struct task *t, enum point_type type, uint64_t addr, int len);
 int points_remove(struct task *t, enum point_type type, uint64_t addr, int len);
 /* Puts every soft point not (or no longer) in t's memory back: after a library loads. */
 void points_refresh(struct task *t);
-void points_restore(enum point_type type, uint64_t addr, int len);
+void points_restore(enum point_type type, uint64_t addr, int len, pid_t owner);
 /* Debug registers of every task follow the table. */
 void points_sync_all(void);
 void points_sync_task(struct task *t);
@@ -89,9 +90,11 @@ bool points_inserted_at(uint64_t addr);
 bool points_break_at(uint64_t addr);
 /* gdb detached: every point goes, int3s taken out of memory. */
 void points_remove_all(struct task *t);
-/* Appends every point to spec as /TYPE.ADDR.LEN (a re-execution's --gdb-resume=, which
- * points_restore reads back). */
+/* Appends every point to spec as /TYPE.ADDR.LEN.OWNER (a re-execution's --gdb-resume=,
+ * which points_restore reads back). */
 void points_describe(char *spec, size_t size);
+/* The set of points, as one number (equal sets, equal numbers; the order does not count). */
+uint64_t points_signature(void);
 /* The memory of t as the program wrote it, breakpoints hidden. */
 int points_read_memory(struct task *t, uint64_t addr, void *buf, size_t len);
 
@@ -159,6 +162,11 @@ void converse_at_event(struct task *t, const char *reply);
 void server_stop_reply(struct task *t, int sig, const char *why, char *out, size_t size);
 struct task *server_find_vtid(int vtid);
 
+/* A seek to an event arrived, shown in t (a thread gdb follows): the stop there. Also
+ * where a seek to the start of the history reaches the time from which gdb follows t's
+ * process (a fork or an exec in it). */
+void server_seek_arrives(struct task *t);
+
 /* Talk to gdb at a stop of t that is no trap, and set up the step gdb asked for. */
 void server_converse_resume(struct task *t, const char *reply);
 
@@ -189,8 +197,21 @@ void listen_close(void);
 
 /* ---- the processes gdb follows (procs.c) --------------------------------------------- */
 
-/* The first process is followed from its first event (t). */
+/* The first process is followed from its first event (t), in a re-execution only if gdb
+ * followed it where it went back from. */
 void procs_start(struct task *t);
+/* The logical time gdb has known the program of t's process from (UINT64_MAX: not
+ * followed). */
+uint64_t procs_since(const struct task *t);
+/* A re-execution's --gdb-resume= names the processes gdb follows (/pNS.SINCE): written by
+ * procs_describe, read back by procs_plan. */
+void procs_describe(char *spec, size_t size);
+void procs_plan(pid_t ns, uint64_t since);
+/* Where going back stops ("No more reverse-execution history"): the latest time from which
+ * gdb follows one of its processes. A re-execution has begun it once it follows all of
+ * them; hits before are not counted. */
+uint64_t procs_history_start(void);
+bool procs_history_begun(void);
 bool procs_followed(const struct task *t);
 int procs_count(void);
 /* The thread a stop at t's event is shown in: t if gdb follows its process, else the
@@ -257,6 +278,8 @@ void travel_reexecute_job(struct dbg_state *dbg, enum dbg_mode mode, uint64_t ti
 void stepback_take_arg(int *argc, char **argv);
 /* At every debugger event, first. True: the event is the job's (it conversed or steps). */
 bool stepback_on_event(struct dbg_state *dbg, struct task *t);
+/* A new process (child): a job whose interval it runs from the fork's event starts now. */
+void stepback_on_fork(struct dbg_state *dbg, struct task *child);
 /* At every trap stop, after the hit was counted. True: handled; a reply in `reply` is the
  * stop to give gdb (then t resumes as gdb asks), none: t was stepped on. */
 bool stepback_on_trap(struct dbg_state *dbg, struct task *t, enum trap_kind kind, uint64_t addr,

@@ -45,8 +45,8 @@ static void take_gdb_option(int *argc, char **argv)
 	}
 }
 
-/* --gdb-resume=FD/MODE/TIME/HITS/NOACK/WARNINGS/REFUSING[/TYPE.ADDR.LEN...] (travel.c
- * writes it). */
+/* --gdb-resume=FD/MODE/TIME/HITS/NOACK/WARNINGS/REFUSING[/TYPE.ADDR.LEN.OWNER...]
+ * [/pPID.SINCE...] (travel.c writes it: gdb's points, the processes it follows). */
 static void take_resume(int *argc, char **argv)
 {
 	if (*argc < 2 || strncmp(argv[1], "--gdb-resume=", 13))
@@ -63,10 +63,12 @@ static void take_resume(int *argc, char **argv)
 	}
 	for (const char *p = argv[1] + 13 + used; *p == '/';
 	     p = strchr(p + 1, '/') ? strchr(p + 1, '/') : "") {
-		int type, len;
-		unsigned long long addr;
-		if (sscanf(p, "/%d.%llx.%d", &type, &addr, &len) == 3)
-			points_restore((enum point_type)type, addr, len);
+		int type, len, owner;
+		unsigned long long addr, since;
+		if (sscanf(p, "/p%d.%llu", &owner, &since) == 2)
+			procs_plan(owner, since);
+		else if (sscanf(p, "/%d.%llx.%d.%d", &type, &addr, &len, &owner) == 4)
+			points_restore((enum point_type)type, addr, len, owner);
 	}
 	fcntl(session.conn_fd, F_SETFD, FD_CLOEXEC);
 	if (refusing >= 0) {

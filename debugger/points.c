@@ -41,11 +41,11 @@ static bool private_mapping(struct task *t, uint64_t addr)
 	return remote_mapping_at(t, addr, &m) == 0 && m.perms[3] == 'p';
 }
 
-/* Is p a point of t's process? Points restored for a re-execution belong to the first
- * process that gdb follows, from its first event on. */
+/* Is p a point of t's process? Points restored for a re-execution belong to the process
+ * gdb set them in (its pid in the group), from the time gdb follows it on (procs.c). */
 static bool mine(struct task *t, struct point *p)
 {
-	if (p->tgid == 0 && procs_followed(t)) {
+	if (p->tgid == 0 && procs_followed(t) && (!p->owner || p->owner == t->proc->ns_tgid)) {
 		p->tgid = t->proc->tgid;
 		p->aspace = t->proc->aspace;
 	}
@@ -75,6 +75,7 @@ static int insert_soft(struct task *t, struct point *p)
 {
 	p->tgid = t->proc->tgid;
 	p->aspace = t->proc->aspace;
+	p->owner = t->proc->ns_tgid;
 	return poke_int3(t, p);
 }
 
@@ -117,7 +118,8 @@ int points_add(struct task *t, enum point_type type, uint64_t addr, int len)
 			     .addr = addr,
 			     .len = type == POINT_HARD ? 1 : len,
 			     .tgid = t->proc->tgid,
-			     .aspace = t->proc->aspace };
+			     .aspace = t->proc->aspace,
+			     .owner = t->proc->ns_tgid };
 	if (type == POINT_SOFT && insert_soft(t, p))
 		return -EFAULT;
 	n_points++;
@@ -222,6 +224,7 @@ void points_fork(struct task *parent, struct task *child, bool follow)
 			*copy = *p;
 			copy->tgid = child->proc->tgid;
 			copy->aspace = child->proc->aspace;
+			copy->owner = child->proc->ns_tgid;
 			if (copy->type != POINT_SOFT)
 				generation++;
 		} else if (p->inserted && p->type == POINT_SOFT) {
@@ -383,16 +386,16 @@ bool points_after_step(struct task *t, int status)
 	return true;
 }
 
-/* A point gdb had set, for a re-execution: put in place as the program's memory and
- * threads appear. */
-void points_restore(enum point_type type, uint64_t addr, int len)
+/* A point gdb had set in process `owner` (its pid in the group), for a re-execution: put
+ * in place as the program's memory and threads appear. */
+void points_restore(enum point_type type, uint64_t addr, int len, pid_t owner)
 {
-	for (int i = 0; i < n_points; i++)
-		if (points[i].type == type && points[i].addr == addr && points[i].len == len)
-			return; /* set in two processes: the re-execution has the first only */
 	if (n_points == MAX_POINTS)
 		return;
-	points[n_points++] = (struct point){ .type = type, .addr = addr, .len = len };
+	points[n_points++] = (struct point){ .type = type,
+					     .addr = addr,
+					     .len = len,
+					     .owner = owner };
 	if (type != POINT_SOFT)
 		generation++;
 }
@@ -421,10 +424,24 @@ void points_remove_all(struct task *t)
 	points_sync_all();
 }
 
+uint64_t points_signature(void)
+{
+	uint64_t sum = 0;
+	for (int i = 0; i < n_points; i++) {
+		const struct point *p = &points[i];
+		uint64_t h = (p->addr ^ ((uint64_t)p->type << 56) ^ ((uint64_t)p->len << 48) ^
+			      ((uint64_t)p->owner << 32)) *
+			     0x9e3779b97f4a7c15ull;
+		sum += h ^ (h >> 29); /* a sum: the order of the table does not matter */
+	}
+	return sum;
+}
+
 void points_describe(char *spec, size_t size)
 {
 	size_t n = strlen(spec);
 	for (int i = 0; i < n_points && n < size - 40; i++)
-		n += (size_t)snprintf(spec + n, size - n, "/%d.%llx.%d", points[i].type,
-				      (unsigned long long)points[i].addr, points[i].len);
+		n += (size_t)snprintf(spec + n, size - n, "/%d.%llx.%d.%d", points[i].type,
+				      (unsigned long long)points[i].addr, points[i].len,
+				      points[i].owner);
 }

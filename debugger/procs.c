@@ -9,8 +9,17 @@
  * runs on unwatched, still in the group). An exec of a followed process is an `exec` stop
  * with the new program's path: gdb loads its symbols and sets its breakpoints anew, the old
  * image's are dropped (its memory is gone). vfork children share their parent's memory
- * and are not followed: a breakpoint they meet is stepped over silently. */
+ * and are not followed: a breakpoint they meet is stepped over silently.
+ *
+ * Going back stays in the processes gdb follows. Each is followed since a logical time:
+ * the start (the first process), the fork that made it, the exec of its program, whichever
+ * came last; before that time gdb knew another program in it, or none. A re-execution
+ * gets that list (the `plan`) and follows each process from its time, not the first one
+ * from the start: only their breakpoints and watchpoints are set and counted, stops are
+ * shown in them, and the start of the history is the first process's time, where a
+ * reverse-continue that finds no hit stops (README, Debugging a recording). */
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -27,13 +36,19 @@ enum {
 	MAX_FOLLOWED = 64
 };
 static struct {
-	pid_t tgid; /* host pid */
-	pid_t ns;   /* as the group sees it */
+	pid_t tgid;     /* host pid */
+	pid_t ns;       /* as the group sees it */
+	uint64_t since; /* the logical time gdb has known its program from */
 } followed[MAX_FOLLOWED];
 static int n_followed;
+/* A re-execution: the processes gdb followed where it went back from. */
+static struct {
+	pid_t ns;
+	uint64_t since;
+} plan[MAX_FOLLOWED];
+static int n_plan;
 static pid_t last_gone = 1; /* the pid of the last process followed */
 static bool started;        /* the first process is followed from its first event */
-static bool travel_warned;
 
 static bool alive(const struct task *t)
 {
@@ -48,16 +63,79 @@ bool procs_followed(const struct task *t)
 	return false;
 }
 
-static void follow(const struct task *t)
+static void follow(const struct task *t, uint64_t since)
 {
 	if (!procs_followed(t) && n_followed < MAX_FOLLOWED)
-		followed[n_followed++] = (typeof(followed[0])){ t->proc->tgid, t->proc->ns_tgid };
+		followed[n_followed++] = (typeof(followed[0])){ t->proc->tgid, t->proc->ns_tgid,
+								since };
+}
+
+uint64_t procs_since(const struct task *t)
+{
+	for (int i = 0; i < n_followed; i++)
+		if (followed[i].tgid == t->proc->tgid)
+			return followed[i].since;
+	return UINT64_MAX;
+}
+
+/* gdb goes back no further than where every process it follows has the program it knows:
+ * earlier, a fork it knows of would be reported to it again on the way forward. */
+uint64_t procs_history_start(void)
+{
+	uint64_t start = 0;
+	for (int i = 0; i < n_followed; i++)
+		start = followed[i].since > start ? followed[i].since : start;
+	return start;
+}
+
+bool procs_history_begun(void)
+{
+	return n_followed > 0 && n_followed >= n_plan;
+}
+
+void procs_plan(pid_t ns, uint64_t since)
+{
+	if (n_plan < MAX_FOLLOWED)
+		plan[n_plan++] = (typeof(plan[0])){ ns, since };
+}
+
+void procs_describe(char *spec, size_t size)
+{
+	size_t n = strlen(spec);
+	for (int i = 0; i < n_followed && n < size - 40; i++)
+		n += (size_t)snprintf(spec + n, size - n, "/p%d.%llu", followed[i].ns,
+				      (unsigned long long)followed[i].since);
+}
+
+/* Since when gdb followed t's process where it went back from (UINT64_MAX: not). */
+static uint64_t plan_since(const struct task *t)
+{
+	for (int i = 0; i < n_plan; i++)
+		if (plan[i].ns == t->proc->ns_tgid)
+			return plan[i].since;
+	return UINT64_MAX;
+}
+
+/* A re-execution follows t's process if gdb did where it went back from, from the time it
+ * did: true when it starts now. */
+static bool follow_planned(const struct task *t)
+{
+	for (int i = 0; i < n_plan; i++)
+		if (plan[i].ns == t->proc->ns_tgid && plan[i].since == sched_now() &&
+		    !procs_followed(t)) {
+			follow(t, plan[i].since);
+			return true;
+		}
+	return false;
 }
 
 void procs_start(struct task *t)
 {
-	if (!started)
-		follow(t);
+	bool planned = !n_plan;
+	for (int i = 0; i < n_plan; i++)
+		planned |= plan[i].ns == t->proc->ns_tgid && plan[i].since == 0;
+	if (!started && planned)
+		follow(t, 0);
 	started = true;
 }
 
@@ -157,8 +235,18 @@ static void report_fork(struct task *parent, struct task *child)
 	procs_ptid(child, child_id, sizeof(child_id));
 	procs_ptid(parent, parent_id, sizeof(parent_id));
 	snprintf(reply, sizeof(reply), "T05fork:%s;thread:%s;", child_id, parent_id);
-	follow(child);
+	follow(child, sched_now());
 	server_converse_resume(parent, reply);
+}
+
+/* A re-execution reached the time from which gdb follows t's process: its points go in,
+ * and a seek to the start of the history stops here. */
+static void planned_birth(struct dbg_state *dbg, struct task *t)
+{
+	points_refresh(t);
+	points_sync_task(t);
+	if (dbg->mode == MODE_SEEK && dbg->at_begin && procs_history_begun())
+		server_seek_arrives(t);
 }
 
 void procs_on_fork(struct dbg_state *dbg, struct task *parent, struct task *child)
@@ -168,29 +256,36 @@ void procs_on_fork(struct dbg_state *dbg, struct task *parent, struct task *chil
 	bool report = dbg->mode == MODE_LIVE && dbg->connected && procs_followed(parent) &&
 		      n_followed < MAX_FOLLOWED;
 	points_fork(parent, child, report);
-	if (!report)
+	if (!report) {
+		if (dbg->mode != MODE_DETACHED && follow_planned(child))
+			planned_birth(dbg, child);
+		stepback_on_fork(dbg, child); /* shown to gdb once followed */
 		return;
-	report_fork(parent, child);
-	if (procs_followed(child) && !travel_warned) { /* gdb kept it */
-		travel_warned = true;
-		warn("gdb follows process %d too: going back counts the breakpoint hits of the "
-		     "first process only (README, Limits)",
-		     child->proc->ns_tgid);
 	}
+	report_fork(parent, child);
 }
 
 void procs_on_exec(struct dbg_state *dbg, struct task *t)
 {
 	points_task_execed(t);
 	if (dbg->mode != MODE_LIVE || !dbg->connected) {
-		/* The points a re-execution restored are gdb's of its last stop: the new image's
-		 * (README, Limits: going back across an exec) */
+		/* The points a re-execution restored are gdb's of its last stop: the new
+		 * image's, followed from here if gdb followed it from this exec. */
 		points_unplace_process(t);
+		if (dbg->mode == MODE_DETACHED)
+			return;
+		if (follow_planned(t))
+			planned_birth(dbg, t);
+		else if (n_plan && procs_since(t) < plan_since(t))
+			procs_unfollow(t->proc->tgid); /* gdb knew its old program before */
 		return;
 	}
 	points_drop_process(t, false); /* the old image is gone, and its int3s with it */
 	if (!procs_followed(t))
 		return;
+	for (int i = 0; i < n_followed; i++)
+		if (followed[i].tgid == t->proc->tgid)
+			followed[i].since = sched_now(); /* gdb knows the new program from here */
 	char exe[64], path[1024], hex[2 * sizeof(path) + 1], id[40];
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", t->tid);
 	ssize_t n = readlink(exe, path, sizeof(path) - 1);

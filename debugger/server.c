@@ -552,7 +552,8 @@ static void on_trap(struct task *t, enum trap_kind kind, uint64_t addr)
 	} else if (dbg->mode == MODE_SCAN && kind != TRAP_STEP) {
 		if (position_cmp(dbg->now, dbg->goal) >= 0)
 			travel_scan_done(dbg);
-		dbg->last_hit = dbg->now;
+		if (procs_history_begun()) /* before, gdb could not be shown the hit */
+			dbg->last_hit = dbg->now;
 	} else if (dbg->mode == MODE_SEEK && !dbg->seek_event && kind != TRAP_STEP &&
 		   position_cmp(dbg->now, dbg->goal) == 0) {
 		dbg->mode = MODE_LIVE;
@@ -651,6 +652,15 @@ void server_converse_resume(struct task *t, const char *reply)
 	converse_at_event(t, reply);
 }
 
+void server_seek_arrives(struct task *t)
+{
+	dbg->mode = MODE_LIVE;
+	char reply[128];
+	bool history_begins = dbg->at_begin && !dbg->run_begin;
+	server_stop_reply(t, 0, history_begins ? "replaylog:begin;" : "", reply, sizeof(reply));
+	converse_at_event(t, reply);
+}
+
 static void first_stop(struct task *t)
 {
 	int fd = listen_accept();
@@ -708,14 +718,12 @@ void server_on_event(struct task *t)
 	} else if (dbg->mode == MODE_SEEK) {
 		if (dbg->at_begin && t->syscall_nr == SYS_execve)
 			return; /* the start is in the program, as the first stop was */
-		if (dbg->seek_event && position_cmp(dbg->now, dbg->goal) >= 0) {
-			dbg->mode = MODE_LIVE;
-			char reply[128];
-			bool history_begins = dbg->at_begin && !dbg->run_begin;
-			server_stop_reply(t, 0, history_begins ? "replaylog:begin;" : "", reply,
-					  sizeof(reply));
-			converse_at_event(t, reply);
-		}
+		/* Shown in a process gdb follows: none yet, the stop waits for one. The start
+		 * of the history waits for every one (procs.c). */
+		struct task *shown = procs_shown(t);
+		if (dbg->seek_event && position_cmp(dbg->now, dbg->goal) >= 0 && shown &&
+		    (!dbg->at_begin || procs_history_begun()))
+			server_seek_arrives(shown);
 	} else {
 		live_event(t);
 	}

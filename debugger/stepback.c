@@ -34,7 +34,8 @@ enum job {
 	JOB_STEP_TO,   /* stop after `goal_steps` instructions of the interval of `goal_base` */
 	JOB_FIND_REGS, /* count that interval up to the registers `regs`, then go one back */
 	JOB_COUNT_ALL, /* count the whole interval: then go to its last instruction */
-	JOB_SCAN       /* reverse-continue from (goal_base, goal_steps): the last hit before */
+	JOB_SCAN,      /* reverse-continue from (goal_base, goal_steps): the last hit before */
+	JOB_SCAN_REGS  /* the same from the registers `regs` in the interval of `goal_base` */
 };
 
 enum {
@@ -46,11 +47,18 @@ static struct {
 	uint64_t base, prev_base;  /* the latest two events the debugger saw */
 	bool base_exec, prev_exec; /* was it an execve (it resets the trap flag: not counted) */
 	int base_vtid;             /* the task of the latest event (it ran the interval before) */
-	uint64_t steps;            /* instructions of the interval's task since base ... */
-	bool known;                /* ... when every one of them was single-stepped */
-	uint64_t since_hit;        /* instructions since the latest hit (0: at it) */
-	bool at_write;             /* stopped just after a watched write */
-	int stop_vtid;             /* the latest trap stop */
+	/* The latest interval a task of a process gdb follows ran (valid: one is known): where
+	 * one instruction back from an event goes, past the intervals of other processes. */
+	struct {
+		bool valid;
+		uint64_t base;
+		int vtid;
+	} followed;
+	uint64_t steps;     /* instructions of the interval's task since base ... */
+	bool known;         /* ... when every one of them was single-stepped */
+	uint64_t since_hit; /* instructions since the latest hit (0: at it) */
+	bool at_write;      /* stopped just after a watched write */
+	int stop_vtid;      /* the latest trap stop */
 	struct user_regs_struct stop_regs;
 	/* SCAN without a job: the latest hit before the goal, for a watchpoint's. */
 	uint64_t hit_base, hit_watch;
@@ -64,6 +72,8 @@ static struct {
 	bool counting;                   /* at or past the goal event */
 	uint64_t cand_steps, cand_watch; /* JOB_SCAN: the latest hit in the interval */
 	bool cand;
+	bool awaiting_child;   /* the job's task is a child the fork at goal_base makes */
+	uint64_t event_points; /* points_signature() at the latest event */
 } sb;
 
 static __attribute__((noreturn)) void job_reexecute(struct dbg_state *dbg, enum job job,
@@ -77,7 +87,8 @@ static __attribute__((noreturn)) void job_reexecute(struct dbg_state *dbg, enum 
 			 (unsigned long long)base, vtid, (unsigned long long)steps,
 			 (unsigned long long)watch);
 	hex_encode(arg + n, regs ? regs : &none, sizeof(none));
-	travel_reexecute_job(dbg, job == JOB_SCAN ? MODE_SCAN : MODE_SEEK, base, arg);
+	bool scan = job == JOB_SCAN || job == JOB_SCAN_REGS;
+	travel_reexecute_job(dbg, scan ? MODE_SCAN : MODE_SEEK, base, arg);
 }
 
 void stepback_take_arg(int *argc, char **argv)
@@ -88,7 +99,7 @@ void stepback_take_arg(int *argc, char **argv)
 	unsigned long long base, steps, watch;
 	if (sscanf(argv[1] + 11, "%d/%llu/%d/%llu/%llx/%n", &job, &base, &sb.vtid, &steps, &watch,
 		   &used) != 5 ||
-	    job <= JOB_NONE || job > JOB_SCAN ||
+	    job <= JOB_NONE || job > JOB_SCAN_REGS ||
 	    hex_decode(&sb.regs, argv[1] + 11 + used, sizeof(sb.regs)) != sizeof(sb.regs)) {
 		fprintf(stderr, "detrun: bad --gdb-step\n");
 		exit(125);
@@ -156,12 +167,20 @@ static bool job_trap(struct dbg_state *dbg, struct task *t, enum trap_kind kind,
 		break;
 	}
 	case JOB_SCAN:
+	case JOB_SCAN_REGS: {
+		bool at_goal = sb.steps >= sb.goal_steps;
+		if (sb.job == JOB_SCAN_REGS) {
+			struct user_regs_struct now;
+			task_gprs(t, &now);
+			at_goal = regs_same_position(&now, &sb.regs);
+		}
 		/* A write that ends at the goal came before it (it is reported before it ran). */
-		if (sb.steps < sb.goal_steps || (sb.steps == sb.goal_steps && kind == TRAP_WATCH))
+		if (!at_goal || kind == TRAP_WATCH)
 			note_candidate(t, kind, addr);
-		if (sb.steps >= sb.goal_steps)
+		if (at_goal)
 			scan_found(dbg);
 		break;
+	}
 	default:
 		break;
 	}
@@ -214,6 +233,10 @@ static void interval_ended(struct dbg_state *dbg, struct task *t)
 		job_reexecute(dbg, JOB_STEP_TO, sb.goal_base, sb.vtid,
 			      sb.steps - (sb.steps > 0 && t->syscall_nr == -1 && t->inject_signal),
 			      0, NULL);
+	case JOB_SCAN_REGS:
+		task_warn(t,
+			  "the position was not found again: going back from the event after it");
+		/* fallthrough */
 	case JOB_SCAN:
 		scan_found(dbg);
 		return;
@@ -239,13 +262,18 @@ static void set_trap_flag(struct task *t)
 /* The goal event of a job: arrive (0 instructions), or single-step the interval's task. */
 static bool start_job(struct dbg_state *dbg, struct task *t)
 {
-	if (sb.job == JOB_STEP_TO && sb.goal_steps == 0) {
-		char reply[128];
-		arrival_reply(dbg, t, reply, sizeof(reply));
-		converse_at_event(t, reply);
+	struct task *runner = server_find_vtid(sb.vtid);
+	if (!runner && sched_now() == sb.goal_base && t->syscall_nr != -1) {
+		sb.awaiting_child = true; /* made by this event's call: stepback_on_fork */
 		return true;
 	}
-	struct task *runner = server_find_vtid(sb.vtid);
+	if (sb.job == JOB_STEP_TO && sb.goal_steps == 0) {
+		/* Before the interval's first instruction, in the task that runs it. */
+		char reply[128];
+		arrival_reply(dbg, runner ? runner : t, reply, sizeof(reply));
+		converse_at_event(runner ? runner : t, reply);
+		return true;
+	}
 	if (!runner) {
 		task_warn(t, "task %d is gone: stopping at this event", sb.vtid);
 		sb.job = JOB_NONE;
@@ -257,14 +285,33 @@ static bool start_job(struct dbg_state *dbg, struct task *t)
 	return true;
 }
 
+void stepback_on_fork(struct dbg_state *dbg, struct task *child)
+{
+	if (sb.awaiting_child && child->vtid == sb.vtid) {
+		sb.awaiting_child = false;
+		start_job(dbg, child);
+	}
+}
+
 bool stepback_on_event(struct dbg_state *dbg, struct task *t)
 {
 	if (sb.counting)
 		interval_ended(dbg, t);
+	if (sb.awaiting_child) {
+		task_warn(t, "task %d was not made: stopping at this event", sb.vtid);
+		sb.job = JOB_NONE, sb.awaiting_child = false;
+		dbg->goto_time = sched_now(); /* live_event stops here */
+		dbg->mode = MODE_LIVE;
+	}
 	sb.prev_base = sb.base, sb.prev_exec = sb.base_exec;
 	sb.base = sched_now(), sb.base_exec = t->syscall_nr == SYS_execve;
 	sb.base_vtid = t->vtid;
+	/* t ran the interval before this event: gdb's, if it follows t's program since. */
+	if (!sb.prev_exec && sb.prev_base && procs_since(t) <= sb.prev_base)
+		sb.followed.valid = true, sb.followed.base = sb.prev_base,
+		sb.followed.vtid = t->vtid;
 	sb.steps = 0, sb.known = true, sb.since_hit = 0, sb.at_write = false;
+	sb.event_points = points_signature();
 	if (sb.job == JOB_NONE || sb.counting || sb.base < sb.goal_base || listen_waiting())
 		return false;
 	return start_job(dbg, t);
@@ -279,10 +326,13 @@ void stepback_begin(struct dbg_state *dbg)
 		job_reexecute(dbg, JOB_FIND_REGS, sb.base, sb.stop_vtid, 0, 0, &sb.stop_regs);
 	if (sb.steps > 0)
 		job_reexecute(dbg, JOB_STEP_TO, sb.base, sb.stop_vtid, sb.steps - 1, 0, NULL);
-	if (sb.prev_base == 0 || sb.prev_exec)
+	/* At the event: the last instruction of the latest interval that a task of a process
+	 * gdb follows ran (the event's task's, or one before other processes ran). None since
+	 * gdb follows it: the start of its history. */
+	struct task *runner = sb.followed.valid ? server_find_vtid(sb.followed.vtid) : NULL;
+	if (!runner || sb.followed.base < procs_history_start())
 		return;
-	/* At the event: the last instruction of the interval before, run by the event's task. */
-	job_reexecute(dbg, JOB_COUNT_ALL, sb.prev_base, sb.base_vtid, 0, 0, NULL);
+	job_reexecute(dbg, JOB_COUNT_ALL, sb.followed.base, sb.followed.vtid, 0, 0, NULL);
 }
 
 /* bc from a position that knows its count: the interval up to it is single-stepped, so a
@@ -291,6 +341,11 @@ void stepback_scan(struct dbg_state *dbg)
 {
 	if (sb.known && sb.steps > 0)
 		job_reexecute(dbg, JOB_SCAN, sb.base, sb.stop_vtid, sb.steps, 0, NULL);
+	/* A stop reached by continuing is named by the hits since its event, counted with the
+	 * points then: with others set since, the count names another position. It is found
+	 * again by its registers, the interval single-stepped with the points of now. */
+	if (!sb.known && sb.stop_vtid && points_signature() != sb.event_points)
+		job_reexecute(dbg, JOB_SCAN_REGS, sb.base, sb.stop_vtid, 0, 0, &sb.stop_regs);
 }
 
 /* bc from a position not counted, some steps past a hit, or just after a watched write:

@@ -13,10 +13,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "engine/debugger_hooks.h"
@@ -29,6 +31,36 @@
 static char **saved_argv; /* detrun's command line, our own arguments taken out */
 static char **saved_env;
 static char saved_cwd[PATH_MAX];
+/* The signal mask and ignored signals detrun was started with: a program inherits both
+ * through fork and exec, and detrun blocks SIGCHLD and ignores SIGPIPE for itself. */
+static sigset_t saved_mask;
+static uint64_t saved_ignored;
+
+static void save_signals(void)
+{
+	sigprocmask(SIG_SETMASK, NULL, &saved_mask);
+	for (int sig = 1; sig < 64; sig++) {
+		struct sigaction sa;
+		if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+			saved_ignored |= 1ull << sig;
+	}
+}
+
+/* The next run starts as this one did: else its program would start with SIGCHLD
+ * blocked (a shell then never takes the SIGCHLD the recording delivered: diverged). The
+ * alarm goes first: armed across exec, it would end the new detrun before its handler. */
+static void restore_signals(void)
+{
+	struct itimerval off = { 0 };
+	setitimer(ITIMER_REAL, &off, NULL);
+	for (int sig = 1; sig < 64; sig++) {
+		struct sigaction sa;
+		if (sig != SIGKILL && sig != SIGSTOP && sigaction(sig, NULL, &sa) == 0 &&
+		    sa.sa_handler == SIG_IGN && !(saved_ignored & (1ull << sig)))
+			signal(sig, SIG_DFL);
+	}
+	sigprocmask(SIG_SETMASK, &saved_mask, NULL);
+}
 
 static char mode_letter(const struct dbg_state *dbg, enum dbg_mode mode, bool event, bool begin)
 {
@@ -49,6 +81,8 @@ static __attribute__((noreturn)) void reexecute(struct dbg_state *dbg, enum dbg_
 		 (unsigned long long)goal.hits, packet_acks_off(), report_warnings_said(),
 		 listen_refusing_fd());
 	points_describe(spec, sizeof(spec));
+	if (!(begin && dbg->run_begin)) /* gdb's `run` starts with the first process again */
+		procs_describe(spec, sizeof(spec));
 	int n = 0;
 	while (saved_argv[n])
 		n++;
@@ -73,6 +107,7 @@ static __attribute__((noreturn)) void reexecute(struct dbg_state *dbg, enum dbg_
 		fcntl(listen_refusing_fd(), F_SETFD, 0);
 	if (chdir(saved_cwd) < 0)
 		die("cannot go back to %s: %s", saved_cwd, strerror(errno));
+	restore_signals();
 	execve("/proc/self/exe", argv, saved_env);
 	die("cannot execute detrun again: %s", strerror(errno));
 }
@@ -90,6 +125,7 @@ void travel_save_invocation(int argc, char **argv, char **env)
 		saved_argv[i] = strdup(argv[i]);
 	for (int i = 0; i < n; i++)
 		saved_env[i] = strdup(env[i]);
+	save_signals();
 }
 
 void travel_kill(struct dbg_state *dbg)
