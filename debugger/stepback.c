@@ -43,14 +43,17 @@ enum {
 
 static struct {
 	/* Where this run is, in every mode. */
-	uint64_t base, prev_base;  /* the latest two events the debugger saw */
+	uint64_t base;             /* the latest event the debugger saw */
+	uint64_t prev_base;        /* the event the run of its task that ended there came after */
 	bool base_exec, prev_exec; /* was it an execve (it resets the trap flag: not counted) */
 	int base_vtid;             /* the task of the latest event (it ran the interval before) */
-	uint64_t steps;            /* instructions of the interval's task since base ... */
-	bool known;                /* ... when every one of them was single-stepped */
-	uint64_t since_hit;        /* instructions since the latest hit (0: at it) */
-	bool at_write;             /* stopped just after a watched write */
-	int stop_vtid;             /* the latest trap stop */
+	uint64_t last_exec;        /* the latest execve event, and its task */
+	int last_exec_vtid;
+	uint64_t steps;     /* instructions of the interval's task since base ... */
+	bool known;         /* ... when every one of them was single-stepped */
+	uint64_t since_hit; /* instructions since the latest hit (0: at it) */
+	bool at_write;      /* stopped just after a watched write */
+	int stop_vtid;      /* the latest trap stop */
 	struct user_regs_struct stop_regs;
 	/* SCAN without a job: the latest hit before the goal, for a watchpoint's. */
 	uint64_t hit_base, hit_watch;
@@ -261,8 +264,13 @@ bool stepback_on_event(struct dbg_state *dbg, struct task *t)
 {
 	if (sb.counting)
 		interval_ended(dbg, t);
-	sb.prev_base = sb.base, sb.prev_exec = sb.base_exec;
+	/* In serial mode the event before this one; in parallel mode other processes' events
+	 * may have come between the task's resume and its stop. */
+	sb.prev_base = t->resumed_after;
+	sb.prev_exec = t->resumed_after == sb.last_exec && t->vtid == sb.last_exec_vtid;
 	sb.base = sched_now(), sb.base_exec = t->syscall_nr == SYS_execve;
+	if (sb.base_exec)
+		sb.last_exec = sb.base, sb.last_exec_vtid = t->vtid;
 	sb.base_vtid = t->vtid;
 	sb.steps = 0, sb.known = true, sb.since_hit = 0, sb.at_write = false;
 	if (sb.job == JOB_NONE || sb.counting || sb.base < sb.goal_base || listen_waiting())

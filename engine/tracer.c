@@ -194,6 +194,7 @@ void tracer_resume(struct task *t)
 	t->regs_valid = false;
 	t->state = TASK_RUNNING;
 	t->spin_descheduled = false;
+	t->resumed_after = sched_now();
 	if (ptrace(request, t->tid, 0, sig) < 0 && errno != ESRCH)
 		task_warn(t, "cannot tracer_resume: %s", strerror(errno));
 }
@@ -477,7 +478,9 @@ void tracer_handle_stop_now(pid_t tid, int status)
 	if (!WIFSTOPPED(status))
 		return;
 	t->regs_valid = false;
-	if (tracer_debugger && tracer_debugger->on_stop(t, status))
+	if (spin_stale_interrupt_cut(t, status))
+		return;
+	if (tracer_debugger && !tracer_debugger_saw(t) && tracer_debugger->on_stop(t, status))
 		return; /* a breakpoint, watchpoint or step of gdb's: no event */
 	int sig = WSTOPSIG(status);
 	int event = (unsigned)status >> 16;
