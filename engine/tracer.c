@@ -478,10 +478,9 @@ void tracer_handle_stop_now(pid_t tid, int status)
 	if (!WIFSTOPPED(status))
 		return;
 	t->regs_valid = false;
-	if (spin_stale_interrupt_cut(t, status))
-		return;
-	if (tracer_debugger && !tracer_debugger_saw(t) && tracer_debugger->on_stop(t, status))
-		return; /* a breakpoint, watchpoint or step of gdb's: no event */
+	if (spin_stale_interrupt_cut(t, status) ||
+	    (tracer_debugger && !tracer_debugger_saw(t) && tracer_debugger->on_stop(t, status)))
+		return; /* a probe's restart, or a breakpoint, watchpoint or step of gdb's */
 	int sig = WSTOPSIG(status);
 	int event = (unsigned)status >> 16;
 	/* A restart mark is for the seccomp stop of the restarted call; the entry stop that
@@ -539,9 +538,7 @@ static bool still_traced(const struct task *t)
 	return false;
 }
 
-enum {
-	LONG_COMPUTATION_MS = 30000
-}; /* see warn_long_computation */
+static const int64_t LONG_COMPUTATION_MS = 30000; /* see warn_long_computation */
 
 int64_t monotonic_ms(void)
 {
