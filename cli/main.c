@@ -697,7 +697,8 @@ int main(int argc, char **argv)
 	tracer_set_handler_ops(&handler_ops);
 	bool debugging = debugger_init(&argc, &argv);
 	/* DETRUN_JOBS sets the default, as MAKEFLAGS does for make: a whole test suite can run
-	 * in parallel mode. The debugger (debug, --gdb) runs serially, whatever it says. */
+	 * in parallel mode. Not the debugger's: `debug` runs with the recording's, `--gdb` with its
+	 * own --jobs. */
 	const char *jobs = getenv("DETRUN_JOBS");
 	if (jobs && *jobs && !debugging)
 		cl.opt.jobs = (int)parse_number("DETRUN_JOBS", jobs, 1, 64);

@@ -250,6 +250,14 @@ bool interrupt_take_pending(void);
 /* Has gdb sent its interrupt byte (Ctrl-C)? Ends detrun if gdb went away. (server.c) */
 bool gdb_interrupt_waiting(void);
 
+/* ---- gdb's inferior calls (calls.c) ------------------------------------------------- */
+
+/* gdb wrote a register of t, whose pc was `before`: a call of gdb's starts or ends. */
+void calls_pc_written(struct task *t, uint64_t before);
+/* A stop of a task in a call of gdb's that is gdb's alone (true if so): a signal,
+ * reported and dropped, or a system call, refused and skipped. */
+bool calls_take_stop(struct task *t, int status);
+
 /* ---- going back and forth (travel.c) ------------------------------------------------- */
 
 /* Kills the group and executes detrun again to reach `goal` (scan: then the last hit

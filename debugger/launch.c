@@ -138,12 +138,11 @@ static __attribute__((noreturn)) void exec_gdb(const char *program, int pair, in
 	const char *gdb = getenv("DETRUN_GDB") ? getenv("DETRUN_GDB") : "gdb";
 	/* Every process of the group runs whatever gdb resumes (the schedule is the
 	 * recording's): gdb must expect stops in all of them, not in its current one only. */
-	const char *fixed[] = { gdb,   "-q",
-				"-ex", "set sysroot /",
-				"-ex", "set pagination off",
-				"-ex", "set schedule-multiple on",
-				"-ex", "alias when = monitor when", /* rr's command */
-				"-ex", target };
+	const char *fixed[] = { gdb, "-q", "-ex", "set sysroot /", "-ex", "set pagination off",
+				"-ex", "set schedule-multiple on", "-ex",
+				"alias when = monitor when", /* rr's command */
+				/* a call refused (debugger/calls.c) returns at once */
+				"-ex", "set unwindonsignal on", "-ex", target };
 	for (size_t i = 0; argv && i < sizeof(fixed) / sizeof(fixed[0]); i++)
 		argv[n++] = (char *)fixed[i];
 	for (int i = 0; argv && i < n_args; i++)

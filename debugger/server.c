@@ -307,8 +307,11 @@ static void registers(struct task *t, const char *cmd)
 			snprintf(out, sizeof(out), "E01");
 	} else {
 		int n = (int)hex_number(&p);
-		snprintf(out, sizeof(out), "%s",
-			 *p == '=' && !regs_write_one(t, n, p + 1) ? "OK" : "E01");
+		uint64_t pc = remote_load_regs(t) ? 0 : task_ip(t);
+		bool written = *p == '=' && !regs_write_one(t, n, p + 1);
+		if (written)
+			calls_pc_written(t, pc);
+		snprintf(out, sizeof(out), "%s", written ? "OK" : "E01");
 	}
 	send_or_die(out);
 }
@@ -576,6 +579,8 @@ bool server_on_stop(struct task *t, int status)
 {
 	points_sync_task(t);
 	bool stepped_over = points_after_step(t, status);
+	if (calls_take_stop(t, status))
+		return true;
 	int event = (unsigned)status >> 16;
 	if (event == 0 && (WSTOPSIG(status) == SIGSEGV || WSTOPSIG(status) == SIGILL) &&
 	    (points_stepping(t) || dbg->stepping_vtid == t->vtid)) {

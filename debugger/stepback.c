@@ -44,9 +44,12 @@ enum {
 
 static struct {
 	/* Where this run is, in every mode. */
-	uint64_t base, prev_base;  /* the latest two events the debugger saw */
+	uint64_t base;             /* the latest event the debugger saw */
+	uint64_t prev_base;        /* the event the run of its task that ended there came after */
 	bool base_exec, prev_exec; /* was it an execve (it resets the trap flag: not counted) */
 	int base_vtid;             /* the task of the latest event (it ran the interval before) */
+	uint64_t last_exec;        /* the latest execve event, and its task */
+	int last_exec_vtid;
 	/* The latest interval a task of a process gdb follows ran (valid: one is known): where
 	 * one instruction back from an event goes, past the intervals of other processes. */
 	struct {
@@ -303,8 +306,13 @@ bool stepback_on_event(struct dbg_state *dbg, struct task *t)
 		dbg->goto_time = sched_now(); /* live_event stops here */
 		dbg->mode = MODE_LIVE;
 	}
-	sb.prev_base = sb.base, sb.prev_exec = sb.base_exec;
+	/* In serial mode the event before this one; in parallel mode other processes' events
+	 * may have come between the task's resume and its stop. */
+	sb.prev_base = t->resumed_after;
+	sb.prev_exec = t->resumed_after == sb.last_exec && t->vtid == sb.last_exec_vtid;
 	sb.base = sched_now(), sb.base_exec = t->syscall_nr == SYS_execve;
+	if (sb.base_exec)
+		sb.last_exec = sb.base, sb.last_exec_vtid = t->vtid;
 	sb.base_vtid = t->vtid;
 	/* t ran the interval before this event: gdb's, if it follows t's program since. */
 	if (!sb.prev_exec && sb.prev_base && procs_since(t) <= sb.prev_base)

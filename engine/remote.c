@@ -222,6 +222,7 @@ pid_t waitpid_retry(pid_t pid, int *status, int flags)
 static long step_over_syscall(struct task *t, struct user_regs_struct *call)
 {
 	int request = PTRACE_SINGLESTEP;
+	t->interrupt_pending = 0; /* the stops of the injected call clear it in the kernel */
 	for (int steps = 0; steps < 64; steps++) {
 		if (ptrace(request, t->tid, 0, 0) < 0)
 			return -errno;

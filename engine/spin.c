@@ -207,9 +207,22 @@ static bool interrupt(struct task *t, void (*handle)(int, int))
 			ptrace(PTRACE_CONT, t->tid, 0, 0);
 			continue;
 		}
+		t->interrupt_pending = 2;
 		handle(t->tid, status);
 		return false;
 	}
+}
+
+bool spin_stale_interrupt_cut(struct task *t, int status)
+{
+	if (!t->interrupt_pending || --t->interrupt_pending)
+		return false; /* none, or the stop the interrupt lost to */
+	if (!WIFSTOPPED(status) || WSTOPSIG(status) != (SIGTRAP | 0x80) || remote_load_regs(t) ||
+	    !restarted_by_kernel(t))
+		return false;
+	mark_restart(t, PTRACE_SYSCALL);
+	t->regs_valid = false;
+	return ptrace(PTRACE_CONT, t->tid, 0, 0) == 0;
 }
 
 bool spin_interrupt(struct task *t, void (*handle)(int, int))

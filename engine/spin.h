@@ -48,6 +48,13 @@ enum spin_verdict spin_check(struct task *t, void (*handle)(int tid, int status)
 /* t stopped for an interrupt of the spin detector (a late one, maybe, that came after the
  * probe gave up): if the interrupt cut a syscall short, its restart is no new event. */
 void spin_note_interrupted_call(struct task *t);
+/* A probe's interrupt that lost the race to another stop of t (its seccomp stop, say) stays
+ * pending in the kernel if t was in that stop already, and cuts t's next native call short
+ * (fork's "signal pending": -ERESTARTNOINTR). With t resumed into the call by PTRACE_SYSCALL
+ * the kernel reports only the call's exit stop, which clears the interrupt: no interrupt
+ * stop follows to say so. True when `status` is that exit: the restart is marked (no
+ * second event, spin_restarted) and t goes on into it. Any other stop ends the watch. */
+bool spin_stale_interrupt_cut(struct task *t, int status);
 
 /* `t` computes without stopping syscalls (spin_check let it run) for longer in real time
  * (ran_ms) than virtual time has left until a timer signal (of its process, or of another

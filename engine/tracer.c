@@ -194,6 +194,7 @@ void tracer_resume(struct task *t)
 	t->regs_valid = false;
 	t->state = TASK_RUNNING;
 	t->spin_descheduled = false;
+	t->resumed_after = sched_now();
 	if (ptrace(request, t->tid, 0, sig) < 0 && errno != ESRCH)
 		task_warn(t, "cannot tracer_resume: %s", strerror(errno));
 }
@@ -477,8 +478,9 @@ void tracer_handle_stop_now(pid_t tid, int status)
 	if (!WIFSTOPPED(status))
 		return;
 	t->regs_valid = false;
-	if (tracer_debugger && tracer_debugger->on_stop(t, status))
-		return; /* a breakpoint, watchpoint or step of gdb's: no event */
+	if (spin_stale_interrupt_cut(t, status) ||
+	    (tracer_debugger && !tracer_debugger_saw(t) && tracer_debugger->on_stop(t, status)))
+		return; /* a probe's restart, or a breakpoint, watchpoint or step of gdb's */
 	int sig = WSTOPSIG(status);
 	int event = (unsigned)status >> 16;
 	/* A restart mark is for the seccomp stop of the restarted call; the entry stop that
@@ -536,9 +538,7 @@ static bool still_traced(const struct task *t)
 	return false;
 }
 
-enum {
-	LONG_COMPUTATION_MS = 30000
-}; /* see warn_long_computation */
+static const int64_t LONG_COMPUTATION_MS = 30000; /* see warn_long_computation */
 
 int64_t monotonic_ms(void)
 {

@@ -50,6 +50,8 @@ enum spin_verdict tracer_spin_look(struct task *t, int64_t since, void (*handle)
 bool tracer_parallel(void);
 int tracer_domain_of(struct task *t);
 void parallel_note_stop(pid_t tid, int status);
+/* Did the debugger take its look at t's stop as it came (true once, then false)? */
+bool tracer_debugger_saw(struct task *t);
 void parallel_init(int jobs);
 void parallel_run(struct task *first);
 void parallel_forked(struct task *parent, struct task *child); /* at the clone event */

@@ -43,6 +43,7 @@
 #include "shim/shim.h"
 #include "engine/debugger_hooks.h"
 #include "engine/page_share.h"
+#include "engine/remote.h"
 #include "engine/spin.h"
 #include "engine/tracer.h"
 #include "engine/tracer_internal.h"
@@ -53,10 +54,11 @@
 #include "vkernel/task.h"
 #include "vkernel/timers.h"
 
-static int jobs;          /* 0: serial mode */
-static int token = -1;    /* the domain that has the timeline, -1 for none */
-static uint64_t woken_at; /* sched_now() when waiting domains were last looked at */
-static int woken_after;   /* ... and the last one woken then, -1 for none */
+static int jobs;           /* 0: serial mode */
+static bool one_at_a_time; /* under the debugger: see settle_others */
+static int token = -1;     /* the domain that has the timeline, -1 for none */
+static uint64_t woken_at;  /* sched_now() when waiting domains were last looked at */
+static int woken_after;    /* ... and the last one woken then, -1 for none */
 
 bool tracer_parallel(void)
 {
@@ -234,6 +236,17 @@ static bool exit_waits_for_turn(struct task *t, int status)
 	return (unsigned)status >> 16 == PTRACE_EVENT_EXIT && exit_barrier(t) != BARRIER_NONE;
 }
 
+/* Under the debugger each stop goes to it as it comes, before it is held: a trap of gdb's
+ * (a breakpoint, a watchpoint, a single step) is no event and must not wait for a turn,
+ * or the events of other domains handled meanwhile would move the position it is counted
+ * from (the latest event) by how many stops gdb's steps made. */
+bool tracer_debugger_saw(struct task *t)
+{
+	bool saw = t->debugger_saw;
+	t->debugger_saw = false;
+	return saw;
+}
+
 /* A stop is held for its turn unless it belongs to the event that has the timeline, or is
  * no event at all: a signal the program ignores (a SIGPIPE from a send to a peer that has
  * gone), the kernel's copy of a terminal signal. Such a stop is no point of the task's
@@ -245,6 +258,13 @@ static bool exit_waits_for_turn(struct task *t, int status)
 void parallel_note_stop(pid_t tid, int status)
 {
 	struct task *t = sched_find(tid);
+	if (t && one_at_a_time && WIFSTOPPED(status) && !t->proc->dying) {
+		t->regs_valid = false;
+		if (tracer_debugger->on_stop(t, status))
+			return;
+		remote_store_regs(t);   /* what it changed (a trap flag) outlives the wait */
+		t->debugger_saw = true; /* not again when handled: tracer_debugger_saw */
+	}
 	if (t && t->fault_held) { /* it left its fault (a signal): it comes again if it must */
 		t->fault_held = t->fault_stopped = t->held = false;
 	}
@@ -331,9 +351,46 @@ static bool barrier_holds(int barrier, int self)
 	return false;
 }
 
+static void look_at_runners(void);
+
+/* Under the debugger a recording of parallel mode runs one domain at a time, so that gdb
+ * sees the whole group stopped wherever one task stops, as in serial mode. Before a domain
+ * starts or its event is handled, every other domain that runs is let go on to its next
+ * stop, where it is held: the stop it would reach had they all run at once, since what a
+ * domain computes between two of its events depends on nothing another domain does (the
+ * module comment). So the events come in the recording's order, and a barrier finds each
+ * domain where it found it in the recording. */
+static void settle_others(int id)
+{
+	if (!one_at_a_time)
+		return;
+	for (;;) {
+		look_at_domains();
+		struct task *runner = NULL;
+		for (struct task *t = sched_first(); t && !runner; t = t->next)
+			if (tracer_domain_of(t) != id && !t->held && t->state == TASK_RUNNING &&
+			    !t->proc->dying)
+				runner = t;
+		if (!runner)
+			return;
+		int status;
+		pid_t got = tracer_wait_any(&status);
+		if (got < 0)
+			return;
+		if (got > 0) {
+			tracer_handle_status(got, status);
+			continue;
+		}
+		if (tracer_debugger->poll(runner, tracer_handle_status))
+			continue;
+		look_at_runners();
+	}
+}
+
 /* Resumes t of domain `id` under the token: a call that has yet to run runs now. */
 static void start_task(struct task *t)
 {
+	settle_others(tracer_domain_of(t));
 	token = tracer_domain_of(t);
 	tracer_resume(t);
 }
@@ -368,9 +425,11 @@ static void handle_held(struct task *t)
 	token = id;
 	t->held = false;
 	if (t->fault_held) { /* an event: the page moves, the task goes on in its fault */
+		settle_others(id);
 		page_share_transfer(t);
 		return;
 	}
+	settle_others(id);
 	uint64_t events = sched_now();
 	if ((unsigned)t->held_status >> 16 == PTRACE_EVENT_SECCOMP)
 		page_share_call_pages(t); /* its barrier has stopped their holders */
@@ -487,8 +546,13 @@ static void start_free_domains(void)
 					 ? free_to_start(views[i].id)
 					 : NULL;
 		if (t) {
+			settle_others(views[i].id);
 			tracer_resume(t);
 			views[i].running = true;
+			if (one_at_a_time) { /* settle_others held the others */
+				look_at_domains();
+				i = -1;
+			}
 		}
 	}
 }
@@ -577,10 +641,22 @@ static bool pick_when_all_wait(void)
 	}
 }
 
+/* gdb's Ctrl-C, taken by interrupting the one task that runs (one_at_a_time). */
+static bool debugger_interrupts(void)
+{
+	for (struct task *t = sched_first(); t && one_at_a_time; t = t->next)
+		if (!t->held && t->state == TASK_RUNNING && !t->proc->dying)
+			return tracer_debugger->poll(t, tracer_handle_status);
+	return false;
+}
+
 void parallel_run(struct task *first)
 {
 	(void)first; /* running: its first stop comes through the loop */
-	tracer_arm_alarm(tracer_opts->spin_budget_ms); /* every period: look_at_runners */
+	int period = tracer_opts->spin_budget_ms;
+	if (one_at_a_time && period > INTERRUPT_POLL_MS)
+		period = INTERRUPT_POLL_MS;
+	tracer_arm_alarm(period); /* every period: look_at_runners */
 	for (;;) {
 		page_share_drain();
 		order();
@@ -599,6 +675,8 @@ void parallel_run(struct task *first)
 			tracer_handle_status(got, status);
 			continue;
 		}
+		if (debugger_interrupts())
+			continue;
 		look_at_runners();
 		if (!shim_intercepts())
 			pass_outside_signals();
@@ -653,6 +731,5 @@ void parallel_init(int n)
 		memory_domain_set_merge_hook(domains_merged);
 	if (jobs)
 		keep_idle_cpus_polling();
-	if (jobs && tracer_debugger)
-		die("--jobs %d: the debugger runs a recording in serial mode only (--jobs 1)", n);
+	one_at_a_time = jobs && tracer_debugger;
 }

@@ -258,11 +258,14 @@ struct task {
 	bool spin_hazard_due;    /* descheduled in a read-only loop where timing chose */
 	bool long_compute_shown; /* the hazard for a long computation holding others back */
 	int inject_signal;       /* signal to deliver with the next resume (signal-delivery stop) */
+	uint64_t resumed_after;  /* sched_now() at its latest resume: its run since comes after
+				  * that event (the debugger counts its instructions from there) */
 	/* Parallel mode (engine/tracer_parallel.c): */
-	bool held;       /* stopped, its stop not yet handled: its domain's turn is to come */
-	int held_status; /* that stop's wait status */
-	bool at_entry;   /* stopped at the seccomp stop of a call that has yet to run */
-	bool in_call;    /* resumed into that call; its domain keeps the timeline until the
+	bool held;         /* stopped, its stop not yet handled: its domain's turn is to come */
+	int held_status;   /* that stop's wait status */
+	bool debugger_saw; /* the debugger looked at that stop as it came (one_at_a_time) */
+	bool at_entry;     /* stopped at the seccomp stop of a call that has yet to run */
+	bool in_call;      /* resumed into that call; its domain keeps the timeline until the
 			    * call's exit stop, so its effects land where its event stands */
 	/* Held for a page of shared memory (engine/page_share.h): blocked in the kernel in a
 	 * fault on fault_addr, not at a ptrace stop, unless fault_stopped (interrupted so
@@ -292,6 +295,10 @@ struct task {
 	uint64_t probe_restart_rip;
 	uint64_t probe_restart_args; /* digest of its six argument registers */
 	int probe_restart_request;
+	/* A probe's interrupt lost the race to another stop of the task: the kernel may keep it
+	 * for the task's next run. Stops to go: 2 while the stop it lost to has yet to be
+	 * handled, 1 for the next stop after it (spin_stale_interrupt_cut), 0 for none. */
+	int interrupt_pending;
 	int exit_status;  /* wait status once dead */
 	int vcpu;         /* the virtual CPU it runs on: 0, or the first one of the
 				 * affinity it set (getcpu, RDPID, RDTSCP's TSC_AUX) */
