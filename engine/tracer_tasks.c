@@ -205,6 +205,7 @@ void tracer_task_died(struct task *t, int status)
 	}
 	if (t->is_leader || t->tid == t->proc->tgid)
 		trace_event(t, "exited, status 0x%x", status);
+	tracer_handlers->task_gone(t);
 	sched_remove(t);
 	task_free(t);
 }
