@@ -266,29 +266,10 @@ static bool stopped_request(long request)
 	return request != PTRACE_KILL && request != PTRACE_INTERRUPT;
 }
 
-/* A request on a tracee of t. */
-static int on_tracee(struct task *t, struct task *u, long request, uint64_t addr, uint64_t data)
+/* A request that reads or writes the state of stopped tracee u. */
+static int state_request(struct task *t, struct task *u, long request, uint64_t addr, uint64_t data)
 {
 	switch (request) {
-	case PTRACE_CONT:
-		let_go(u);
-		send_signal(u, (int)data);
-		return 0;
-	case PTRACE_DETACH:
-		untrace(u);
-		send_signal(u, (int)data);
-		trace_event(t, "  ptrace: task %d let go", u->vtid);
-		return 0;
-	case PTRACE_KILL:
-		let_go(u);
-		send_signal(u, SIGKILL);
-		return 0;
-	case PTRACE_INTERRUPT:
-		if (!u->traced.seized)
-			return -EIO;
-		if (!sched_of(u)->traced_stop)
-			traced_stop(u, SIGTRAP, PTRACE_EVENT_STOP);
-		return 0;
 	case PTRACE_GETREGS: {
 		struct user_regs_struct r;
 		int err = native_regs(u, &r);
@@ -331,6 +312,34 @@ static int on_tracee(struct task *t, struct task *u, long request, uint64_t addr
 	default:
 		said_once(t, request);
 		return -EIO;
+	}
+}
+
+/* A request on a tracee of t: those that stop or resume it, then the others. */
+static int on_tracee(struct task *t, struct task *u, long request, uint64_t addr, uint64_t data)
+{
+	switch (request) {
+	case PTRACE_CONT:
+		let_go(u);
+		send_signal(u, (int)data);
+		return 0;
+	case PTRACE_DETACH:
+		untrace(u);
+		send_signal(u, (int)data);
+		trace_event(t, "  ptrace: task %d let go", u->vtid);
+		return 0;
+	case PTRACE_KILL:
+		let_go(u);
+		send_signal(u, SIGKILL);
+		return 0;
+	case PTRACE_INTERRUPT:
+		if (!u->traced.seized)
+			return -EIO;
+		if (!sched_of(u)->traced_stop)
+			traced_stop(u, SIGTRAP, PTRACE_EVENT_STOP);
+		return 0;
+	default:
+		return state_request(t, u, request, addr, data);
 	}
 }
 
