@@ -5,6 +5,8 @@
 // one that leaks prints the same report on every run (natively its pid and addresses vary).
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <string>
 #include <vector>
 
@@ -122,6 +124,23 @@ TEST(Ptrace, ThreadedLeakReportWithJobsTwo)
 {
 	SameEveryRun({ "--jobs", "2" }, "asan_threads_leak", 3, 1, "3 threads waiting",
 		     "394 byte(s) leaked in 4 allocation(s)");
+}
+
+// The tracer's stops are events like any other: a recording replays to the same report.
+TEST(Ptrace, LeakReportReplays)
+{
+	char dir[] = "/tmp/detrun-ptrace-XXXXXX";
+	ASSERT_NE(mkdtemp(dir), nullptr);
+	std::string log = std::string(dir) + "/leak.dlog";
+	RunResult rec = RunCommand(
+		{ DETRUN_PATH, "record", "-o", log, "--", G + "asan_threads_leak" });
+	RunResult rep = RunCommand({ DETRUN_PATH, "replay", log });
+	RunCommand({ "rm", "-rf", dir });
+	ASSERT_EQ(rec.code, 1) << rec.Describe();
+	EXPECT_NE(rec.err.find("394 byte(s) leaked"), std::string::npos) << rec.Describe();
+	EXPECT_EQ(rep.code, 1) << rep.Describe();
+	EXPECT_EQ(rep.out, rec.out);
+	EXPECT_EQ(rep.err, rec.err) << FirstDifference("record", rec.err, "replay", rep.err);
 }
 
 } // namespace
