@@ -358,6 +358,7 @@ void on_exec_event(struct task *reported)
 		if (execer) {
 			struct process *p = reported->proc;
 			reported->state = TASK_DEAD;
+			tracer_handlers->task_gone(reported);
 			sched_remove(reported);
 			task_free(reported);
 			execer->tid = p->tgid;

@@ -45,6 +45,7 @@ static void dispatch(struct task *t)
 static void executed(struct task *t)
 {
 	files_executed(t);
+	ptrace_exec_done(t);
 	memory_domain_exec(t->proc);
 	page_share_gone(t->proc);
 }
@@ -80,6 +81,7 @@ const struct handler_ops handler_ops = {
 	.exec_done = executed,
 	.process_exiting = process_exiting,
 	.task_gone = ptrace_task_gone,
+	.signal_stop = ptrace_signal_stop,
 	.joiner_woken = futex_woken,
 	.outside_restarted = external_perform,
 	.outside_wait_interrupted = external_wait_interrupted,

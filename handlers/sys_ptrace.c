@@ -15,10 +15,14 @@
  * other register sets (FPU, XSTATE, debug registers) are the task's own, read and written
  * through the real ptrace on the stopped task.
  *
+ * A traced task's signals stop it for its tracer (signal-delivery stops, at the signal's
+ * event); CONT or DETACH says which signal goes in. TRACEME makes the parent the tracer,
+ * and an exec then stops the task with SIGTRAP.
+ *
  * Not emulated yet (EIO, said once): the stops detrun would have to make of the tracee's
- * own run (SYSCALL, SINGLESTEP, SYSEMU, LISTEN) and signals reported to the tracer; a
- * process outside the group stays out of reach (EPERM), and so does, in parallel mode, a
- * task of another memory domain (it may be running).
+ * own run (SYSCALL, SINGLESTEP, SYSEMU, LISTEN, PTRACE_EVENT_* but INTERRUPT's), and
+ * SIGCHLD to the tracer; a process outside the group stays out of reach (EPERM), and so
+ * does, in parallel mode, a task of another memory domain (it may be running).
  */
 #include <elf.h>
 #include <errno.h>
@@ -82,6 +86,7 @@ static void traced_stop(struct task *u, int sig, int event)
 static void let_go(struct task *u)
 {
 	u->traced.stop_sig = u->traced.stop_event = u->traced.report = 0;
+	u->traced.delivery = u->traced.exec_trap = false;
 	sched_of(u)->traced_stop = false;
 }
 
@@ -92,8 +97,8 @@ static void untrace(struct task *u)
 	sched_children_changed();
 }
 
-/* CONT or DETACH with a signal: it is sent now, at the tracer's event, and reaches the
- * tracee through detrun's usual path once it runs. */
+/* A signal sent now, at the tracer's event: it reaches the tracee through detrun's usual
+ * path once it runs. */
 static void send_signal(struct task *u, int sig)
 {
 	if (sig <= 0 || sig > 64)
@@ -159,6 +164,31 @@ static int attach(struct task *t, struct task *u, bool seize, uint64_t options)
 	if (!seize)
 		traced_stop(u, SIGSTOP, 0);
 	trace_event(t, "  ptrace: task %d traced%s", u->vtid, seize ? " (seized)" : ", stopped");
+	return 0;
+}
+
+/* PTRACE_TRACEME: t's parent (a thread of the process that made it) becomes its tracer. */
+static int trace_me(struct task *t)
+{
+	char status[2048];
+	if (t->traced.tracer)
+		return -EPERM;
+	if (proc_status_read(t->tid, status, sizeof(status)) < 0)
+		return -ESRCH;
+	pid_t parent = (pid_t)proc_status_field(status, "PPid:", 10, 0);
+	struct task *tracer = NULL;
+	for (struct task *u = sched_first(); u && !tracer; u = u->next)
+		if (u->proc->tgid == parent && u->state != TASK_DEAD && u->state != TASK_EXITING)
+			tracer = u;
+	if (!tracer)
+		return -EPERM; /* a parent outside the group (detrun's init) */
+	if (tracer_opts->jobs > 1 && !memory_domain_same(t->proc, tracer->proc)) {
+		hazard(t, "PTRACE_TRACEME: in parallel mode only a task of the tracer's own "
+			  "memory domain can be traced: EPERM");
+		return -EPERM;
+	}
+	t->traced = (struct emulated_trace){ .tracer = tracer, .seq = ++attach_count };
+	trace_event(t, "  ptrace: traced by task %d", tracer->vtid);
 	return 0;
 }
 
@@ -248,6 +278,14 @@ static int siginfo_of(struct task *t, struct task *u, uint64_t data)
 	memset(&si, 0, sizeof(si));
 	si.si_signo = u->traced.stop_sig;
 	si.si_code = u->traced.stop_event ? SIGTRAP | u->traced.stop_event << 8 : SI_KERNEL;
+	/* A real signal's own siginfo: the kernel gave its sender's pid in the tracee's PID
+	 * namespace, the group's. */
+	if (u->traced.delivery && ptrace(PTRACE_GETSIGINFO, u->tid, 0, &si) < 0)
+		return -errno;
+	if (u->traced.delivery && u->traced.exec_trap) { /* the kernel's own, not detrun's */
+		si.si_code = SI_USER;
+		si.si_pid = u->proc->ns_tgid;
+	}
 	return remote_write(t, REMOTE(data), &si, sizeof(si)) ? -EFAULT : 0;
 }
 
@@ -315,17 +353,30 @@ static int state_request(struct task *t, struct task *u, long request, uint64_t 
 	}
 }
 
+/* CONT or DETACH with signal `sig` (0: none): at a signal-delivery stop it is the signal
+ * delivered (the stopped one, another, or none); at another stop it is sent now. */
+static void resume_with(struct task *u, uint64_t sig)
+{
+	bool delivery = u->traced.delivery;
+	let_go(u);
+	if (sig > 64)
+		return;
+	if (delivery)
+		u->inject_signal = (int)sig;
+	else
+		send_signal(u, (int)sig);
+}
+
 /* A request on a tracee of t: those that stop or resume it, then the others. */
 static int on_tracee(struct task *t, struct task *u, long request, uint64_t addr, uint64_t data)
 {
 	switch (request) {
 	case PTRACE_CONT:
-		let_go(u);
-		send_signal(u, (int)data);
+		resume_with(u, data);
 		return 0;
 	case PTRACE_DETACH:
+		resume_with(u, data);
 		untrace(u);
-		send_signal(u, (int)data);
 		trace_event(t, "  ptrace: task %d let go", u->vtid);
 		return 0;
 	case PTRACE_KILL:
@@ -348,10 +399,8 @@ static int ptrace_request(struct task *t)
 	long request = (long)syscall_arg(t, 0);
 	pid_t pid = (pid_t)syscall_arg(t, 1);
 	uint64_t addr = syscall_arg(t, 2), data = syscall_arg(t, 3);
-	if (request == PTRACE_TRACEME) {
-		said_once(t, request);
-		return -EPERM;
-	}
+	if (request == PTRACE_TRACEME)
+		return trace_me(t);
 	struct task *u = member(pid);
 	if (!u && !reach_is_member(pid))
 		return -EPERM; /* outside the group: out of reach, as before */
@@ -417,6 +466,26 @@ bool ptrace_waits_for_tracee(struct task *t)
 		if (traced_by_process(u, t) && selects(pid, u))
 			return true;
 	return false;
+}
+
+bool ptrace_signal_stop(struct task *t, int sig)
+{
+	if (!t->traced.tracer || sig == SIGKILL)
+		return false;
+	traced_stop(t, sig, 0);
+	t->inject_signal = 0; /* it goes in only if the tracer passes it on */
+	t->traced.delivery = true;
+	t->traced.exec_trap = t->traced.exec_trap && sig == SIGTRAP;
+	trace_event(t, "  ptrace: held for task %d", t->traced.tracer->vtid);
+	return true;
+}
+
+void ptrace_exec_done(struct task *t)
+{
+	if (!t->traced.tracer)
+		return;
+	t->traced.exec_trap = true;
+	send_signal(t, SIGTRAP);
 }
 
 void ptrace_task_gone(struct task *t)

@@ -248,6 +248,8 @@ struct emulated_trace {
 	int stop_sig;        /* the signal of the stop it is in (GETSIGINFO); 0 */
 	int stop_event;      /* the PTRACE_EVENT_* of that stop, 0 for a signal stop */
 	bool seized;         /* PTRACE_SEIZE: no SIGSTOP at attach, INTERRUPT stops it */
+	bool delivery;       /* the stop is a real signal's delivery: CONT's signal goes in */
+	bool exec_trap;      /* the SIGTRAP that comes is the one of its exec */
 };
 
 struct task {

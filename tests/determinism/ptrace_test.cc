@@ -80,6 +80,18 @@ TEST(Ptrace, TracerInsideTheGroupSeesWhatItWouldNatively)
 	EXPECT_EQ(r.err, "");
 }
 
+// PTRACE_TRACEME: the child's signals stop it for its parent, which passes SIGUSR1 on (the
+// handler runs) and drops SIGSTOP; its exec stops it with SIGTRAP. The siginfo of each
+// names the child as the sender, as natively. Identical to the native output.
+TEST(Ptrace, TracemeChildStopsAtItsSignalsAndItsExec)
+{
+	RunResult native = RunCommand({ G + "ptrace_traceme" });
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	RunResult r = SameEveryRun({}, "ptrace_traceme", 3, 0, "child exited 0", "");
+	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+	EXPECT_EQ(r.err, "");
+}
+
 // In parallel mode a task of another memory domain may be running: ptrace of it is
 // refused, with a hazard that says so, and the program goes on.
 TEST(Ptrace, ParallelModeRefusesATaskOfAnotherDomain)
