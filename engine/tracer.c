@@ -437,8 +437,8 @@ static void on_signal_stop(struct task *t, int sig)
 	timers_fix_siginfo(t, sig);
 	timeline_event(t);
 	trace_event(t, "signal %d (%s)", sig, strsignal(sig));
-	if (sig != SIGSEGV && sig != SIGILL && tracer_handlers->signal_stop(t, sig))
-		return; /* a tracer inside the group took the stop (detrun's traps keep theirs) */
+	if (tracer_handlers->signal_stop(t, sig))
+		return; /* a tracer inside the group took the stop (sys_ptrace.c) */
 	bool caught = signal_is_caught(t, sig); /* before SA_RESETHAND applies */
 	if ((sig == SIGSEGV || sig == SIGILL) && !trap_signals_deliver(t, sig)) {
 		trace_event(t, "  dropped: the program ignores it");

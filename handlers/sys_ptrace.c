@@ -39,6 +39,7 @@
 #include "handlers/sys_common.h"
 #include "handlers/sys_ptrace.h"
 #include "handlers/sys_reach.h"
+#include "engine/trap_signals.h"
 #include "vkernel/memory_domain.h"
 #include "vkernel/report.h"
 
@@ -361,6 +362,10 @@ static void resume_with(struct task *u, uint64_t sig)
 	let_go(u);
 	if (sig > 64)
 		return;
+	/* detrun's traps stand in for the program's SIGSEGV and SIGILL actions: delivering
+	 * one takes their preparation (trap_signals.h), as detrun's own delivery does. */
+	if (delivery && (sig == SIGSEGV || sig == SIGILL) && !trap_signals_deliver(u, (int)sig))
+		sig = 0;
 	if (delivery)
 		u->inject_signal = (int)sig;
 	else

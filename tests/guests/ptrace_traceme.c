@@ -1,6 +1,7 @@
 // Children that ask their parent to trace them (PTRACE_TRACEME): each signal they get
 // stops them for the parent, which passes it on (SIGUSR1: the child's handler runs) or
-// drops it (SIGSTOP); an exec stops the child with SIGTRAP. Prints the same natively and
+// drops it (SIGSTOP); an exec stops the child with SIGTRAP; a fault stops it with SIGSEGV,
+// and PTRACE_KILL ends it. Prints the same natively and
 // under detrun.
 #include <signal.h>
 #include <stdio.h>
@@ -20,8 +21,9 @@ static int next_stop(pid_t pid)
 	int status;
 	if (waitpid(pid, &status, 0) != pid)
 		return -1;
-	if (WIFEXITED(status)) {
-		printf("parent: child exited %d\n", WEXITSTATUS(status));
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		printf("parent: child exited %d, killed by %d\n", WEXITSTATUS(status),
+		       WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 		return 0;
 	}
 	siginfo_t si;
@@ -62,10 +64,25 @@ static void exec(void)
 		ptrace(PTRACE_CONT, pid, 0, sig == SIGTRAP ? 0 : sig);
 }
 
+static void fault(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		ptrace(PTRACE_TRACEME, 0, 0, 0);
+		int *volatile bad = (int *)8;
+		*bad = 1;
+		_exit(127);
+	}
+	if (next_stop(pid) == SIGSEGV)
+		printf("parent: kill %ld\n", ptrace(PTRACE_KILL, pid, 0, 0));
+	next_stop(pid);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
 	signals();
 	exec();
+	fault();
 	return 0;
 }
