@@ -100,7 +100,9 @@ void tracer_report_deadlock(void)
 	for (struct task *t = sched_first(); t; t = t->next)
 		if (t->state == TASK_STOPPED)
 			fprintf(stderr, "detrun:   task %d (tid %d): %s\n", t->vtid, t->ns_tid,
-				t->parked ? t->wait.what : "runnable");
+				t->traced_stop ? "stopped by its tracer (ptrace)"
+				: t->parked    ? t->wait.what
+					       : "runnable");
 	fprintf(stderr, "detrun:   waiting for a signal from outside (Ctrl-C ends the group)\n");
 }
 

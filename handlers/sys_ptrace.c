@@ -19,10 +19,13 @@
  * event); CONT or DETACH says which signal goes in. TRACEME makes the parent the tracer,
  * and an exec then stops the task with SIGTRAP.
  *
+ * SINGLESTEP sets the trap flag, whose SIGTRAP is such a signal stop. Each stop sends the
+ * tracer SIGCHLD (from detrun: its siginfo is not CLD_TRAPPED's).
+ *
  * Not emulated yet (EIO, said once): the stops detrun would have to make of the tracee's
- * own run (SYSCALL, SINGLESTEP, SYSEMU, LISTEN, PTRACE_EVENT_* but INTERRUPT's), and
- * SIGCHLD to the tracer; a process outside the group stays out of reach (EPERM), and so
- * does, in parallel mode, a task of another memory domain (it may be running).
+ * own run (SYSCALL, SYSEMU, LISTEN, PTRACE_EVENT_* but INTERRUPT's); a process outside the
+ * group stays out of reach (EPERM), and so does, in parallel mode, a task of another
+ * memory domain (it may be running).
  */
 #include <elf.h>
 #include <errno.h>
@@ -82,6 +85,11 @@ static void traced_stop(struct task *u, int sig, int event)
 	u->traced.report = 0x7f | sig << 8 | event << 16;
 	sched_of(u)->traced_stop = true;
 	sched_children_changed(); /* a waiting tracer looks again */
+	/* The kernel tells the tracer with SIGCHLD (gdb waits for it in poll). Sent now, at
+	 * this event; from detrun, so its siginfo names no sender, not CLD_TRAPPED. */
+	if (u->traced.tracer->state != TASK_DEAD)
+		kill(u->traced.tracer->proc->tgid, SIGCHLD);
+	sched_signals_changed();
 }
 
 static void let_go(struct task *u)
@@ -354,11 +362,21 @@ static int state_request(struct task *t, struct task *u, long request, uint64_t 
 	}
 }
 
+/* PTRACE_SINGLESTEP sets the trap flag, as detrun's own debugger does: the step ends in
+ * a SIGTRAP (a signal stop of the tracee's), and the flag goes at the next stop. */
+static void step_done(struct task *u)
+{
+	if (u->traced.stepping && remote_load_regs(u) == 0)
+		task_set_trap_flag(u, false);
+	u->traced.stepping = false;
+}
+
 /* CONT or DETACH with signal `sig` (0: none): at a signal-delivery stop it is the signal
  * delivered (the stopped one, another, or none); at another stop it is sent now. */
 static void resume_with(struct task *u, uint64_t sig)
 {
 	bool delivery = u->traced.delivery;
+	step_done(u);
 	let_go(u);
 	if (sig > 64)
 		return;
@@ -383,6 +401,13 @@ static int on_tracee(struct task *t, struct task *u, long request, uint64_t addr
 		resume_with(u, data);
 		untrace(u);
 		trace_event(t, "  ptrace: task %d let go", u->vtid);
+		return 0;
+	case PTRACE_SINGLESTEP:
+		resume_with(u, data);
+		if (remote_load_regs(u) == 0) {
+			task_set_trap_flag(u, true);
+			u->traced.stepping = true;
+		}
 		return 0;
 	case PTRACE_KILL:
 		let_go(u);
@@ -477,6 +502,7 @@ bool ptrace_signal_stop(struct task *t, int sig)
 {
 	if (!t->traced.tracer || sig == SIGKILL)
 		return false;
+	step_done(t);
 	traced_stop(t, sig, 0);
 	t->inject_signal = 0; /* it goes in only if the tracer passes it on */
 	t->traced.delivery = true;

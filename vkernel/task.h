@@ -250,6 +250,7 @@ struct emulated_trace {
 	bool seized;         /* PTRACE_SEIZE: no SIGSTOP at attach, INTERRUPT stops it */
 	bool delivery;       /* the stop is a real signal's delivery: CONT's signal goes in */
 	bool exec_trap;      /* the SIGTRAP that comes is the one of its exec */
+	bool stepping;       /* PTRACE_SINGLESTEP set its trap flag: cleared at its next stop */
 };
 
 struct task {

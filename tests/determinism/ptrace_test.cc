@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <string>
 #include <vector>
@@ -90,6 +91,51 @@ TEST(Ptrace, TracemeChildStopsAtItsSignalsAndItsExec)
 	RunResult r = SameEveryRun({}, "ptrace_traceme", 3, 0, "child exited 0", "");
 	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
 	EXPECT_EQ(r.err, "");
+}
+
+// gdb inside the group: fork, TRACEME, exec's SIGTRAP, breakpoints poked into the text,
+// PTRACE_SINGLESTEP over them, SIGCHLD for each stop. The transcript is the same on every
+// run, and the same as natively (gdb turns ASLR off itself).
+TEST(Ptrace, GdbBatchInsideTheGroupPrintsTheSameTranscript)
+{
+	if (access("/usr/bin/gdb", X_OK) != 0)
+		GTEST_SKIP() << "no /usr/bin/gdb";
+	std::vector<std::string> gdb = { "/usr/bin/gdb",
+					 "-batch",
+					 "-nx",
+					 "-ex",
+					 "set startup-with-shell off",
+					 "-ex",
+					 "break square",
+					 "-ex",
+					 "run",
+					 "-ex",
+					 "bt",
+					 "-ex",
+					 "continue",
+					 G + "gdb_target" };
+	RunResult first;
+	for (int i = 0; i < 3; i++) {
+		RunResult r = RunCommand(UnderDetrun({}, gdb));
+		EXPECT_EQ(r.code, 0) << r.Describe();
+		EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+		if (i == 0) {
+			first = r;
+			continue;
+		}
+		EXPECT_EQ(r.out, first.out) << FirstDifference("run 0", first.out, "run", r.out);
+		EXPECT_EQ(r.err, first.err) << FirstDifference("run 0", first.err, "run", r.err);
+	}
+	EXPECT_NE(first.out.find("Breakpoint 1, square (x=1)"), std::string::npos)
+		<< first.Describe();
+	EXPECT_NE(first.out.find("#1  0x"), std::string::npos) << first.Describe();
+	EXPECT_NE(first.out.find("in sum_of_squares (n=3)"), std::string::npos) << first.Describe();
+	EXPECT_NE(first.out.find("Breakpoint 1, square (x=2)"), std::string::npos)
+		<< first.Describe();
+	RunResult native = RunCommand(gdb);
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	EXPECT_EQ(first.out, native.out)
+		<< FirstDifference("native", native.out, "detrun", first.out);
 }
 
 // In parallel mode a task of another memory domain may be running: ptrace of it is
