@@ -326,9 +326,13 @@ int regs_write_one(struct task *t, int n, const char *hex)
 		memcpy(&v, val, (size_t)r->bits / 8);
 		struct user_regs_struct gpr;
 		task_gprs(t, &gpr);
+		uint64_t pc = gpr.rip;
 		memcpy((char *)&gpr + r->off, &v, 8);
 		task_set_gprs(t, &gpr);
-		return remote_store_regs(t) ? -1 : 0;
+		if (remote_store_regs(t))
+			return -1;
+		calls_pc_written(t, pc); /* a call of gdb's starts or ends */
+		return 0;
 	}
 	if (r->src != FPR)
 		return -1;

@@ -307,11 +307,8 @@ static void registers(struct task *t, const char *cmd)
 			snprintf(out, sizeof(out), "E01");
 	} else {
 		int n = (int)hex_number(&p);
-		uint64_t pc = remote_load_regs(t) ? 0 : task_ip(t);
-		bool written = *p == '=' && !regs_write_one(t, n, p + 1);
-		if (written)
-			calls_pc_written(t, pc);
-		snprintf(out, sizeof(out), "%s", written ? "OK" : "E01");
+		snprintf(out, sizeof(out), "%s",
+			 *p == '=' && !regs_write_one(t, n, p + 1) ? "OK" : "E01");
 	}
 	send_or_die(out);
 }

@@ -22,6 +22,9 @@ struct handler_ops {
 	void (*exec_done)(struct task *t);       /* t's process runs a new, set-up image */
 	void (*process_exiting)(struct task *t); /* the last thread of t's process exits */
 	void (*joiner_woken)(struct task *t);    /* a futex waiter woken by a CLEARTID exit */
+	void (*task_gone)(struct task *t);       /* t is dead, about to be freed */
+	/* A signal stops t (an event): true if a tracer inside the group takes the stop. */
+	bool (*signal_stop)(struct task *t, int sig);
 
 	/* Calls on objects outside the group (handlers/sys_external.c): */
 	void (*outside_restarted)(struct task *t);        /* the kernel restarts one */

@@ -59,6 +59,11 @@ enum {
 	MAX_CYCLE_PAGES = 256,        /* pages a loop may write and still be stepped through */
 	MAX_DIGEST_BYTES = 256 << 20, /* memory digested per probe (where pages are not tracked) */
 };
+/* A writable mapping this large is a sanitizer's shadow (AddressSanitizer reserves 14 TiB),
+ * not data: protecting it would make the kernel build page tables for all of it (GiBs of
+ * them, detrun stuck in reclaim), and a digest cannot read it. It is left out of the
+ * watch; a program that writes its shadow writes its own memory too. */
+#define SHADOW_BYTES (64ULL << 30)
 
 /* One userfaultfd per address space, made inside the task and held by detrun. */
 static struct space {
@@ -338,7 +343,8 @@ void watch_memory(struct probe *p, struct task *t)
 		char perms[8], name[256] = "";
 		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %255s", &start, &end, perms, name) < 3)
 			continue;
-		if (perms[1] != 'w' || !strcmp(name, "[vvar]") || !strcmp(name, "[vdso]"))
+		if (perms[1] != 'w' || !strcmp(name, "[vvar]") || !strcmp(name, "[vdso]") ||
+		    end - start >= SHADOW_BYTES)
 			continue;
 		if (p->n == cap) {
 			cap = cap ? cap * 2 : 64;

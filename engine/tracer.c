@@ -16,7 +16,6 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <sched.h>
 
@@ -438,6 +437,8 @@ static void on_signal_stop(struct task *t, int sig)
 	timers_fix_siginfo(t, sig);
 	timeline_event(t);
 	trace_event(t, "signal %d (%s)", sig, strsignal(sig));
+	if (tracer_handlers->signal_stop(t, sig))
+		return; /* a tracer inside the group took the stop (sys_ptrace.c) */
 	bool caught = signal_is_caught(t, sig); /* before SA_RESETHAND applies */
 	if ((sig == SIGSEGV || sig == SIGILL) && !trap_signals_deliver(t, sig)) {
 		trace_event(t, "  dropped: the program ignores it");
@@ -539,13 +540,6 @@ static bool still_traced(const struct task *t)
 }
 
 static const int64_t LONG_COMPUTATION_MS = 30000; /* see warn_long_computation */
-
-int64_t monotonic_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 /* Has t, running since `since` without an event, outrun a timer signal (of its own
  * process, or of another that may act on it: a parent's alarm that kills a child)?

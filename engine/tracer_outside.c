@@ -426,3 +426,10 @@ void tracer_keep_alarm(int ms)
 	if (armed_ms != ms)
 		tracer_arm_alarm(ms);
 }
+
+int64_t monotonic_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}

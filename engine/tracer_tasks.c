@@ -100,7 +100,9 @@ void tracer_report_deadlock(void)
 	for (struct task *t = sched_first(); t; t = t->next)
 		if (t->state == TASK_STOPPED)
 			fprintf(stderr, "detrun:   task %d (tid %d): %s\n", t->vtid, t->ns_tid,
-				t->parked ? t->wait.what : "runnable");
+				t->traced_stop ? "stopped by its tracer (ptrace)"
+				: t->parked    ? t->wait.what
+					       : "runnable");
 	fprintf(stderr, "detrun:   waiting for a signal from outside (Ctrl-C ends the group)\n");
 }
 
@@ -205,6 +207,7 @@ void tracer_task_died(struct task *t, int status)
 	}
 	if (t->is_leader || t->tid == t->proc->tgid)
 		trace_event(t, "exited, status 0x%x", status);
+	tracer_handlers->task_gone(t);
 	sched_remove(t);
 	task_free(t);
 }
@@ -357,6 +360,7 @@ void on_exec_event(struct task *reported)
 		if (execer) {
 			struct process *p = reported->proc;
 			reported->state = TASK_DEAD;
+			tracer_handlers->task_gone(reported);
 			sched_remove(reported);
 			task_free(reported);
 			execer->tid = p->tgid;

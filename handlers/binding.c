@@ -8,6 +8,7 @@
 #include "handlers/sys_files.h"
 #include "handlers/sys_identity.h"
 #include "handlers/sys_park.h"
+#include "handlers/sys_ptrace.h"
 #include "handlers/sys_reach.h"
 #include "engine/page_share.h"
 #include "syscalls/syscall_table.h" /* the numbers of calls newer than the libc headers */
@@ -44,6 +45,7 @@ static void dispatch(struct task *t)
 static void executed(struct task *t)
 {
 	files_executed(t);
+	ptrace_exec_done(t);
 	memory_domain_exec(t->proc);
 	page_share_gone(t->proc);
 }
@@ -78,6 +80,8 @@ const struct handler_ops handler_ops = {
 	.launched = launched,
 	.exec_done = executed,
 	.process_exiting = process_exiting,
+	.task_gone = ptrace_task_gone,
+	.signal_stop = ptrace_signal_stop,
 	.joiner_woken = futex_woken,
 	.outside_restarted = external_perform,
 	.outside_wait_interrupted = external_wait_interrupted,

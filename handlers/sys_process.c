@@ -9,6 +9,7 @@
 
 #include "vkernel/report.h"
 #include "handlers/sys_common.h"
+#include "handlers/sys_ptrace.h"
 #include "handlers/sys_park.h"
 
 /* The tracer reads t->exit.clone at the clone event (tracer_tasks.c): the flags, the child
@@ -108,6 +109,8 @@ void sys_exit(struct task *t)
 
 static bool no_child_ready(struct task *t)
 {
+	if (syscall_result(t) == -ECHILD && ptrace_waits_for_tracee(t))
+		return true; /* a tracee that is no child of t's: its stop may come */
 	if (syscall_result(t) != 0)
 		return false;
 	if (t->syscall_nr == __NR_wait4)
@@ -131,12 +134,25 @@ static const struct retry wait4_retry = { "wait4", 2, no_child_ready, children_c
 static const struct retry waitid_retry = { "waitid", 3, no_child_ready, children_changed,
 					   sched_children_epoch };
 
-/* Implements wait4(2), waitid(2): tried with WNOHANG, retried when a child changes state. */
+/* A WNOHANG wait4 for a tracee that is no child: nothing to report yet. */
+static void no_stop_yet(struct task *t)
+{
+	if (syscall_result(t) == -ECHILD)
+		syscall_set_result(t, 0);
+}
+
+/* Implements wait4(2), waitid(2): tried with WNOHANG, retried when a child changes state.
+ * A stop of a tracee of the caller's (ptrace inside the group, sys_ptrace.c) comes first. */
 void sys_wait(struct task *t)
 {
 	const struct retry *r = t->syscall_nr == __NR_wait4 ? &wait4_retry : &waitid_retry;
 	uint64_t options = syscall_arg(t, r->arg);
-	if (options & WNOHANG)
+	if (ptrace_wait_report(t))
 		return;
+	if (options & WNOHANG) {
+		if (ptrace_waits_for_tracee(t))
+			tracer_want_exit(t, no_stop_yet);
+		return;
+	}
 	retry_nonblocking(t, r, options | WNOHANG);
 }

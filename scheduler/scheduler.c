@@ -261,6 +261,12 @@ uint64_t sched_children_epoch(void)
 	return children_epoch;
 }
 
+/* Stopped at an event and free to go: not held in a stop of a tracer inside the group. */
+static bool stopped_free(const struct sched_task *s)
+{
+	return s->state == TASK_STOPPED && !s->traced_stop;
+}
+
 /* Can parked t resume now? Prepares its resume when it can. */
 static bool try_wake(struct task *t)
 {
@@ -296,7 +302,7 @@ static struct task *scan(struct task **spinner)
 		return NULL;
 	do {
 		struct sched_task *s = sched_of(t);
-		if (s->state == TASK_STOPPED) {
+		if (stopped_free(s)) {
 			if (s->spin_descheduled) {
 				if (!*spinner)
 					*spinner = t;
@@ -319,7 +325,7 @@ static struct task *scan_domain(struct domain *d)
 		return NULL;
 	do {
 		struct sched_task *s = sched_of(t);
-		if (s->state == TASK_STOPPED && !s->spin_descheduled && domain_id(t) == d->id &&
+		if (stopped_free(s) && !s->spin_descheduled && domain_id(t) == d->id &&
 		    (!s->parked || try_wake(t)))
 			return t;
 		t = s->next ? s->next : tasks;
@@ -333,12 +339,12 @@ struct task *sched_pick_in(int id)
 	struct task *next = continuing;
 	if (next && domain_id(next) == id) {
 		continuing = NULL;
-		if (sched_of(next)->state == TASK_STOPPED && !sched_of(next)->parked)
+		if (stopped_free(sched_of(next)) && !sched_of(next)->parked)
 			return next;
 	}
 	if (d->current && !d->turn_over && domain_id(d->current) == id) {
 		const struct sched_task *s = sched_of(d->current);
-		if (s->state == TASK_STOPPED && !s->parked && !s->spin_descheduled)
+		if (stopped_free(s) && !s->parked && !s->spin_descheduled)
 			return d->current;
 	}
 	return scan_domain(d);
@@ -356,7 +362,7 @@ static void collect_outside(struct outside *o)
 	o->nfds = 0;
 	for (struct task *t = tasks; t; t = sched_of(t)->next) {
 		struct sched_task *s = sched_of(t);
-		if (!s->parked || s->state != TASK_STOPPED)
+		if (!s->parked || !stopped_free(s))
 			continue;
 		struct wait *w = &s->wait;
 		if (w->deadline_ns >= 0 && (o->deadline < 0 || w->deadline_ns < o->deadline))
@@ -379,7 +385,7 @@ static bool current_may_go_on(void)
 	if (!current || turn_over)
 		return false;
 	const struct sched_task *s = sched_of(current);
-	return s->state == TASK_STOPPED && !s->parked && !s->spin_descheduled;
+	return stopped_free(s) && !s->parked && !s->spin_descheduled;
 }
 
 void sched_continue(struct task *t)
@@ -436,7 +442,7 @@ struct task *sched_pick(void)
 {
 	struct task *next = continuing;
 	continuing = NULL;
-	if (next && sched_of(next)->state == TASK_STOPPED && !sched_of(next)->parked)
+	if (next && stopped_free(sched_of(next)) && !sched_of(next)->parked)
 		return next;
 	for (;;) {
 		ops->between_events();

@@ -83,8 +83,11 @@ enum task_state {
 	struct wait wait; \
 	uint64_t signals_seen; /* signal epoch at which the wait was last checked */ \
 	bool spin_descheduled; /* yielded by the spin detector, not at a syscall */ \
-	int futex_index;       /* which word of a futex_waitv woke it (futex_wake sets it) */ \
-	struct task *next;     /* all tasks, in vtid order */
+	/* In a stop of a tracer inside the group (ptrace emulated, handlers/sys_ptrace.c): \
+	 * not resumed, its wait not looked at, until that tracer lets it go. */ \
+	bool traced_stop; \
+	int futex_index;   /* which word of a futex_waitv woke it (futex_wake sets it) */ \
+	struct task *next; /* all tasks, in vtid order */
 
 struct sched_task {
 	SCHED_TASK_FIELDS

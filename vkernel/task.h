@@ -237,6 +237,22 @@ struct pending_exit {
 	};
 };
 
+/* ptrace inside the group (handlers/sys_ptrace.c): detrun stays the only real tracer, and a
+ * member tracing another member is emulated on detrun's own stops. The tracee's side. */
+struct emulated_trace {
+	struct task *tracer; /* the task that attached (or the parent, for TRACEME); NULL */
+	uint64_t options;    /* PTRACE_SETOPTIONS */
+	uint64_t seq;        /* attach order: a wait for any tracee takes the latest first */
+	uint64_t event_msg;  /* PTRACE_GETEVENTMSG */
+	int report;          /* the wait status of a stop its tracer has yet to wait for; 0 */
+	int stop_sig;        /* the signal of the stop it is in (GETSIGINFO); 0 */
+	int stop_event;      /* the PTRACE_EVENT_* of that stop, 0 for a signal stop */
+	bool seized;         /* PTRACE_SEIZE: no SIGSTOP at attach, INTERRUPT stops it */
+	bool delivery;       /* the stop is a real signal's delivery: CONT's signal goes in */
+	bool exec_trap;      /* the SIGTRAP that comes is the one of its exec */
+	bool stepping;       /* PTRACE_SINGLESTEP set its trap flag: cleared at its next stop */
+};
+
 struct task {
 	union { /* the scheduler's part, first (scheduler/task.h) */
 		struct sched_task sched;
@@ -304,6 +320,7 @@ struct task {
 				 * affinity it set (getcpu, RDPID, RDTSCP's TSC_AUX) */
 	bool tsc_sigsegv; /* the program asked for PR_TSC_SIGSEGV (the real TSC always traps) */
 	struct program_filter *filters; /* the program's own seccomp filters (seccomp_filter.h) */
+	struct emulated_trace traced;   /* a tracer inside the group, if any */
 };
 
 /* sched_of() relies on it. */

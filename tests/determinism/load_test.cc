@@ -96,6 +96,27 @@ TEST(Load, SpinBarrierBesideAHog)
 	SameUnderLoad({ G + "spin_barrier", "3", "5" }, 6, "checksum");
 }
 
+// LeakSanitizer's tracer stops every thread with ptrace (emulated inside the group) at exit,
+// each thread waiting where detrun holds it: the report is the same beside the hog.
+TEST(Load, LeakReportBesideAHog)
+{
+	std::vector<std::string> cmd = UnderDetrun({ "--spin-budget", "1" },
+						   { G + "asan_threads_leak" });
+	RunResult quiet = RunCommand(cmd);
+	ASSERT_EQ(quiet.code, 1) << quiet.Describe();
+	ASSERT_NE(quiet.err.find("SUMMARY: AddressSanitizer: 394 byte(s) leaked"), std::string::npos)
+		<< quiet.Describe();
+	Hog hog;
+	ASSERT_TRUE(hog.Started());
+	for (int i = 0; i < 5; i++) {
+		RunResult r = RunCommand(cmd);
+		ASSERT_EQ(r.code, 1) << "run " << i << " beside the hog\n" << r.Describe();
+		ASSERT_EQ(r.out, quiet.out);
+		ASSERT_EQ(r.err, quiet.err) << "run " << i << " beside the hog: "
+					    << FirstDifference("quiet", quiet.err, "loaded", r.err);
+	}
+}
+
 // ---- what the spin check costs (point 24) ---------------------------------------------
 
 // The probe learns which pages were written from the kernel (userfaultfd write-protect in

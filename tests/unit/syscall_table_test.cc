@@ -236,8 +236,8 @@ TEST(SyscallTable, EveryCallThatNamesAProcessIsChecked)
 {
 	// Calls whose argument names another process, process group or user: their kinds
 	// (P G W O D) make the membership check run before the handler (sys_reach.c). wait4
-	// and waitid name only children, who are members; ptrace and perf_event_open are
-	// refused whole.
+	// and waitid name only children, who are members; ptrace checks its target itself
+	// (sys_ptrace.c: a member, or EPERM) and perf_event_open is refused whole.
 	const char *naming[] = { "kill",
 				 "tkill",
 				 "tgkill",

@@ -1,0 +1,534 @@
+/*
+ * ptrace(2) inside the group: a member tracing a member, emulated on detrun's own stops.
+ *
+ * detrun stays the only real tracer of every task. In serial mode every task but the one
+ * running sits in a stop of detrun's, so a tracee its tracer stops (PTRACE_ATTACH's
+ * SIGSTOP, PTRACE_INTERRUPT) is simply held there: the scheduler does not resume it, nor
+ * look at its wait, until the tracer lets it go (CONT, DETACH, KILL, the tracer's death).
+ * Every attach, stop, report and resume therefore falls at an event of the tracer: the
+ * same point of the logical timeline on every run, whatever the timing. The tracer's
+ * wait4 sees the stop from the tracee's record (sys_process.c asks here first).
+ *
+ * What the tracer sees is the program's state as it would be natively: virtual tids, and
+ * the registers without detrun's bookkeeping (a call parked by detrun looks interrupted,
+ * rax -ERESTARTSYS past its syscall instruction; a call detrun emulated looks done). The
+ * other register sets (FPU, XSTATE, debug registers) are the task's own, read and written
+ * through the real ptrace on the stopped task.
+ *
+ * A traced task's signals stop it for its tracer (signal-delivery stops, at the signal's
+ * event); CONT or DETACH says which signal goes in. TRACEME makes the parent the tracer,
+ * and an exec then stops the task with SIGTRAP.
+ *
+ * SINGLESTEP sets the trap flag, whose SIGTRAP is such a signal stop. Each stop sends the
+ * tracer SIGCHLD (from detrun: its siginfo is not CLD_TRAPPED's).
+ *
+ * Not emulated yet (EIO, said once): the stops detrun would have to make of the tracee's
+ * own run (SYSCALL, SYSEMU, LISTEN, PTRACE_EVENT_* but INTERRUPT's); a process outside the
+ * group stays out of reach (EPERM), and so does, in parallel mode, a task of another
+ * memory domain (it may be running).
+ */
+#include <elf.h>
+#include <errno.h>
+#include <signal.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <unistd.h>
+
+#include "handlers/sys_common.h"
+#include "handlers/sys_ptrace.h"
+#include "handlers/sys_reach.h"
+#include "engine/trap_signals.h"
+#include "vkernel/memory_domain.h"
+#include "vkernel/report.h"
+
+#ifndef NT_X86_XSTATE
+#define NT_X86_XSTATE 0x202
+#endif
+#define ERESTARTSYS 512
+#define REGSET_MAX 16384 /* the largest XSTATE of x86_64 CPUs is under 12 KiB */
+
+enum {
+	WORDS = sizeof(struct user_regs_struct) / sizeof(uint64_t)
+};
+
+static uint64_t attach_count;
+
+/* The live member the group knows as ns_tid; NULL for none. */
+static struct task *member(pid_t ns_tid)
+{
+	for (struct task *u = sched_first(); u; u = u->next)
+		if (u->ns_tid == ns_tid && u->state != TASK_DEAD && u->state != TASK_EXITING)
+			return u;
+	return NULL;
+}
+
+static void said_once(struct task *t, long request)
+{
+	static uint64_t said[2];
+	unsigned bit = (unsigned)request & 127;
+	if (said[bit / 64] & (1ULL << (bit % 64)))
+		return;
+	said[bit / 64] |= 1ULL << (bit % 64);
+	hazard(t, "ptrace request 0x%lx is not emulated inside the group: EIO", request);
+}
+
+/* The tracee stops in its tracer's hands: held, with a stop its tracer's wait reports. */
+static void traced_stop(struct task *u, int sig, int event)
+{
+	u->traced.stop_sig = sig;
+	u->traced.stop_event = event;
+	u->traced.report = 0x7f | sig << 8 | event << 16;
+	sched_of(u)->traced_stop = true;
+	sched_children_changed(); /* a waiting tracer looks again */
+	/* The kernel tells the tracer with SIGCHLD (gdb waits for it in poll). Sent now, at
+	 * this event; from detrun, so its siginfo names no sender, not CLD_TRAPPED. */
+	if (u->traced.tracer->state != TASK_DEAD)
+		kill(u->traced.tracer->proc->tgid, SIGCHLD);
+	sched_signals_changed();
+}
+
+static void let_go(struct task *u)
+{
+	u->traced.stop_sig = u->traced.stop_event = u->traced.report = 0;
+	u->traced.delivery = u->traced.exec_trap = false;
+	sched_of(u)->traced_stop = false;
+}
+
+static void untrace(struct task *u)
+{
+	let_go(u);
+	memset(&u->traced, 0, sizeof(u->traced));
+	sched_children_changed();
+}
+
+/* A signal sent now, at the tracer's event: it reaches the tracee through detrun's usual
+ * path once it runs. */
+static void send_signal(struct task *u, int sig)
+{
+	if (sig <= 0 || sig > 64)
+		return;
+	syscall(SYS_tgkill, u->proc->tgid, u->tid, sig);
+	sched_signals_changed();
+}
+
+/* u's registers as its tracer would see them natively. */
+static int native_regs(struct task *u, struct user_regs_struct *r)
+{
+	if (remote_load_regs(u))
+		return -ESRCH;
+	*r = u->regs;
+	if (u->parked && u->parked_at_exit) { /* rewound onto its syscall instruction */
+		r->rip += SYSCALL_INSN_LEN;
+		r->orig_rax = r->rax;
+		r->rax = (uint64_t)-ERESTARTSYS;
+	} else if (u->parked) { /* at its seccomp stop */
+		r->rax = (uint64_t)-ERESTARTSYS;
+	} else if ((int64_t)r->orig_rax == -1 && u->syscall_nr >= 0) {
+		r->orig_rax = (uint64_t)u->syscall_nr; /* emulated: done, with its result */
+	}
+	return 0;
+}
+
+/* The tracer's new registers: only the words it changed from what it was shown replace
+ * detrun's, so reading and writing back leaves a parked or emulated call as it was. */
+static int set_native_regs(struct task *u, const struct user_regs_struct *r)
+{
+	struct user_regs_struct shown;
+	int err = native_regs(u, &shown);
+	if (err)
+		return err;
+	uint64_t *to = (uint64_t *)&u->regs;
+	const uint64_t *was = (const uint64_t *)&shown, *now = (const uint64_t *)r;
+	for (int i = 0; i < WORDS; i++)
+		if (now[i] != was[i]) {
+			to[i] = now[i];
+			u->regs_dirty = true;
+		}
+	return 0;
+}
+
+static int attach(struct task *t, struct task *u, bool seize, uint64_t options)
+{
+	if (!u)
+		return -ESRCH;
+	if (u->proc == t->proc || u->traced.tracer)
+		return -EPERM;
+	if (tracer_opts->jobs > 1 &&
+	    (!memory_domain_same(t->proc, u->proc) || u->state != TASK_STOPPED || u->held)) {
+		hazard(t,
+		       "ptrace of task %d: in parallel mode only a task of the tracer's own "
+		       "memory domain can be traced (it may be running): EPERM",
+		       u->vtid);
+		return -EPERM;
+	}
+	u->traced = (struct emulated_trace){ .tracer = t,
+					     .seq = ++attach_count,
+					     .seized = seize,
+					     .options = seize ? options : 0 };
+	if (!seize)
+		traced_stop(u, SIGSTOP, 0);
+	trace_event(t, "  ptrace: task %d traced%s", u->vtid, seize ? " (seized)" : ", stopped");
+	return 0;
+}
+
+/* PTRACE_TRACEME: t's parent (a thread of the process that made it) becomes its tracer. */
+static int trace_me(struct task *t)
+{
+	char status[2048];
+	if (t->traced.tracer)
+		return -EPERM;
+	if (proc_status_read(t->tid, status, sizeof(status)) < 0)
+		return -ESRCH;
+	pid_t parent = (pid_t)proc_status_field(status, "PPid:", 10, 0);
+	struct task *tracer = NULL;
+	for (struct task *u = sched_first(); u && !tracer; u = u->next)
+		if (u->proc->tgid == parent && u->state != TASK_DEAD && u->state != TASK_EXITING)
+			tracer = u;
+	if (!tracer)
+		return -EPERM; /* a parent outside the group (detrun's init) */
+	if (tracer_opts->jobs > 1 && !memory_domain_same(t->proc, tracer->proc)) {
+		hazard(t, "PTRACE_TRACEME: in parallel mode only a task of the tracer's own "
+			  "memory domain can be traced: EPERM");
+		return -EPERM;
+	}
+	t->traced = (struct emulated_trace){ .tracer = tracer, .seq = ++attach_count };
+	trace_event(t, "  ptrace: traced by task %d", tracer->vtid);
+	return 0;
+}
+
+/* A register set through an iovec in the tracer's memory: NT_PRSTATUS is the virtual
+ * view, the others the task's own through the real ptrace. */
+static int regset(struct task *t, struct task *u, uint64_t type, uint64_t iov_addr, bool set)
+{
+	struct iovec iov;
+	static uint8_t buf[REGSET_MAX];
+	if (remote_read(t, REMOTE(iov_addr), &iov, sizeof(iov)))
+		return -EFAULT;
+	size_t len = iov.iov_len < sizeof(buf) ? iov.iov_len : sizeof(buf);
+	if (type == NT_PRSTATUS) {
+		struct user_regs_struct r;
+		int err = native_regs(u, &r);
+		if (err)
+			return err;
+		if (len > sizeof(r))
+			len = sizeof(r);
+		if (set) {
+			if (len != sizeof(r) || remote_read(t, REMOTE(iov.iov_base), &r, len))
+				return -EFAULT;
+			return set_native_regs(u, &r);
+		}
+		memcpy(buf, &r, len);
+	} else {
+		struct iovec local = { buf, len };
+		if (set && remote_read(t, REMOTE(iov.iov_base), buf, len))
+			return -EFAULT;
+		if (ptrace(set ? PTRACE_SETREGSET : PTRACE_GETREGSET, u->tid, type, &local) < 0)
+			return -errno;
+		if (set)
+			return 0;
+		len = local.iov_len;
+	}
+	iov.iov_len = len;
+	if (remote_write(t, REMOTE(iov.iov_base), buf, len) ||
+	    remote_write(t, REMOTE(iov_addr), &iov, sizeof(iov)))
+		return -EFAULT;
+	return 0;
+}
+
+/* PEEKUSER and POKEUSER: the general registers (virtual view) and the debug registers
+ * (the task's own); the rest of struct user reads as zero, as the kernel's does. */
+static int user_area(struct task *t, struct task *u, uint64_t off, uint64_t data, bool poke)
+{
+	if (off & 7 || off >= sizeof(struct user))
+		return -EIO;
+	if (off < sizeof(struct user_regs_struct)) {
+		struct user_regs_struct r;
+		int err = native_regs(u, &r);
+		if (err)
+			return err;
+		uint64_t *word = (uint64_t *)&r + off / 8;
+		if (poke) {
+			*word = data;
+			return set_native_regs(u, &r);
+		}
+		return remote_write(t, REMOTE(data), word, 8) ? -EFAULT : 0;
+	}
+	if (off >= offsetof(struct user, u_debugreg)) {
+		errno = 0;
+		long v = ptrace(poke ? PTRACE_POKEUSER : PTRACE_PEEKUSER, u->tid, off, data);
+		if (errno)
+			return -errno;
+		return poke || remote_write(t, REMOTE(data), &v, 8) == 0 ? 0 : -EFAULT;
+	}
+	uint64_t zero = 0;
+	return poke ? 0 : remote_write(t, REMOTE(data), &zero, 8) ? -EFAULT : 0;
+}
+
+static int peek_poke(struct task *t, struct task *u, uint64_t addr, uint64_t data, bool poke)
+{
+	uint64_t word;
+	if (poke)
+		return remote_patch_code(u, REMOTE(addr), &data, 8) ? -EIO : 0;
+	if (remote_read(u, REMOTE(addr), &word, 8))
+		return -EIO;
+	return remote_write(t, REMOTE(data), &word, 8) ? -EFAULT : 0;
+}
+
+/* The siginfo of the stop u is in: the attach's SIGSTOP comes from the kernel, an event
+ * stop is a SIGTRAP that names its event. */
+static int siginfo_of(struct task *t, struct task *u, uint64_t data)
+{
+	siginfo_t si;
+	memset(&si, 0, sizeof(si));
+	si.si_signo = u->traced.stop_sig;
+	si.si_code = u->traced.stop_event ? SIGTRAP | u->traced.stop_event << 8 : SI_KERNEL;
+	/* A real signal's own siginfo: the kernel gave its sender's pid in the tracee's PID
+	 * namespace, the group's. */
+	if (u->traced.delivery && ptrace(PTRACE_GETSIGINFO, u->tid, 0, &si) < 0)
+		return -errno;
+	if (u->traced.delivery && u->traced.exec_trap) { /* the kernel's own, not detrun's */
+		si.si_code = SI_USER;
+		si.si_pid = u->proc->ns_tgid;
+	}
+	return remote_write(t, REMOTE(data), &si, sizeof(si)) ? -EFAULT : 0;
+}
+
+static int fpregs(struct task *t, struct task *u, uint64_t data, bool set)
+{
+	struct user_fpregs_struct fp;
+	if (set && remote_read(t, REMOTE(data), &fp, sizeof(fp)))
+		return -EFAULT;
+	if (ptrace(set ? PTRACE_SETFPREGS : PTRACE_GETFPREGS, u->tid, 0, &fp) < 0)
+		return -errno;
+	return set || remote_write(t, REMOTE(data), &fp, sizeof(fp)) == 0 ? 0 : -EFAULT;
+}
+
+static bool stopped_request(long request)
+{
+	return request != PTRACE_KILL && request != PTRACE_INTERRUPT;
+}
+
+/* A request that reads or writes the state of stopped tracee u. */
+static int state_request(struct task *t, struct task *u, long request, uint64_t addr, uint64_t data)
+{
+	switch (request) {
+	case PTRACE_GETREGS: {
+		struct user_regs_struct r;
+		int err = native_regs(u, &r);
+		return err ? err : remote_write(t, REMOTE(data), &r, sizeof(r)) ? -EFAULT : 0;
+	}
+	case PTRACE_SETREGS: {
+		struct user_regs_struct r;
+		if (remote_read(t, REMOTE(data), &r, sizeof(r)))
+			return -EFAULT;
+		return set_native_regs(u, &r);
+	}
+	case PTRACE_GETFPREGS:
+	case PTRACE_SETFPREGS:
+		return fpregs(t, u, data, request == PTRACE_SETFPREGS);
+	case PTRACE_GETREGSET:
+	case PTRACE_SETREGSET:
+		return regset(t, u, addr, data, request == PTRACE_SETREGSET);
+	case PTRACE_PEEKTEXT:
+	case PTRACE_PEEKDATA:
+	case PTRACE_POKETEXT:
+	case PTRACE_POKEDATA:
+		return peek_poke(t, u, addr, data,
+				 request == PTRACE_POKETEXT || request == PTRACE_POKEDATA);
+	case PTRACE_PEEKUSER:
+	case PTRACE_POKEUSER:
+		return user_area(t, u, addr, data, request == PTRACE_POKEUSER);
+	case PTRACE_GETSIGINFO:
+		return siginfo_of(t, u, data);
+	case PTRACE_SETSIGINFO:
+		return 0; /* no signal of the tracer's choosing is delivered yet */
+	case PTRACE_GETEVENTMSG:
+		return remote_write(t, REMOTE(data), &u->traced.event_msg, 8) ? -EFAULT : 0;
+	case PTRACE_SETOPTIONS:
+		if (data & ~(uint64_t)PTRACE_O_MASK)
+			return -EINVAL;
+		u->traced.options = data;
+		return 0;
+	case PTRACE_SECCOMP_GET_FILTER:
+		return -EPERM; /* detrun's own filters are no business of the program's */
+	default:
+		said_once(t, request);
+		return -EIO;
+	}
+}
+
+/* PTRACE_SINGLESTEP sets the trap flag, as detrun's own debugger does: the step ends in
+ * a SIGTRAP (a signal stop of the tracee's), and the flag goes at the next stop. */
+static void step_done(struct task *u)
+{
+	if (u->traced.stepping && remote_load_regs(u) == 0)
+		task_set_trap_flag(u, false);
+	u->traced.stepping = false;
+}
+
+/* CONT or DETACH with signal `sig` (0: none): at a signal-delivery stop it is the signal
+ * delivered (the stopped one, another, or none); at another stop it is sent now. */
+static void resume_with(struct task *u, uint64_t sig)
+{
+	bool delivery = u->traced.delivery;
+	step_done(u);
+	let_go(u);
+	if (sig > 64)
+		return;
+	/* detrun's traps stand in for the program's SIGSEGV and SIGILL actions: delivering
+	 * one takes their preparation (trap_signals.h), as detrun's own delivery does. */
+	if (delivery && (sig == SIGSEGV || sig == SIGILL) && !trap_signals_deliver(u, (int)sig))
+		sig = 0;
+	if (delivery)
+		u->inject_signal = (int)sig;
+	else
+		send_signal(u, (int)sig);
+}
+
+/* A request on a tracee of t: those that stop or resume it, then the others. */
+static int on_tracee(struct task *t, struct task *u, long request, uint64_t addr, uint64_t data)
+{
+	switch (request) {
+	case PTRACE_CONT:
+		resume_with(u, data);
+		return 0;
+	case PTRACE_DETACH:
+		resume_with(u, data);
+		untrace(u);
+		trace_event(t, "  ptrace: task %d let go", u->vtid);
+		return 0;
+	case PTRACE_SINGLESTEP:
+		resume_with(u, data);
+		if (remote_load_regs(u) == 0) {
+			task_set_trap_flag(u, true);
+			u->traced.stepping = true;
+		}
+		return 0;
+	case PTRACE_KILL:
+		let_go(u);
+		send_signal(u, SIGKILL);
+		return 0;
+	case PTRACE_INTERRUPT:
+		if (!u->traced.seized)
+			return -EIO;
+		if (!sched_of(u)->traced_stop)
+			traced_stop(u, SIGTRAP, PTRACE_EVENT_STOP);
+		return 0;
+	default:
+		return state_request(t, u, request, addr, data);
+	}
+}
+
+static int ptrace_request(struct task *t)
+{
+	long request = (long)syscall_arg(t, 0);
+	pid_t pid = (pid_t)syscall_arg(t, 1);
+	uint64_t addr = syscall_arg(t, 2), data = syscall_arg(t, 3);
+	if (request == PTRACE_TRACEME)
+		return trace_me(t);
+	struct task *u = member(pid);
+	if (!u && !reach_is_member(pid))
+		return -EPERM; /* outside the group: out of reach, as before */
+	if (request == PTRACE_ATTACH || request == PTRACE_SEIZE)
+		return attach(t, u, request == PTRACE_SEIZE, data);
+	if (!u || u->traced.tracer != t)
+		return -ESRCH;
+	if (stopped_request(request) && !sched_of(u)->traced_stop)
+		return -ESRCH;
+	return on_tracee(t, u, request, addr, data);
+}
+
+/* Implements ptrace(2) for a member on a member (see the top of this file). */
+void sys_ptrace(struct task *t)
+{
+	syscall_emulate(t, ptrace_request(t));
+}
+
+/* Does a wait4 for `pid` select tracee u? (A process group's wait counts every tracee.) */
+static bool selects(pid_t pid, const struct task *u)
+{
+	return pid <= 0 || u->ns_tid == pid;
+}
+
+static bool traced_by_process(const struct task *u, const struct task *t)
+{
+	return u->traced.tracer && u->traced.tracer->proc == t->proc;
+}
+
+bool ptrace_wait_report(struct task *t)
+{
+	if (t->syscall_nr != __NR_wait4)
+		return false;
+	pid_t pid = (pid_t)syscall_arg(t, 0);
+	struct task *pick = NULL;
+	for (struct task *u = sched_first(); u; u = u->next)
+		if (traced_by_process(u, t) && u->traced.report && selects(pid, u) &&
+		    (!pick || u->traced.seq > pick->traced.seq))
+			pick = u;
+	if (!pick)
+		return false;
+	uint64_t status_addr = syscall_arg(t, 1), usage = syscall_arg(t, 3);
+	int status = pick->traced.report;
+	struct rusage none;
+	memset(&none, 0, sizeof(none));
+	if ((status_addr && remote_write(t, REMOTE(status_addr), &status, sizeof(status))) ||
+	    (usage && remote_write(t, REMOTE(usage), &none, sizeof(none)))) {
+		syscall_emulate(t, -EFAULT);
+		return true;
+	}
+	pick->traced.report = 0;
+	trace_event(t, "  ptrace: stop of task %d reported, status 0x%x", pick->vtid, status);
+	syscall_emulate(t, pick->ns_tid);
+	return true;
+}
+
+bool ptrace_waits_for_tracee(struct task *t)
+{
+	if (t->syscall_nr != __NR_wait4)
+		return false;
+	pid_t pid = (pid_t)syscall_arg(t, 0);
+	for (struct task *u = sched_first(); u; u = u->next)
+		if (traced_by_process(u, t) && selects(pid, u))
+			return true;
+	return false;
+}
+
+bool ptrace_signal_stop(struct task *t, int sig)
+{
+	if (!t->traced.tracer || sig == SIGKILL)
+		return false;
+	step_done(t);
+	traced_stop(t, sig, 0);
+	t->inject_signal = 0; /* it goes in only if the tracer passes it on */
+	t->traced.delivery = true;
+	t->traced.exec_trap = t->traced.exec_trap && sig == SIGTRAP;
+	trace_event(t, "  ptrace: held for task %d", t->traced.tracer->vtid);
+	return true;
+}
+
+void ptrace_exec_done(struct task *t)
+{
+	if (!t->traced.tracer)
+		return;
+	t->traced.exec_trap = true;
+	send_signal(t, SIGTRAP);
+}
+
+void ptrace_task_gone(struct task *t)
+{
+	for (struct task *u = sched_first(); u; u = u->next) {
+		if (u->traced.tracer != t)
+			continue;
+		bool kill = u->traced.options & PTRACE_O_EXITKILL;
+		untrace(u);
+		if (kill)
+			send_signal(u, SIGKILL);
+	}
+	if (t->traced.tracer)
+		untrace(t);
+}

@@ -1,0 +1,30 @@
+/*
+ * ptrace inside the group (sys_ptrace.c): what the wait calls and the engine's lifecycle
+ * need of it. A member that traces another member is served by detrun, which stays the
+ * only real tracer; the tracee's stops are detrun's own stops, held (traced_stop) until
+ * its tracer lets it go, and reported to the tracer's wait4 from the tracee's record.
+ */
+#ifndef DETRUN_HANDLERS_SYS_PTRACE_H
+#define DETRUN_HANDLERS_SYS_PTRACE_H
+
+#include <stdbool.h>
+
+struct task;
+
+/* At a wait4's seccomp stop: a stop of one of the caller's tracees that its pid argument
+ * selects, not yet waited for, is reported (status, rusage, the virtual tid) and the call
+ * emulated. True if so. */
+bool ptrace_wait_report(struct task *t);
+/* Does the wait4 of t (its pid argument) select a task that t's process traces? Then the
+ * kernel's ECHILD (the tracee is no child of its) means "nothing yet": a stop may come. */
+bool ptrace_waits_for_tracee(struct task *t);
+/* A signal stops t: true if t's tracer inside the group takes the stop (it is held until
+ * that tracer resumes it, with the signal or without). */
+bool ptrace_signal_stop(struct task *t, int sig);
+/* t's process runs a new image: a traced t gets the SIGTRAP the kernel sends then. */
+void ptrace_exec_done(struct task *t);
+/* t is dead: its tracees are let go (killed with PTRACE_O_EXITKILL), and it leaves its
+ * tracer's list. */
+void ptrace_task_gone(struct task *t);
+
+#endif

@@ -1,0 +1,204 @@
+// ptrace inside the group (handlers/sys_ptrace.c): a member tracing a member is emulated on
+// detrun's own stops. A tracer sees what it would natively (ptrace_child prints the same
+// under detrun as natively), and AddressSanitizer's LeakSanitizer, which stops the world
+// with ptrace at exit, works: a program that frees its memory exits 0 with its output, and
+// one that leaks prints the same report on every run (natively its pid and addresses vary).
+#include <gtest/gtest.h>
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "harness.h"
+
+namespace
+{
+
+const std::string G = std::string(GUEST_DIR) + "/";
+
+// The line of LeakSanitizer's report that names the process: "==PID==ERROR: ...".
+std::string PidLine(const std::string &err)
+{
+	for (const std::string &line : SplitLines(err))
+		if (line.find("ERROR: LeakSanitizer") != std::string::npos)
+			return line;
+	return "";
+}
+
+// `runs` runs of `guest` under detrun (with `opts`): each exits `code`, prints `line` on
+// stdout and (when `leaks` is not empty) a leak report with that summary on stderr, and
+// all print the same on stdout and stderr. Returns the first.
+RunResult SameEveryRun(const std::vector<std::string> &opts, const std::string &guest, int runs,
+		       int code, const std::string &line, const std::string &leaks)
+{
+	RunResult first;
+	for (int i = 0; i < runs; i++) {
+		RunResult r = RunCommand(UnderDetrun(opts, { G + guest }));
+		EXPECT_EQ(r.code, code) << "run " << i << "\n" << r.Describe();
+		EXPECT_NE(r.out.find(line), std::string::npos) << r.Describe();
+		EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+		if (leaks.empty())
+			EXPECT_EQ(r.err.find("LeakSanitizer"), std::string::npos) << r.Describe();
+		else
+			EXPECT_NE(r.err.find("SUMMARY: AddressSanitizer: " + leaks),
+				  std::string::npos)
+				<< r.Describe();
+		if (i == 0) {
+			first = r;
+			continue;
+		}
+		EXPECT_EQ(r.out, first.out) << FirstDifference("run 0", first.out, "run", r.out);
+		EXPECT_EQ(r.err, first.err) << FirstDifference("run 0", first.err, "run", r.err);
+	}
+	return first;
+}
+
+// Natively the report names the process by its pid, different at each run (and with ASLR
+// its addresses differ too); under detrun it is pid 2, every time.
+void NativeReportVaries(const std::string &guest, const RunResult &under_detrun)
+{
+	RunResult a = RunCommand({ G + guest }), b = RunCommand({ G + guest });
+	ASSERT_EQ(a.code, 1) << a.Describe();
+	ASSERT_NE(PidLine(a.err), "") << a.Describe();
+	EXPECT_NE(PidLine(a.err), PidLine(b.err)) << "native runs name the same pid";
+	EXPECT_NE(a.err, b.err);
+	EXPECT_EQ(PidLine(under_detrun.err), "==2==ERROR: LeakSanitizer: detected memory leaks");
+}
+
+// The tracer's view: attach's SIGSTOP stop reported to waitpid, a child stopped in its read
+// shows orig_rax = read and rax = -ERESTARTSYS, PEEK/POKE, GETSIGINFO, a second attach
+// refused, SEIZE, INTERRUPT's event stop, CONT, DETACH. Identical to the native output.
+TEST(Ptrace, TracerInsideTheGroupSeesWhatItWouldNatively)
+{
+	RunResult native = RunCommand({ G + "ptrace_child" });
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	ASSERT_NE(native.out.find("child: read 1 byte, value 5678"), std::string::npos)
+		<< native.Describe();
+	RunResult r = SameEveryRun({}, "ptrace_child", 3, 0, "child exited 0", "");
+	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+	EXPECT_EQ(r.err, "");
+}
+
+// PTRACE_TRACEME: the child's signals stop it for its parent, which passes SIGUSR1 on (the
+// handler runs) and drops SIGSTOP; its exec stops it with SIGTRAP. The siginfo of each
+// names the child as the sender, as natively. Identical to the native output.
+TEST(Ptrace, TracemeChildStopsAtItsSignalsAndItsExec)
+{
+	RunResult native = RunCommand({ G + "ptrace_traceme" });
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	RunResult r = SameEveryRun({}, "ptrace_traceme", 3, 0, "child exited 0", "");
+	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+	EXPECT_EQ(r.err, "");
+}
+
+// gdb inside the group: fork, TRACEME, exec's SIGTRAP, breakpoints poked into the text,
+// PTRACE_SINGLESTEP over them, SIGCHLD for each stop. The transcript is the same on every
+// run, and the same as natively (gdb turns ASLR off itself).
+TEST(Ptrace, GdbBatchInsideTheGroupPrintsTheSameTranscript)
+{
+	if (access("/usr/bin/gdb", X_OK) != 0)
+		GTEST_SKIP() << "no /usr/bin/gdb";
+	std::vector<std::string> gdb = { "/usr/bin/gdb",
+					 "-batch",
+					 "-nx",
+					 "-ex",
+					 "set startup-with-shell off",
+					 "-ex",
+					 "break square",
+					 "-ex",
+					 "run",
+					 "-ex",
+					 "bt",
+					 "-ex",
+					 "continue",
+					 G + "gdb_target" };
+	RunResult first;
+	for (int i = 0; i < 3; i++) {
+		RunResult r = RunCommand(UnderDetrun({}, gdb));
+		EXPECT_EQ(r.code, 0) << r.Describe();
+		EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+		if (i == 0) {
+			first = r;
+			continue;
+		}
+		EXPECT_EQ(r.out, first.out) << FirstDifference("run 0", first.out, "run", r.out);
+		EXPECT_EQ(r.err, first.err) << FirstDifference("run 0", first.err, "run", r.err);
+	}
+	EXPECT_NE(first.out.find("Breakpoint 1, square (x=1)"), std::string::npos)
+		<< first.Describe();
+	EXPECT_NE(first.out.find("#1  0x"), std::string::npos) << first.Describe();
+	EXPECT_NE(first.out.find("in sum_of_squares (n=3)"), std::string::npos) << first.Describe();
+	EXPECT_NE(first.out.find("Breakpoint 1, square (x=2)"), std::string::npos)
+		<< first.Describe();
+	RunResult native = RunCommand(gdb);
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	EXPECT_EQ(first.out, native.out)
+		<< FirstDifference("native", native.out, "detrun", first.out);
+}
+
+// In parallel mode a task of another memory domain may be running: ptrace of it is
+// refused, with a hazard that says so, and the program goes on.
+TEST(Ptrace, ParallelModeRefusesATaskOfAnotherDomain)
+{
+	RunResult r = RunCommand(UnderDetrun({ "--jobs", "2" }, { G + "ptrace_child" }));
+	EXPECT_EQ(r.code, 2) << r.Describe();
+	EXPECT_EQ(r.out, "attach -1\n") << r.Describe();
+	EXPECT_NE(r.err.find("only a task of the tracer's own memory domain can be traced"),
+		  std::string::npos)
+		<< r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+}
+
+TEST(Ptrace, AsanProgramThatFreesItsMemoryExitsWithItsOutput)
+{
+	RunResult native = RunCommand({ G + "asan_free" });
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	RunResult r = SameEveryRun({}, "asan_free", 3, 0, "asan_free:", "");
+	EXPECT_EQ(r.out, native.out);
+	EXPECT_EQ(r.err, "");
+}
+
+TEST(Ptrace, LeakReportIsTheSameOnEveryRun)
+{
+	RunResult r = SameEveryRun({}, "asan_leak", 5, 1, "asan_leak: list of 3",
+				   "96 byte(s) leaked in 3 allocation(s)");
+	NativeReportVaries("asan_leak", r);
+}
+
+// Four threads, three of them waiting in a futex, a pipe read and a sleep, each stopped by
+// LeakSanitizer's tracer where detrun holds it.
+TEST(Ptrace, ThreadedLeakReportIsTheSameOnEveryRun)
+{
+	RunResult r = SameEveryRun({}, "asan_threads_leak", 5, 1, "3 threads waiting",
+				   "394 byte(s) leaked in 4 allocation(s)");
+	NativeReportVaries("asan_threads_leak", r);
+}
+
+// The tracer shares its memory with the threads it stops: one memory domain, so parallel
+// mode runs it as serial mode does.
+TEST(Ptrace, ThreadedLeakReportWithJobsTwo)
+{
+	SameEveryRun({ "--jobs", "2" }, "asan_threads_leak", 3, 1, "3 threads waiting",
+		     "394 byte(s) leaked in 4 allocation(s)");
+}
+
+// The tracer's stops are events like any other: a recording replays to the same report.
+TEST(Ptrace, LeakReportReplays)
+{
+	char dir[] = "/tmp/detrun-ptrace-XXXXXX";
+	ASSERT_NE(mkdtemp(dir), nullptr);
+	std::string log = std::string(dir) + "/leak.dlog";
+	RunResult rec = RunCommand(
+		{ DETRUN_PATH, "record", "-o", log, "--", G + "asan_threads_leak" });
+	RunResult rep = RunCommand({ DETRUN_PATH, "replay", log });
+	RunCommand({ "rm", "-rf", dir });
+	ASSERT_EQ(rec.code, 1) << rec.Describe();
+	EXPECT_NE(rec.err.find("394 byte(s) leaked"), std::string::npos) << rec.Describe();
+	EXPECT_EQ(rep.code, 1) << rep.Describe();
+	EXPECT_EQ(rep.out, rec.out);
+	EXPECT_EQ(rep.err, rec.err) << FirstDifference("record", rec.err, "replay", rep.err);
+}
+
+} // namespace
