@@ -1,6 +1,7 @@
 /* Two processes. The child writes to a pipe whose reader has gone (EPIPE; SIGPIPE is
  * ignored, which a traced task still stops for, a stop that is no event), then computes,
- * over and over until SIGTERM, and prints how many writes its handler saw; the parent
+ * over and over until SIGTERM (it says "computing" once it has begun), and prints how many
+ * writes its handler saw; the parent
  * waits for it. A signal from outside, which finds the child anywhere in its round (mostly
  * computing), must reach it at the same point of its run in a replay as in the recording. */
 #include <signal.h>
@@ -40,8 +41,11 @@ static int child(void)
 	close(p[0]);
 	while (!stop) {
 		if (write(p[1], "x", 1) >= 0)
-			return 2; /* nobody reads: EPIPE */
-		writes++;
+			return 2;    /* nobody reads: EPIPE */
+		if (++writes == 1) { /* the test sends its SIGTERM once it reads this */
+			printf("computing\n");
+			fflush(stdout);
+		}
 		/* Most of the run is here, between the SIGPIPE stop and the next write. */
 		compute(ROUND);
 	}
