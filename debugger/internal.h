@@ -107,6 +107,9 @@ enum trap_kind {
 /* What the SIGTRAP stop of t is; for TRAP_BREAK rip is moved back onto the int3's
  * address, for TRAP_WATCH *addr is the watched address. */
 enum trap_kind points_classify(struct task *t, uint64_t *addr);
+/* A step the kernel reports itself (TRAP_BRKPT, no debug register bit): the step resumed
+ * after an emulated instruction without executing another one. */
+bool points_step_report(struct task *t);
 /* Moves t over the int3 at its rip: takes it out, single-steps; the next stop of t puts
  * it back (points_after_step). */
 void points_step_over(struct task *t);

@@ -346,6 +346,12 @@ enum trap_kind points_classify(struct task *t, uint64_t *addr)
 	return classify_debugreg(t, addr);
 }
 
+bool points_step_report(struct task *t)
+{
+	siginfo_t si;
+	return ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) == 0 && si.si_code == TRAP_BRKPT;
+}
+
 void points_step_over(struct task *t)
 {
 	remote_load_regs(t);

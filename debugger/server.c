@@ -564,14 +564,6 @@ static void on_trap(struct task *t, enum trap_kind kind, uint64_t addr)
 	resume_owner(t);
 }
 
-/* A step the kernel reports itself (TRAP_BRKPT, no debug register bit): the step resumed
- * after an emulated instruction without executing another one. */
-static bool step_report(struct task *t)
-{
-	siginfo_t si;
-	return ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) == 0 && si.si_code == TRAP_BRKPT;
-}
-
 bool server_on_stop(struct task *t, int status)
 {
 	points_sync_task(t);
@@ -591,7 +583,7 @@ bool server_on_stop(struct task *t, int status)
 	uint64_t addr = 0;
 	enum trap_kind kind = points_classify(t, &addr);
 	bool ours = stepped_over || dbg->stepping_vtid == t->vtid;
-	if (kind == TRAP_NONE && dbg->stepping_vtid == t->vtid && step_report(t))
+	if (kind == TRAP_NONE && dbg->stepping_vtid == t->vtid && points_step_report(t))
 		kind = TRAP_STEP;
 	if (kind == TRAP_NONE || (kind == TRAP_STEP && !ours))
 		return false; /* the program's own int3 or trap flag */
@@ -782,12 +774,18 @@ static int wait_fd(void)
 	return interrupt_wait_fd(dbg);
 }
 
+static bool single_stepping(const struct task *t)
+{
+	return dbg->stepping_vtid == t->vtid || points_stepping(t);
+}
+
 static const struct debugger_ops gdb_server = {
 	.on_stop = server_on_stop,
 	.on_event = server_on_event,
 	.on_fork = on_fork,
 	.on_exec = on_exec,
 	.poll = poll_interrupt,
+	.single_stepping = single_stepping,
 	.wait_fd = wait_fd,
 	.idle_input = interrupt_idle_input,
 	.finish = server_finish,

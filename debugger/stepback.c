@@ -27,7 +27,6 @@
 #include "scheduler/task.h"
 #include "engine/remote.h"
 #include "vkernel/report.h"
-#include "engine/spin.h"
 
 enum job {
 	JOB_NONE,
@@ -212,11 +211,7 @@ bool stepback_on_trap(struct dbg_state *dbg, struct task *t, enum trap_kind kind
 	}
 	if (!sb.counting || t->vtid != sb.vtid)
 		return false;
-	/* The spin detector's budget is the task's CPU time, which single steps eat: its probe
-	 * would resume the task without the step. Counting starts it over. */
-	if ((sb.steps & 63) == 0)
-		spin_start(t);
-	if (sb.steps > MAX_STEPS) { /* a spin-wait, say, that the detector would end */
+	if (sb.steps > MAX_STEPS) { /* a spin-wait, say: the spin detector keeps off steps */
 		task_warn(t, "more than %d instructions since the event: stopping here", MAX_STEPS);
 		arrival_reply(dbg, t, reply, size);
 		return true;

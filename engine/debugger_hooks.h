@@ -47,6 +47,12 @@ struct debugger_ops {
 	 * t (stops of other kinds meanwhile go to `handle`). True if it did: t may have
 	 * stopped. Called at least every INTERRUPT_POLL_MS. */
 	bool (*poll)(struct task *t, void (*handle)(int tid, int status));
+	/* Is t single-stepped (gdb's stepi, an interval debugger/stepback.c counts, a step
+	 * over an int3)? Each of its instructions ends in a trap that comes back to the stop
+	 * loop, so it cannot spin unseen, and the spin detector keeps off it: a probe resumes
+	 * its task with PTRACE_CONT, without the step, and instructions would run uncounted,
+	 * as many as the wall clock let them (a busy machine changed where going back landed). */
+	bool (*single_stepping)(const struct task *t);
 	/* While no task runs and detrun waits for outside input: the connection to watch too
 	 * (-1 for none). Its turning readable ends the wait and the pick (wakes, not talks). */
 	int (*wait_fd)(void);

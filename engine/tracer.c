@@ -605,9 +605,12 @@ static void run_until_event(struct task *t)
 		 * for an event: a task computing without one would hold them back for ever. */
 		if (!shim_intercepts())
 			pass_outside_signals();
-		/* The budget is the task's CPU time: a task waiting for a CPU is not looked at. */
+		/* The budget is the task's CPU time: a task waiting for a CPU is not looked at,
+		 * nor one the debugger single-steps (its budget starts when the steps end). */
 		int left = budget;
-		if (spin_started(t))
+		if (tracer_debugger_steps(t))
+			spin_start_at_alarm(t);
+		else if (spin_started(t))
 			left = spin_remaining_ms(t, budget);
 		else
 			spin_start(t);

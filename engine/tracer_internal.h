@@ -52,6 +52,8 @@ int tracer_domain_of(struct task *t);
 void parallel_note_stop(pid_t tid, int status);
 /* Did the debugger take its look at t's stop as it came (true once, then false)? */
 bool tracer_debugger_saw(struct task *t);
+/* Does the debugger single-step t (debugger_ops.single_stepping)? Not looked at then. */
+bool tracer_debugger_steps(const struct task *t);
 void parallel_init(int jobs);
 void parallel_run(struct task *first);
 void parallel_forked(struct task *parent, struct task *child); /* at the clone event */

@@ -247,6 +247,11 @@ bool tracer_debugger_saw(struct task *t)
 	return saw;
 }
 
+bool tracer_debugger_steps(const struct task *t)
+{
+	return tracer_debugger && tracer_debugger->single_stepping(t);
+}
+
 /* A stop is held for its turn unless it belongs to the event that has the timeline, or is
  * no event at all: a signal the program ignores (a SIGPIPE from a send to a peer that has
  * gone), the kernel's copy of a terminal signal. Such a stop is no point of the task's
@@ -605,6 +610,10 @@ static void look_at_runners(void)
 	for (struct task *t = sched_first(); t; t = t->next) {
 		if (t->state != TASK_RUNNING || t->held || t->in_call)
 			continue;
+		if (tracer_debugger_steps(t)) {
+			t->run_cpu_ns = -1; /* its budget starts at the look after its steps */
+			continue;
+		}
 		if (t->run_cpu_ns < 0) {
 			spin_start(t);
 			continue;

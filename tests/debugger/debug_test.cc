@@ -591,3 +591,28 @@ TEST(Debug, WatchpointInTheInitialThreadStopsAtTheLastWriteGoingBack)
 		EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
 	}
 }
+
+// The same with the spin detector's budget at 1 ms, as a busy machine makes it: the task a
+// re-execution single-steps to count the interval before the write must never be probed
+// (a probe resumed it without its step, the count lost as many instructions as the wall
+// clock let it run, and going back stopped in ld.so's relocation, or "past a signal's
+// delivery", in a program without signals).
+TEST(Debug, TheSpinDetectorKeepsOffASingleSteppedInterval)
+{
+	TempDir dir("debug");
+	RunOptions opt;
+	opt.cwd = dir.path;
+	RunResult rec = RunCommand({ DETRUN_PATH, "record", "--spin-budget", "1", "-o",
+				     dir / "w.dlog", "--",
+				     std::string(GUEST_DIR) + "/dbg_mainwatch" },
+				   opt);
+	ASSERT_EQ(rec.code, 128 + SIGSEGV) << rec.Describe();
+	RunResult r = Debug(dir, "w.dlog",
+			    { "continue", "watch -l counter", "reverse-continue", "print counter",
+			      "print i" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_EQ(r.err.find("past a signal's delivery"), std::string::npos) << r.err;
+	EXPECT_NE(r.out.find("Old value = 4950\nNew value = 4851\n"), std::string::npos)
+		<< r.out << r.err;
+	EXPECT_NE(r.out.find("$1 = 4851\n$2 = 99\n"), std::string::npos) << r.out;
+}
