@@ -142,7 +142,12 @@ static __attribute__((noreturn)) void exec_gdb(const char *program, int pair, in
 				"-ex", "set schedule-multiple on", "-ex",
 				"alias when = monitor when", /* rr's command */
 				/* a call refused (debugger/calls.c) returns at once */
-				"-ex", "set unwindonsignal on", "-ex", target };
+				"-ex", "set unwindonsignal on",
+				/* detrun answers gdb's first packet at the program's first stop,
+				 * seconds away on a busy machine: at gdb's default of 2 s it gave
+				 * up on qSupported and the session began out of step ("Remote
+				 * replied unexpectedly to 'vMustReplyEmpty'") */
+				"-ex", "set remotetimeout 120", "-ex", target };
 	for (size_t i = 0; argv && i < sizeof(fixed) / sizeof(fixed[0]); i++)
 		argv[n++] = (char *)fixed[i];
 	for (int i = 0; argv && i < n_args; i++)
