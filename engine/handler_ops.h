@@ -25,6 +25,9 @@ struct handler_ops {
 	void (*task_gone)(struct task *t);       /* t is dead, about to be freed */
 	/* A signal stops t (an event): true if a tracer inside the group takes the stop. */
 	bool (*signal_stop)(struct task *t, int sig);
+	/* A syscall-entry (or exit: the call complete as the program sees it) stop of t,
+	 * traced with PTRACE_SYSCALL: true if its tracer inside the group takes it. */
+	bool (*syscall_stop)(struct task *t, bool entry);
 
 	/* Calls on objects outside the group (handlers/sys_external.c): */
 	void (*outside_restarted)(struct task *t);        /* the kernel restarts one */

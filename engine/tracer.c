@@ -46,6 +46,8 @@
 #include "syscalls/syscall_table.h"
 #include "engine/tracer_internal.h"
 
+static void timeline_event(struct task *t);
+
 const struct tracer_options *tracer_opts;
 const struct handler_ops *tracer_handlers;
 const struct debugger_ops *tracer_debugger;
@@ -155,7 +157,7 @@ static struct sched_ops ops = {
  * allowed syscalls gets it, at the same point on every run. */
 static bool every_syscall_stops(const struct task *t)
 {
-	return t->seccomp_strict || t->proc->read_implies_exec ||
+	return t->seccomp_strict || t->proc->read_implies_exec || t->traced.syscall_mode ||
 	       timers_next_signal(t->proc->tgid) >= 0;
 }
 
@@ -164,8 +166,23 @@ int tracer_resume_request(const struct task *t)
 	return t->exit_stop_wanted || every_syscall_stops(t) ? PTRACE_SYSCALL : PTRACE_CONT;
 }
 
+/* A syscall stop of a tracee its tracer inside the group resumed with PTRACE_SYSCALL
+ * (sys_ptrace.c decides and holds it): an event, and t stays stopped. */
+static bool held_for_tracer(struct task *t, bool entry)
+{
+	if (!tracer_handlers->syscall_stop(t, entry))
+		return false;
+	t->state = TASK_STOPPED;
+	timeline_event(t);
+	return true;
+}
+
 void tracer_resume(struct task *t)
 {
+	/* A call that returns without another exit trap (syscall_unrewind, an exec): the
+	 * exit stop its tracer is owed comes now, before it runs on. */
+	if (t->traced.exit_due && held_for_tracer(t, false))
+		return;
 	spin_resuming(t);
 	remote_store_regs(t);
 	if (t->resume == RESUME_SYSCALL)
@@ -224,6 +241,12 @@ static void timeline_event(struct task *t)
 
 void tracer_page_event(struct task *t)
 {
+	timeline_event(t);
+}
+
+void tracer_held_event(struct task *t)
+{
+	t->state = TASK_STOPPED;
 	timeline_event(t);
 }
 
@@ -317,7 +340,8 @@ static void on_syscall_exit(struct task *t)
 	}
 	if (t->resume == RESUME_CONT && !t->regs_dirty && fn == NULL && view == NULL)
 		trace_event(t, "  = %lld", (long long)syscall_result(t));
-	tracer_resume(t);
+	if (!t->traced.syscall_mode || !held_for_tracer(t, false))
+		tracer_resume(t);
 }
 
 /* An allowed call of a task whose every call stops has returned: an event, so virtual time
@@ -356,6 +380,11 @@ static void on_syscall_trap(struct task *t)
 		t->in_allowed_call = true;
 		if (t->seccomp_strict && !seccomp_strict_allows(t, (long)info.entry.nr))
 			return; /* SIGKILLed: its exit event follows */
+		if (t->traced.syscall_mode && remote_load_regs(t) == 0) {
+			t->syscall_nr = (int)info.entry.nr;
+			if (held_for_tracer(t, true))
+				return; /* before detrun's handling: its seccomp stop follows */
+		}
 		if (ptrace(PTRACE_SYSCALL, t->tid, 0, 0) < 0 && errno != ESRCH)
 			task_warn(t, "cannot tracer_resume: %s", strerror(errno));
 		return;
@@ -370,7 +399,9 @@ static void on_syscall_trap(struct task *t)
 		on_syscall_exit(t);
 	} else if (allowed) {
 		on_allowed_call_done(t);
-	} else {
+		if (t->traced.syscall_mode)
+			tracer_handlers->syscall_stop(t, false);
+	} else if (!t->traced.syscall_mode || remote_load_regs(t) || !held_for_tracer(t, false)) {
 		tracer_resume(t); /* the exit of a call handled at its seccomp stop */
 	}
 }

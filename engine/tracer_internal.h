@@ -40,6 +40,9 @@ void tracer_spin_event_done(struct task *t);
 bool tracer_signal_stop_is_no_event(const struct task *t, int status);
 /* A fault on a page of shared memory is an event of t (page_share.h). */
 void tracer_page_event(struct task *t);
+/* A stop of t held for its tracer inside the group (sys_ptrace.c) is an event of t: its
+ * tracer's wait looks again. */
+void tracer_held_event(struct task *t);
 int64_t monotonic_ms(void);
 /* The spin detector's look at t, which has run since `since` (CLOCK_MONOTONIC ms) without
  * an event and used up its budget: spin_check's verdict, with a task that outran a timer

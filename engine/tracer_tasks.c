@@ -390,7 +390,10 @@ void on_exec_event(struct task *reported)
 	sched_children_changed();
 	if (tracer_debugger)
 		tracer_debugger->on_exec(t);
-	tracer_resume(t);
+	if (sched_of(t)->traced_stop)
+		tracer_held_event(t); /* its exec event stop, held for its tracer */
+	else
+		tracer_resume(t);
 }
 
 /* Reaps every task that is on its way out, so deaths happen at one logical time. */

@@ -82,6 +82,7 @@ const struct handler_ops handler_ops = {
 	.process_exiting = process_exiting,
 	.task_gone = ptrace_task_gone,
 	.signal_stop = ptrace_signal_stop,
+	.syscall_stop = ptrace_syscall_stop,
 	.joiner_woken = futex_woken,
 	.outside_restarted = external_perform,
 	.outside_wait_interrupted = external_wait_interrupted,

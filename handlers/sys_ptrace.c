@@ -28,6 +28,7 @@
  * memory domain (it may be running).
  */
 #include <elf.h>
+#include <linux/audit.h>
 #include <errno.h>
 #include <signal.h>
 #include <stddef.h>
@@ -95,6 +96,7 @@ static void traced_stop(struct task *u, int sig, int event)
 static void let_go(struct task *u)
 {
 	u->traced.stop_sig = u->traced.stop_event = u->traced.report = 0;
+	u->traced.syscall_stop = 0;
 	u->traced.delivery = u->traced.exec_trap = false;
 	sched_of(u)->traced_stop = false;
 }
@@ -287,6 +289,10 @@ static int siginfo_of(struct task *t, struct task *u, uint64_t data)
 	memset(&si, 0, sizeof(si));
 	si.si_signo = u->traced.stop_sig;
 	si.si_code = u->traced.stop_event ? SIGTRAP | u->traced.stop_event << 8 : SI_KERNEL;
+	if (u->traced.syscall_stop) { /* SIGTRAP, or SIGTRAP | 0x80 with TRACESYSGOOD */
+		si.si_signo = SIGTRAP;
+		si.si_code = u->traced.stop_sig;
+	}
 	/* A real signal's own siginfo: the kernel gave its sender's pid in the tracee's PID
 	 * namespace, the group's. */
 	if (u->traced.delivery && ptrace(PTRACE_GETSIGINFO, u->tid, 0, &si) < 0)
@@ -306,6 +312,39 @@ static int fpregs(struct task *t, struct task *u, uint64_t data, bool set)
 	if (ptrace(set ? PTRACE_SETFPREGS : PTRACE_GETFPREGS, u->tid, 0, &fp) < 0)
 		return -errno;
 	return set || remote_write(t, REMOTE(data), &fp, sizeof(fp)) == 0 ? 0 : -EFAULT;
+}
+
+/* PTRACE_GET_SYSCALL_INFO: the call of the syscall stop u is in, from the registers the
+ * program has (native_regs); at another stop, op NONE. Returns the full size, copies at
+ * most `size` bytes, as the kernel does. */
+static int syscall_info(struct task *t, struct task *u, uint64_t size, uint64_t data)
+{
+	struct user_regs_struct r;
+	int err = native_regs(u, &r);
+	if (err)
+		return err;
+	struct __ptrace_syscall_info info;
+	memset(&info, 0, sizeof(info));
+	info.op = (uint8_t)u->traced.syscall_stop;
+	info.arch = AUDIT_ARCH_X86_64;
+	info.instruction_pointer = r.rip;
+	info.stack_pointer = r.rsp;
+	size_t full = offsetof(struct __ptrace_syscall_info, entry);
+	if (info.op == PTRACE_SYSCALL_INFO_ENTRY) {
+		const uint64_t args[6] = { r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9 };
+		info.entry.nr = r.orig_rax;
+		memcpy(info.entry.args, args, sizeof(args));
+		full = offsetof(struct __ptrace_syscall_info, entry.args) + sizeof(args);
+	} else if (info.op == PTRACE_SYSCALL_INFO_EXIT) {
+		info.exit.rval = (int64_t)r.rax;
+		info.exit.is_error = (int64_t)r.rax < 0 && (int64_t)r.rax >= -4095;
+		full = offsetof(struct __ptrace_syscall_info, exit.is_error) +
+		       sizeof(info.exit.is_error);
+	}
+	size_t len = size < full ? size : full;
+	if (len && remote_write(t, REMOTE(data), &info, len))
+		return -EFAULT;
+	return (int)full;
 }
 
 static bool stopped_request(long request)
@@ -354,6 +393,8 @@ static int state_request(struct task *t, struct task *u, long request, uint64_t 
 			return -EINVAL;
 		u->traced.options = data;
 		return 0;
+	case PTRACE_GET_SYSCALL_INFO:
+		return syscall_info(t, u, addr, data);
 	case PTRACE_SECCOMP_GET_FILTER:
 		return -EPERM; /* detrun's own filters are no business of the program's */
 	default:
@@ -395,7 +436,11 @@ static int on_tracee(struct task *t, struct task *u, long request, uint64_t addr
 {
 	switch (request) {
 	case PTRACE_CONT:
+	case PTRACE_SYSCALL:
 		resume_with(u, data);
+		u->traced.syscall_mode = request == PTRACE_SYSCALL;
+		if (!u->traced.syscall_mode)
+			u->traced.in_syscall = u->traced.exit_due = false;
 		return 0;
 	case PTRACE_DETACH:
 		resume_with(u, data);
@@ -404,6 +449,7 @@ static int on_tracee(struct task *t, struct task *u, long request, uint64_t addr
 		return 0;
 	case PTRACE_SINGLESTEP:
 		resume_with(u, data);
+		u->traced.syscall_mode = u->traced.in_syscall = u->traced.exit_due = false;
 		if (remote_load_regs(u) == 0) {
 			task_set_trap_flag(u, true);
 			u->traced.stepping = true;
@@ -498,6 +544,38 @@ bool ptrace_waits_for_tracee(struct task *t)
 	return false;
 }
 
+/* Is this a stop the tracer sees? One entry and one exit stop per call, however often
+ * detrun rewinds it or parks it (it stops again only once complete). */
+static bool syscall_stop_due(struct task *t, bool entry)
+{
+	bool rewound = t->traced.rewound;
+	t->traced.rewound = false;
+	t->traced.exit_due = false;
+	if (entry) {
+		if (t->traced.in_syscall)
+			return false; /* the same call again, after a rewind */
+		t->traced.in_syscall = true;
+		return true;
+	}
+	if (rewound || t->parked || !t->traced.in_syscall)
+		return false;
+	t->traced.in_syscall = false;
+	return true;
+}
+
+bool ptrace_syscall_stop(struct task *t, bool entry)
+{
+	if (!t->traced.tracer || !t->traced.syscall_mode || !syscall_stop_due(t, entry))
+		return false;
+	step_done(t);
+	bool good = t->traced.options & PTRACE_O_TRACESYSGOOD;
+	traced_stop(t, SIGTRAP | (good ? 0x80 : 0), 0);
+	t->traced.syscall_stop = entry ? PTRACE_SYSCALL_INFO_ENTRY : PTRACE_SYSCALL_INFO_EXIT;
+	trace_event(t, "  ptrace: syscall-%s stop, held for task %d", entry ? "entry" : "exit",
+		    t->traced.tracer->vtid);
+	return true;
+}
+
 bool ptrace_signal_stop(struct task *t, int sig)
 {
 	if (!t->traced.tracer || sig == SIGKILL)
@@ -511,9 +589,24 @@ bool ptrace_signal_stop(struct task *t, int sig)
 	return true;
 }
 
+/* As the kernel: PTRACE_O_TRACEEXEC's event stop (then, traced with PTRACE_SYSCALL, the
+ * execve's exit stop, owed: it comes as the tracer lets it go), else a SIGTRAP unless
+ * seized. */
 void ptrace_exec_done(struct task *t)
 {
 	if (!t->traced.tracer)
+		return;
+	t->traced.exit_due = t->traced.syscall_mode && t->traced.in_syscall;
+	if (t->traced.exit_due && remote_load_regs(t) == 0)
+		syscall_set_result(t, 0); /* as execve returns: its exit stop shows it */
+	if (t->traced.options & PTRACE_O_TRACEEXEC) {
+		t->traced.event_msg = (uint64_t)t->ns_tid; /* the former tid: the leader's now */
+		traced_stop(t, SIGTRAP, PTRACE_EVENT_EXEC);
+		trace_event(t, "  ptrace: exec event stop, held for task %d",
+			    t->traced.tracer->vtid);
+		return;
+	}
+	if (t->traced.seized)
 		return;
 	t->traced.exec_trap = true;
 	send_signal(t, SIGTRAP);

@@ -21,6 +21,10 @@ bool ptrace_waits_for_tracee(struct task *t);
 /* A signal stops t: true if t's tracer inside the group takes the stop (it is held until
  * that tracer resumes it, with the signal or without). */
 bool ptrace_signal_stop(struct task *t, int sig);
+/* t, traced with PTRACE_SYSCALL, is at a call's entry (its trap, before detrun handles
+ * the call) or at its exit (complete, as the program sees it): true if its tracer takes
+ * the stop. A call detrun rewinds or parks goes on: one entry and one exit stop each. */
+bool ptrace_syscall_stop(struct task *t, bool entry);
 /* t's process runs a new image: a traced t gets the SIGTRAP the kernel sends then. */
 void ptrace_exec_done(struct task *t);
 /* t is dead: its tracees are let go (killed with PTRACE_O_EXITKILL), and it leaves its
