@@ -83,6 +83,7 @@ const struct handler_ops handler_ops = {
 	.task_gone = ptrace_task_gone,
 	.signal_stop = ptrace_signal_stop,
 	.syscall_stop = ptrace_syscall_stop,
+	.cloned = ptrace_cloned,
 	.joiner_woken = futex_woken,
 	.outside_restarted = external_perform,
 	.outside_wait_interrupted = external_wait_interrupted,

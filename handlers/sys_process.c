@@ -105,6 +105,7 @@ void sys_execve(struct task *t)
 /* Implements exit(2), exit_group(2): the tracer handles the exit stop. */
 void sys_exit(struct task *t)
 {
+	ptrace_exiting(t);
 }
 
 static bool no_child_ready(struct task *t)

@@ -59,6 +59,21 @@ enum {
 
 static uint64_t attach_count;
 
+/* A traced thread's death, for its tracer's wait (the kernel reports it to the tracer; a
+ * thread has no parent that would see it). */
+struct death {
+	const struct task *tracer;
+	struct process *tracer_proc;
+	pid_t ns_tid;
+	int status;
+	uint64_t seq;
+};
+enum {
+	MAX_DEATHS = 256
+};
+static struct death deaths[MAX_DEATHS];
+static int n_deaths;
+
 /* The live member the group knows as ns_tid; NULL for none. */
 static struct task *member(pid_t ns_tid)
 {
@@ -506,6 +521,31 @@ static bool traced_by_process(const struct task *u, const struct task *t)
 	return u->traced.tracer && u->traced.tracer->proc == t->proc;
 }
 
+/* The death of a traced thread that t's wait for `pid` selects: its index, or -1. */
+static int death_of(const struct task *t, pid_t pid)
+{
+	int pick = -1;
+	for (int i = 0; i < n_deaths; i++)
+		if (deaths[i].tracer_proc == t->proc && (pid <= 0 || deaths[i].ns_tid == pid) &&
+		    (pick < 0 || deaths[i].seq > deaths[pick].seq))
+			pick = i;
+	return pick;
+}
+
+static bool report_death(struct task *t, int i)
+{
+	uint64_t status_addr = syscall_arg(t, 1);
+	struct death d = deaths[i];
+	if (status_addr && remote_write(t, REMOTE(status_addr), &d.status, sizeof(d.status))) {
+		syscall_emulate(t, -EFAULT);
+		return true;
+	}
+	deaths[i] = deaths[--n_deaths];
+	trace_event(t, "  ptrace: death of task %d reported, status 0x%x", (int)d.ns_tid, d.status);
+	syscall_emulate(t, d.ns_tid);
+	return true;
+}
+
 bool ptrace_wait_report(struct task *t)
 {
 	if (t->syscall_nr != __NR_wait4)
@@ -516,6 +556,9 @@ bool ptrace_wait_report(struct task *t)
 		if (traced_by_process(u, t) && u->traced.report && selects(pid, u) &&
 		    (!pick || u->traced.seq > pick->traced.seq))
 			pick = u;
+	int death = death_of(t, pid);
+	if (death >= 0 && (!pick || deaths[death].seq > pick->traced.seq))
+		return report_death(t, death);
 	if (!pick)
 		return false;
 	uint64_t status_addr = syscall_arg(t, 1), usage = syscall_arg(t, 3);
@@ -541,7 +584,7 @@ bool ptrace_waits_for_tracee(struct task *t)
 	for (struct task *u = sched_first(); u; u = u->next)
 		if (traced_by_process(u, t) && selects(pid, u))
 			return true;
-	return false;
+	return death_of(t, pid) >= 0;
 }
 
 /* Is this a stop the tracer sees? One entry and one exit stop per call, however often
@@ -589,6 +632,42 @@ bool ptrace_signal_stop(struct task *t, int sig)
 	return true;
 }
 
+static bool follows(const struct task *t, int event)
+{
+	uint64_t option = event == PTRACE_EVENT_CLONE  ? PTRACE_O_TRACECLONE
+			  : event == PTRACE_EVENT_FORK ? PTRACE_O_TRACEFORK
+						       : PTRACE_O_TRACEVFORK;
+	return t->traced.tracer && (t->traced.options & option);
+}
+
+void ptrace_cloned(struct task *parent, struct task *child, int event)
+{
+	if (!follows(parent, event))
+		return;
+	struct emulated_trace *pt = &parent->traced;
+	child->traced = (struct emulated_trace){ .tracer = pt->tracer,
+						 .seq = ++attach_count,
+						 .seized = pt->seized,
+						 .options = pt->options };
+	if (pt->seized)
+		traced_stop(child, SIGTRAP, PTRACE_EVENT_STOP);
+	else
+		traced_stop(child, SIGSTOP, 0);
+	pt->event_msg = (uint64_t)child->ns_tid;
+	traced_stop(parent, SIGTRAP, event);
+	trace_event(parent, "  ptrace: task %d traced by task %d too; event stop %d, held",
+		    child->vtid, pt->tracer->vtid, event);
+}
+
+void ptrace_exiting(struct task *t)
+{
+	if (!t->traced.tracer || !(t->traced.options & PTRACE_O_TRACEEXIT))
+		return;
+	t->traced.event_msg = (syscall_arg(t, 0) & 0xff) << 8;
+	traced_stop(t, SIGTRAP, PTRACE_EVENT_EXIT);
+	trace_event(t, "  ptrace: exit event stop, held for task %d", t->traced.tracer->vtid);
+}
+
 /* As the kernel: PTRACE_O_TRACEEXEC's event stop (then, traced with PTRACE_SYSCALL, the
  * execve's exit stop, owed: it comes as the tracer lets it go), else a SIGTRAP unless
  * seized. */
@@ -612,6 +691,15 @@ void ptrace_exec_done(struct task *t)
 	send_signal(t, SIGTRAP);
 }
 
+/* Does another live thread of t's process remain (to wait for a death t was told)? */
+static bool any_thread_left(const struct task *t)
+{
+	for (struct task *u = sched_first(); u; u = u->next)
+		if (u != t && u->proc == t->proc && u->state != TASK_DEAD)
+			return true;
+	return false;
+}
+
 void ptrace_task_gone(struct task *t)
 {
 	for (struct task *u = sched_first(); u; u = u->next) {
@@ -621,6 +709,16 @@ void ptrace_task_gone(struct task *t)
 		untrace(u);
 		if (kill)
 			send_signal(u, SIGKILL);
+	}
+	for (int i = 0; i < n_deaths; i++)
+		if (deaths[i].tracer_proc == t->proc && !any_thread_left(t))
+			deaths[i--] = deaths[--n_deaths]; /* its process is gone: no one waits */
+	struct task *tracer = t->traced.tracer;
+	if (tracer && t->tid != t->proc->tgid && tracer->state != TASK_DEAD &&
+	    n_deaths < MAX_DEATHS) {
+		deaths[n_deaths++] = (struct death){ tracer, tracer->proc, t->ns_tid,
+						     t->exit_status, ++attach_count };
+		sched_children_changed();
 	}
 	if (t->traced.tracer)
 		untrace(t);
