@@ -669,58 +669,6 @@ void tracer_spin_event_done(struct task *t)
 	t->cycle_misses = t->cycle_skips = 0;
 }
 
-/* Concurrent detruns spread over the allowed CPUs: each claims a (CPU, slot) pair for its
- * lifetime by binding an abstract unix socket named after it, and takes the CPU with the
- * fewest claims, so n runs fill n CPUs before any CPU runs two. The kernel drops a claim
- * however detrun ends, nothing is left on disk, and the socket never listens, so nothing
- * can connect to it. Groups in other network namespaces do not see each other's claims. */
-static bool claim_cpu_slot(int cpu, int slot)
-{
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return false;
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	int len = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, "detrun-cpu-%d-%d", cpu,
-			   slot);
-	socklen_t size = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len);
-	if (bind(fd, (struct sockaddr *)&addr, size) == 0)
-		return true; /* held open until detrun exits */
-	close(fd);
-	return false;
-}
-
-static int least_claimed_cpu(const cpu_set_t *allowed)
-{
-	for (int slot = 0; slot < 256; slot++)
-		for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
-			if (CPU_ISSET(cpu, allowed) && claim_cpu_slot(cpu, slot))
-				return cpu;
-	return -1;
-}
-
-/* Only one task runs at a time, so the group loses no parallelism on one CPU, and every
- * hand-off between a stopped tracee and the supervisor stays on that CPU: a ptrace stop
- * costs several times less than with cross-CPU wake-ups. The tracees inherit the mask.
- * Which CPU it is must not matter to the program: every view it has of "its" CPU
- * (getcpu, sched_getaffinity, /proc/self/stat and status, RDTSCP's TSC_AUX, CPUID's APIC
- * and core ids) is virtual. */
-static void pin_to_one_cpu(void)
-{
-	cpu_set_t allowed, one;
-	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0 || CPU_COUNT(&allowed) == 0)
-		return;
-	int cpu = least_claimed_cpu(&allowed);
-	if (cpu < 0) { /* no claim possible: spread by pid */
-		int k = getpid() % CPU_COUNT(&allowed);
-		for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
-			if (CPU_ISSET(cpu, &allowed) && k-- == 0)
-				break;
-	}
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	sched_setaffinity(0, sizeof(one), &one);
-}
-
 /* A shim cannot go on (replay diverged, the shim program broke): say why and where, show
  * the task's stack, and end the group. */
 static __attribute__((noreturn)) void abort_run(struct task *t, const char *why)
@@ -783,7 +731,7 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 	tracer_handlers->run_starting();
 	report_set_cleanup(tracer_kill_group);
 	if (!tracer_parallel())
-		pin_to_one_cpu();
+		tracer_pin_to_one_cpu();
 	foreground_prepare();
 
 	struct launch launched;

@@ -22,10 +22,14 @@
  * SINGLESTEP sets the trap flag, whose SIGTRAP is such a signal stop. Each stop sends the
  * tracer SIGCHLD (from detrun: its siginfo is not CLD_TRAPPED's).
  *
- * Not emulated yet (EIO, said once): the stops detrun would have to make of the tracee's
- * own run (SYSCALL, SYSEMU, LISTEN, PTRACE_EVENT_* but INTERRUPT's); a process outside the
- * group stays out of reach (EPERM), and so does, in parallel mode, a task of another
- * memory domain (it may be running).
+ * PTRACE_SYSCALL makes the engine resume the tracee with the real PTRACE_SYSCALL: it
+ * stops at its entry trap (before detrun handles the call) and at the exit of the call
+ * as the program sees it, once per call (syscall_stop_due). The clone, fork, vfork, exec
+ * and exit event stops are made where detrun meets them; a new child is traced too.
+ *
+ * Not emulated yet (EIO, said once): SYSEMU, LISTEN; a process outside the group stays
+ * out of reach (EPERM), and so does, in parallel mode, a task of another memory domain
+ * (it may be running).
  */
 #include <elf.h>
 #include <linux/audit.h>
