@@ -63,8 +63,9 @@ enum {
 
 static uint64_t attach_count;
 
-/* A traced thread's death, for its tracer's wait (the kernel reports it to the tracer; a
- * thread has no parent that would see it). */
+/* A traced thread's death, or a traced process's that is no child of its tracer, for the
+ * tracer's wait (the kernel reports it to the tracer too; its parent's wait sees it
+ * natively, as the kernel's). */
 struct death {
 	const struct task *tracer;
 	struct process *tracer_proc;
@@ -173,6 +174,15 @@ static int set_native_regs(struct task *u, const struct user_regs_struct *r)
 	return 0;
 }
 
+/* Is u's process a child of t's (whose wait4 then reports u's death itself)? */
+static bool child_of(const struct task *u, const struct task *t)
+{
+	char status[2048];
+	if (proc_status_read(u->proc->tgid, status, sizeof(status)) < 0)
+		return false;
+	return (pid_t)proc_status_field(status, "PPid:", 10, 0) == t->proc->tgid;
+}
+
 static int attach(struct task *t, struct task *u, bool seize, uint64_t options)
 {
 	if (!u)
@@ -190,6 +200,7 @@ static int attach(struct task *t, struct task *u, bool seize, uint64_t options)
 	u->traced = (struct emulated_trace){ .tracer = t,
 					     .seq = ++attach_count,
 					     .seized = seize,
+					     .not_child = !child_of(u, t),
 					     .options = seize ? options : 0 };
 	if (!seize)
 		traced_stop(u, SIGSTOP, 0);
@@ -652,6 +663,7 @@ void ptrace_cloned(struct task *parent, struct task *child, int event)
 	child->traced = (struct emulated_trace){ .tracer = pt->tracer,
 						 .seq = ++attach_count,
 						 .seized = pt->seized,
+						 .not_child = true, /* parent's, not the tracer's */
 						 .options = pt->options };
 	if (pt->seized)
 		traced_stop(child, SIGTRAP, PTRACE_EVENT_STOP);
@@ -718,8 +730,8 @@ void ptrace_task_gone(struct task *t)
 		if (deaths[i].tracer_proc == t->proc && !any_thread_left(t))
 			deaths[i--] = deaths[--n_deaths]; /* its process is gone: no one waits */
 	struct task *tracer = t->traced.tracer;
-	if (tracer && t->tid != t->proc->tgid && tracer->state != TASK_DEAD &&
-	    n_deaths < MAX_DEATHS) {
+	if (tracer && (t->tid != t->proc->tgid || t->traced.not_child) &&
+	    tracer->state != TASK_DEAD && n_deaths < MAX_DEATHS) {
 		deaths[n_deaths++] = (struct death){ tracer, tracer->proc, t->ns_tid,
 						     t->exit_status, ++attach_count };
 		sched_children_changed();

@@ -171,6 +171,36 @@ TEST(Ptrace, StraceOfTwoThreadsIsTheSameOnEveryRun)
 	EXPECT_NE(ReadFile(dir / "native0"), ReadFile(dir / "native1"));
 }
 
+// strace -f of a shell pipeline: forks and a vfork followed (the children traced too),
+// their execs, and the deaths of processes that are no children of strace's reported to
+// its wait. The same trace on every run.
+TEST(Ptrace, StraceOfAShellPipelineIsTheSameOnEveryRun)
+{
+	if (access("/usr/bin/strace", X_OK) != 0)
+		GTEST_SKIP() << "no /usr/bin/strace";
+	TempDir dir("strace-sh");
+	std::string first;
+	for (int i = 0; i < 3; i++) {
+		std::string out = dir / ("trace" + std::to_string(i));
+		RunResult r = RunCommand(UnderDetrun({}, { "/usr/bin/strace", "-f", "-o", out, "sh",
+							   "-c", "echo hi | cat; /bin/true" }));
+		EXPECT_EQ(r.code, 0) << r.Describe();
+		EXPECT_EQ(r.out, "hi\n") << r.Describe();
+		EXPECT_EQ(r.err, "") << r.Describe();
+		std::string trace = ReadFile(out);
+		if (i == 0) {
+			first = trace;
+			continue;
+		}
+		EXPECT_EQ(trace, first) << FirstDifference("run 0", first, "run", trace);
+	}
+	size_t exits = 0;
+	for (const std::string &line : SplitLines(first))
+		exits += line.find("+++ exited with 0 +++") != std::string::npos;
+	EXPECT_EQ(exits, 4u) << first;
+	EXPECT_NE(first.find("execve(\"/usr/bin/cat\""), std::string::npos) << first;
+}
+
 // In parallel mode a task of another memory domain may be running: ptrace of it is
 // refused, with a hazard that says so, and the program goes on.
 TEST(Ptrace, ParallelModeRefusesATaskOfAnotherDomain)
