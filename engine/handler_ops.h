@@ -25,6 +25,12 @@ struct handler_ops {
 	void (*task_gone)(struct task *t);       /* t is dead, about to be freed */
 	/* A signal stops t (an event): true if a tracer inside the group takes the stop. */
 	bool (*signal_stop)(struct task *t, int sig);
+	/* A syscall-entry (or exit: the call complete as the program sees it) stop of t,
+	 * traced with PTRACE_SYSCALL: true if its tracer inside the group takes it. */
+	bool (*syscall_stop)(struct task *t, bool entry);
+	/* parent made child (a PTRACE_EVENT_CLONE, _FORK or _VFORK of detrun's): a tracer
+	 * inside the group that follows it takes both. */
+	void (*cloned)(struct task *parent, struct task *child, int event);
 
 	/* Calls on objects outside the group (handlers/sys_external.c): */
 	void (*outside_restarted)(struct task *t);        /* the kernel restarts one */

@@ -190,6 +190,7 @@ void syscall_skip_and_restart(struct task *t)
 	t->regs.rax = nr;
 	t->regs.rip -= 2;
 	t->regs_dirty = true;
+	t->traced.rewound = true; /* the same call again: no new stop for a tracer */
 }
 
 void syscall_set_result(struct task *t, int64_t result)
@@ -203,6 +204,7 @@ void syscall_rewind(struct task *t)
 	t->regs.rax = t->regs.orig_rax;
 	t->regs.rip -= 2;
 	t->regs_dirty = true;
+	t->traced.rewound = true;
 }
 
 pid_t waitpid_retry(pid_t pid, int *status, int flags)
@@ -223,6 +225,10 @@ static long step_over_syscall(struct task *t, struct user_regs_struct *call)
 {
 	int request = PTRACE_SINGLESTEP;
 	t->interrupt_pending = 0; /* the stops of the injected call clear it in the kernel */
+	/* At a seccomp stop the program's call is replaced: no exit trap comes for it, so
+	 * the exit stop a tracer inside the group is owed comes at the task's resume. */
+	if (t->at_entry && t->traced.in_syscall)
+		t->traced.exit_due = true;
 	for (int steps = 0; steps < 64; steps++) {
 		if (ptrace(request, t->tid, 0, 0) < 0)
 			return -errno;

@@ -120,6 +120,8 @@ static inline void syscall_unrewind(struct task *t, int64_t result)
 {
 	t->regs.rax = (uint64_t)result;
 	task_skip_insn(t, SYSCALL_INSN_LEN);
+	t->traced.rewound = false;
+	t->traced.exit_due = t->traced.in_syscall; /* no exit trap comes: its stop is owed */
 }
 
 static inline uint64_t task_sp(const struct task *t)

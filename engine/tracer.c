@@ -46,6 +46,8 @@
 #include "syscalls/syscall_table.h"
 #include "engine/tracer_internal.h"
 
+static void timeline_event(struct task *t);
+
 const struct tracer_options *tracer_opts;
 const struct handler_ops *tracer_handlers;
 const struct debugger_ops *tracer_debugger;
@@ -155,7 +157,7 @@ static struct sched_ops ops = {
  * allowed syscalls gets it, at the same point on every run. */
 static bool every_syscall_stops(const struct task *t)
 {
-	return t->seccomp_strict || t->proc->read_implies_exec ||
+	return t->seccomp_strict || t->proc->read_implies_exec || t->traced.syscall_mode ||
 	       timers_next_signal(t->proc->tgid) >= 0;
 }
 
@@ -164,8 +166,23 @@ int tracer_resume_request(const struct task *t)
 	return t->exit_stop_wanted || every_syscall_stops(t) ? PTRACE_SYSCALL : PTRACE_CONT;
 }
 
+/* A syscall stop of a tracee its tracer inside the group resumed with PTRACE_SYSCALL
+ * (sys_ptrace.c decides and holds it): an event, and t stays stopped. */
+static bool held_for_tracer(struct task *t, bool entry)
+{
+	if (!tracer_handlers->syscall_stop(t, entry))
+		return false;
+	t->state = TASK_STOPPED;
+	timeline_event(t);
+	return true;
+}
+
 void tracer_resume(struct task *t)
 {
+	/* A call that returns without another exit trap (syscall_unrewind, an exec): the
+	 * exit stop its tracer is owed comes now, before it runs on. */
+	if (t->traced.exit_due && held_for_tracer(t, false))
+		return;
 	spin_resuming(t);
 	remote_store_regs(t);
 	if (t->resume == RESUME_SYSCALL)
@@ -224,6 +241,12 @@ static void timeline_event(struct task *t)
 
 void tracer_page_event(struct task *t)
 {
+	timeline_event(t);
+}
+
+void tracer_held_event(struct task *t)
+{
+	t->state = TASK_STOPPED;
 	timeline_event(t);
 }
 
@@ -317,7 +340,8 @@ static void on_syscall_exit(struct task *t)
 	}
 	if (t->resume == RESUME_CONT && !t->regs_dirty && fn == NULL && view == NULL)
 		trace_event(t, "  = %lld", (long long)syscall_result(t));
-	tracer_resume(t);
+	if (!t->traced.syscall_mode || !held_for_tracer(t, false))
+		tracer_resume(t);
 }
 
 /* An allowed call of a task whose every call stops has returned: an event, so virtual time
@@ -356,6 +380,11 @@ static void on_syscall_trap(struct task *t)
 		t->in_allowed_call = true;
 		if (t->seccomp_strict && !seccomp_strict_allows(t, (long)info.entry.nr))
 			return; /* SIGKILLed: its exit event follows */
+		if (t->traced.syscall_mode && remote_load_regs(t) == 0) {
+			t->syscall_nr = (int)info.entry.nr;
+			if (held_for_tracer(t, true))
+				return; /* before detrun's handling: its seccomp stop follows */
+		}
 		if (ptrace(PTRACE_SYSCALL, t->tid, 0, 0) < 0 && errno != ESRCH)
 			task_warn(t, "cannot tracer_resume: %s", strerror(errno));
 		return;
@@ -370,7 +399,9 @@ static void on_syscall_trap(struct task *t)
 		on_syscall_exit(t);
 	} else if (allowed) {
 		on_allowed_call_done(t);
-	} else {
+		if (t->traced.syscall_mode)
+			tracer_handlers->syscall_stop(t, false);
+	} else if (!t->traced.syscall_mode || remote_load_regs(t) || !held_for_tracer(t, false)) {
 		tracer_resume(t); /* the exit of a call handled at its seccomp stop */
 	}
 }
@@ -641,58 +672,6 @@ void tracer_spin_event_done(struct task *t)
 	t->cycle_misses = t->cycle_skips = 0;
 }
 
-/* Concurrent detruns spread over the allowed CPUs: each claims a (CPU, slot) pair for its
- * lifetime by binding an abstract unix socket named after it, and takes the CPU with the
- * fewest claims, so n runs fill n CPUs before any CPU runs two. The kernel drops a claim
- * however detrun ends, nothing is left on disk, and the socket never listens, so nothing
- * can connect to it. Groups in other network namespaces do not see each other's claims. */
-static bool claim_cpu_slot(int cpu, int slot)
-{
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return false;
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	int len = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, "detrun-cpu-%d-%d", cpu,
-			   slot);
-	socklen_t size = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len);
-	if (bind(fd, (struct sockaddr *)&addr, size) == 0)
-		return true; /* held open until detrun exits */
-	close(fd);
-	return false;
-}
-
-static int least_claimed_cpu(const cpu_set_t *allowed)
-{
-	for (int slot = 0; slot < 256; slot++)
-		for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
-			if (CPU_ISSET(cpu, allowed) && claim_cpu_slot(cpu, slot))
-				return cpu;
-	return -1;
-}
-
-/* Only one task runs at a time, so the group loses no parallelism on one CPU, and every
- * hand-off between a stopped tracee and the supervisor stays on that CPU: a ptrace stop
- * costs several times less than with cross-CPU wake-ups. The tracees inherit the mask.
- * Which CPU it is must not matter to the program: every view it has of "its" CPU
- * (getcpu, sched_getaffinity, /proc/self/stat and status, RDTSCP's TSC_AUX, CPUID's APIC
- * and core ids) is virtual. */
-static void pin_to_one_cpu(void)
-{
-	cpu_set_t allowed, one;
-	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0 || CPU_COUNT(&allowed) == 0)
-		return;
-	int cpu = least_claimed_cpu(&allowed);
-	if (cpu < 0) { /* no claim possible: spread by pid */
-		int k = getpid() % CPU_COUNT(&allowed);
-		for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
-			if (CPU_ISSET(cpu, &allowed) && k-- == 0)
-				break;
-	}
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	sched_setaffinity(0, sizeof(one), &one);
-}
-
 /* A shim cannot go on (replay diverged, the shim program broke): say why and where, show
  * the task's stack, and end the group. */
 static __attribute__((noreturn)) void abort_run(struct task *t, const char *why)
@@ -755,7 +734,7 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 	tracer_handlers->run_starting();
 	report_set_cleanup(tracer_kill_group);
 	if (!tracer_parallel())
-		pin_to_one_cpu();
+		tracer_pin_to_one_cpu();
 	foreground_prepare();
 
 	struct launch launched;

@@ -4,7 +4,8 @@
  *                     scheduler (interrupted waits) and resumes the task it picks;
  *   tracer_tasks.c    task lifecycle: processes and tasks created, exec'd, exiting, reaped;
  *   tracer_outside.c  detrun's own signals: from outside the group (passed on between
- *                     events), SIGCHLD while waiting for outside input, the spin alarm.
+ *                     events), SIGCHLD while waiting for outside input, the spin alarm;
+ *                     the CPU a serial group claims among concurrent detruns.
  * Nothing here runs the scheduler, or a debugger's conversation, from inside sched_pick:
  * while the scheduler waits for outside input, signals and gdb's input are only noted,
  * and handled between events or by the main loop.
@@ -38,8 +39,14 @@ void tracer_spin_event_done(struct task *t);
  * detrun passes on itself (from_terminal), or a signal the program ignores
  * (discarded_natively). Either is dropped and the task goes on. */
 bool tracer_signal_stop_is_no_event(const struct task *t, int status);
+/* In serial mode: the group runs on one CPU, the one fewest concurrent detruns claim
+ * (tracer_outside.c). */
+void tracer_pin_to_one_cpu(void);
 /* A fault on a page of shared memory is an event of t (page_share.h). */
 void tracer_page_event(struct task *t);
+/* A stop of t held for its tracer inside the group (sys_ptrace.c) is an event of t: its
+ * tracer's wait looks again. */
+void tracer_held_event(struct task *t);
 int64_t monotonic_ms(void);
 /* The spin detector's look at t, which has run since `since` (CLOCK_MONOTONIC ms) without
  * an event and used up its budget: spin_check's verdict, with a task that outran a timer

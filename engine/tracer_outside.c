@@ -2,7 +2,8 @@
  * detrun's own signals. Signals sent to detrun from outside the group are written to a
  * pipe by the handler and passed on to the group between events, where a shim can log them
  * and a replay deliver them at the same point; SIGCHLD matters only while the scheduler
- * waits for outside input; SIGALRM is the spin detector's budget.
+ * waits for outside input; SIGALRM is the spin detector's budget. Also which CPU a serial
+ * group runs on, among the detruns running beside it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <stddef.h>
+#include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -432,4 +437,56 @@ int64_t monotonic_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* Concurrent detruns spread over the allowed CPUs: each claims a (CPU, slot) pair for its
+ * lifetime by binding an abstract unix socket named after it, and takes the CPU with the
+ * fewest claims, so n runs fill n CPUs before any CPU runs two. The kernel drops a claim
+ * however detrun ends, nothing is left on disk, and the socket never listens, so nothing
+ * can connect to it. Groups in other network namespaces do not see each other's claims. */
+static bool claim_cpu_slot(int cpu, int slot)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int len = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, "detrun-cpu-%d-%d", cpu,
+			   slot);
+	socklen_t size = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len);
+	if (bind(fd, (struct sockaddr *)&addr, size) == 0)
+		return true; /* held open until detrun exits */
+	close(fd);
+	return false;
+}
+
+static int least_claimed_cpu(const cpu_set_t *allowed)
+{
+	for (int slot = 0; slot < 256; slot++)
+		for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+			if (CPU_ISSET(cpu, allowed) && claim_cpu_slot(cpu, slot))
+				return cpu;
+	return -1;
+}
+
+/* Only one task runs at a time, so the group loses no parallelism on one CPU, and every
+ * hand-off between a stopped tracee and the supervisor stays on that CPU: a ptrace stop
+ * costs several times less than with cross-CPU wake-ups. The tracees inherit the mask.
+ * Which CPU it is must not matter to the program: every view it has of "its" CPU
+ * (getcpu, sched_getaffinity, /proc/self/stat and status, RDTSCP's TSC_AUX, CPUID's APIC
+ * and core ids) is virtual. */
+void tracer_pin_to_one_cpu(void)
+{
+	cpu_set_t allowed, one;
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0 || CPU_COUNT(&allowed) == 0)
+		return;
+	int cpu = least_claimed_cpu(&allowed);
+	if (cpu < 0) { /* no claim possible: spread by pid */
+		int k = getpid() % CPU_COUNT(&allowed);
+		for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+			if (CPU_ISSET(cpu, &allowed) && k-- == 0)
+				break;
+	}
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	sched_setaffinity(0, sizeof(one), &one);
 }

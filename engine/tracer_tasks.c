@@ -313,6 +313,7 @@ void on_clone_event(struct task *parent, int event)
 		syscall_set_arg(parent, 0, parent->exit.clone.clone3_args);
 	parent->exit.clone.clone3_args = 0;
 	parent->state = TASK_STOPPED;
+	tracer_handlers->cloned(parent, child, event);
 	if (tracer_debugger)
 		tracer_debugger->on_fork(parent, child);
 	if (tracer_parallel())
@@ -324,7 +325,10 @@ void on_clone_event(struct task *parent, int event)
 		sched_park(parent, &w);
 		return;
 	}
-	tracer_resume(parent);
+	if (sched_of(parent)->traced_stop)
+		tracer_held_event(parent); /* its event stop, held for its tracer */
+	else
+		tracer_resume(parent);
 }
 
 /* What a new image needs before its first instruction; a step that fails ends the run
@@ -390,7 +394,10 @@ void on_exec_event(struct task *reported)
 	sched_children_changed();
 	if (tracer_debugger)
 		tracer_debugger->on_exec(t);
-	tracer_resume(t);
+	if (sched_of(t)->traced_stop)
+		tracer_held_event(t); /* its exec event stop, held for its tracer */
+	else
+		tracer_resume(t);
 }
 
 /* Reaps every task that is on its way out, so deaths happen at one logical time. */

@@ -105,10 +105,15 @@ void sys_execve(struct task *t)
 /* Implements exit(2), exit_group(2): the tracer handles the exit stop. */
 void sys_exit(struct task *t)
 {
+	ptrace_exiting(t);
 }
 
 static bool no_child_ready(struct task *t)
 {
+	/* A tracee that stopped while the call ran (another task's event came first): its
+	 * stop is the result, or the wait would park past the change it waits for. */
+	if (syscall_result(t) <= 0 && ptrace_wait_report(t))
+		return false;
 	if (syscall_result(t) == -ECHILD && ptrace_waits_for_tracee(t))
 		return true; /* a tracee that is no child of t's: its stop may come */
 	if (syscall_result(t) != 0)

@@ -22,12 +22,17 @@
  * SINGLESTEP sets the trap flag, whose SIGTRAP is such a signal stop. Each stop sends the
  * tracer SIGCHLD (from detrun: its siginfo is not CLD_TRAPPED's).
  *
- * Not emulated yet (EIO, said once): the stops detrun would have to make of the tracee's
- * own run (SYSCALL, SYSEMU, LISTEN, PTRACE_EVENT_* but INTERRUPT's); a process outside the
- * group stays out of reach (EPERM), and so does, in parallel mode, a task of another
- * memory domain (it may be running).
+ * PTRACE_SYSCALL makes the engine resume the tracee with the real PTRACE_SYSCALL: it
+ * stops at its entry trap (before detrun handles the call) and at the exit of the call
+ * as the program sees it, once per call (syscall_stop_due). The clone, fork, vfork, exec
+ * and exit event stops are made where detrun meets them; a new child is traced too.
+ *
+ * Not emulated yet (EIO, said once): SYSEMU, LISTEN; a process outside the group stays
+ * out of reach (EPERM), and so does, in parallel mode, a task of another memory domain
+ * (it may be running).
  */
 #include <elf.h>
+#include <linux/audit.h>
 #include <errno.h>
 #include <signal.h>
 #include <stddef.h>
@@ -57,6 +62,22 @@ enum {
 };
 
 static uint64_t attach_count;
+
+/* A traced thread's death, or a traced process's that is no child of its tracer, for the
+ * tracer's wait (the kernel reports it to the tracer too; its parent's wait sees it
+ * natively, as the kernel's). */
+struct death {
+	const struct task *tracer;
+	struct process *tracer_proc;
+	pid_t ns_tid;
+	int status;
+	uint64_t seq;
+};
+enum {
+	MAX_DEATHS = 256
+};
+static struct death deaths[MAX_DEATHS];
+static int n_deaths;
 
 /* The live member the group knows as ns_tid; NULL for none. */
 static struct task *member(pid_t ns_tid)
@@ -95,6 +116,7 @@ static void traced_stop(struct task *u, int sig, int event)
 static void let_go(struct task *u)
 {
 	u->traced.stop_sig = u->traced.stop_event = u->traced.report = 0;
+	u->traced.syscall_stop = 0;
 	u->traced.delivery = u->traced.exec_trap = false;
 	sched_of(u)->traced_stop = false;
 }
@@ -152,6 +174,15 @@ static int set_native_regs(struct task *u, const struct user_regs_struct *r)
 	return 0;
 }
 
+/* Is u's process a child of t's (whose wait4 then reports u's death itself)? */
+static bool child_of(const struct task *u, const struct task *t)
+{
+	char status[2048];
+	if (proc_status_read(u->proc->tgid, status, sizeof(status)) < 0)
+		return false;
+	return (pid_t)proc_status_field(status, "PPid:", 10, 0) == t->proc->tgid;
+}
+
 static int attach(struct task *t, struct task *u, bool seize, uint64_t options)
 {
 	if (!u)
@@ -169,6 +200,7 @@ static int attach(struct task *t, struct task *u, bool seize, uint64_t options)
 	u->traced = (struct emulated_trace){ .tracer = t,
 					     .seq = ++attach_count,
 					     .seized = seize,
+					     .not_child = !child_of(u, t),
 					     .options = seize ? options : 0 };
 	if (!seize)
 		traced_stop(u, SIGSTOP, 0);
@@ -287,6 +319,10 @@ static int siginfo_of(struct task *t, struct task *u, uint64_t data)
 	memset(&si, 0, sizeof(si));
 	si.si_signo = u->traced.stop_sig;
 	si.si_code = u->traced.stop_event ? SIGTRAP | u->traced.stop_event << 8 : SI_KERNEL;
+	if (u->traced.syscall_stop) { /* SIGTRAP, or SIGTRAP | 0x80 with TRACESYSGOOD */
+		si.si_signo = SIGTRAP;
+		si.si_code = u->traced.stop_sig;
+	}
 	/* A real signal's own siginfo: the kernel gave its sender's pid in the tracee's PID
 	 * namespace, the group's. */
 	if (u->traced.delivery && ptrace(PTRACE_GETSIGINFO, u->tid, 0, &si) < 0)
@@ -306,6 +342,39 @@ static int fpregs(struct task *t, struct task *u, uint64_t data, bool set)
 	if (ptrace(set ? PTRACE_SETFPREGS : PTRACE_GETFPREGS, u->tid, 0, &fp) < 0)
 		return -errno;
 	return set || remote_write(t, REMOTE(data), &fp, sizeof(fp)) == 0 ? 0 : -EFAULT;
+}
+
+/* PTRACE_GET_SYSCALL_INFO: the call of the syscall stop u is in, from the registers the
+ * program has (native_regs); at another stop, op NONE. Returns the full size, copies at
+ * most `size` bytes, as the kernel does. */
+static int syscall_info(struct task *t, struct task *u, uint64_t size, uint64_t data)
+{
+	struct user_regs_struct r;
+	int err = native_regs(u, &r);
+	if (err)
+		return err;
+	struct __ptrace_syscall_info info;
+	memset(&info, 0, sizeof(info));
+	info.op = (uint8_t)u->traced.syscall_stop;
+	info.arch = AUDIT_ARCH_X86_64;
+	info.instruction_pointer = r.rip;
+	info.stack_pointer = r.rsp;
+	size_t full = offsetof(struct __ptrace_syscall_info, entry);
+	if (info.op == PTRACE_SYSCALL_INFO_ENTRY) {
+		const uint64_t args[6] = { r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9 };
+		info.entry.nr = r.orig_rax;
+		memcpy(info.entry.args, args, sizeof(args));
+		full = offsetof(struct __ptrace_syscall_info, entry.args) + sizeof(args);
+	} else if (info.op == PTRACE_SYSCALL_INFO_EXIT) {
+		info.exit.rval = (int64_t)r.rax;
+		info.exit.is_error = (int64_t)r.rax < 0 && (int64_t)r.rax >= -4095;
+		full = offsetof(struct __ptrace_syscall_info, exit.is_error) +
+		       sizeof(info.exit.is_error);
+	}
+	size_t len = size < full ? size : full;
+	if (len && remote_write(t, REMOTE(data), &info, len))
+		return -EFAULT;
+	return (int)full;
 }
 
 static bool stopped_request(long request)
@@ -354,6 +423,8 @@ static int state_request(struct task *t, struct task *u, long request, uint64_t 
 			return -EINVAL;
 		u->traced.options = data;
 		return 0;
+	case PTRACE_GET_SYSCALL_INFO:
+		return syscall_info(t, u, addr, data);
 	case PTRACE_SECCOMP_GET_FILTER:
 		return -EPERM; /* detrun's own filters are no business of the program's */
 	default:
@@ -395,7 +466,11 @@ static int on_tracee(struct task *t, struct task *u, long request, uint64_t addr
 {
 	switch (request) {
 	case PTRACE_CONT:
+	case PTRACE_SYSCALL:
 		resume_with(u, data);
+		u->traced.syscall_mode = request == PTRACE_SYSCALL;
+		if (!u->traced.syscall_mode)
+			u->traced.in_syscall = u->traced.exit_due = false;
 		return 0;
 	case PTRACE_DETACH:
 		resume_with(u, data);
@@ -404,6 +479,7 @@ static int on_tracee(struct task *t, struct task *u, long request, uint64_t addr
 		return 0;
 	case PTRACE_SINGLESTEP:
 		resume_with(u, data);
+		u->traced.syscall_mode = u->traced.in_syscall = u->traced.exit_due = false;
 		if (remote_load_regs(u) == 0) {
 			task_set_trap_flag(u, true);
 			u->traced.stepping = true;
@@ -460,6 +536,31 @@ static bool traced_by_process(const struct task *u, const struct task *t)
 	return u->traced.tracer && u->traced.tracer->proc == t->proc;
 }
 
+/* The death of a traced thread that t's wait for `pid` selects: its index, or -1. */
+static int death_of(const struct task *t, pid_t pid)
+{
+	int pick = -1;
+	for (int i = 0; i < n_deaths; i++)
+		if (deaths[i].tracer_proc == t->proc && (pid <= 0 || deaths[i].ns_tid == pid) &&
+		    (pick < 0 || deaths[i].seq > deaths[pick].seq))
+			pick = i;
+	return pick;
+}
+
+static bool report_death(struct task *t, int i)
+{
+	uint64_t status_addr = syscall_arg(t, 1);
+	struct death d = deaths[i];
+	if (status_addr && remote_write(t, REMOTE(status_addr), &d.status, sizeof(d.status))) {
+		syscall_emulate(t, -EFAULT);
+		return true;
+	}
+	deaths[i] = deaths[--n_deaths];
+	trace_event(t, "  ptrace: death of task %d reported, status 0x%x", (int)d.ns_tid, d.status);
+	syscall_emulate(t, d.ns_tid);
+	return true;
+}
+
 bool ptrace_wait_report(struct task *t)
 {
 	if (t->syscall_nr != __NR_wait4)
@@ -470,6 +571,9 @@ bool ptrace_wait_report(struct task *t)
 		if (traced_by_process(u, t) && u->traced.report && selects(pid, u) &&
 		    (!pick || u->traced.seq > pick->traced.seq))
 			pick = u;
+	int death = death_of(t, pid);
+	if (death >= 0 && (!pick || deaths[death].seq > pick->traced.seq))
+		return report_death(t, death);
 	if (!pick)
 		return false;
 	uint64_t status_addr = syscall_arg(t, 1), usage = syscall_arg(t, 3);
@@ -495,7 +599,39 @@ bool ptrace_waits_for_tracee(struct task *t)
 	for (struct task *u = sched_first(); u; u = u->next)
 		if (traced_by_process(u, t) && selects(pid, u))
 			return true;
-	return false;
+	return death_of(t, pid) >= 0;
+}
+
+/* Is this a stop the tracer sees? One entry and one exit stop per call, however often
+ * detrun rewinds it or parks it (it stops again only once complete). */
+static bool syscall_stop_due(struct task *t, bool entry)
+{
+	bool rewound = t->traced.rewound;
+	t->traced.rewound = false;
+	t->traced.exit_due = false;
+	if (entry) {
+		if (t->traced.in_syscall)
+			return false; /* the same call again, after a rewind */
+		t->traced.in_syscall = true;
+		return true;
+	}
+	if (rewound || t->parked || !t->traced.in_syscall)
+		return false;
+	t->traced.in_syscall = false;
+	return true;
+}
+
+bool ptrace_syscall_stop(struct task *t, bool entry)
+{
+	if (!t->traced.tracer || !t->traced.syscall_mode || !syscall_stop_due(t, entry))
+		return false;
+	step_done(t);
+	bool good = t->traced.options & PTRACE_O_TRACESYSGOOD;
+	traced_stop(t, SIGTRAP | (good ? 0x80 : 0), 0);
+	t->traced.syscall_stop = entry ? PTRACE_SYSCALL_INFO_ENTRY : PTRACE_SYSCALL_INFO_EXIT;
+	trace_event(t, "  ptrace: syscall-%s stop, held for task %d", entry ? "entry" : "exit",
+		    t->traced.tracer->vtid);
+	return true;
 }
 
 bool ptrace_signal_stop(struct task *t, int sig)
@@ -511,12 +647,73 @@ bool ptrace_signal_stop(struct task *t, int sig)
 	return true;
 }
 
+static bool follows(const struct task *t, int event)
+{
+	uint64_t option = event == PTRACE_EVENT_CLONE  ? PTRACE_O_TRACECLONE
+			  : event == PTRACE_EVENT_FORK ? PTRACE_O_TRACEFORK
+						       : PTRACE_O_TRACEVFORK;
+	return t->traced.tracer && (t->traced.options & option);
+}
+
+void ptrace_cloned(struct task *parent, struct task *child, int event)
+{
+	if (!follows(parent, event))
+		return;
+	struct emulated_trace *pt = &parent->traced;
+	child->traced = (struct emulated_trace){ .tracer = pt->tracer,
+						 .seq = ++attach_count,
+						 .seized = pt->seized,
+						 .not_child = true, /* parent's, not the tracer's */
+						 .options = pt->options };
+	if (pt->seized)
+		traced_stop(child, SIGTRAP, PTRACE_EVENT_STOP);
+	else
+		traced_stop(child, SIGSTOP, 0);
+	pt->event_msg = (uint64_t)child->ns_tid;
+	traced_stop(parent, SIGTRAP, event);
+	trace_event(parent, "  ptrace: task %d traced by task %d too; event stop %d, held",
+		    child->vtid, pt->tracer->vtid, event);
+}
+
+void ptrace_exiting(struct task *t)
+{
+	if (!t->traced.tracer || !(t->traced.options & PTRACE_O_TRACEEXIT))
+		return;
+	t->traced.event_msg = (syscall_arg(t, 0) & 0xff) << 8;
+	traced_stop(t, SIGTRAP, PTRACE_EVENT_EXIT);
+	trace_event(t, "  ptrace: exit event stop, held for task %d", t->traced.tracer->vtid);
+}
+
+/* As the kernel: PTRACE_O_TRACEEXEC's event stop (then, traced with PTRACE_SYSCALL, the
+ * execve's exit stop, owed: it comes as the tracer lets it go), else a SIGTRAP unless
+ * seized. */
 void ptrace_exec_done(struct task *t)
 {
 	if (!t->traced.tracer)
 		return;
+	t->traced.exit_due = t->traced.syscall_mode && t->traced.in_syscall;
+	if (t->traced.exit_due && remote_load_regs(t) == 0)
+		syscall_set_result(t, 0); /* as execve returns: its exit stop shows it */
+	if (t->traced.options & PTRACE_O_TRACEEXEC) {
+		t->traced.event_msg = (uint64_t)t->ns_tid; /* the former tid: the leader's now */
+		traced_stop(t, SIGTRAP, PTRACE_EVENT_EXEC);
+		trace_event(t, "  ptrace: exec event stop, held for task %d",
+			    t->traced.tracer->vtid);
+		return;
+	}
+	if (t->traced.seized)
+		return;
 	t->traced.exec_trap = true;
 	send_signal(t, SIGTRAP);
+}
+
+/* Does another live thread of t's process remain (to wait for a death t was told)? */
+static bool any_thread_left(const struct task *t)
+{
+	for (struct task *u = sched_first(); u; u = u->next)
+		if (u != t && u->proc == t->proc && u->state != TASK_DEAD)
+			return true;
+	return false;
 }
 
 void ptrace_task_gone(struct task *t)
@@ -528,6 +725,16 @@ void ptrace_task_gone(struct task *t)
 		untrace(u);
 		if (kill)
 			send_signal(u, SIGKILL);
+	}
+	for (int i = 0; i < n_deaths; i++)
+		if (deaths[i].tracer_proc == t->proc && !any_thread_left(t))
+			deaths[i--] = deaths[--n_deaths]; /* its process is gone: no one waits */
+	struct task *tracer = t->traced.tracer;
+	if (tracer && (t->tid != t->proc->tgid || t->traced.not_child) &&
+	    tracer->state != TASK_DEAD && n_deaths < MAX_DEATHS) {
+		deaths[n_deaths++] = (struct death){ tracer, tracer->proc, t->ns_tid,
+						     t->exit_status, ++attach_count };
+		sched_children_changed();
 	}
 	if (t->traced.tracer)
 		untrace(t);

@@ -21,6 +21,17 @@ bool ptrace_waits_for_tracee(struct task *t);
 /* A signal stops t: true if t's tracer inside the group takes the stop (it is held until
  * that tracer resumes it, with the signal or without). */
 bool ptrace_signal_stop(struct task *t, int sig);
+/* t, traced with PTRACE_SYSCALL, is at a call's entry (its trap, before detrun handles
+ * the call) or at its exit (complete, as the program sees it): true if its tracer takes
+ * the stop. A call detrun rewinds or parks goes on: one entry and one exit stop each. */
+bool ptrace_syscall_stop(struct task *t, bool entry);
+/* parent made child: with PTRACE_O_TRACECLONE, _FORK or _VFORK (as `event` says) the
+ * child is traced by parent's tracer and stopped (SIGSTOP, or PTRACE_EVENT_STOP if
+ * seized), and parent stops with the event (GETEVENTMSG: the child's virtual tid). */
+void ptrace_cloned(struct task *parent, struct task *child, int event);
+/* t calls exit or exit_group: with PTRACE_O_TRACEEXIT it stops first (PTRACE_EVENT_EXIT,
+ * GETEVENTMSG: its wait status). */
+void ptrace_exiting(struct task *t);
 /* t's process runs a new image: a traced t gets the SIGTRAP the kernel sends then. */
 void ptrace_exec_done(struct task *t);
 /* t is dead: its tracees are let go (killed with PTRACE_O_EXITKILL), and it leaves its

@@ -251,6 +251,12 @@ struct emulated_trace {
 	bool delivery;       /* the stop is a real signal's delivery: CONT's signal goes in */
 	bool exec_trap;      /* the SIGTRAP that comes is the one of its exec */
 	bool stepping;       /* PTRACE_SINGLESTEP set its trap flag: cleared at its next stop */
+	bool syscall_mode;   /* resumed by PTRACE_SYSCALL: stops at each call's entry and exit */
+	bool not_child;      /* its process is no child of the tracer's: its death is reported */
+	bool in_syscall;     /* between a call's entry stop and its exit stop */
+	bool rewound;        /* a handler rewound the call (remote.c): it runs again, the same */
+	bool exit_due;       /* an exec's event stop: the execve's exit stop comes at let-go */
+	int syscall_stop;    /* PTRACE_SYSCALL_INFO_ENTRY or _EXIT at a syscall stop; 0 */
 };
 
 struct task {

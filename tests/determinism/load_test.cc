@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <memory>
 #include <string>
@@ -114,6 +115,34 @@ TEST(Load, LeakReportBesideAHog)
 		ASSERT_EQ(r.out, quiet.out);
 		ASSERT_EQ(r.err, quiet.err) << "run " << i << " beside the hog: "
 					    << FirstDifference("quiet", quiet.err, "loaded", r.err);
+	}
+}
+
+// strace -f of two threads inside the group: every stop of the tracees is held for the
+// tracer at a point of the timeline; the trace is the same beside the hog.
+TEST(Load, StraceOfTwoThreadsBesideAHog)
+{
+	if (access("/usr/bin/strace", X_OK) != 0)
+		GTEST_SKIP() << "no /usr/bin/strace";
+	TempDir dir("strace-load");
+	auto trace = [&](const std::string &name) {
+		RunResult r = RunCommand(
+			UnderDetrun({ "--spin-budget", "1" }, { "/usr/bin/strace", "-f", "-o",
+								dir / name, G + "two_threads" }));
+		EXPECT_EQ(r.code, 0) << r.Describe();
+		return ReadFile(dir / name);
+	};
+	// Names of one length: strace's argv, hence its stack and the envp pointer it
+	// prints for the execve, is the same in every run.
+	std::string quiet = trace("traceq");
+	ASSERT_NE(quiet.find("+++ exited with 0 +++"), std::string::npos) << quiet;
+	Hog hog;
+	ASSERT_TRUE(hog.Started());
+	for (int i = 0; i < 5; i++) {
+		std::string loaded = trace("trace" + std::to_string(i));
+		ASSERT_EQ(loaded, quiet)
+			<< "run " << i
+			<< " beside the hog: " << FirstDifference("quiet", quiet, "loaded", loaded);
 	}
 }
 

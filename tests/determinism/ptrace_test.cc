@@ -138,6 +138,69 @@ TEST(Ptrace, GdbBatchInsideTheGroupPrintsTheSameTranscript)
 		<< FirstDifference("native", native.out, "detrun", first.out);
 }
 
+// strace -f inside the group: PTRACE_SYSCALL's entry and exit stops (what the program
+// calls and gets, not detrun's injected calls), GET_SYSCALL_INFO, the clone and exit event
+// stops, the new threads traced too and their deaths reported. The trace is the same on
+// every run; natively the pids in it differ at each run.
+TEST(Ptrace, StraceOfTwoThreadsIsTheSameOnEveryRun)
+{
+	if (access("/usr/bin/strace", X_OK) != 0)
+		GTEST_SKIP() << "no /usr/bin/strace";
+	TempDir dir("strace");
+	std::string first;
+	for (int i = 0; i < 5; i++) {
+		std::string out = dir / ("trace" + std::to_string(i));
+		RunResult r = RunCommand(
+			UnderDetrun({}, { "/usr/bin/strace", "-f", "-o", out, G + "two_threads" }));
+		EXPECT_EQ(r.code, 0) << r.Describe();
+		EXPECT_EQ(r.err, "") << r.Describe();
+		EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+		std::string trace = ReadFile(out);
+		if (i == 0) {
+			first = trace;
+			continue;
+		}
+		EXPECT_EQ(trace, first) << FirstDifference("run 0", first, "run", trace);
+	}
+	for (const char *line :
+	     { "execve(\"", "clone3(", "write(1, \"thread a\\n\", 9", "write(1, \"thread b\\n\", 9",
+	       "exit(0)", "+++ exited with 0 +++", "exit_group(0)                     = ?" })
+		EXPECT_NE(first.find(line), std::string::npos) << line << "\n" << first;
+	RunCommand({ "/usr/bin/strace", "-f", "-o", dir / "native0", G + "two_threads" });
+	RunCommand({ "/usr/bin/strace", "-f", "-o", dir / "native1", G + "two_threads" });
+	EXPECT_NE(ReadFile(dir / "native0"), ReadFile(dir / "native1"));
+}
+
+// strace -f of a shell pipeline: forks and a vfork followed (the children traced too),
+// their execs, and the deaths of processes that are no children of strace's reported to
+// its wait. The same trace on every run.
+TEST(Ptrace, StraceOfAShellPipelineIsTheSameOnEveryRun)
+{
+	if (access("/usr/bin/strace", X_OK) != 0)
+		GTEST_SKIP() << "no /usr/bin/strace";
+	TempDir dir("strace-sh");
+	std::string first;
+	for (int i = 0; i < 3; i++) {
+		std::string out = dir / ("trace" + std::to_string(i));
+		RunResult r = RunCommand(UnderDetrun({}, { "/usr/bin/strace", "-f", "-o", out, "sh",
+							   "-c", "echo hi | cat; /bin/true" }));
+		EXPECT_EQ(r.code, 0) << r.Describe();
+		EXPECT_EQ(r.out, "hi\n") << r.Describe();
+		EXPECT_EQ(r.err, "") << r.Describe();
+		std::string trace = ReadFile(out);
+		if (i == 0) {
+			first = trace;
+			continue;
+		}
+		EXPECT_EQ(trace, first) << FirstDifference("run 0", first, "run", trace);
+	}
+	size_t exits = 0;
+	for (const std::string &line : SplitLines(first))
+		exits += line.find("+++ exited with 0 +++") != std::string::npos;
+	EXPECT_EQ(exits, 4u) << first;
+	EXPECT_NE(first.find("execve(\"/usr/bin/cat\""), std::string::npos) << first;
+}
+
 // In parallel mode a task of another memory domain may be running: ptrace of it is
 // refused, with a hazard that says so, and the program goes on.
 TEST(Ptrace, ParallelModeRefusesATaskOfAnotherDomain)
