@@ -358,6 +358,41 @@ static bool barrier_holds(int barrier, int self)
 
 static void look_at_runners(void);
 
+/* A task that runs now, outside domain `except` (-1: any), not held, not on its way out. */
+static struct task *running_task(int except)
+{
+	for (struct task *t = sched_first(); t; t = t->next)
+		if (tracer_domain_of(t) != except && !t->held && t->state == TASK_RUNNING &&
+		    !t->proc->dying)
+			return t;
+	return NULL;
+}
+
+/* gdb's Ctrl-C, taken by interrupting the one task that runs (one_at_a_time). */
+static bool debugger_interrupts(void)
+{
+	struct task *t = one_at_a_time ? running_task(-1) : NULL;
+	return t && tracer_debugger->poll(t, tracer_handle_status);
+}
+
+/* Waits for the next stop and handles it; at the alarm instead, takes gdb's Ctrl-C or has
+ * the spin detector look at the runners (*alarm: the latter). False: no task to wait for. */
+static bool handle_next_stop(bool *alarm)
+{
+	int status;
+	pid_t got = tracer_wait_any(&status);
+	*alarm = false;
+	if (got < 0)
+		return false;
+	if (got > 0) {
+		tracer_handle_status(got, status);
+	} else if (!debugger_interrupts()) {
+		look_at_runners();
+		*alarm = true;
+	}
+	return true;
+}
+
 /* Under the debugger a recording of parallel mode runs one domain at a time, so that gdb
  * sees the whole group stopped wherever one task stops, as in serial mode. Before a domain
  * starts or its event is handled, every other domain that runs is let go on to its next
@@ -367,29 +402,9 @@ static void look_at_runners(void);
  * domain where it found it in the recording. */
 static void settle_others(int id)
 {
-	if (!one_at_a_time)
-		return;
-	for (;;) {
-		look_at_domains();
-		struct task *runner = NULL;
-		for (struct task *t = sched_first(); t && !runner; t = t->next)
-			if (tracer_domain_of(t) != id && !t->held && t->state == TASK_RUNNING &&
-			    !t->proc->dying)
-				runner = t;
-		if (!runner)
-			return;
-		int status;
-		pid_t got = tracer_wait_any(&status);
-		if (got < 0)
-			return;
-		if (got > 0) {
-			tracer_handle_status(got, status);
-			continue;
-		}
-		if (tracer_debugger->poll(runner, tracer_handle_status))
-			continue;
-		look_at_runners();
-	}
+	bool alarm;
+	while (one_at_a_time && running_task(id) && handle_next_stop(&alarm))
+		;
 }
 
 /* Resumes t of domain `id` under the token: a call that has yet to run runs now. */
@@ -650,15 +665,6 @@ static bool pick_when_all_wait(void)
 	}
 }
 
-/* gdb's Ctrl-C, taken by interrupting the one task that runs (one_at_a_time). */
-static bool debugger_interrupts(void)
-{
-	for (struct task *t = sched_first(); t && one_at_a_time; t = t->next)
-		if (!t->held && t->state == TASK_RUNNING && !t->proc->dying)
-			return tracer_debugger->poll(t, tracer_handle_status);
-	return false;
-}
-
 void parallel_run(struct task *first)
 {
 	(void)first; /* running: its first stop comes through the loop */
@@ -676,18 +682,10 @@ void parallel_run(struct task *first)
 				break;
 			continue;
 		}
-		int status;
-		pid_t got = tracer_wait_any(&status);
-		if (got < 0)
+		bool alarm;
+		if (!handle_next_stop(&alarm))
 			break;
-		if (got > 0) {
-			tracer_handle_status(got, status);
-			continue;
-		}
-		if (debugger_interrupts())
-			continue;
-		look_at_runners();
-		if (!shim_intercepts())
+		if (alarm && !shim_intercepts())
 			pass_outside_signals();
 	}
 	tracer_arm_alarm(0);
