@@ -240,14 +240,20 @@ void external_register_output(int supervisor_fd)
 	outputs[n_outputs++] = (struct output_id){ st.st_dev, st.st_ino };
 }
 
+bool external_output_object(int supervisor_fd)
+{
+	struct stat st;
+	bool found = false;
+	if (fstat(supervisor_fd, &st) == 0)
+		for (size_t i = 0; i < n_outputs && !found; i++)
+			found = outputs[i].dev == st.st_dev && outputs[i].ino == st.st_ino;
+	return found;
+}
+
 static bool output_fd(struct task *t, int tfd)
 {
 	int fd = remote_dup_fd(t, tfd);
-	struct stat st;
-	bool found = false;
-	if (fd >= 0 && fstat(fd, &st) == 0)
-		for (size_t i = 0; i < n_outputs && !found; i++)
-			found = outputs[i].dev == st.st_dev && outputs[i].ino == st.st_ino;
+	bool found = fd >= 0 && external_output_object(fd);
 	if (fd >= 0)
 		close(fd);
 	return found;

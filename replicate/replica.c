@@ -15,6 +15,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -392,6 +393,8 @@ void rep_replica_follow(struct rep_link *l, struct input_source *src)
 
 /* ---- leading ---- */
 
+/* Also the stream's side: appends refused, or unacknowledged for a minute, stop the
+ * leader between syncs (its replies are held meanwhile: outputs.c). */
 static void check_lease(void)
 {
 	if (rep_lease_lost())
@@ -399,15 +402,44 @@ static void check_lease(void)
 			   "replicate: node %s lost the lease: another node leads; this "
 			   "one stops",
 			   link_->node);
+	if (rep_sink_check(sink))
+		shim_abort(NULL, "replicate: %s", link_->why);
 }
 
-/* Before anything leaves the node, every input so far is in the stream. */
+/* A non-blocking send (the descriptor's O_NONBLOCK, or MSG_DONTWAIT) */
+static bool nonblocking_send(const struct shim_call *c)
+{
+	int flags_arg = syscall_msg_flags_arg(syscall_lookup(c->nr));
+	if (flags_arg >= 0 && (c->args[flags_arg] & MSG_DONTWAIT))
+		return true;
+	int fd = remote_dup_fd(c->task, c->fd);
+	int fl = fd >= 0 ? fcntl(fd, F_GETFL) : 0;
+	if (fd >= 0)
+		close(fd);
+	return fl > 0 && (fl & O_NONBLOCK);
+}
+
+/* Nothing leaves the node before every input before it is in the stream. A send to a
+ * client is held until then while the group goes on (output commit: outputs.c); any
+ * other call that lets something out runs once every append so far is acknowledged and
+ * what is held on its descriptor has left. Receives and waits let nothing out: appends
+ * before them stay in flight. */
 static bool leader_control(struct shim_call *c)
 {
 	check_lease();
-	/* Receives and waits let nothing out: appends before them stay in flight. */
-	if (syscall_lets_out(syscall_lookup(c->nr)) && sink->sync && sink->sync(sink))
+	if (!syscall_lets_out(syscall_lookup(c->nr)))
+		return false;
+	enum hold h = rep_outputs_hold(c, rep_sink_seq(sink));
+	if (h == HOLD_DONE || (h == HOLD_FULL && nonblocking_send(c))) {
+		if (h == HOLD_FULL)
+			c->ret = -EAGAIN; /* as from a full buffer: the program polls */
+		record_ops->monitor(c);
+		c->sent_digest = 0; /* the bytes were digested from the program's memory */
+		return true;
+	}
+	if (sink->sync && sink->sync(sink))
 		shim_abort(c->task, "replicate: %s", link_->why);
+	rep_outputs_drain(c->task, c->fd);
 	return false;
 }
 
@@ -441,6 +473,16 @@ static void leader_event(struct task *t, uint64_t time, long nr)
 	rep_progress_set(true, time, rep_sink_seq(sink));
 }
 
+/* The record shim's end waits for every acknowledgement; then what is held leaves. */
+static int leader_finish(uint64_t time, int code)
+{
+	rep_sink_closing(sink);
+	int r = record_ops->finish(time, code);
+	if (r == code)
+		rep_outputs_finish();
+	return r;
+}
+
 void rep_replica_lead(struct rep_link *l, struct input_sink *s)
 {
 	link_ = l;
@@ -451,5 +493,8 @@ void rep_replica_lead(struct rep_link *l, struct input_sink *s)
 	leader.control = leader_control;
 	leader.wait_outside = leader_wait;
 	leader.event = leader_event;
+	leader.finish = leader_finish;
+	if (rep_outputs_start())
+		shim_abort(NULL, "replicate: cannot start the thread that sends replies");
 	shim_set(&leader);
 }

@@ -24,6 +24,7 @@
 #include <stddef.h>
 
 struct tracer_options;
+struct shim_call;
 
 /* ---- the subcommand (command.c), which the command line (cli/) runs ---- */
 /* `detrun replicate ...`: >= 0 an exit code; -1 run PROGRAM with `opt` (path and argv
@@ -39,6 +40,31 @@ int rep_sink_golive(struct input_sink *s, uint64_t time);
 /* Publishes the Header as the stream's first message and waits for it. */
 int rep_sink_header(struct input_sink *s, const Detrun__Log__Header *h);
 uint64_t rep_sink_seq(struct input_sink *s); /* the sequence of the last append */
+/* Every stream sequence up to this one is acknowledged (written by libnats' thread). */
+uint64_t rep_sink_acked(void);
+/* Called (on libnats' thread) whenever rep_sink_acked moves. */
+void rep_sink_on_acked(void (*fn)(void));
+/* The run ends: the record shim's last flush waits for every acknowledgement. */
+void rep_sink_closing(struct input_sink *s);
+/* For a leader between syncs: sends unacknowledged publishes again after a second of no
+ * progress; 0, or -errno (deposed, or no acknowledgement for a minute) with l->why. */
+int rep_sink_check(struct input_sink *s);
+
+/* ---- output commit (outputs.c) ---- */
+/* Starts the thread that sends held replies as their inputs are acknowledged. 0/-errno. */
+int rep_outputs_start(void);
+enum hold {
+	HOLD_DONE, /* held: c->ret, c->sent_len and c->sent_digest are set */
+	HOLD_NOT,  /* not a send that can be held: it runs, after the sync */
+	HOLD_FULL  /* the connection has HOLD_MAX bytes held already */
+};
+/* A send of the program's, to leave once stream sequence `need` is acknowledged. */
+enum hold rep_outputs_hold(struct shim_call *c, uint64_t need);
+/* Before a call on tracee descriptor tfd runs for real: what is held there has left. */
+struct task;
+void rep_outputs_drain(struct task *t, int tfd);
+/* Every input acknowledged at the end of the run: held replies leave before exit. */
+void rep_outputs_finish(void);
 
 /* ---- the follower's source (source.c) ---- */
 struct input_source *rep_source_create(struct rep_link *l);

@@ -2,16 +2,21 @@
  * message id (epoch, stream sequence it is meant to take) and the expected last sequence,
  * so a deposed leader can never append (the sequence moved on) and a retried append is
  * never stored twice (the id is remembered); a record larger than the server's messages
- * goes in parts, each fenced the same way. Publishes are asynchronous and pipelined;
- * `sync` waits until the stream acknowledged all of them — the record shim's owner calls
- * it before any external call runs, so output never precedes its inputs' replication. */
+ * goes in parts, each fenced the same way. Publishes are asynchronous and pipelined: the
+ * group goes on computing while they are in flight. Every acknowledgement is counted
+ * (`rep_sink_acked`: the stream holds every sequence up to it), and the leader's held
+ * replies leave by that count (outputs.c, output commit); `sync` waits until the stream
+ * acknowledged all of them, before a call that lets something out and is not held. An
+ * acknowledgement never changes what the group computes, only when its replies leave. */
 #include "replicate/replicate.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shim/shim.h"
@@ -27,9 +32,61 @@ struct js_sink {
 	struct rep_link *l;
 	uint64_t epoch;
 	uint64_t last_seq; /* the sequence the previous publish takes */
-	bool pending;      /* publishes not yet known acknowledged */
+	bool closing;      /* the run ends: flush waits for the acknowledgements too */
 	int why_err;       /* the failure l->why describes (sink_sync's), 0 for none */
 };
+
+/* Which sequences the stream acknowledged: all up to `acked`, and those past it whose
+ * acknowledgement came early (after an election, copies sent again are answered out of
+ * order) as bits of a ring. At most MaxPending (4096) publishes are in flight, so the
+ * ring of twice that never wraps onto a sequence still waiting. Written by libnats'
+ * thread, read by the leader's and the output flusher's. */
+#define ACK_RING 8192
+static pthread_mutex_t ack_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t ack_early[ACK_RING];
+static _Atomic uint64_t acked;
+/* When the count last moved (or a publish found nothing in flight), CLOCK_MONOTONIC ms:
+ * the idle leader sends unacknowledged publishes again after a slice of no progress and
+ * stops after SYNC_LIMIT_MS (rep_sink_check). */
+static _Atomic int64_t progress_ms, resent_ms;
+static void (*on_acked)(void);
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The stream holds `seq` (acknowledged, or found there after a refusal). */
+static void mark_acked(uint64_t seq)
+{
+	pthread_mutex_lock(&ack_lock);
+	uint64_t a = atomic_load(&acked), was = a;
+	if (seq > a && seq - a < ACK_RING) {
+		ack_early[seq % ACK_RING] = 1;
+		while (ack_early[(a + 1) % ACK_RING]) {
+			ack_early[(a + 1) % ACK_RING] = 0;
+			a++;
+		}
+		atomic_store(&acked, a);
+	}
+	pthread_mutex_unlock(&ack_lock);
+	if (a != was) {
+		atomic_store(&progress_ms, now_ms());
+		if (on_acked)
+			on_acked();
+	}
+}
+
+/* The stream sequence a message of ours was meant to take (its expected last + 1). */
+static uint64_t seq_of(natsMsg *m)
+{
+	const char *expected = NULL;
+	if (!m || natsMsgHeader_Get(m, "Nats-Expected-Last-Sequence", &expected) != NATS_OK)
+		return 0;
+	return strtoull(expected, NULL, 10) + 1;
+}
 
 /* A publish was refused: another node leads. Set by libnats' thread once refused_why is
  * written (the first refusal alone writes it), read by the leader's. */
@@ -92,6 +149,8 @@ static void on_refused(jsCtx *js, jsPubAckErr *pae, void *closure)
 		at = HOLDS_NOTHING_YET; /* no answer at all */
 	else if (pae->ErrCode == JSStreamWrongLastSequenceErr)
 		at = stream_holds(js, closure, pae->Msg);
+	if (at == HOLDS_M)
+		mark_acked(seq_of(pae->Msg));
 	if (at == HOLDS_M || (at == HOLDS_NOTHING_YET && send_again(js, pae)))
 		return;
 	if (atomic_flag_test_and_set(&refusing))
@@ -99,6 +158,20 @@ static void on_refused(jsCtx *js, jsPubAckErr *pae, void *closure)
 	snprintf(refused_why, sizeof(refused_why), "%s",
 		 pae->ErrText ? pae->ErrText : natsStatus_GetText(pae->Err));
 	atomic_store(&refused, 1);
+}
+
+/* Every answer to a publish: an acknowledgement counts its sequence; an error is
+ * on_refused's (the message is ours to destroy unless it was sent again). */
+static void on_answer(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closure)
+{
+	if (pa) {
+		mark_acked(pa->Sequence); /* the stream's first message carries no expected one */
+	} else if (pae) {
+		pae->Msg = msg;
+		on_refused(js, pae, closure);
+		msg = pae->Msg; /* NULL when sent again */
+	}
+	natsMsg_Destroy(msg);
 }
 
 /* Asked from outside to end while the stream does not answer: the program cannot go on
@@ -140,8 +213,9 @@ static int publish_msg(struct js_sink *k, const char *id, const uint8_t *data, s
 		k->why_err = 0; /* l->why is not about this one */
 		return s == NATS_TIMEOUT ? -ETIMEDOUT : -EIO;
 	}
+	if (atomic_load(&acked) == k->last_seq)
+		atomic_store(&progress_ms, now_ms()); /* the first in flight: waiting starts */
 	k->last_seq++;
-	k->pending = true;
 	return 0;
 }
 
@@ -216,12 +290,26 @@ static void resend_pending(struct js_sink *k)
 	natsMsgList_Destroy(&list);
 }
 
+static int deposed(struct js_sink *k)
+{
+	snprintf(k->l->why, sizeof(k->l->why),
+		 "deposed: the stream refused an append (%s): another node leads", refused_why);
+	return k->why_err = -EPERM;
+}
+
+static int unacknowledged(struct js_sink *k, const char *what)
+{
+	snprintf(k->l->why, sizeof(k->l->why),
+		 "the stream did not acknowledge appends for %d s: %s", SYNC_LIMIT_MS / 1000, what);
+	return k->why_err = -EIO;
+}
+
 static int sink_sync(struct input_sink *s)
 {
 	struct js_sink *k = (struct js_sink *)s;
 	if (abandoned)
 		return -EINTR;
-	if (!k->pending && !atomic_load(&refused))
+	if (atomic_load(&acked) >= k->last_seq && !atomic_load(&refused))
 		return 0;
 	jsPubOptions po;
 	jsPubOptions_Init(&po);
@@ -235,27 +323,30 @@ static int sink_sync(struct input_sink *s)
 		resend_pending(k);
 		stop_if_asked(waited + SYNC_SLICE_MS);
 	}
-	if (atomic_load(&refused)) {
+	if (atomic_load(&refused))
+		return deposed(k);
+	if (st != NATS_OK)
+		return unacknowledged(k, natsStatus_GetText(st));
+	/* Nothing in flight, yet a sequence unacknowledged: a publish was lost (neither
+	 * stored nor answered). Appends after it cannot be stored (their expected sequence
+	 * is never the last), so followers never see a gap; this leader stops. */
+	if (atomic_load(&acked) < k->last_seq) {
 		snprintf(k->l->why, sizeof(k->l->why),
-			 "deposed: the stream refused an append "
-			 "(%s): another node leads",
-			 refused_why);
-		return k->why_err = -EPERM;
-	}
-	if (st != NATS_OK) {
-		snprintf(k->l->why, sizeof(k->l->why),
-			 "the stream did not acknowledge appends "
-			 "for %d s: %s",
-			 SYNC_LIMIT_MS / 1000, natsStatus_GetText(st));
+			 "the append of stream sequence %llu was lost (no acknowledgement, "
+			 "none in flight)",
+			 (unsigned long long)atomic_load(&acked) + 1);
 		return k->why_err = -EIO;
 	}
-	k->pending = false;
 	return 0;
 }
 
+/* The group waits for the outside: nothing to push (libnats sends publishes at once), and
+ * nothing to wait for, since held replies leave as acknowledgements come (outputs.c); at
+ * the end of the run it waits for them all. */
 static int sink_flush(struct input_sink *s)
 {
-	return sink_sync(s);
+	struct js_sink *k = (struct js_sink *)s;
+	return k->closing ? sink_sync(s) : 0;
 }
 
 static int sink_close(struct input_sink *s)
@@ -285,7 +376,43 @@ struct input_sink *rep_sink_create(struct rep_link *l, uint64_t epoch, uint64_t 
 	k->l = l;
 	k->epoch = epoch;
 	k->last_seq = last_seq;
+	atomic_store(&acked, last_seq); /* the stream holds what came before */
 	return &k->ops;
+}
+
+void rep_sink_closing(struct input_sink *s)
+{
+	((struct js_sink *)s)->closing = true;
+}
+
+uint64_t rep_sink_acked(void)
+{
+	return atomic_load(&acked);
+}
+
+void rep_sink_on_acked(void (*fn)(void))
+{
+	on_acked = fn;
+}
+
+/* An idle leader (or one whose replies are held) is not in sync: publishes still waiting
+ * after a slice of no progress are sent again here, and a refusal or SYNC_LIMIT_MS of no
+ * progress stops it, as sync would. */
+int rep_sink_check(struct input_sink *s)
+{
+	struct js_sink *k = (struct js_sink *)s;
+	if (atomic_load(&refused))
+		return deposed(k);
+	int64_t now = now_ms();
+	bool waiting = atomic_load(&acked) < k->last_seq;
+	if (waiting && now - atomic_load(&progress_ms) >= SYNC_LIMIT_MS)
+		return unacknowledged(k, "no quorum");
+	if (waiting && now - atomic_load(&progress_ms) >= SYNC_SLICE_MS &&
+	    now - atomic_load(&resent_ms) >= SYNC_SLICE_MS) {
+		atomic_store(&resent_ms, now);
+		resend_pending(k);
+	}
+	return 0;
 }
 
 int rep_sink_golive(struct input_sink *s, uint64_t time)
@@ -314,8 +441,8 @@ int rep_sink_header(struct input_sink *s, const Detrun__Log__Header *h)
 /* The error handler is set on the link's JetStream context when it is made. */
 void rep_sink_handlers(jsOptions *o, struct rep_link *l)
 {
-	o->PublishAsync.ErrHandler = on_refused;
-	o->PublishAsync.ErrHandlerClosure = l;
+	o->PublishAsync.AckHandler = on_answer;
+	o->PublishAsync.AckHandlerClosure = l;
 	o->PublishAsync.MaxPending = 4096;
 	o->PublishAsync.StallWait = SYNC_SLICE_MS;
 }
