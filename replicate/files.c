@@ -20,8 +20,29 @@
 
 #include "recorder/file_image.h"
 
-/* The image records among the stream's messages 2..last (a record sent in parts is not
- * one: images come in parts of at most FILE_IMAGE_PART bytes, below one message). */
+/* Keeps serialized record REC if it is an image. */
+static void keep_image(const uint8_t *rec, size_t len, LogRecord ***out, size_t *n, size_t *cap)
+{
+	LogRecord *r = detrun__log__record__unpack(NULL, len, rec);
+	if (r && r->kind_case != DETRUN__LOG__RECORD__KIND_IMAGE) {
+		detrun__log__record__free_unpacked(r, NULL);
+		return;
+	}
+	if (!r)
+		return;
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 64;
+		LogRecord **more = realloc(*out, *cap * sizeof(*more));
+		if (!more)
+			abort();
+		*out = more;
+	}
+	(*out)[(*n)++] = r;
+}
+
+/* The image records among the stream's messages 2..last, alone or in batches (a record
+ * sent in parts is not one: images come in parts of at most FILE_IMAGE_PART bytes, below
+ * one message). */
 static int stream_images(struct rep_link *l, LogRecord ***out, size_t *n)
 {
 	int64_t last = rep_last_seq(l);
@@ -34,28 +55,18 @@ static int stream_images(struct rep_link *l, LogRecord ***out, size_t *n)
 			return -1;
 		uint64_t time;
 		int kind;
-		const uint8_t *body;
-		size_t len;
-		LogRecord *r = NULL;
+		const uint8_t *body, *rec;
+		size_t len, rec_len;
 		if (rep_unframe((const uint8_t *)natsMsg_GetData(m),
-				(size_t)natsMsg_GetDataLength(m), &time, &kind, &body, &len) == 0 &&
-		    kind == REP_RECORD)
-			r = detrun__log__record__unpack(NULL, len, body);
+				(size_t)natsMsg_GetDataLength(m), &time, &kind, &body, &len) == 0) {
+			if (kind == REP_RECORD)
+				keep_image(body, len, out, n, &cap);
+			for (const uint8_t *at = body;
+			     kind == REP_BATCH &&
+			     !rep_batch_next(&at, body + len, &time, &rec, &rec_len);)
+				keep_image(rec, rec_len, out, n, &cap);
+		}
 		natsMsg_Destroy(m);
-		if (r && r->kind_case != DETRUN__LOG__RECORD__KIND_IMAGE) {
-			detrun__log__record__free_unpacked(r, NULL);
-			continue;
-		}
-		if (!r)
-			continue;
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 64;
-			LogRecord **more = realloc(*out, cap * sizeof(*more));
-			if (!more)
-				abort();
-			*out = more;
-		}
-		(*out)[(*n)++] = r;
 	}
 	return 0;
 }

@@ -277,6 +277,31 @@ int rep_unframe_part(const uint8_t *body, size_t len, uint32_t *index, uint32_t 
 	return 0;
 }
 
+int rep_batch_add(uint8_t *at, uint64_t time, const void *rec, size_t len)
+{
+	put_le(at, time, 8);
+	put_le(at + 8, len, 4);
+	if (rec && len)
+		memcpy(at + REP_ENTRY_LEN, rec, len);
+	return (int)(REP_ENTRY_LEN + len);
+}
+
+int rep_batch_next(const uint8_t **at, const uint8_t *end, uint64_t *time, const uint8_t **rec,
+		   size_t *len)
+{
+	if (*at == end)
+		return 1;
+	if ((size_t)(end - *at) < REP_ENTRY_LEN)
+		return -1;
+	*time = get_le(*at, 8);
+	*len = (size_t)get_le(*at + 8, 4);
+	if (*len > (size_t)(end - *at) - REP_ENTRY_LEN)
+		return -1;
+	*rec = *at + REP_ENTRY_LEN;
+	*at += REP_ENTRY_LEN + *len;
+	return 0;
+}
+
 #define HEADERS_ROOM 4096 /* the message id and expected sequence headers, generously */
 
 size_t rep_part_room(struct rep_link *l)

@@ -12,7 +12,10 @@
  * 8 bytes of epoch and the node's name) that a new leader appends before anything else,
  * or a part of a record too large for one message (REP_PART: 4 bytes of index and 4 of
  * count, little-endian, then the index-th slice of the serialized Record; the parts take
- * consecutive stream sequences, and a record is whole only with its last part).
+ * consecutive stream sequences, and a record is whole only with its last part), or
+ * several records appended together (REP_BATCH: entries of 8 bytes of logical time, 4 of
+ * length and a serialized Record each, in timeline order; the frame's time is the first's).
+ * A batch is one stream sequence: acknowledged, or not stored, as a whole.
  *
  * libnats starts threads of its own; they are created with every signal blocked so that
  * the signals detrun relies on (SIGCHLD, SIGALRM, outside signals) reach its main thread.
@@ -28,10 +31,12 @@
 enum {
 	REP_RECORD = 0,
 	REP_GOLIVE = 1,
-	REP_PART = 2
+	REP_PART = 2,
+	REP_BATCH = 3
 };
-#define REP_FRAME_LEN 9 /* time and kind */
-#define REP_PART_LEN 8  /* a part's index and count */
+#define REP_FRAME_LEN 9  /* time and kind */
+#define REP_PART_LEN 8   /* a part's index and count */
+#define REP_ENTRY_LEN 12 /* a batch entry's time and length */
 #define REP_STREAM_REPLICAS 3
 
 struct rep_link {
@@ -65,6 +70,13 @@ int rep_frame(uint64_t time, int kind, const void *body, size_t len, uint8_t **o
 /* A REP_PART message: part INDEX of COUNT holding SLICE. */
 int rep_frame_part(uint64_t time, uint32_t index, uint32_t count, const void *slice, size_t len,
 		   uint8_t **out, size_t *out_len);
+/* Writes a batch entry at AT (room for REP_ENTRY_LEN + len; REC NULL: the record is
+ * there already): its length. */
+int rep_batch_add(uint8_t *at, uint64_t time, const void *rec, size_t len);
+/* The entry at *at of a batch ending at END, and *at moved past it: 0, 1 at the end, -1
+ * for a malformed entry. */
+int rep_batch_next(const uint8_t **at, const uint8_t *end, uint64_t *time, const uint8_t **rec,
+		   size_t *len);
 /* The REP_PART body's index and count and slice, or -1 if too short. */
 int rep_unframe_part(const uint8_t *body, size_t len, uint32_t *index, uint32_t *count,
 		     const uint8_t **slice, size_t *slice_len);

@@ -470,6 +470,8 @@ static int leader_wait(uint64_t time, struct pollfd *fds, int nfds, int timeout_
 static void leader_event(struct task *t, uint64_t time, long nr)
 {
 	record_ops->event(t, time, nr);
+	if (rep_sink_check(sink)) /* a batch open too long is committed */
+		shim_abort(t, "replicate: %s", link_->why);
 	rep_progress_set(true, time, rep_sink_seq(sink));
 }
 

@@ -46,7 +46,7 @@ uint64_t rep_sink_acked(void);
 void rep_sink_on_acked(void (*fn)(void));
 /* The run ends: the record shim's last flush waits for every acknowledgement. */
 void rep_sink_closing(struct input_sink *s);
-/* For a leader between syncs: sends unacknowledged publishes again after a second of no
+/* For a leader between syncs: commits a batch open for BATCH_MS, sends unacknowledged publishes again after a second of no
  * progress; 0, or -errno (deposed, or no acknowledgement for a minute) with l->why. */
 int rep_sink_check(struct input_sink *s);
 

@@ -26,6 +26,7 @@
  * outside is looked at. */
 #define SYNC_SLICE_MS 1000
 #define SYNC_LIMIT_MS 60000 /* the cluster lost for this long: the leader gives up */
+#define BATCH_MS 1          /* a batch open this long is committed at the next event */
 
 struct js_sink {
 	struct input_sink ops;
@@ -33,7 +34,15 @@ struct js_sink {
 	uint64_t epoch;
 	uint64_t last_seq; /* the sequence the previous publish takes */
 	bool closing;      /* the run ends: flush waits for the acknowledgements too */
-	int why_err;       /* the failure l->why describes (sink_sync's), 0 for none */
+	/* Records appended since the last commit, as REP_BATCH entries: published as one
+	 * message (group commit) when the group waits for the outside, before a sync, when
+	 * full, or BATCH_MS after its first record. */
+	uint8_t *batch;
+	size_t batch_len, batch_cap;
+	int batch_n;
+	uint64_t batch_time; /* the first record's */
+	int64_t batch_ms;    /* when it was appended (CLOCK_MONOTONIC) */
+	int why_err;         /* the failure l->why describes (sink_sync's), 0 for none */
 };
 
 /* Which sequences the stream acknowledged: all up to `acked`, and those past it whose
@@ -262,18 +271,69 @@ static int publish(struct js_sink *k, uint64_t time, int kind, const void *body,
 	return err;
 }
 
+/* Publishes the open batch: one message, or a plain record when it holds one (the
+ * Header, a record before a sync). */
+static int commit(struct js_sink *k)
+{
+	if (!k->batch_n)
+		return 0;
+	int err;
+	if (k->batch_n == 1) {
+		const uint8_t *at = k->batch, *rec;
+		uint64_t time;
+		size_t len;
+		rep_batch_next(&at, k->batch + k->batch_len, &time, &rec, &len);
+		err = publish(k, time, REP_RECORD, rec, len);
+	} else {
+		err = publish(k, k->batch_time, REP_BATCH, k->batch, k->batch_len);
+	}
+	k->batch_len = 0;
+	k->batch_n = 0;
+	if (err) {
+		snprintf(k->l->why, sizeof(k->l->why), "cannot publish to stream %s: %s",
+			 k->l->stream, strerror(-err));
+		k->why_err = err;
+	}
+	return err;
+}
+
+/* A record joins the open batch; one too large for a batch goes alone, after it. */
 static int sink_append(struct input_sink *s, uint64_t time, LogRecord *rec)
 {
 	struct js_sink *k = (struct js_sink *)s;
 	rec->dt = 0; /* the frame carries the absolute time */
 	size_t len = detrun__log__record__get_packed_size(rec);
-	uint8_t *buf = malloc(len ? len : 1);
-	if (!buf)
-		return -ENOMEM;
-	detrun__log__record__pack(rec, buf);
-	int err = publish(k, time, REP_RECORD, buf, len);
-	free(buf);
-	return err;
+	size_t room = rep_part_room(k->l);
+	int err = 0;
+	if (k->batch_len + REP_ENTRY_LEN + len > room)
+		err = commit(k);
+	if (err)
+		return err;
+	if (REP_ENTRY_LEN + len > room) {
+		uint8_t *buf = malloc(len);
+		if (!buf)
+			return -ENOMEM;
+		detrun__log__record__pack(rec, buf);
+		err = publish(k, time, REP_RECORD, buf, len);
+		free(buf);
+		return err;
+	}
+	if (k->batch_len + REP_ENTRY_LEN + len > k->batch_cap) {
+		size_t cap = 2 * (k->batch_len + REP_ENTRY_LEN + len);
+		uint8_t *more = realloc(k->batch, cap);
+		if (!more)
+			return -ENOMEM;
+		k->batch = more;
+		k->batch_cap = cap;
+	}
+	if (!k->batch_n++) {
+		k->batch_time = time;
+		k->batch_ms = now_ms();
+	}
+	uint8_t *at = k->batch + k->batch_len;
+	detrun__log__record__pack(rec, at + REP_ENTRY_LEN);
+	k->batch_len += (size_t)rep_batch_add(at, time, NULL, len);
+	return 0;
 }
 
 /* Publishes still waiting after a slice are sent again (same id and expected sequence:
@@ -309,6 +369,9 @@ static int sink_sync(struct input_sink *s)
 	struct js_sink *k = (struct js_sink *)s;
 	if (abandoned)
 		return -EINTR;
+	int err = commit(k);
+	if (err)
+		return err;
 	if (atomic_load(&acked) >= k->last_seq && !atomic_load(&refused))
 		return 0;
 	jsPubOptions po;
@@ -346,12 +409,13 @@ static int sink_sync(struct input_sink *s)
 static int sink_flush(struct input_sink *s)
 {
 	struct js_sink *k = (struct js_sink *)s;
-	return k->closing ? sink_sync(s) : 0;
+	return k->closing ? sink_sync(s) : commit(k);
 }
 
 static int sink_close(struct input_sink *s)
 {
 	int err = sink_sync(s);
+	free(((struct js_sink *)s)->batch);
 	free(s);
 	return err;
 }
@@ -404,6 +468,8 @@ int rep_sink_check(struct input_sink *s)
 	if (atomic_load(&refused))
 		return deposed(k);
 	int64_t now = now_ms();
+	if (k->batch_n && now - k->batch_ms >= BATCH_MS && commit(k))
+		return k->why_err;
 	bool waiting = atomic_load(&acked) < k->last_seq;
 	if (waiting && now - atomic_load(&progress_ms) >= SYNC_LIMIT_MS)
 		return unacknowledged(k, "no quorum");
@@ -447,7 +513,9 @@ void rep_sink_handlers(jsOptions *o, struct rep_link *l)
 	o->PublishAsync.StallWait = SYNC_SLICE_MS;
 }
 
+/* The open batch takes the sequence after the last: its records' acknowledgement. */
 uint64_t rep_sink_seq(struct input_sink *s)
 {
-	return ((struct js_sink *)s)->last_seq;
+	struct js_sink *k = (struct js_sink *)s;
+	return k->last_seq + (k->batch_n ? 1 : 0);
 }

@@ -1,6 +1,6 @@
 /* The follower's input source: a durable pull consumer on the group's stream, read from
  * its second message on (the first is the Header) and fed to the replay shim as the
- * leader appends. When nothing comes, the lease is looked at: while someone holds it the
+ * leader appends (a batch of records one by one). When nothing comes, the lease is looked at: while someone holds it the
  * follower waits; once it has lapsed and this replica has every record the stream holds,
  * it takes the lease and goes live (replica.c) — the point where it stands in the timeline
  * is the same on every replica, since all consumed the same records before. A record the
@@ -42,7 +42,12 @@ struct js_source {
 	int64_t asked_until_ms; /* ... until then (monotonic) */
 	char ack[256];          /* the reply subject of the last message taken: acks all */
 	LogRecord *head;        /* the head, unpacked */
-	LogRecord *used;        /* the record consumed last: its bytes are still being copied */
+	bool head_last;         /* the last record of its message */
+	/* The entries of a batch (in j->msg) not yet taken, and its stream sequence: the
+	 * replica has consumed that sequence once it consumed the batch's last record. */
+	const uint8_t *batch, *batch_end;
+	uint64_t batch_seq;
+	LogRecord *used; /* the record consumed last: its bytes are still being copied */
 	uint64_t head_time, head_seq;
 	uint64_t last_seq; /* stream sequence of the last record consumed */
 	bool took_over;
@@ -247,7 +252,7 @@ static bool framed(struct js_source *j, uint64_t seq, uint64_t *time, const uint
 	if (rep_unframe((const uint8_t *)natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), time,
 			&kind, body, len))
 		not_ours(j, seq);
-	if (kind != REP_RECORD && kind != REP_GOLIVE && kind != REP_PART)
+	if (kind != REP_RECORD && kind != REP_GOLIVE && kind != REP_PART && kind != REP_BATCH)
 		not_ours(j, seq);
 	if (kind == REP_PART && gather(j, seq, *body, *len)) {
 		*body = j->parts;
@@ -263,9 +268,35 @@ static bool framed(struct js_source *j, uint64_t seq, uint64_t *time, const uint
 			   (unsigned long long)seq, j->l->stream);
 	if (kind == REP_RECORD)
 		return true;
+	if (kind == REP_BATCH && *len) {
+		j->batch = *body; /* taken one by one, from the message kept meanwhile */
+		j->batch_end = *body + *len;
+		j->batch_seq = seq;
+		return false;
+	}
 	j->last_seq = seq;
 	drop_msg(j);
 	return false;
+}
+
+/* The next record of the batch at the head; the message goes once its last is taken. */
+static void next_in_batch(struct js_source *j)
+{
+	uint64_t time;
+	const uint8_t *rec;
+	size_t len;
+	if (rep_batch_next(&j->batch, j->batch_end, &time, &rec, &len))
+		not_ours(j, j->batch_seq);
+	j->head = detrun__log__record__unpack(NULL, len, rec);
+	if (!j->head || j->head->kind_case == DETRUN__LOG__RECORD__KIND_HEADER)
+		not_ours(j, j->batch_seq);
+	j->head_time = time;
+	j->head_seq = j->batch_seq;
+	j->head_last = j->batch == j->batch_end;
+	if (j->head_last) {
+		j->batch = NULL;
+		drop_msg(j);
+	}
 }
 
 /* Unpacks the message taken: true for a record now at the head, false for one consumed
@@ -293,6 +324,7 @@ static bool unpack(struct js_source *j)
 		not_ours(j, seq);
 	j->head_time = time;
 	j->head_seq = seq;
+	j->head_last = true;
 	return true;
 }
 
@@ -335,6 +367,10 @@ static const LogRecord *src_head(struct input_source *s, uint64_t *time)
 {
 	struct js_source *j = (struct js_source *)s;
 	while (!j->head && !j->took_over) {
+		if (j->batch) {
+			next_in_batch(j);
+			break;
+		}
 		if (j->msg) {
 			if (!unpack(j))
 				continue;
@@ -365,7 +401,8 @@ static void src_consume(struct input_source *s)
 		detrun__log__record__free_unpacked(j->used, NULL);
 	j->used = j->head;
 	j->head = NULL;
-	j->last_seq = j->head_seq;
+	if (j->head_last)
+		j->last_seq = j->head_seq;
 }
 
 static void src_where(struct input_source *s, char *buf, size_t len)
