@@ -1189,3 +1189,113 @@ TEST_F(Replicate, PausedLeaderResumesDeposedAndSaysSo)
 	}
 	EXPECT_EQ(ReadFile(p.g.dir / "b/data.snapshot"), ReadFile(p.g.dir / "a/data.snapshot"));
 }
+
+namespace
+{
+
+const std::string kReply = std::string(GUEST_DIR) + "/repl_reply";
+
+// A connection to 127.0.0.1:PORT, tried again while nobody listens there yet (bounded).
+int ConnectTo(int port)
+{
+	for (int tries = 0; tries < 1200; tries++) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		struct sockaddr_in a = {};
+		a.sin_family = AF_INET;
+		a.sin_port = htons((uint16_t)port);
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+			return fd;
+		close(fd);
+		usleep(50 * 1000);
+	}
+	return -1;
+}
+
+// One line from fd (up to its newline), waiting at most limit_s for it; what came when the
+// peer closed or the limit passed otherwise.
+std::string ReadLineFrom(int fd, int limit_s)
+{
+	std::string line;
+	char c;
+	struct pollfd p = { fd, POLLIN, 0 };
+	while (line.empty() || line.back() != '\n') {
+		if (poll(&p, 1, limit_s * 1000) <= 0 || read(fd, &c, 1) != 1)
+			break;
+		line += c;
+	}
+	return line;
+}
+
+// Sends LINE to repl_reply on fd and waits (bounded) until the file REPLIED says the server
+// wrote its reply; then whether the reply is in fd's socket already.
+bool ReplyThereOnceWritten(int fd, const std::string &line, const std::string &replied,
+			   bool *written)
+{
+	*written = false;
+	if (write(fd, line.data(), line.size()) != (ssize_t)line.size())
+		return false;
+	for (int i = 0; i < 1200 && !*written; i++) {
+		*written = ReadFile(replied).find("replied " + line) != std::string::npos;
+		if (!*written)
+			usleep(50 * 1000);
+	}
+	char c;
+	return recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 1;
+}
+
+} // namespace
+
+// Output commit: the leader's program goes on past an input the stream has not
+// acknowledged, but its reply leaves only with the acknowledgement. Natively, once
+// repl_reply notes (in a file: no output) that it wrote a reply, the reply is in the
+// client's socket. Replicated with every NATS server stopped (SIGSTOP: nothing can be
+// acknowledged), the program writes its reply and notes it, and the client has nothing;
+// resumed, the client gets the reply — or, had the leader stopped meanwhile, never would.
+TEST_F(Replicate, ReplyWaitsForItsInputsAcknowledgement)
+{
+	UseOwnCluster();
+	TempDir dir("repl-held");
+	RunOptions nopt;
+	nopt.die_with_test = true;
+	nopt.cwd = dir.path;
+	int nport = FreePort();
+	Child native({ kReply, std::to_string(nport) }, nopt);
+	KillOnExit native_guard{ { &native } };
+	int nfd = ConnectTo(nport);
+	ASSERT_GE(nfd, 0);
+	bool written;
+	EXPECT_TRUE(ReplyThereOnceWritten(nfd, "one\n", dir / "replied.txt", &written));
+	EXPECT_TRUE(written);
+	close(nfd);
+	EXPECT_EQ(native.Finish().code, 0);
+
+	std::string group = GroupName("held");
+	int port = FreePort();
+	std::unique_ptr<Child> r[3];
+	KillReplicasOnExit guard{ r };
+	r[0] = Replica(dir, group, "a", { kReply, std::to_string(port) }, { "--lease-ms", "4000" });
+	ASSERT_TRUE(r[0]->WaitForOutput("leads group", 90, true)) << r[0]->Err();
+	int fd = ConnectTo(port);
+	ASSERT_GE(fd, 0) << r[0]->Err();
+	EXPECT_EQ(write(fd, "one\n", 4), 4);
+	EXPECT_EQ(ReadLineFrom(fd, 120), "got one\n") << r[0]->Err();
+	for (auto &s : cluster->servers)
+		s->Signal(SIGSTOP);
+	bool there = ReplyThereOnceWritten(fd, "two\n", dir / "a/replied.txt", &written);
+	for (auto &s : cluster->servers)
+		s->Signal(SIGCONT);
+	EXPECT_TRUE(written) << "the program did not go on past its unacknowledged input: "
+			     << r[0]->Err();
+	EXPECT_FALSE(there) << "a reply left before its input was acknowledged";
+	std::string answer = ReadLineFrom(fd, 240);
+	close(fd);
+	RunResult a = r[0]->Finish();
+	if (answer.empty()) { // the leader stopped before the acknowledgement came
+		EXPECT_EQ(a.code, 125) << a.Describe();
+	} else {
+		EXPECT_EQ(answer, "got two\n") << a.Describe();
+		EXPECT_EQ(a.code, 0) << a.Describe();
+	}
+	EXPECT_TRUE(a.leftovers.empty()) << a.Describe();
+}
