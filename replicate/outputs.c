@@ -3,9 +3,10 @@
  * socket (write, writev, send, sendto without an address, sendmsg without one and without
  * ancillary data) is answered here at once with its full length, as a send that found
  * room in the kernel's buffer is; its bytes are copied and held with the stream sequence
- * of the last input before it, and the result goes to the stream like any other. A flusher
- * thread sends the held bytes, in order per connection, once the acknowledgements reach
- * that sequence (sink.c counts them); so several inputs are in flight at once, and the
+ * of the last input before it, and the result goes to the stream like any other. The held
+ * bytes are sent, in order per connection, as soon as the acknowledgements reach that
+ * sequence (sink.c counts them, and calls here on libnats' thread; a flusher thread waits
+ * for room on connections whose kernel buffer is full); so several inputs are in flight at once, and the
  * stream's round trip is paid per batch, not per input (group commit).
  *
  * What the program sees does not depend on when acknowledgements come: a send that is
@@ -137,6 +138,31 @@ static void forget_empty(void)
 	}
 }
 
+/* Sends what may leave now (lock held): true if a connection waits for room. */
+static bool send_all_due(void)
+{
+	uint64_t acked = acked_now();
+	bool blocked = false;
+	for (int i = 0; i < n_held; i++) {
+		send_due(&held[i], acked);
+		blocked |= held[i].blocked;
+	}
+	forget_empty();
+	pthread_cond_broadcast(&left);
+	return blocked;
+}
+
+/* An acknowledgement came (on libnats' thread): replies it frees leave at once, without
+ * waking another thread; the flusher waits for room where the kernel has none. */
+static void on_acked(void)
+{
+	pthread_mutex_lock(&lock);
+	bool blocked = send_all_due();
+	pthread_mutex_unlock(&lock);
+	if (blocked)
+		wake();
+}
+
 static void *flusher(void *arg)
 {
 	(void)arg;
@@ -144,11 +170,7 @@ static void *flusher(void *arg)
 	int cap = 0;
 	for (;;) {
 		pthread_mutex_lock(&lock);
-		uint64_t acked = acked_now();
-		for (int i = 0; i < n_held; i++)
-			send_due(&held[i], acked);
-		forget_empty();
-		pthread_cond_broadcast(&left);
+		send_all_due();
 		if (n_held + 1 > cap) {
 			cap = 2 * (n_held + 1);
 			p = realloc(p, (size_t)cap * sizeof(*p));
@@ -178,7 +200,7 @@ int rep_outputs_start(void)
 	wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (wake_fd < 0)
 		return -errno;
-	rep_sink_on_acked(wake);
+	rep_sink_on_acked(on_acked);
 	sigset_t saved;
 	rep_signals_block(&saved);
 	pthread_t th;
@@ -330,11 +352,12 @@ enum hold rep_outputs_hold(struct shim_call *c, uint64_t need)
 	c->ret = (int64_t)k->len;
 	c->sent_len = k->len;
 	c->sent_digest = fnv32(FNV32_INIT, k->bytes, k->len);
-	bool due = need <= acked_now();
+	/* Acknowledged already: no acknowledgement to come will send it. */
+	bool blocked = need <= acked_now() && send_all_due();
 	pthread_mutex_unlock(&lock);
 	if (fd >= 0)
 		close(fd);
-	if (due)
+	if (blocked)
 		wake();
 	return HOLD_DONE;
 }

@@ -26,7 +26,7 @@
  * outside is looked at. */
 #define SYNC_SLICE_MS 1000
 #define SYNC_LIMIT_MS 60000 /* the cluster lost for this long: the leader gives up */
-#define BATCH_MS 1          /* a batch open this long is committed at the next event */
+#define BATCH_US 1000       /* a batch open this long is committed at the next event */
 
 struct js_sink {
 	struct input_sink ops;
@@ -36,12 +36,12 @@ struct js_sink {
 	bool closing;      /* the run ends: flush waits for the acknowledgements too */
 	/* Records appended since the last commit, as REP_BATCH entries: published as one
 	 * message (group commit) when the group waits for the outside, before a sync, when
-	 * full, or BATCH_MS after its first record. */
+	 * full, or BATCH_US after its first record. */
 	uint8_t *batch;
 	size_t batch_len, batch_cap;
 	int batch_n;
 	uint64_t batch_time; /* the first record's */
-	int64_t batch_ms;    /* when it was appended (CLOCK_MONOTONIC) */
+	int64_t batch_us;    /* when it was appended (CLOCK_MONOTONIC) */
 	int why_err;         /* the failure l->why describes (sink_sync's), 0 for none */
 };
 
@@ -59,6 +59,13 @@ static _Atomic uint64_t acked;
  * stops after SYNC_LIMIT_MS (rep_sink_check). */
 static _Atomic int64_t progress_ms, resent_ms;
 static void (*on_acked)(void);
+
+static int64_t now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
 
 static int64_t now_ms(void)
 {
@@ -328,7 +335,7 @@ static int sink_append(struct input_sink *s, uint64_t time, LogRecord *rec)
 	}
 	if (!k->batch_n++) {
 		k->batch_time = time;
-		k->batch_ms = now_ms();
+		k->batch_us = now_us();
 	}
 	uint8_t *at = k->batch + k->batch_len;
 	detrun__log__record__pack(rec, at + REP_ENTRY_LEN);
@@ -467,9 +474,9 @@ int rep_sink_check(struct input_sink *s)
 	struct js_sink *k = (struct js_sink *)s;
 	if (atomic_load(&refused))
 		return deposed(k);
-	int64_t now = now_ms();
-	if (k->batch_n && now - k->batch_ms >= BATCH_MS && commit(k))
+	if (k->batch_n && now_us() - k->batch_us >= BATCH_US && commit(k))
 		return k->why_err;
+	int64_t now = now_ms();
 	bool waiting = atomic_load(&acked) < k->last_seq;
 	if (waiting && now - atomic_load(&progress_ms) >= SYNC_LIMIT_MS)
 		return unacknowledged(k, "no quorum");
