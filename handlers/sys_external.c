@@ -240,20 +240,14 @@ void external_register_output(int supervisor_fd)
 	outputs[n_outputs++] = (struct output_id){ st.st_dev, st.st_ino };
 }
 
-bool external_output_object(int supervisor_fd)
-{
-	struct stat st;
-	bool found = false;
-	if (fstat(supervisor_fd, &st) == 0)
-		for (size_t i = 0; i < n_outputs && !found; i++)
-			found = outputs[i].dev == st.st_dev && outputs[i].ino == st.st_ino;
-	return found;
-}
-
 static bool output_fd(struct task *t, int tfd)
 {
 	int fd = remote_dup_fd(t, tfd);
-	bool found = fd >= 0 && external_output_object(fd);
+	struct stat st;
+	bool found = false;
+	if (fd >= 0 && fstat(fd, &st) == 0)
+		for (size_t i = 0; i < n_outputs && !found; i++)
+			found = outputs[i].dev == st.st_dev && outputs[i].ino == st.st_ino;
 	if (fd >= 0)
 		close(fd);
 	return found;
@@ -517,6 +511,7 @@ static bool controlled(struct task *t)
 	c.out = out;
 	c.n_out = (size_t)o.n;
 	c.signal_waits = signal_waits;
+	c.to_output = output_fd;
 	bool answered = shim->control(&c);
 	mmsg_restored(t, &o); /* the call runs as the program made it, or not at all */
 	if (!answered)

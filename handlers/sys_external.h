@@ -20,8 +20,6 @@ bool external_object(int supervisor_fd);
  * (record logs a digest, replay checks it); nothing when tfd is not output or no shim
  * wants output. */
 void external_register_output(int supervisor_fd);
-/* Is the object behind supervisor_fd one the group's output goes to? */
-bool external_output_object(int supervisor_fd);
 void external_output_call(struct task *t, int tfd);
 /* At the start of a handler: when a shim intercepts and tracee descriptor tfd is outside,
  * the call is handled there (parked until the shim says `wait_events` are ready, or

@@ -35,7 +35,6 @@
 
 #include "engine/remote.h"
 #include "engine/tracer.h"
-#include "handlers/sys_external.h"
 #include "recorder/fingerprint.h"
 #include "shim/shim.h"
 
@@ -58,12 +57,11 @@ struct held {
 	int fd;
 	struct chunk *head, *tail;
 	size_t bytes;
-	bool dead;    /* a send failed: the peer is gone, the rest is dropped */
 	bool blocked; /* the kernel's buffer is full: waits for POLLOUT */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t left = PTHREAD_COND_INITIALIZER; /* bytes left, or a peer died */
+static pthread_cond_t left = PTHREAD_COND_INITIALIZER; /* bytes left, or were dropped */
 static struct held *held;
 static int n_held, cap_held;
 static int wake_fd = -1; /* eventfd: an acknowledgement came, or bytes were held */
@@ -96,7 +94,7 @@ static void drop_chunks(struct held *h)
 /* Sends what may leave on h without blocking (lock held). */
 static void send_due(struct held *h, uint64_t acked)
 {
-	while (h->head && h->head->need <= acked && !h->dead) {
+	while (h->head && h->head->need <= acked) {
 		struct chunk *c = h->head;
 		ssize_t n = send(h->fd, c->bytes + c->off, c->len - c->off,
 				 MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -106,8 +104,7 @@ static void send_due(struct held *h, uint64_t acked)
 			h->blocked = true;
 			return;
 		}
-		if (n < 0) {
-			h->dead = true;
+		if (n < 0) { /* the peer is gone: the rest is dropped */
 			drop_chunks(h);
 			break;
 		}
@@ -274,14 +271,15 @@ static struct chunk *copy_bytes(const struct shim_call *c, const struct msghdr *
 
 /* A connected stream socket of the group's own (not an output channel inherited from
  * outside, whose writes are the run's output), which the kernel does not report failed. */
-static bool healthy_connection(int fd, struct stat *st)
+static bool healthy_connection(const struct shim_call *c, int fd, struct stat *st)
 {
 	int type = 0;
 	socklen_t len = sizeof(type);
 	struct sockaddr_storage peer;
 	socklen_t plen = sizeof(peer);
 	struct pollfd p = { fd, POLLOUT, 0 };
-	return fstat(fd, st) == 0 && S_ISSOCK(st->st_mode) && !external_output_object(fd) &&
+	return fstat(fd, st) == 0 && S_ISSOCK(st->st_mode) &&
+	       !(c->to_output && c->to_output(c->task, c->fd)) &&
 	       getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_STREAM &&
 	       getpeername(fd, (struct sockaddr *)&peer, &plen) == 0 && poll(&p, 1, 0) >= 0 &&
 	       !(p.revents & (POLLERR | POLLHUP | POLLNVAL));
@@ -316,7 +314,7 @@ enum hold rep_outputs_hold(struct shim_call *c, uint64_t need)
 	struct stat st;
 	if (fd < 0)
 		return HOLD_NOT;
-	if (!healthy_connection(fd, &st)) {
+	if (!healthy_connection(c, fd, &st)) {
 		close(fd);
 		return HOLD_NOT;
 	}
@@ -328,16 +326,11 @@ enum hold rep_outputs_hold(struct shim_call *c, uint64_t need)
 	k->need = need;
 	pthread_mutex_lock(&lock);
 	struct held *h = held_of(st.st_ino);
-	enum hold r = HOLD_DONE;
-	if (h && h->dead)
-		r = HOLD_NOT;
-	else if (h && h->bytes + k->len > HOLD_MAX)
-		r = HOLD_FULL;
-	if (r != HOLD_DONE) {
+	if (h && h->bytes + k->len > HOLD_MAX) {
 		pthread_mutex_unlock(&lock);
 		close(fd);
 		free(k);
-		return r;
+		return HOLD_FULL;
 	}
 	if (!h) {
 		h = held_new(st.st_ino, fd);
@@ -376,7 +369,7 @@ void rep_outputs_drain(struct task *t, int tfd)
 	if (!ok)
 		return;
 	pthread_mutex_lock(&lock);
-	for (struct held *h; (h = held_of(st.st_ino)) && h->head && !h->dead;) {
+	for (struct held *h; (h = held_of(st.st_ino)) && h->head;) {
 		wake();
 		struct timespec until;
 		clock_gettime(CLOCK_REALTIME, &until);
@@ -409,7 +402,7 @@ void rep_outputs_finish(void)
 	for (;;) {
 		bool pending = false;
 		for (int i = 0; i < n_held && !pending; i++)
-			pending = held[i].head && !held[i].dead;
+			pending = held[i].head != NULL;
 		if (!pending || pthread_cond_timedwait(&left, &lock, &until) == ETIMEDOUT)
 			break;
 	}

@@ -1,10 +1,11 @@
 /*
  * `detrun replicate`: one program run on several nodes at once, kept identical.
  *
- * The leader runs the program under the record shim, whose input sink publishes every
- * record to the group's JetStream stream (sink.c); before anything leaves the node (an
- * external call runs) the stream has acknowledged every record so far, so no output a
- * client sees depends on an input a follower could miss. Followers run the same program
+ * The leader runs the program under the record shim, whose input sink publishes its
+ * records to the group's JetStream stream in batches (sink.c, group commit) without the
+ * group waiting; a reply to a client is held until the stream has acknowledged every record
+ * before it (outputs.c, output commit), and any other call that lets something out runs
+ * only then, so no output a client sees depends on an input a follower could miss. Followers run the same program
  * under the replay shim fed live from a pull consumer (source.c): they open no client
  * connections and send nothing, their sends are digested and checked against the
  * leader's. The lease (lease.c) is a key in a JetStream KV bucket taken by compare-and-set;

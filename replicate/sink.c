@@ -479,7 +479,7 @@ int rep_sink_check(struct input_sink *s)
 	int64_t now = now_ms();
 	bool waiting = atomic_load(&acked) < k->last_seq;
 	if (waiting && now - atomic_load(&progress_ms) >= SYNC_LIMIT_MS)
-		return unacknowledged(k, "no quorum");
+		return unacknowledged(k, "no answer");
 	if (waiting && now - atomic_load(&progress_ms) >= SYNC_SLICE_MS &&
 	    now - atomic_load(&resent_ms) >= SYNC_SLICE_MS) {
 		atomic_store(&resent_ms, now);

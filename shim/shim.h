@@ -55,6 +55,9 @@ struct shim_call {
 	 * then the recording's call was interrupted by that signal, and `interrupted` says so. */
 	bool (*signal_waits)(struct task *t);
 	bool interrupted;
+	/* Is tracee descriptor fd one the group's output goes to (standard output or error, a
+	 * channel inherited from outside: sys_external.h)? For a shim that answers sends. */
+	bool (*to_output)(struct task *t, int fd);
 };
 
 struct shim_ops {
