@@ -30,7 +30,8 @@ suite_test(Replicate.LeaderKilledBetweenPartsLeavesNoTornRecord "e2e;cluster;slo
 shared_cluster_test(Replicate.KvServerFailoverInOneNamespace)
 shared_cluster_test(Replicate.LeaderKilledBetweenPartsLeavesNoTornRecord)
 
-foreach(t FollowerThatCannotBindSaysSo LeaderStopsOnSigtermWhileAppendsWait)
+foreach(t FollowerThatCannotBindSaysSo LeaderStopsOnSigtermWhileAppendsWait
+    ReplyWaitsForItsInputsAcknowledgement)
   suite_test(Replicate.${t} "e2e;cluster" 3)
 endforeach()
 suite_test(Replicate.MemcachedLeaderKilledFollowerTakesOver "e2e;cluster;slow" 60)
