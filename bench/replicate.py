@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """`make bench` part 2: memcached (4 threads) natively, under plain detrun, and replicated
 3 ways by `detrun replicate` on a 3-node NATS JetStream cluster on loopback — the same
-client each time: 4 connections, each setting its own keys one request at a time. Reports
-throughput and per-request latency (p50, p99). The replicated leader waits before every
-reply until the stream has acknowledged the request: that round trip is its cost.
+client each time: 4 connections (--conns), each setting its own keys one request at a time.
+Reports throughput and per-request latency (p50, p99). The replicated leader holds every
+reply until the stream has acknowledged the request (output commit) while it goes on with
+the others, whose records share the stream's messages (group commit): each client pays a
+stream round trip per request, the group does not.
 
 Then failover: the leader is killed with SIGKILL while a client writes; reported is the
 time from the kill until the new leader answers that client, next to the lease TTL and the
@@ -211,11 +213,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--conns", type=int, default=4,
+                    help="client connections, each one request at a time (default 4)")
     ap.add_argument("--lease-ms", type=int, default=4000,
                     help="the failover group's lease TTL (the tests' 4000; detrun's default 15000)")
     a = ap.parse_args()
     detrun = os.path.abspath(os.path.join(a.build, "detrun"))
-    conns, per = 4, (100 if a.quick else 500)
+    conns, per = a.conns, (100 if a.quick else 500)
     tmp = tempfile.mkdtemp(prefix="detrun-bench-repl-")
     base = free_port() % 20000 + 30000
     try:
