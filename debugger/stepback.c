@@ -93,24 +93,46 @@ static __attribute__((noreturn)) void job_reexecute(struct dbg_state *dbg, enum 
 	travel_reexecute_job(dbg, scan ? MODE_SCAN : MODE_SEEK, base, arg);
 }
 
-void stepback_take_arg(int *argc, char **argv)
+void stepback_take_job(const char *arg)
 {
-	if (*argc < 2 || strncmp(argv[1], "--gdb-step=", 11))
-		return;
 	int job, used = 0;
 	unsigned long long base, steps, watch;
-	if (sscanf(argv[1] + 11, "%d/%llu/%d/%llu/%llx/%n", &job, &base, &sb.vtid, &steps, &watch,
+	if (sscanf(arg + 11, "%d/%llu/%d/%llu/%llx/%n", &job, &base, &sb.vtid, &steps, &watch,
 		   &used) != 5 ||
 	    job <= JOB_NONE || job > JOB_SCAN_REGS ||
-	    hex_decode(&sb.regs, argv[1] + 11 + used, sizeof(sb.regs)) != sizeof(sb.regs)) {
+	    hex_decode(&sb.regs, arg + 11 + used, sizeof(sb.regs)) != sizeof(sb.regs)) {
 		fprintf(stderr, "detrun: bad --gdb-step\n");
 		exit(125);
 	}
 	sb.job = (enum job)job;
 	sb.goal_base = base, sb.goal_steps = steps, sb.watch = watch;
+}
+
+void stepback_take_arg(int *argc, char **argv)
+{
+	if (*argc < 2 || strncmp(argv[1], "--gdb-step=", 11))
+		return;
+	stepback_take_job(argv[1]);
 	for (int i = 1; i < *argc; i++)
 		argv[i] = argv[i + 1];
 	(*argc)--;
+}
+
+uint64_t stepback_base(void)
+{
+	return sb.base;
+}
+
+bool stepback_position(int *vtid, uint64_t *steps)
+{
+	*vtid = sb.stop_vtid;
+	*steps = sb.steps;
+	return sb.known && sb.steps > 0;
+}
+
+void stepback_goto(struct dbg_state *dbg, uint64_t base, int vtid, uint64_t steps)
+{
+	job_reexecute(dbg, JOB_STEP_TO, base, vtid, steps, 0, NULL);
 }
 
 /* ---- at a stop ------------------------------------------------------------------------- */
