@@ -616,3 +616,124 @@ TEST(Debug, TheSpinDetectorKeepsOffASingleSteppedInterval)
 		<< r.out << r.err;
 	EXPECT_NE(r.out.find("$1 = 4851\n$2 = 99\n"), std::string::npos) << r.out;
 }
+
+// The values gdb printed ($N = ...), without their numbers: equal lists, equal states.
+std::vector<std::string> Values(const std::string &out)
+{
+	std::vector<std::string> values;
+	for (const std::string &l : Matching(out, "^\\$[0-9]+ = "))
+		values.push_back(l.substr(l.find(" = ")));
+	return values;
+}
+
+// gdb's `checkpoint` parks runs of the replay at this stop (debugger/checkpoints.c);
+// `restart 1` lands on the same state every time: from the first parked run, the second,
+// and, once both are used, from the start. A checkpoint that does not exist is refused
+// without moving; `run` starts from the beginning again, and the session ends normally.
+TEST(Debug, CheckpointAndRestartLandOnTheSameState)
+{
+	TempDir dir("debug");
+	RunResult rec = RecordInto(dir, "long.dlog", { std::string(GUEST_DIR) + "/dbg_long" });
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	const std::vector<std::string> look{ "print $pc", "print i", "print counter", "print $sp",
+					     "monitor when" };
+	std::vector<std::string> cmds{ "break ahead", "continue", "checkpoint" };
+	cmds.insert(cmds.end(), look.begin(), look.end());
+	cmds.insert(cmds.end(), { "break done", "continue", "print counter" });
+	for (int i = 0; i < 3; i++) {
+		cmds.push_back("restart 1");
+		cmds.insert(cmds.end(), look.begin(), look.end());
+	}
+	cmds.insert(cmds.end(),
+		    { "restart 7", "print i", "info checkpoints", "delete checkpoint 1",
+		      "info checkpoints", "run", "print i", "continue", "continue", "continue" });
+	RunResult r = Debug(dir, "long.dlog", cmds);
+	std::string all = r.out + r.err;
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	EXPECT_EQ(r.code, 0) << r.Describe();
+	EXPECT_NE(r.err.find("Checkpoint 1 at logical time "), std::string::npos) << all;
+	std::vector<std::string> values = Values(r.out);
+	ASSERT_EQ(values.size(), 4u + 1u + 4u * 3u + 2u) << all;
+	std::vector<std::string> first(values.begin(), values.begin() + 4);
+	EXPECT_EQ(first[1], " = 1600") << all;
+	EXPECT_EQ(values[4], " = 6800") << all; // at done
+	for (int i = 0; i < 3; i++)
+		EXPECT_EQ(std::vector<std::string>(values.begin() + 5 + 4 * i,
+						   values.begin() + 9 + 4 * i),
+			  first)
+			<< "restart " << i + 1 << "\n"
+			<< all;
+	std::vector<std::string> when = Matching(r.err, "^logical time ");
+	ASSERT_EQ(when.size(), 4u) << all;
+	for (const std::string &w : when)
+		EXPECT_EQ(w, when[0]) << all;
+	// restart 7: refused, and the position stays; then the list, then none.
+	EXPECT_NE(r.err.find("Checkpoint 7 not found."), std::string::npos) << all;
+	EXPECT_EQ(values[17], " = 1600") << all;
+	EXPECT_EQ(Matching(r.err, "^1 logical time ").size(), 1u) << all;
+	EXPECT_NE(r.err.find("No checkpoints."), std::string::npos) << all;
+	// run: from the start, on to the breakpoint at ahead again, then done, the last exit
+	// (gdb sees the group end there), then the end.
+	EXPECT_EQ(values[18], " = 1600") << all;
+	EXPECT_NE(r.out.find("counter 6800\n"), std::string::npos) << all;
+	EXPECT_NE(r.out.find("exited normally"), std::string::npos) << all;
+	EXPECT_EQ(r.err.find("diverged"), std::string::npos) << all;
+}
+
+// A reverse-continue with a checkpoint behind it starts from the checkpoint's parked run,
+// and stops where one from the start stops: onto a breakpoint after the checkpoint, onto a
+// watched write (its Old value), one instruction back, and onto a breakpoint before the
+// checkpoint (the run from the checkpoint finds no hit, and the scan starts earlier).
+TEST(Debug, ReverseContinueFromACheckpointStopsWhereOneFromTheStartDoes)
+{
+	TempDir dir("debug");
+	RunResult rec = RecordInto(dir, "long.dlog", { std::string(GUEST_DIR) + "/dbg_long" });
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	const std::string shown = "^(\\$[0-9]+ = |logical time |Old value|New value|Breakpoint "
+				  "[0-9]+, |Hardware watchpoint [0-9]+: )";
+	std::vector<std::string> seen[2];
+	for (int with = 0; with < 2; with++) {
+		// Two checkpoints at ahead: four parked runs, for the two runs of the first
+		// reverse-continue and the first two of the watchpoint's.
+		std::string cp = with ? "checkpoint" : "echo";
+		std::vector<std::string> cmds{ "break ahead",
+					       "continue",
+					       cp,
+					       cp,
+					       "break done",
+					       "continue",
+					       "break late",
+					       "reverse-continue",
+					       "print i",
+					       "monitor when",
+					       "delete",
+					       "watch -l counter",
+					       "reverse-continue",
+					       "print counter",
+					       "reverse-stepi",
+					       "print $pc",
+					       "monitor when",
+					       "delete",
+					       cp,
+					       "break main",
+					       "reverse-continue",
+					       "monitor when",
+					       "print $pc" };
+		RunResult r = Debug(dir, "long.dlog", cmds);
+		std::string all = r.out + r.err;
+		EXPECT_FALSE(r.timed_out) << r.Describe();
+		EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+		EXPECT_EQ(r.err.find("diverged"), std::string::npos) << all;
+		EXPECT_NE(r.out.find("Breakpoint 3, late (i=i@entry=1800)"), std::string::npos)
+			<< all;
+		EXPECT_NE(r.out.find("Old value = 7900\nNew value = 7893\n"), std::string::npos)
+			<< all;
+		for (const std::string &l : Matching(r.out, shown))
+			seen[with].push_back(l);
+		for (const std::string &l : Matching(r.err, "^logical time "))
+			seen[with].push_back(l);
+	}
+	EXPECT_EQ(seen[1], seen[0]);
+	EXPECT_GE(seen[0].size(), 10u);
+}
