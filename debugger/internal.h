@@ -151,7 +151,8 @@ struct dbg_state {
 	int selected_vtid;        /* Hg */
 	int stepping_vtid;        /* vCont;s asked for this task, 0 for none */
 	bool connected;
-	bool park; /* SEEK to `goal` as a checkpoint's copy: wait there to be used */
+	bool park;    /* SEEK to `goal` as a checkpoint's copy: wait there to be used */
+	bool arrived; /* a run that went back (or elsewhere): its first stop is not resumed yet */
 };
 /* The server takes the session launch.c set up from the command line, and attaches to
  * the stop loop (tracer_set_debugger). */

@@ -93,6 +93,7 @@ void launch_resume(struct dbg_state *dbg, const char *arg, const int *fds, int n
 	dbg->at_begin = mode == 'B' || mode == 'R';
 	dbg->run_begin = mode == 'R';
 	dbg->park = mode == 'P';
+	dbg->arrived = true;
 	report_skip_warnings(warnings); /* the session said them already */
 	dbg->connected = true;
 	if (no_ack)
@@ -158,6 +159,24 @@ static const char gdb_commands[] =
 	"document restart\nGo to checkpoint N.\nend\n"
 	"define info checkpoints\n  monitor checkpoints\nend\n"
 	"define delete checkpoint\n  monitor delete-checkpoint $arg0\nend\n"
+	/* gdb keeps each watchpoint's last value to show as the next hit's "Old value". A
+	 * stop where the replay went back (or anywhere by running again: reverse-continue,
+	 * monitor goto, restart) leaves it stale: enabling a watchpoint again reads it anew. */
+	"python\n"
+	"def _detrun_arrived(event):\n"
+	"    try:\n"
+	"        if 'received: \"1\"' not in gdb.execute('maint packet qDetrunArrived',\n"
+	"                                               to_string=True):\n"
+	"            return\n"
+	"    except gdb.error:\n"
+	"        return\n"
+	"    for b in gdb.breakpoints():\n"
+	"        if b.enabled and b.type in (gdb.BP_WATCHPOINT, gdb.BP_HARDWARE_WATCHPOINT,\n"
+	"                                    gdb.BP_READ_WATCHPOINT, gdb.BP_ACCESS_WATCHPOINT):\n"
+	"            b.enabled = False\n"
+	"            b.enabled = True\n"
+	"gdb.events.stop.connect(_detrun_arrived)\n"
+	"end\n"
 	"if $_detrun_confirm\n  set confirm on\nend\n";
 
 /* The commands above as a file gdb reads (-x): a memory file it inherits. */

@@ -228,9 +228,13 @@ static void query(struct task *owner, const char *q)
 	else if (!strcmp(q, "qsThreadInfo"))
 		send_or_die("l");
 	else if (!strcmp(q, "qAttached"))
-		send_or_die("0"); /* detrun started it: quitting gdb ends the group */
+		send_or_die(dbg->arrived
+				    ? "1"
+				    : "0"); /* detrun started it: quitting gdb ends the group */
 	else if (!strncmp(q, "qRcmd,", 6))
 		monitor(owner, q + 6);
+	else if (!strcmp(q, "qDetrunArrived")) /* the gdb detrun debug starts asks at stops */
+		send_or_die(dbg->arrived ? "1" : "0");
 	else if (!strncmp(q, "qSymbol", 7))
 		send_or_die("OK");
 	else
@@ -509,6 +513,7 @@ void server_converse(struct task *owner, const char *reply)
 	}
 	dbg->stepping_vtid = action.step_vtid;
 	dbg->connected = true; /* from now on gdb waits for a stop reply */
+	dbg->arrived = false;
 }
 
 /* ---- the hooks ----------------------------------------------------------------------- */

@@ -737,3 +737,30 @@ TEST(Debug, ReverseContinueFromACheckpointStopsWhereOneFromTheStartDoes)
 	EXPECT_EQ(seen[1], seen[0]);
 	EXPECT_GE(seen[0].size(), 10u);
 }
+
+// gdb shows a watchpoint's hit with the value it last saw as "Old value". After `monitor
+// goto` (or any stop reached by running again) that value is the one of before the jump:
+// the gdb `detrun debug` starts reads it anew at such a stop (issue 21, point 7).
+TEST(Debug, WatchpointHitAfterMonitorGotoShowsTheOldValueThere)
+{
+	TempDir dir("debug");
+	RunResult rec = RecordInto(dir, "long.dlog", { std::string(GUEST_DIR) + "/dbg_long" });
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	RunResult r = Debug(dir, "long.dlog",
+			    { "break late", "continue", "print counter", "watch -l counter",
+			      "monitor goto 1000", "continue", "print counter", "continue",
+			      "print counter" });
+	std::string all = r.out + r.err;
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	std::vector<std::string> values = Values(r.out);
+	ASSERT_EQ(values.size(), 3u) << all;
+	std::vector<std::string> old = Matching(r.out, "^Old value = ");
+	std::vector<std::string> now = Matching(r.out, "^New value = ");
+	ASSERT_EQ(old.size(), 1u) << all;
+	ASSERT_EQ(now.size(), 1u) << all;
+	// The value at logical time 1000, not the one at late (7900), then the next write's.
+	EXPECT_NE(values[1], values[0]) << all;
+	EXPECT_EQ(old[0].substr(old[0].find(" = ")), values[1]) << all;
+	EXPECT_EQ(now[0].substr(now[0].find(" = ")), values[2]) << all;
+}
