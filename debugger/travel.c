@@ -7,7 +7,8 @@
  * run passes the same positions in the same order. Reverse-continue from position P takes
  * two: the first counts every hit before P and remembers the last, the second stops
  * there. Both cost the run from the start to P: going back is as expensive as the
- * distance from the start, not from P (README, Debugging a recording). Positions between
+ * distance from the start, not from P (README, Debugging a recording), or from the latest
+ * checkpoint before (checkpoints.c: a run parked there goes on instead of a new one). Positions between
  * two events, for reverse-stepi and reverse watchpoints, are stepback.c's. */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -134,11 +136,17 @@ static void checkpoint_here(struct dbg_state *dbg, char *out, size_t size)
 	uint64_t steps;
 	if (stepback_position(&c.vtid, &steps))
 		c.steps = (long long)steps;
-	int made = checkpoints_make(c.base);
+	/* A parked run follows the first process from the start: with others followed, no
+	 * run could use one (start_bound). */
+	bool served = procs_count() == 1 && procs_history_start() == 0;
+	int made = served ? checkpoints_make(c.base) : 0;
 	checkpoints[n_checkpoints++] = c;
 	snprintf(out, size, "Checkpoint %d at logical time %llu, %llu breakpoint hits after it%s\n",
 		 n_checkpoints, (unsigned long long)c.time, (unsigned long long)c.hits,
-		 made ? "" : " (no run could be parked there: going back runs from the start)");
+		 made     ? ""
+		 : served ? " (no run could be parked there: going back runs from the start)"
+			  : " (with other processes followed than the first from its start, "
+			    "going back runs from the start)");
 }
 
 static int checkpoint_number(const char *arg)
@@ -253,6 +261,8 @@ pid_t travel_spawn(const char *spec, const char *job, int keep, int conn, int re
 		for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 			if (fds[i] >= 0)
 				fcntl(fds[i], F_SETFD, 0);
+		/* A server killed outright takes its runs with it (their groups: EXITKILL). */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (chdir(saved_cwd) < 0)
 			_exit(125);
 		restore_signals();
