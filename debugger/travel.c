@@ -145,7 +145,7 @@ static void checkpoint_here(struct dbg_state *dbg, char *out, size_t size)
 		 n_checkpoints, (unsigned long long)c.time, (unsigned long long)c.hits,
 		 made     ? ""
 		 : served ? " (no run could be parked there: going back runs from the start)"
-			  : " (with other processes followed than the first from its start, "
+			  : " (gdb follows a process other than the first, or not from its start: "
 			    "going back runs from the start)");
 }
 
