@@ -40,7 +40,7 @@
 enum {
 	MAX_COPIES = 16,
 	COPIES_PER_CHECKPOINT = 2,
-	MSG_MAX = 16384
+	MSG_MAX = 65536
 };
 
 /* The parked copies, in the server (the process that spawned them). */

@@ -153,6 +153,7 @@ struct dbg_state {
 	bool connected;
 	bool park;    /* SEEK to `goal` as a checkpoint's copy: wait there to be used */
 	bool arrived; /* a run that went back (or elsewhere): its first stop is not resumed yet */
+	bool quiet;   /* a job's arrival is a plain stop (`restart N`), not a step's trap */
 };
 /* The server takes the session launch.c set up from the command line, and attaches to
  * the stop loop (tracer_set_debugger). */
@@ -324,12 +325,13 @@ void stepback_take_arg(int *argc, char **argv);
 void stepback_take_job(const char *arg); /* the same, given to a parked copy */
 /* The latest event this run saw (where a checkpoint's copies park). */
 uint64_t stepback_base(void);
-/* The task of the latest stop and the instructions it ran since that event: true when
- * they were counted (the stop was reached by single steps). */
-bool stepback_position(int *vtid, uint64_t *steps);
-/* Re-executes to `steps` instructions of vtid's interval after event `base`. */
-void stepback_goto(struct dbg_state *dbg, uint64_t base, int vtid, uint64_t steps)
-	__attribute__((noreturn));
+/* The task of the latest stop, the instructions it ran since that event and its
+ * registers: true when the instructions were counted (the stop was reached by steps). */
+bool stepback_position(int *vtid, uint64_t *steps, struct user_regs_struct *regs);
+/* Re-executes to `steps` instructions of vtid's interval after event `base`, or (regs) to
+ * where its registers are those. */
+void stepback_goto(struct dbg_state *dbg, uint64_t base, int vtid, uint64_t steps,
+		   const struct user_regs_struct *regs) __attribute__((noreturn));
 /* At every debugger event, first. True: the event is the job's (it conversed or steps). */
 bool stepback_on_event(struct dbg_state *dbg, struct task *t);
 /* A new process (child): a job whose interval it runs from the fork's event starts now. */

@@ -47,7 +47,7 @@ static void take_gdb_option(int *argc, char **argv)
 }
 
 /* --gdb-resume=FD/MODE/TIME/HITS/NOACK/WARNINGS/REFUSING[/TYPE.ADDR.LEN.OWNER...]
- * [/pPID.SINCE...][/kCHECKPOINT...][/cFD] (travel.c writes it: gdb's points, the processes
+ * [/pPID.SINCE...][/kCHECKPOINT...][/q][/cFD] (travel.c writes it: gdb's points, the processes
  * it follows, its checkpoints; checkpoints.c adds the socket to the server). A parked copy
  * gets it when it is used, with the connection (and the refusing socket) in `fds`. */
 void launch_resume(struct dbg_state *dbg, const char *arg, const int *fds, int nfds)
@@ -78,6 +78,8 @@ void launch_resume(struct dbg_state *dbg, const char *arg, const int *fds, int n
 			dbg->conn_fd = fd;
 		else if (p[1] == 'k')
 			travel_restore_checkpoint(p + 2);
+		else if (p[1] == 'q')
+			dbg->quiet = true;
 		else if (sscanf(p, "/%d.%llx.%d.%d", &type, &addr, &len, &owner) == 4)
 			points_restore((enum point_type)type, addr, len, owner);
 	}

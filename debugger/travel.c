@@ -21,6 +21,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/user.h>
 #include <unistd.h>
 
 #include "engine/debugger_hooks.h"
@@ -82,39 +83,48 @@ static __attribute__((noreturn)) void reexecute(struct dbg_state *dbg, enum dbg_
  * its event (checkpoints.c) that make going back near it cheap. The list goes from run to
  * run on the command line, like gdb's points. */
 enum {
-	MAX_CHECKPOINTS = 64
+	MAX_CHECKPOINTS = 16
 };
 static struct checkpoint {
 	uint64_t time, hits; /* the position (time 0: deleted) */
 	uint64_t base;       /* its event, where the copies park */
 	long long steps;     /* instructions after `base`, when counted (-1: by hits) */
 	int vtid;
+	uint64_t points; /* points_signature() then: the hits name the position with these */
+	struct user_regs_struct regs; /* else it is found by the registers of its task */
 } checkpoints[MAX_CHECKPOINTS];
 static int n_checkpoints;
 static int restart_asked; /* `restart N`: N, for the next resume */
+static bool restarting;   /* going there: its arrival is a plain stop (/q) */
 
 /* What this run was asked (--gdb-resume=, --gdb-step=), and the time it started from. */
-static char origin_spec[8192], origin_job[1024];
+static char origin_spec[32768], origin_job[1024];
 static uint64_t origin_start;
 
 static void describe_checkpoints(char *spec, size_t size)
 {
 	size_t n = strlen(spec);
-	for (int i = 0; i < n_checkpoints && n < size - 100; i++) {
+	for (int i = 0; i < n_checkpoints && n < size - 600; i++) {
 		const struct checkpoint *c = &checkpoints[i];
-		n += (size_t)snprintf(spec + n, size - n, "/k%llu.%llu.%llu.%lld.%d",
+		n += (size_t)snprintf(spec + n, size - n, "/k%llu.%llu.%llu.%lld.%d.%llx.",
 				      (unsigned long long)c->time, (unsigned long long)c->hits,
-				      (unsigned long long)c->base, c->steps, c->vtid);
+				      (unsigned long long)c->base, c->steps, c->vtid,
+				      (unsigned long long)c->points);
+		hex_encode(spec + n, &c->regs, sizeof(c->regs));
+		n += strlen(spec + n);
 	}
 }
 
 void travel_restore_checkpoint(const char *item)
 {
-	unsigned long long time, hits, base;
+	unsigned long long time, hits, base, points;
 	struct checkpoint c;
+	int used = 0;
 	if (n_checkpoints < MAX_CHECKPOINTS &&
-	    sscanf(item, "%llu.%llu.%llu.%lld.%d", &time, &hits, &base, &c.steps, &c.vtid) == 5) {
-		c.time = time, c.hits = hits, c.base = base;
+	    sscanf(item, "%llu.%llu.%llu.%lld.%d.%llx.%n", &time, &hits, &base, &c.steps, &c.vtid,
+		   &points, &used) == 6 &&
+	    hex_decode(&c.regs, item + used, sizeof(c.regs)) == sizeof(c.regs)) {
+		c.time = time, c.hits = hits, c.base = base, c.points = points;
 		checkpoints[n_checkpoints++] = c;
 	}
 }
@@ -132,9 +142,10 @@ static void checkpoint_here(struct dbg_state *dbg, char *out, size_t size)
 		snprintf(out, size, "no more checkpoints: %d are kept\n", MAX_CHECKPOINTS);
 		return;
 	}
-	struct checkpoint c = { dbg->now.time, dbg->now.hits, stepback_base(), -1, 0 };
+	struct checkpoint c = { dbg->now.time,      dbg->now.hits, stepback_base(), -1, 0,
+				points_signature(), { 0 } };
 	uint64_t steps;
-	if (stepback_position(&c.vtid, &steps))
+	if (stepback_position(&c.vtid, &steps, &c.regs))
 		c.steps = (long long)steps;
 	/* A parked run follows the first process from the start: with others followed, no
 	 * run could use one (start_bound). */
@@ -178,8 +189,14 @@ void travel_go_if_asked(struct dbg_state *dbg)
 		return;
 	const struct checkpoint *c = &checkpoints[restart_asked - 1];
 	restart_asked = 0;
+	restarting = true;
 	if (c->steps >= 0)
-		stepback_goto(dbg, c->base, c->vtid, (uint64_t)c->steps);
+		stepback_goto(dbg, c->base, c->vtid, (uint64_t)c->steps, NULL);
+	/* A stop reached by continuing is named by its hits, counted with the points of
+	 * then: with others set since, it is found by its registers (as reverse-continue
+	 * does, stepback.c). */
+	if (c->hits > 0 && points_signature() != c->points)
+		stepback_goto(dbg, c->base, c->vtid, 0, &c->regs);
 	reexecute(dbg, MODE_SEEK, (struct position){ c->time, c->hits }, c->hits == 0, false, NULL);
 }
 
@@ -224,7 +241,7 @@ static __attribute__((noreturn)) void reexecute(struct dbg_state *dbg, enum dbg_
 						struct position goal, bool event, bool begin,
 						const char *job)
 {
-	static char spec[8192];
+	static char spec[32768];
 	snprintf(spec, sizeof(spec), "--gdb-resume=%d/%c/%llu/%llu/%d/%u/%d", dbg->conn_fd,
 		 mode_letter(dbg, mode, event, begin), (unsigned long long)goal.time,
 		 (unsigned long long)goal.hits, packet_acks_off(), report_warnings_said(),
@@ -233,6 +250,8 @@ static __attribute__((noreturn)) void reexecute(struct dbg_state *dbg, enum dbg_
 	if (!(begin && dbg->run_begin)) /* gdb's `run` starts with the first process again */
 		procs_describe(spec, sizeof(spec));
 	describe_checkpoints(spec, sizeof(spec));
+	if (restarting)
+		strncat(spec, "/q", sizeof(spec) - strlen(spec) - 1);
 	if (checkpoints_active())
 		checkpoints_travel(spec, job, start_bound(goal, begin), dbg->conn_fd,
 				   listen_refusing_fd());

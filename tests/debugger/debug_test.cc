@@ -628,7 +628,9 @@ std::vector<std::string> Values(const std::string &out)
 
 // gdb's `checkpoint` parks runs of the replay at this stop (debugger/checkpoints.c);
 // `restart 1` lands on the same state every time: from the first parked run, the second,
-// and, once both are used, from the start. A checkpoint that does not exist is refused
+// and, once both are used, from the start, with the breakpoint that named the position
+// deleted (found by its registers then, and shown as a plain stop, as in rr). A position
+// reached by a step is restarted to as well. A checkpoint that does not exist is refused
 // without moving; `run` starts from the beginning again, and the session ends normally.
 TEST(Debug, CheckpointAndRestartLandOnTheSameState)
 {
@@ -641,20 +643,25 @@ TEST(Debug, CheckpointAndRestartLandOnTheSameState)
 	cmds.insert(cmds.end(), look.begin(), look.end());
 	cmds.insert(cmds.end(), { "break done", "continue", "print counter" });
 	for (int i = 0; i < 3; i++) {
+		if (i == 2)
+			cmds.push_back("delete");
 		cmds.push_back("restart 1");
 		cmds.insert(cmds.end(), look.begin(), look.end());
 	}
 	cmds.insert(cmds.end(),
-		    { "restart 7", "print i", "info checkpoints", "delete checkpoint 1",
-		      "info checkpoints", "run", "print i", "continue", "continue", "continue" });
+		    { "stepi", "stepi", "checkpoint", "print $pc", "continue", "restart 7",
+		      "print $pc", "info checkpoints", "delete checkpoint 1", "info checkpoints",
+		      "restart 2", "print $pc", "break ahead", "break done", "run", "print i",
+		      "continue", "continue", "continue" });
 	RunResult r = Debug(dir, "long.dlog", cmds);
 	std::string all = r.out + r.err;
 	EXPECT_FALSE(r.timed_out) << r.Describe();
 	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
 	EXPECT_EQ(r.code, 0) << r.Describe();
 	EXPECT_NE(r.err.find("Checkpoint 1 at logical time "), std::string::npos) << all;
+	EXPECT_NE(r.err.find("Checkpoint 2 at logical time "), std::string::npos) << all;
 	std::vector<std::string> values = Values(r.out);
-	ASSERT_EQ(values.size(), 4u + 1u + 4u * 3u + 2u) << all;
+	ASSERT_EQ(values.size(), 4u + 1u + 4u * 3u + 4u) << all;
 	std::vector<std::string> first(values.begin(), values.begin() + 4);
 	EXPECT_EQ(first[1], " = 1600") << all;
 	EXPECT_EQ(values[4], " = 6800") << all; // at done
@@ -666,16 +673,22 @@ TEST(Debug, CheckpointAndRestartLandOnTheSameState)
 			<< all;
 	std::vector<std::string> when = Matching(r.err, "^logical time ");
 	ASSERT_EQ(when.size(), 4u) << all;
-	for (const std::string &w : when)
-		EXPECT_EQ(w, when[0]) << all;
-	// restart 7: refused, and the position stays; then the list, then none.
+	EXPECT_EQ(when[1], when[0]) << all;
+	EXPECT_EQ(when[2], when[0]) << all;
+	EXPECT_EQ(NumberAfter(when[3], "logical time "), NumberAfter(when[0], "logical time "))
+		<< all;
+	EXPECT_NE(r.out.find("Program stopped."), std::string::npos) << all;
+	// Two steps on, checkpoint 2; restart 7 is refused and nothing moves; restart 2 after
+	// the end comes back to the same instruction.
+	EXPECT_NE(values[17], first[0]) << all;
 	EXPECT_NE(r.err.find("Checkpoint 7 not found."), std::string::npos) << all;
-	EXPECT_EQ(values[17], " = 1600") << all;
-	EXPECT_EQ(Matching(r.err, "^1 logical time ").size(), 1u) << all;
-	EXPECT_NE(r.err.find("No checkpoints."), std::string::npos) << all;
-	// run: from the start, on to the breakpoint at ahead again, then done, the last exit
-	// (gdb sees the group end there), then the end.
-	EXPECT_EQ(values[18], " = 1600") << all;
+	EXPECT_NE(values[18], values[17]) << all; // continue went to the end: the pc moved
+	EXPECT_EQ(values[19], values[17]) << all;
+	EXPECT_EQ(Matching(r.err, "^[12] logical time ").size(), 3u) << all;
+	EXPECT_EQ(Matching(r.err, "^2 logical time ").size(), 2u) << all;
+	// run: from the start, on to the breakpoint at ahead, then done, the last exit (gdb
+	// sees the group end there), then the end.
+	EXPECT_EQ(values[20], " = 1600") << all;
 	EXPECT_NE(r.out.find("counter 6800\n"), std::string::npos) << all;
 	EXPECT_NE(r.out.find("exited normally"), std::string::npos) << all;
 	EXPECT_EQ(r.err.find("diverged"), std::string::npos) << all;
