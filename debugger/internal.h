@@ -151,6 +151,9 @@ struct dbg_state {
 	int selected_vtid;        /* Hg */
 	int stepping_vtid;        /* vCont;s asked for this task, 0 for none */
 	bool connected;
+	bool park;    /* SEEK to `goal` as a checkpoint's copy: wait there to be used */
+	bool arrived; /* a run that went back (or elsewhere): its first stop is not resumed yet */
+	bool quiet;   /* a job's arrival is a plain stop (`restart N`), not a step's trap */
 };
 /* The server takes the session launch.c set up from the command line, and attaches to
  * the stop loop (tracer_set_debugger). */
@@ -234,6 +237,9 @@ bool procs_detach(const char *args);
 /* The hooks on_fork and on_exec of the table. */
 void procs_on_fork(struct dbg_state *dbg, struct task *parent, struct task *child);
 void procs_on_exec(struct dbg_state *dbg, struct task *t);
+/* Does the group end with this event (the last process's exit_group, the last task's
+ * exit)? The stop comes before it, so that gdb can still look, and go back. */
+bool procs_group_ending(const struct task *t);
 /* At the exit of a followed child process: its W reply into out, and it is forgotten. */
 bool procs_exit_reply(struct task *t, char *out, size_t size);
 
@@ -276,17 +282,56 @@ __attribute__((noreturn)) void travel_restart(struct dbg_state *dbg);
 void travel_save_invocation(int argc, char **argv, char **env);
 /* SCAN reached its goal: re-execute to the last hit found. */
 void travel_scan_done(struct dbg_state *dbg);
-/* The monitor commands: text to show in out. */
-void travel_monitor(struct dbg_state *dbg, struct task *t, const char *cmd, char *out, size_t size);
+/* The monitor commands: text to show in out. False: the command failed (gdb then stops
+ * the command it ran it from: `restart` of no checkpoint does not continue). */
+bool travel_monitor(struct dbg_state *dbg, struct task *t, const char *cmd, char *out, size_t size);
 /* Executes detrun again to the event at `time` (mode SEEK or SCAN) with a job of
  * stepback.c's (`arg`, its --gdb-step=). Does not return. */
 void travel_reexecute_job(struct dbg_state *dbg, enum dbg_mode mode, uint64_t time, const char *arg)
 	__attribute__((noreturn));
 
+/* A copy runs: what it was asked and from which time (0: the start), for a scan that
+ * finds no hit after that time and must look earlier. */
+void travel_set_origin(const char *spec, const char *job, uint64_t start);
+/* Starts detrun again as a child with `spec` (and `job`), keeping fds keep, conn and
+ * refusing open in it (-1: none). */
+pid_t travel_spawn(const char *spec, const char *job, int keep, int conn, int refusing);
+/* A /k item of --gdb-resume=: one of gdb's checkpoints. */
+void travel_restore_checkpoint(const char *item);
+/* A resume after `restart N` goes to checkpoint N. */
+void travel_go_if_asked(struct dbg_state *dbg);
+
+/* ---- checkpoints: parked runs (checkpoints.c) ---------------------------------------- */
+
+/* The socket to the server from --gdb-resume='s /c item: a run's, or a copy's (parked). */
+void checkpoints_set_socket(int fd, bool parked);
+/* Does going back go through the server (a copy exists, or this run is one it started)? */
+bool checkpoints_active(void);
+/* Parks the copies of a checkpoint at the first event at or after `time`: how many. */
+int checkpoints_make(uint64_t time);
+/* Ends this run's group and has the server start the next run, from the latest copy at
+ * or before `bound` or from the start. Does not return. */
+void checkpoints_travel(const char *spec, const char *job, uint64_t bound, int conn, int refusing)
+	__attribute__((noreturn));
+/* A copy reached its time: waits to be used (exits if never), then takes its request. */
+void checkpoints_park(struct dbg_state *dbg, struct task *t);
+/* Applies a --gdb-resume= argument (launch.c); fds: a copy's connection, else NULL. */
+void launch_resume(struct dbg_state *dbg, const char *arg, const int *fds, int nfds);
+
 /* ---- instruction positions: reverse-stepi (stepback.c) ------------------------------- */
 
 /* Takes a re-execution's --gdb-step= out of argv (after --gdb-resume= went). */
 void stepback_take_arg(int *argc, char **argv);
+void stepback_take_job(const char *arg); /* the same, given to a parked copy */
+/* The latest event this run saw (where a checkpoint's copies park). */
+uint64_t stepback_base(void);
+/* The task of the latest stop, the instructions it ran since that event and its
+ * registers: true when the instructions were counted (the stop was reached by steps). */
+bool stepback_position(int *vtid, uint64_t *steps, struct user_regs_struct *regs);
+/* Re-executes to `steps` instructions of vtid's interval after event `base`, or (regs) to
+ * where its registers are those. */
+void stepback_goto(struct dbg_state *dbg, uint64_t base, int vtid, uint64_t steps,
+		   const struct user_regs_struct *regs) __attribute__((noreturn));
 /* At every debugger event, first. True: the event is the job's (it conversed or steps). */
 bool stepback_on_event(struct dbg_state *dbg, struct task *t);
 /* A new process (child): a job whose interval it runs from the fork's event starts now. */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -46,44 +47,66 @@ static void take_gdb_option(int *argc, char **argv)
 }
 
 /* --gdb-resume=FD/MODE/TIME/HITS/NOACK/WARNINGS/REFUSING[/TYPE.ADDR.LEN.OWNER...]
- * [/pPID.SINCE...] (travel.c writes it: gdb's points, the processes it follows). */
-static void take_resume(int *argc, char **argv)
+ * [/pPID.SINCE...][/kCHECKPOINT...][/q][/cFD] (travel.c writes it: gdb's points, the processes
+ * it follows, its checkpoints; checkpoints.c adds the socket to the server). A parked copy
+ * gets it when it is used, with the connection (and the refusing socket) in `fds`. */
+void launch_resume(struct dbg_state *dbg, const char *arg, const int *fds, int nfds)
 {
-	if (*argc < 2 || strncmp(argv[1], "--gdb-resume=", 13))
-		return;
 	char mode;
 	int no_ack, used = 0;
 	unsigned long long time, hits;
 	unsigned warnings;
 	int refusing;
-	if (sscanf(argv[1] + 13, "%d/%c/%llu/%llu/%d/%u/%d%n", &session.conn_fd, &mode, &time,
-		   &hits, &no_ack, &warnings, &refusing, &used) != 7) {
+	if (sscanf(arg + 13, "%d/%c/%llu/%llu/%d/%u/%d%n", &dbg->conn_fd, &mode, &time, &hits,
+		   &no_ack, &warnings, &refusing, &used) != 7) {
 		fprintf(stderr, "detrun: bad --gdb-resume\n");
 		exit(125);
 	}
-	for (const char *p = argv[1] + 13 + used; *p == '/';
+	if (fds) {
+		dbg->conn_fd = fds[0];
+		refusing = nfds > 1 ? fds[1] : -1;
+	}
+	for (const char *p = arg + 13 + used; *p == '/';
 	     p = strchr(p + 1, '/') ? strchr(p + 1, '/') : "") {
-		int type, len, owner;
+		int type, len, owner, fd;
 		unsigned long long addr, since;
 		if (sscanf(p, "/p%d.%llu", &owner, &since) == 2)
 			procs_plan(owner, since);
+		else if (sscanf(p, "/c%d", &fd) == 1)
+			checkpoints_set_socket(fd, mode == 'P');
+		else if (sscanf(p, "/f%d.%d", &fd, &refusing) == 2)
+			dbg->conn_fd = fd;
+		else if (p[1] == 'k')
+			travel_restore_checkpoint(p + 2);
+		else if (p[1] == 'q')
+			dbg->quiet = true;
 		else if (sscanf(p, "/%d.%llx.%d.%d", &type, &addr, &len, &owner) == 4)
 			points_restore((enum point_type)type, addr, len, owner);
 	}
-	fcntl(session.conn_fd, F_SETFD, FD_CLOEXEC);
+	if (dbg->conn_fd >= 0)
+		fcntl(dbg->conn_fd, F_SETFD, FD_CLOEXEC);
 	if (refusing >= 0) {
 		fcntl(refusing, F_SETFD, FD_CLOEXEC);
 		listen_refuse_others(refusing);
 	}
-	session.mode = mode == 'S' ? MODE_SCAN : MODE_SEEK;
-	session.goal = (struct position){ time, hits };
-	session.seek_event = mode == 'E' || mode == 'B' || mode == 'R';
-	session.at_begin = mode == 'B' || mode == 'R';
-	session.run_begin = mode == 'R';
+	dbg->mode = mode == 'S' ? MODE_SCAN : MODE_SEEK;
+	dbg->goal = (struct position){ time, hits };
+	dbg->seek_event = mode == 'E' || mode == 'B' || mode == 'R' || mode == 'P';
+	dbg->at_begin = mode == 'B' || mode == 'R';
+	dbg->run_begin = mode == 'R';
+	dbg->park = mode == 'P';
+	dbg->arrived = true;
 	report_skip_warnings(warnings); /* the session said them already */
-	session.connected = true;
+	dbg->connected = true;
 	if (no_ack)
 		packet_no_ack();
+}
+
+static void take_resume(int *argc, char **argv)
+{
+	if (*argc < 2 || strncmp(argv[1], "--gdb-resume=", 13))
+		return;
+	launch_resume(&session, argv[1], NULL, 0);
 	remove_arg(argc, argv, 1);
 }
 
@@ -127,6 +150,48 @@ static void handoff_command(int pair, char *out, size_t size)
 	snprintf(out + at, size - at, "' --gdb-handoff=%d", pair);
 }
 
+/* gdb's checkpoint commands, served by detrun's monitor (debugger/checkpoints.c), as rr
+ * defines them in its gdb: gdb's own make the program fork, which a replay cannot. */
+static const char gdb_commands[] =
+	"set $_detrun_confirm = $_gdb_setting(\"confirm\")\n"
+	"set confirm off\n" /* no "Really redefine built-in command?" */
+	"define checkpoint\n  monitor checkpoint\nend\n"
+	"document checkpoint\nRemember this position; `restart N` goes back to it.\nend\n"
+	"define restart\n  monitor restart $arg0\n  continue\nend\n"
+	"document restart\nGo to checkpoint N.\nend\n"
+	"define info checkpoints\n  monitor checkpoints\nend\n"
+	"define delete checkpoint\n  monitor delete-checkpoint $arg0\nend\n"
+	/* gdb keeps each watchpoint's last value to show as the next hit's "Old value". A
+	 * stop where the replay went back (or anywhere by running again: reverse-continue,
+	 * monitor goto, restart) leaves it stale: enabling a watchpoint again reads it anew. */
+	"python\n"
+	"def _detrun_arrived(event):\n"
+	"    try:\n"
+	"        if 'received: \"1\"' not in gdb.execute('maint packet qDetrunArrived',\n"
+	"                                               to_string=True):\n"
+	"            return\n"
+	"    except gdb.error:\n"
+	"        return\n"
+	"    for b in gdb.breakpoints():\n"
+	"        if b.enabled and b.type in (gdb.BP_WATCHPOINT, gdb.BP_HARDWARE_WATCHPOINT,\n"
+	"                                    gdb.BP_READ_WATCHPOINT, gdb.BP_ACCESS_WATCHPOINT):\n"
+	"            b.enabled = False\n"
+	"            b.enabled = True\n"
+	"gdb.events.stop.connect(_detrun_arrived)\n"
+	"end\n"
+	"if $_detrun_confirm\n  set confirm on\nend\n";
+
+/* The commands above as a file gdb reads (-x): a memory file it inherits. */
+static const char *gdb_command_file(void)
+{
+	static char path[64];
+	int fd = memfd_create("detrun-gdb-commands", 0);
+	if (fd < 0 || write(fd, gdb_commands, sizeof(gdb_commands) - 1) < 0)
+		return NULL;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return path;
+}
+
 static __attribute__((noreturn)) void exec_gdb(const char *program, int pair, int n_args,
 					       char **args)
 {
@@ -147,9 +212,18 @@ static __attribute__((noreturn)) void exec_gdb(const char *program, int pair, in
 				 * seconds away on a busy machine: at gdb's default of 2 s it gave
 				 * up on qSupported and the session began out of step ("Remote
 				 * replied unexpectedly to 'vMustReplyEmpty'") */
-				"-ex", "set remotetimeout 120", "-ex", target };
+				"-ex", "set remotetimeout 120" };
 	for (size_t i = 0; argv && i < sizeof(fixed) / sizeof(fixed[0]); i++)
 		argv[n++] = (char *)fixed[i];
+	const char *commands = gdb_command_file();
+	if (argv && commands) {
+		argv[n++] = "-x";
+		argv[n++] = (char *)commands;
+	}
+	if (argv) {
+		argv[n++] = "-ex";
+		argv[n++] = target;
+	}
 	for (int i = 0; argv && i < n_args; i++)
 		argv[n++] = args[i];
 	if (argv) {
@@ -249,8 +323,14 @@ static void take_handoff(int argc, char **argv)
 bool debugger_init(int *argc, char ***argv)
 {
 	take_handoff(*argc, *argv);
+	/* What this run was asked, kept for a scan that must start earlier (travel.c). */
+	char *resume = *argc > 1 && !strncmp((*argv)[1], "--gdb-resume=", 13) ? (*argv)[1] : NULL;
+	char *job = resume && *argc > 2 && !strncmp((*argv)[2], "--gdb-step=", 11) ? (*argv)[2]
+										   : "";
 	take_resume(argc, *argv);
 	stepback_take_arg(argc, *argv);
+	if (resume)
+		travel_set_origin(resume, job, 0);
 	take_debug(argc, argv);
 	take_gdb_option(argc, *argv);
 	if (session.mode == MODE_OFF)

@@ -316,3 +316,16 @@ bool procs_exit_reply(struct task *t, char *out, size_t size)
 	points_drop_process(t, false);
 	return true;
 }
+
+/* Does the group end with this event (the last process's exit_group, the last task's
+ * exit)? The stop comes before it, so that gdb can still look, and go back. */
+bool procs_group_ending(const struct task *t)
+{
+	if (t->syscall_nr != SYS_exit_group && t->syscall_nr != SYS_exit)
+		return false;
+	for (struct task *u = sched_first(); u; u = u->next)
+		if (u != t && (u->state == TASK_STOPPED || u->state == TASK_RUNNING) &&
+		    (t->syscall_nr == SYS_exit || u->proc != t->proc))
+			return false;
+	return true;
+}

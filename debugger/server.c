@@ -203,11 +203,12 @@ static void monitor(struct task *owner, const char *hex)
 	char cmd[256], text[1024], out[2200];
 	long n = hex_decode(cmd, hex, sizeof(cmd) - 1);
 	cmd[n < 0 ? 0 : n] = 0;
-	travel_monitor(dbg, owner, cmd, text, sizeof(text));
+	bool ok = travel_monitor(dbg, owner, cmd, text, sizeof(text));
 	out[0] = 'O';
 	hex_encode(out + 1, text, strlen(text));
-	send_or_die(out);
-	send_or_die("OK");
+	if (text[0])
+		send_or_die(out);
+	send_or_die(ok ? "OK" : "E01");
 }
 
 static void query(struct task *owner, const char *q)
@@ -227,9 +228,13 @@ static void query(struct task *owner, const char *q)
 	else if (!strcmp(q, "qsThreadInfo"))
 		send_or_die("l");
 	else if (!strcmp(q, "qAttached"))
-		send_or_die("0"); /* detrun started it: quitting gdb ends the group */
+		send_or_die(dbg->arrived
+				    ? "1"
+				    : "0"); /* detrun started it: quitting gdb ends the group */
 	else if (!strncmp(q, "qRcmd,", 6))
 		monitor(owner, q + 6);
+	else if (!strcmp(q, "qDetrunArrived")) /* the gdb detrun debug starts asks at stops */
+		send_or_die(dbg->arrived ? "1" : "0");
 	else if (!strncmp(q, "qSymbol", 7))
 		send_or_die("OK");
 	else
@@ -380,11 +385,11 @@ static bool dispatch_v(struct task *owner, const char *cmd)
 /* A resume after `monitor goto T` to a time already passed runs again from the start. */
 static void go_back_if_asked(void)
 {
+	travel_go_if_asked(dbg); /* `restart N` */
 	if (dbg->goto_time && dbg->goto_time <= dbg->now.time)
 		travel_reexecute(dbg, MODE_SEEK, (struct position){ dbg->goto_time, 0 });
 }
 
-/* One packet; true when gdb resumed the group. */
 /* QStartNoAckMode, the one mode packet served. */
 static void set_mode(const char *cmd)
 {
@@ -508,6 +513,7 @@ void server_converse(struct task *owner, const char *reply)
 	}
 	dbg->stepping_vtid = action.step_vtid;
 	dbg->connected = true; /* from now on gdb waits for a stop reply */
+	dbg->arrived = false;
 }
 
 /* ---- the hooks ----------------------------------------------------------------------- */
@@ -601,19 +607,6 @@ bool server_on_stop(struct task *t, int status)
 	return true;
 }
 
-/* Does the group end with this event (the last process's exit_group, the last task's
- * exit)? The stop comes before it, so that gdb can still look, and go back. */
-static bool group_ending(const struct task *t)
-{
-	if (t->syscall_nr != SYS_exit_group && t->syscall_nr != SYS_exit)
-		return false;
-	for (struct task *u = sched_first(); u; u = u->next)
-		if (u != t && (u->state == TASK_STOPPED || u->state == TASK_RUNNING) &&
-		    (t->syscall_nr == SYS_exit || u->proc != t->proc))
-			return false;
-	return true;
-}
-
 /* gdb sent something while the group ran: an interrupt (Ctrl-C), or it went away. All-stop
  * gdb sends nothing else while the group runs; anything else is dropped. */
 bool gdb_interrupt_waiting(void)
@@ -675,7 +668,7 @@ static void live_event(struct task *t)
 	int sig = t->syscall_nr == -1 && shown == t ? t->inject_signal : 0;
 	if (sig) {
 		server_stop_reply(t, sig, "", reply, sizeof(reply));
-	} else if (group_ending(t)) {
+	} else if (procs_group_ending(t)) {
 		server_stop_reply(shown, SIGKILL, "", reply, sizeof(reply));
 	} else if (procs_exit_reply(t, reply, sizeof(reply))) {
 		;
@@ -716,8 +709,14 @@ void server_on_event(struct task *t)
 		 * of the history waits for every one (procs.c). */
 		struct task *shown = procs_shown(t);
 		if (dbg->seek_event && position_cmp(dbg->now, dbg->goal) >= 0 && shown &&
-		    (!dbg->at_begin || procs_history_begun()))
+		    (!dbg->at_begin || procs_history_begun())) {
+			if (dbg->park) { /* a checkpoint's copy: used now, with gdb's request */
+				checkpoints_park(dbg, t);
+				server_on_event(t);
+				return;
+			}
 			server_seek_arrives(shown);
+		}
 	} else {
 		live_event(t);
 	}

@@ -34,7 +34,8 @@ enum job {
 	JOB_FIND_REGS, /* count that interval up to the registers `regs`, then go one back */
 	JOB_COUNT_ALL, /* count the whole interval: then go to its last instruction */
 	JOB_SCAN,      /* reverse-continue from (goal_base, goal_steps): the last hit before */
-	JOB_SCAN_REGS  /* the same from the registers `regs` in the interval of `goal_base` */
+	JOB_SCAN_REGS, /* the same from the registers `regs` in the interval of `goal_base` */
+	JOB_REACH_REGS /* stop where the task's registers are `regs` (a checkpoint's stop) */
 };
 
 enum {
@@ -93,24 +94,48 @@ static __attribute__((noreturn)) void job_reexecute(struct dbg_state *dbg, enum 
 	travel_reexecute_job(dbg, scan ? MODE_SCAN : MODE_SEEK, base, arg);
 }
 
-void stepback_take_arg(int *argc, char **argv)
+void stepback_take_job(const char *arg)
 {
-	if (*argc < 2 || strncmp(argv[1], "--gdb-step=", 11))
-		return;
 	int job, used = 0;
 	unsigned long long base, steps, watch;
-	if (sscanf(argv[1] + 11, "%d/%llu/%d/%llu/%llx/%n", &job, &base, &sb.vtid, &steps, &watch,
+	if (sscanf(arg + 11, "%d/%llu/%d/%llu/%llx/%n", &job, &base, &sb.vtid, &steps, &watch,
 		   &used) != 5 ||
-	    job <= JOB_NONE || job > JOB_SCAN_REGS ||
-	    hex_decode(&sb.regs, argv[1] + 11 + used, sizeof(sb.regs)) != sizeof(sb.regs)) {
+	    job <= JOB_NONE || job > JOB_REACH_REGS ||
+	    hex_decode(&sb.regs, arg + 11 + used, sizeof(sb.regs)) != sizeof(sb.regs)) {
 		fprintf(stderr, "detrun: bad --gdb-step\n");
 		exit(125);
 	}
 	sb.job = (enum job)job;
 	sb.goal_base = base, sb.goal_steps = steps, sb.watch = watch;
+}
+
+void stepback_take_arg(int *argc, char **argv)
+{
+	if (*argc < 2 || strncmp(argv[1], "--gdb-step=", 11))
+		return;
+	stepback_take_job(argv[1]);
 	for (int i = 1; i < *argc; i++)
 		argv[i] = argv[i + 1];
 	(*argc)--;
+}
+
+uint64_t stepback_base(void)
+{
+	return sb.base;
+}
+
+bool stepback_position(int *vtid, uint64_t *steps, struct user_regs_struct *regs)
+{
+	*vtid = sb.stop_vtid;
+	*steps = sb.steps;
+	*regs = sb.stop_regs;
+	return sb.known && sb.steps > 0;
+}
+
+void stepback_goto(struct dbg_state *dbg, uint64_t base, int vtid, uint64_t steps,
+		   const struct user_regs_struct *regs)
+{
+	job_reexecute(dbg, regs ? JOB_REACH_REGS : JOB_STEP_TO, base, vtid, steps, 0, regs);
 }
 
 /* ---- at a stop ------------------------------------------------------------------------- */
@@ -121,7 +146,7 @@ static void arrival_reply(struct dbg_state *dbg, struct task *t, char *reply, si
 	char why[64] = "";
 	if (sb.watch)
 		snprintf(why, sizeof(why), "watch:%llx;", (unsigned long long)sb.watch);
-	server_stop_reply(t, SIGTRAP, why, reply, size);
+	server_stop_reply(t, dbg->quiet ? 0 : SIGTRAP, why, reply, size);
 	sb.job = JOB_NONE;
 	sb.counting = false;
 	dbg->mode = MODE_LIVE;
@@ -157,6 +182,15 @@ static bool job_trap(struct dbg_state *dbg, struct task *t, enum trap_kind kind,
 			return true;
 		}
 		break;
+	case JOB_REACH_REGS: {
+		struct user_regs_struct now;
+		task_gprs(t, &now);
+		if (regs_same_position(&now, &sb.regs)) {
+			arrival_reply(dbg, t, reply, size);
+			return true;
+		}
+		break;
+	}
 	case JOB_FIND_REGS: {
 		struct user_regs_struct now;
 		task_gprs(t, &now);
@@ -237,6 +271,12 @@ static void interval_ended(struct dbg_state *dbg, struct task *t)
 		/* fallthrough */
 	case JOB_SCAN:
 		scan_found(dbg);
+		return;
+	case JOB_REACH_REGS:
+		task_warn(t,
+			  "the checkpoint's position was not found again: stopping at this event");
+		sb.job = JOB_NONE, sb.counting = false, dbg->mode = MODE_LIVE;
+		dbg->goto_time = sched_now(); /* live_event stops here */
 		return;
 	case JOB_FIND_REGS:
 		task_warn(t, "the position was not found again: going back to the event before it");

@@ -616,3 +616,164 @@ TEST(Debug, TheSpinDetectorKeepsOffASingleSteppedInterval)
 		<< r.out << r.err;
 	EXPECT_NE(r.out.find("$1 = 4851\n$2 = 99\n"), std::string::npos) << r.out;
 }
+
+// The values gdb printed ($N = ...), without their numbers: equal lists, equal states.
+std::vector<std::string> Values(const std::string &out)
+{
+	std::vector<std::string> values;
+	for (const std::string &l : Matching(out, "^\\$[0-9]+ = "))
+		values.push_back(l.substr(l.find(" = ")));
+	return values;
+}
+
+// gdb's `checkpoint` parks runs of the replay at this stop (debugger/checkpoints.c);
+// `restart 1` lands on the same state every time: from the first parked run, the second,
+// and, once both are used, from the start, with the breakpoint that named the position
+// deleted (found by its registers then, and shown as a plain stop, as in rr). A position
+// reached by a step is restarted to as well. A checkpoint that does not exist is refused
+// without moving; `run` starts from the beginning again, and the session ends normally.
+TEST(Debug, CheckpointAndRestartLandOnTheSameState)
+{
+	TempDir dir("debug");
+	RunResult rec = RecordInto(dir, "long.dlog", { std::string(GUEST_DIR) + "/dbg_long" });
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	const std::vector<std::string> look{ "print $pc", "print i", "print counter", "print $sp",
+					     "monitor when" };
+	std::vector<std::string> cmds{ "break ahead", "continue", "checkpoint" };
+	cmds.insert(cmds.end(), look.begin(), look.end());
+	cmds.insert(cmds.end(), { "break done", "continue", "print counter" });
+	for (int i = 0; i < 3; i++) {
+		if (i == 2)
+			cmds.push_back("delete");
+		cmds.push_back("restart 1");
+		cmds.insert(cmds.end(), look.begin(), look.end());
+	}
+	cmds.insert(cmds.end(),
+		    { "stepi", "stepi", "checkpoint", "print $pc", "continue", "restart 7",
+		      "print $pc", "info checkpoints", "delete checkpoint 1", "info checkpoints",
+		      "restart 2", "print $pc", "break ahead", "break done", "run", "print i",
+		      "continue", "continue", "continue" });
+	RunResult r = Debug(dir, "long.dlog", cmds);
+	std::string all = r.out + r.err;
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	EXPECT_EQ(r.code, 0) << r.Describe();
+	EXPECT_NE(r.err.find("Checkpoint 1 at logical time "), std::string::npos) << all;
+	EXPECT_NE(r.err.find("Checkpoint 2 at logical time "), std::string::npos) << all;
+	std::vector<std::string> values = Values(r.out);
+	ASSERT_EQ(values.size(), 4u + 1u + 4u * 3u + 4u) << all;
+	std::vector<std::string> first(values.begin(), values.begin() + 4);
+	EXPECT_EQ(first[1], " = 1600") << all;
+	EXPECT_EQ(values[4], " = 6800") << all; // at done
+	for (int i = 0; i < 3; i++)
+		EXPECT_EQ(std::vector<std::string>(values.begin() + 5 + 4 * i,
+						   values.begin() + 9 + 4 * i),
+			  first)
+			<< "restart " << i + 1 << "\n"
+			<< all;
+	std::vector<std::string> when = Matching(r.err, "^logical time ");
+	ASSERT_EQ(when.size(), 4u) << all;
+	EXPECT_EQ(when[1], when[0]) << all;
+	EXPECT_EQ(when[2], when[0]) << all;
+	EXPECT_EQ(NumberAfter(when[3], "logical time "), NumberAfter(when[0], "logical time "))
+		<< all;
+	EXPECT_NE(r.out.find("Program stopped."), std::string::npos) << all;
+	// Two steps on, checkpoint 2; restart 7 is refused and nothing moves; restart 2 after
+	// the end comes back to the same instruction.
+	EXPECT_NE(values[17], first[0]) << all;
+	EXPECT_NE(r.err.find("Checkpoint 7 not found."), std::string::npos) << all;
+	EXPECT_NE(values[18], values[17]) << all; // continue went to the end: the pc moved
+	EXPECT_EQ(values[19], values[17]) << all;
+	EXPECT_EQ(Matching(r.err, "^[12] logical time ").size(), 3u) << all;
+	EXPECT_EQ(Matching(r.err, "^2 logical time ").size(), 2u) << all;
+	// run: from the start, on to the breakpoint at ahead, then done, the last exit (gdb
+	// sees the group end there), then the end.
+	EXPECT_EQ(values[20], " = 1600") << all;
+	EXPECT_NE(r.out.find("counter 6800\n"), std::string::npos) << all;
+	EXPECT_NE(r.out.find("exited normally"), std::string::npos) << all;
+	EXPECT_EQ(r.err.find("diverged"), std::string::npos) << all;
+}
+
+// A reverse-continue with a checkpoint behind it starts from the checkpoint's parked run,
+// and stops where one from the start stops: onto a breakpoint after the checkpoint, onto a
+// watched write (its Old value), one instruction back, and onto a breakpoint before the
+// checkpoint (the run from the checkpoint finds no hit, and the scan starts earlier).
+TEST(Debug, ReverseContinueFromACheckpointStopsWhereOneFromTheStartDoes)
+{
+	TempDir dir("debug");
+	RunResult rec = RecordInto(dir, "long.dlog", { std::string(GUEST_DIR) + "/dbg_long" });
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	const std::string shown = "^(\\$[0-9]+ = |logical time |Old value|New value|Breakpoint "
+				  "[0-9]+, |Hardware watchpoint [0-9]+: )";
+	std::vector<std::string> seen[2];
+	for (int with = 0; with < 2; with++) {
+		// Two checkpoints at ahead: four parked runs, for the two runs of the first
+		// reverse-continue and the first two of the watchpoint's.
+		std::string cp = with ? "checkpoint" : "echo";
+		std::vector<std::string> cmds{ "break ahead",
+					       "continue",
+					       cp,
+					       cp,
+					       "break done",
+					       "continue",
+					       "break late",
+					       "reverse-continue",
+					       "print i",
+					       "monitor when",
+					       "delete",
+					       "watch -l counter",
+					       "reverse-continue",
+					       "print counter",
+					       "reverse-stepi",
+					       "print $pc",
+					       "monitor when",
+					       "delete",
+					       cp,
+					       "break main",
+					       "reverse-continue",
+					       "monitor when",
+					       "print $pc" };
+		RunResult r = Debug(dir, "long.dlog", cmds);
+		std::string all = r.out + r.err;
+		EXPECT_FALSE(r.timed_out) << r.Describe();
+		EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+		EXPECT_EQ(r.err.find("diverged"), std::string::npos) << all;
+		EXPECT_NE(r.out.find("Breakpoint 3, late (i=i@entry=1800)"), std::string::npos)
+			<< all;
+		EXPECT_NE(r.out.find("Old value = 7900\nNew value = 7893\n"), std::string::npos)
+			<< all;
+		for (const std::string &l : Matching(r.out, shown))
+			seen[with].push_back(l);
+		for (const std::string &l : Matching(r.err, "^logical time "))
+			seen[with].push_back(l);
+	}
+	EXPECT_EQ(seen[1], seen[0]);
+	EXPECT_GE(seen[0].size(), 10u);
+}
+
+// gdb shows a watchpoint's hit with the value it last saw as "Old value". After `monitor
+// goto` (or any stop reached by running again) that value is the one of before the jump:
+// the gdb `detrun debug` starts reads it anew at such a stop (issue 21, point 7).
+TEST(Debug, WatchpointHitAfterMonitorGotoShowsTheOldValueThere)
+{
+	TempDir dir("debug");
+	RunResult rec = RecordInto(dir, "long.dlog", { std::string(GUEST_DIR) + "/dbg_long" });
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	RunResult r = Debug(dir, "long.dlog",
+			    { "break late", "continue", "print counter", "watch -l counter",
+			      "monitor goto 1000", "continue", "print counter", "continue",
+			      "print counter" });
+	std::string all = r.out + r.err;
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	std::vector<std::string> values = Values(r.out);
+	ASSERT_EQ(values.size(), 3u) << all;
+	std::vector<std::string> old = Matching(r.out, "^Old value = ");
+	std::vector<std::string> now = Matching(r.out, "^New value = ");
+	ASSERT_EQ(old.size(), 1u) << all;
+	ASSERT_EQ(now.size(), 1u) << all;
+	// The value at logical time 1000, not the one at late (7900), then the next write's.
+	EXPECT_NE(values[1], values[0]) << all;
+	EXPECT_EQ(old[0].substr(old[0].find(" = ")), values[1]) << all;
+	EXPECT_EQ(now[0].substr(now[0].find(" = ")), values[2]) << all;
+}
