@@ -296,6 +296,15 @@ static void take_debug(int *argc, char ***argv)
 	char **av = *argv;
 	if (*argc < 2 || strcmp(av[1], "debug"))
 		return;
+	if (*argc >= 3 && (!strcmp(av[2], "--help") || !strcmp(av[2], "-h"))) {
+		fputs("usage: detrun debug LOG [GDB ARGS...]\n\n"
+		      "Replays LOG under gdb, forwards and back (reverse-continue, reverse-step,\n"
+		      "watchpoints, checkpoint/restart N, run). GDB ARGS go to gdb as they are\n"
+		      "(e.g. -batch -x FILE). The replay runs on a private view of the recording's\n"
+		      "starting files: your files are left as they are.\n",
+		      stdout);
+		exit(0);
+	}
 	if (*argc < 3 || av[2][0] == '-') {
 		fprintf(stderr,
 			"detrun: debug takes a LOG (usage: detrun debug LOG [GDB ARGS...])\n");

@@ -305,6 +305,11 @@ TEST(Debug, ErrorsAreOneLineAndLeaveNothingRunning)
 	TempDir dir("debug");
 	RunOptions opt;
 	opt.cwd = dir.path;
+	RunResult help = RunCommand({ kDetrun, "debug", "--help" });
+	EXPECT_EQ(help.code, 0) << help.Describe();
+	EXPECT_EQ(help.out.rfind("usage: detrun debug LOG [GDB ARGS...]\n", 0), 0u)
+		<< help.Describe();
+	ExpectOneLine(RunCommand({ kDetrun, "debug" }), "debug takes a LOG");
 	// A log of another binary: the program was rebuilt since.
 	std::string copy = dir / "racy_copy";
 	ASSERT_EQ(RunCommand({ "cp", kRacy, copy }).code, 0);
