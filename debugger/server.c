@@ -1,4 +1,5 @@
 /* The conversation with gdb at a stop, and the two hooks of the stop loop. */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -19,6 +20,8 @@
 #include "engine/remote.h"
 #include "vkernel/report.h"
 #include "engine/tracer.h"
+#include "engine/vdso.h"
+#include "vkernel/task.h"
 
 /* The session launch.c set up (server_start): this file's, and lent to the others'
  * functions it calls. */
@@ -135,6 +138,27 @@ static size_t read_proc(struct task *t, const char *what, char *buf, size_t size
 	return n;
 }
 
+/* The auxiliary vector as the program got it. The kernel's copy (/proc/PID/auxv) still
+ * names the host's vDSO, which detrun unmapped at the exec (engine/auxv.h): gdb would look
+ * for the vDSO's symbols there and say "Failed to read a valid object file image". */
+static size_t program_auxv(struct task *t, char *buf, size_t size)
+{
+	size_t n = read_proc(t, "auxv", buf, size);
+	if (tracer_opts->keep_vdso)
+		return n;
+	for (size_t at = 0; at + 16 <= n; at += 16) {
+		uint64_t pair[2];
+		memcpy(pair, buf + at, sizeof(pair));
+		if (pair[0] != AT_SYSINFO_EHDR)
+			continue;
+		pair[1] = vdso_ehdr(t->proc);
+		if (!pair[1])
+			pair[0] = AT_IGNORE;
+		memcpy(buf + at, pair, sizeof(pair));
+	}
+	return n;
+}
+
 static void xfer_threads(const char *range)
 {
 	static char xml[PACKET_MAX];
@@ -168,7 +192,7 @@ static void xfer(struct task *owner, const char *q)
 	if (!strncmp(q, "features:read:target.xml:", 25)) {
 		send_xfer(target_xml(), strlen(target_xml()), q + 25);
 	} else if (!strncmp(q, "auxv:read::", 11)) {
-		send_xfer(buf, read_proc(t, "auxv", buf, sizeof(buf)), q + 11);
+		send_xfer(buf, program_auxv(t, buf, sizeof(buf)), q + 11);
 	} else if (!strncmp(q, "exec-file:read:", 15)) {
 		char path[64];
 		struct task *of = procs_find_process(q + 15); /* the annex: a pid, or none */

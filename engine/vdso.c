@@ -235,6 +235,11 @@ void vdso_release(struct process *p)
 	free(s);
 }
 
+uint64_t vdso_ehdr(const struct process *p)
+{
+	return p->vdso ? p->vdso->at + VDSO_DATA_SIZE : 0;
+}
+
 bool vdso_code_at(const struct process *p, uint64_t start)
 {
 	return p->vdso && p->vdso->at + VDSO_DATA_SIZE == start;

@@ -49,6 +49,9 @@ void vdso_event(struct task *t);
 void vdso_resumed(struct task *t);
 /* The process is gone, or exec'd: its page, if no other process uses it, goes. */
 void vdso_release(struct process *p);
+/* Where detrun's vDSO code begins in p, the AT_SYSINFO_EHDR the program was given; 0 when
+ * p has none. */
+uint64_t vdso_ehdr(const struct process *p);
 /* Is `start` where detrun's vDSO code begins in p? That code is detrun's, not the
  * program's: the CPU instruction scan (cpu_patch.h) leaves it alone. */
 bool vdso_code_at(const struct process *p, uint64_t start);
