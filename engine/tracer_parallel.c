@@ -285,6 +285,7 @@ static bool tick(struct task *t, int status)
 	    info.op != PTRACE_SYSCALL_INFO_SECCOMP || info.seccomp.ret_data != SYSCALL_TICK_TAG)
 		return false;
 	sched_domain_tick(tracer_domain_of(t), tick_weight(t, &info));
+	spin_stale_interrupt_cut(t, status); /* a stop a probe's interrupt may have lost to */
 	t->debugger_saw = false;
 	if (ptrace(tracer_resume_request(t), t->tid, 0, 0) < 0 && errno != ESRCH)
 		task_warn(t, "cannot resume after a tick: %s", strerror(errno));
