@@ -8,6 +8,7 @@
  * (the filter of parallel mode), so what a domain computes between two of its events
  * depends only on its own state. The order of events is Kendo's, with events in place of
  * instruction counts: each domain counts its events (scheduler.h, sched_domain_clock),
+ * and its ticks, the calls on its own memory map that stop only to move its clock (tick),
  * and the stop of domain D is handled only when D is the least running or stopped domain
  * by (clock, id) — no other domain can still produce an event that comes before it. A
  * domain ahead waits at its stop (it is "held") for the others to catch up; a domain
