@@ -293,6 +293,18 @@ static bool tick(struct task *t, int status)
 	return true;
 }
 
+/* The stop of a PTRACE_INTERRUPT that came after its asker had gone: a spin probe whose
+ * interrupt lost the race to another stop of the task (a tick, above all) leaves it
+ * pending, and the kernel stops the task for it when it next returns to its code. No
+ * event, and no point of its run that its own calls choose: held, it kept a computing task
+ * stopped until its domain's turn for nothing (while a barrier could take the domain for
+ * stopped there); handled at once, the task goes on to its next stop of its own. */
+static bool stale_interrupt(const struct task *t, int status)
+{
+	return (unsigned)status >> 16 == PTRACE_EVENT_STOP && WSTOPSIG(status) == SIGTRAP &&
+	       t->state == TASK_RUNNING;
+}
+
 /* A stop is held for its turn unless it belongs to the event that has the timeline, or is
  * no event at all: a signal the program ignores (a SIGPIPE from a send to a peer that has
  * gone), the kernel's copy of a terminal signal. Such a stop is no point of the task's
@@ -326,7 +338,7 @@ void parallel_note_stop(pid_t tid, int status)
 		   ((t->in_call || t->proc->dying ||
 		     (token >= 0 && tracer_domain_of(t) == token)) &&
 		    !exit_waits_for_turn(t, status)) ||
-		   tracer_signal_stop_is_no_event(t, status);
+		   tracer_signal_stop_is_no_event(t, status) || stale_interrupt(t, status);
 	if (now) {
 		tracer_handle_stop_now(tid, status);
 		return;
