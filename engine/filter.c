@@ -116,7 +116,7 @@ static const struct syscall_condition *shared_widening(const struct syscall_entr
  * processes in parallel also unless its STOP_WHEN_SHARED argument has one of its bits (a
  * widening of every call leaves nothing allowed); the rest takes the default, a stop. */
 static int allow_narrowed(scmp_filter_ctx ctx, const struct syscall_entry *e,
-			  const struct syscall_condition *c, bool parallel)
+			  const struct syscall_condition *c, bool parallel, uint32_t action)
 {
 	const struct syscall_condition *w = parallel ? shared_widening(e) : NULL;
 	if (w && w->arg < 0)
@@ -126,10 +126,11 @@ static int allow_narrowed(scmp_filter_ctx ctx, const struct syscall_entry *e,
 	};
 	if (w)
 		cmp[1] = SCMP_CMP((unsigned)w->arg, SCMP_CMP_MASKED_EQ, w->mask, 0);
-	return seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, (int)e->nr, w ? 2 : 1, cmp);
+	return seccomp_rule_add_array(ctx, action, (int)e->nr, w ? 2 : 1, cmp);
 }
 
-/* The rules of every row: which calls run without stopping. */
+/* The rules of every row: which calls run without stopping. With processes in parallel a
+ * TICK row stops, tagged, where it would run freely: a tick (syscalls.def). */
 static int add_rules(scmp_filter_ctx ctx, bool shim_intercepts, bool parallel)
 {
 	int err = 0;
@@ -137,18 +138,21 @@ static int add_rules(scmp_filter_ctx ctx, bool shim_intercepts, bool parallel)
 		const struct syscall_entry *e = &syscall_table[i];
 		const struct syscall_condition *c = narrowing(e, shim_intercepts);
 		bool freely = syscall_runs_freely(e, parallel);
+		uint32_t action = parallel && syscall_ticks(e->nr)
+					  ? SCMP_ACT_TRACE(SYSCALL_TICK_TAG)
+					  : SCMP_ACT_ALLOW;
 		if (e->cls == SC_EXTERNAL && !shim_intercepts)
 			err = has_values(e->nr)
 				      ? allow_unless_equal(ctx, e->nr)
 				      : seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)e->nr, 0);
 		else if (c)
-			err = allow_narrowed(ctx, e, c, parallel);
+			err = allow_narrowed(ctx, e, c, parallel, action);
 		else if (has_values(e->nr) && e->cls != SC_EXTERNAL) /* with a shim: every call */
 			err = allow_unless_equal(ctx, e->nr);
 		else if (freely && syscall_names_process(e))
 			err = allow_self_form(ctx, e);
 		else if (freely)
-			err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)e->nr, 0);
+			err = seccomp_rule_add(ctx, action, (int)e->nr, 0);
 	}
 	return err;
 }

@@ -8,6 +8,7 @@
  * (the filter of parallel mode), so what a domain computes between two of its events
  * depends only on its own state. The order of events is Kendo's, with events in place of
  * instruction counts: each domain counts its events (scheduler.h, sched_domain_clock),
+ * and its ticks, the calls on its own memory map that stop only to move its clock (tick),
  * and the stop of domain D is handled only when D is the least running or stopped domain
  * by (clock, id) — no other domain can still produce an event that comes before it. A
  * domain ahead waits at its stop (it is "held") for the others to catch up; a domain
@@ -41,6 +42,7 @@
 #include "scheduler/scheduler.h"
 #include "scheduler/vclock.h"
 #include "shim/shim.h"
+#include "syscalls/syscall_table.h"
 #include "engine/debugger_hooks.h"
 #include "engine/page_share.h"
 #include "engine/remote.h"
@@ -252,6 +254,57 @@ bool tracer_debugger_steps(const struct task *t)
 	return tracer_debugger && tracer_debugger->single_stepping(t);
 }
 
+/* How far a tick moves its domain's clock: one, as an event, and one more for each page of
+ * fresh anonymous memory the call maps (mmap of anonymous memory, brk growing the heap).
+ * A process that computes without events allocates as it goes (a compiler optimising:
+ * about a page per event's time, against a few pages for a loader's burst of mappings at
+ * start-up), so its clock keeps pace with the events of processes that make calls. A
+ * function of the call's arguments and of the process's earlier brk calls only: the same
+ * on every run. Sizes, not addresses, count (the break's growth). */
+static uint64_t tick_weight(struct task *t, const struct __ptrace_syscall_info *info)
+{
+	const uint64_t *a = info->seccomp.args;
+	uint64_t pages = 0;
+	if (info->seccomp.nr == SYS_mmap && (a[3] & MAP_ANONYMOUS)) {
+		pages = (a[1] + 4095) / 4096;
+	} else if (info->seccomp.nr == SYS_brk) {
+		uint64_t before = t->proc->tick_brk;
+		pages = before && a[0] > before ? (a[0] - before + 4095) / 4096 : 0;
+		t->proc->tick_brk = a[0]; /* brk(0), a loader's first, starts over */
+	}
+	return 1 + pages;
+}
+
+/* A tick: a call on the process's own memory map, stopped only to move its domain's clock
+ * (syscalls.def, TICK), goes on at once as it would have without the stop, whoever has
+ * the timeline. Not while its process dies: that stop is its way out. */
+static bool tick(struct task *t, int status)
+{
+	struct __ptrace_syscall_info info;
+	if ((unsigned)status >> 16 != PTRACE_EVENT_SECCOMP || t->proc->dying ||
+	    ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof(info), &info) <= 0 ||
+	    info.op != PTRACE_SYSCALL_INFO_SECCOMP || info.seccomp.ret_data != SYSCALL_TICK_TAG)
+		return false;
+	sched_domain_tick(tracer_domain_of(t), tick_weight(t, &info));
+	spin_stale_interrupt_cut(t, status); /* a stop a probe's interrupt may have lost to */
+	t->debugger_saw = false;
+	if (ptrace(tracer_resume_request(t), t->tid, 0, 0) < 0 && errno != ESRCH)
+		task_warn(t, "cannot resume after a tick: %s", strerror(errno));
+	return true;
+}
+
+/* The stop of a PTRACE_INTERRUPT that came after its asker had gone: a spin probe whose
+ * interrupt lost the race to another stop of the task (a tick, above all) leaves it
+ * pending, and the kernel stops the task for it when it next returns to its code. No
+ * event, and no point of its run that its own calls choose: held, it kept a computing task
+ * stopped until its domain's turn for nothing (while a barrier could take the domain for
+ * stopped there); handled at once, the task goes on to its next stop of its own. */
+static bool stale_interrupt(const struct task *t, int status)
+{
+	return (unsigned)status >> 16 == PTRACE_EVENT_STOP && WSTOPSIG(status) == SIGTRAP &&
+	       t->state == TASK_RUNNING;
+}
+
 /* A stop is held for its turn unless it belongs to the event that has the timeline, or is
  * no event at all: a signal the program ignores (a SIGPIPE from a send to a peer that has
  * gone), the kernel's copy of a terminal signal. Such a stop is no point of the task's
@@ -279,11 +332,13 @@ void parallel_note_stop(pid_t tid, int status)
 	    ((unsigned)status >> 16 == PTRACE_EVENT_SECCOMP ||
 	     WSTOPSIG(status) == (SIGTRAP | 0x80)))
 		page_share_stopped(t);
+	if (t && WIFSTOPPED(status) && tick(t, status))
+		return;
 	bool now = !t || !WIFSTOPPED(status) ||
 		   ((t->in_call || t->proc->dying ||
 		     (token >= 0 && tracer_domain_of(t) == token)) &&
 		    !exit_waits_for_turn(t, status)) ||
-		   tracer_signal_stop_is_no_event(t, status);
+		   tracer_signal_stop_is_no_event(t, status) || stale_interrupt(t, status);
 	if (now) {
 		tracer_handle_stop_now(tid, status);
 		return;
@@ -734,6 +789,7 @@ static void keep_idle_cpus_polling(void)
 void parallel_init(int n)
 {
 	jobs = n > 1 ? n : 0;
+
 	if (jobs)
 		memory_domain_set_merge_hook(domains_merged);
 	if (jobs)

@@ -32,6 +32,7 @@ static struct domain {
 } domains[MAX_DOMAINS];
 static int n_domains;
 static struct domain *event_domain; /* the domain of the latest event */
+static uint64_t front; /* the clock of the latest event (ticks after it do not move it) */
 
 void sched_init(int events_per_turn)
 {
@@ -76,7 +77,7 @@ static struct domain *domain_get(int id)
 		}
 	}
 	struct domain *d = &domains[n_domains++];
-	*d = (struct domain){ .id = id, .clock = event_domain ? event_domain->clock : 0 };
+	*d = (struct domain){ .id = id, .clock = front };
 	return d;
 }
 
@@ -90,11 +91,18 @@ void sched_domain_raise(int id, uint64_t clock)
 	struct domain *d = domain_get(id);
 	if (d->clock < clock)
 		d->clock = clock;
+	if (d == event_domain && front < clock)
+		front = clock;
+}
+
+void sched_domain_tick(int id, uint64_t weight)
+{
+	domain_get(id)->clock += weight;
 }
 
 uint64_t sched_front(void)
 {
-	return event_domain ? event_domain->clock : 0;
+	return front;
 }
 
 void sched_add(struct task *t)
@@ -181,6 +189,7 @@ static void domain_event(struct task *t)
 	struct domain *d = domain_get(domain_id(t));
 	d->clock++;
 	event_domain = d;
+	front = d->clock;
 	if (t != d->current) {
 		d->current = t;
 		d->turn_events = 0;

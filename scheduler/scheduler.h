@@ -102,10 +102,21 @@ struct task *sched_pick(void);
  * order is (clock, domain id). A parked task of a domain with nothing runnable is woken
  * by an event of another domain; its clock is then raised to that event's (sched_front),
  * so its next event comes after the one that woke it.
+ *
+ * Events alone leave a computing domain's clock still, and it holds back every domain
+ * whose next event has a later clock. Ticks move it too: calls a process makes on its own
+ * memory map (syscalls.def, TICK) stop only to add a weight to the clock, a function of
+ * the call (engine/tracer_parallel.c), and run on without waiting for a turn. A tick
+ * touches nothing another domain sees, so it needs no place in the order; a domain's
+ * clock stays a function of its own run (its events, its ticks, the raises of the events
+ * that woke it), and the order of events by (clock, id) the same on every run.
  */
 struct task *sched_pick_in(int domain); /* like sched_pick, within one domain; NULL: none */
 uint64_t sched_domain_clock(int domain);
 void sched_domain_raise(int domain, uint64_t clock);
-uint64_t sched_front(void); /* the clock of the domain of the latest event */
+void sched_domain_tick(int domain, uint64_t weight); /* a tick: the clock moves by weight */
+/* The clock of the latest event, as it stood at that event: ticks of its domain since
+ * (at times no run shares) do not move it. */
+uint64_t sched_front(void);
 
 #endif

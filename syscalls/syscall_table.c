@@ -109,6 +109,24 @@ const struct syscall_condition syscall_shared_conditions[] = {
 const size_t syscall_shared_conditions_len = sizeof(syscall_shared_conditions) /
 					     sizeof(syscall_shared_conditions[0]);
 
+static const long tick_rows[] = {
+#define SYSCALL(name, cls, handler, kinds, outputs, data, reason)
+#define STOP_WHEN(name, arg, mask, with_shim)
+#define STOP_WHEN_EQ(name, arg, value)
+#define STOP_WHEN_SHARED(name, arg, mask)
+#define IRREGULAR(name, why)
+#define TICK(name) __NR_##name,
+#include "syscalls/syscalls.def"
+};
+
+bool syscall_ticks(long nr)
+{
+	for (size_t i = 0; i < sizeof(tick_rows) / sizeof(tick_rows[0]); i++)
+		if (tick_rows[i] == nr)
+			return true;
+	return false;
+}
+
 const char *syscall_irregular(long nr)
 {
 	for (size_t i = 0; i < sizeof(irregular_rows) / sizeof(irregular_rows[0]); i++)

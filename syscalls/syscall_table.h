@@ -163,6 +163,13 @@ struct syscall_value {
 extern const struct syscall_value syscall_values[];
 extern const size_t syscall_values_len;
 
+/* A TICK row: with processes in parallel, where the filter would let it run freely it
+ * stops instead with SYSCALL_TICK_TAG, only to move its domain's clock. */
+bool syscall_ticks(long nr);
+/* The seccomp data of a tick's stop (detrun's other stops have 0, the program's own
+ * filters' refusals SECCOMP_FILTER_TAG: the kernel gives the newest filter's data). */
+#define SYSCALL_TICK_TAG 0x4000u
+
 const struct syscall_entry *syscall_lookup(long nr); /* NULL for numbers not in the table */
 const char *syscall_name(long nr);                   /* "syscall_NNN" for unknown numbers */
 const char *syscall_class_name(enum syscall_class cls);

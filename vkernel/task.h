@@ -56,7 +56,8 @@ struct process {
 	int64_t children_maxrss_kb; /* getrusage(RUSAGE_CHILDREN)'s ru_maxrss */
 	int stopped_by;             /* the signal of a group stop in force, 0 for none (jobctl.c) */
 	struct vdso_space *vdso;    /* detrun's vDSO clock page (engine/vdso.h), NULL if none */
-	int64_t event_ns; /* virtual monotonic time its vDSO page last took (engine/vdso.h) */
+	int64_t event_ns;  /* virtual monotonic time its vDSO page last took (engine/vdso.h) */
+	uint64_t tick_brk; /* parallel mode: the break its latest brk asked for, 0 for none */
 };
 
 /* Which member of wait_state the handler that parked a task last filled. Waits that keep

@@ -250,6 +250,8 @@ std::vector<Case> Cases()
 		// processes that compute between their messages (parallel mode runs them at once)
 		{ "par_pipeline", { G + "par_pipeline", "10", "2000000" }, 10, kMustVary, 0 },
 		{ "par_compute", { G + "par_compute", "4", "20000000" }, 10, kMustVary, 0 },
+		// ... and that allocate as they compute: ticks move their clocks (scheduler.h)
+		{ "par_alloc", { G + "par_alloc", "3", "20", "200000" }, 10, kMustVary, 0 },
 		// a parent catching SIGCHLD computes while its children exit
 		{ "par_sigchld", { G + "par_sigchld", "6" }, 10, kMustVary, 0 },
 		{ "epoll_pipes", { G + "epoll_pipes" }, 10, kMustVary, 0 },

@@ -1018,6 +1018,25 @@ TEST_F(Domains, ANewDomainStartsAtTheClockOfTheEventThatMadeIt)
 	EXPECT_EQ(sched_domain_clock(born), sched_domain_clock(one));
 }
 
+TEST_F(Domains, ATickMovesItsDomainsClockButNotTheFrontNorTheTimeline)
+{
+	int one = next_domain++, two = next_domain++;
+	struct task *a = In(one, "a");
+	In(two, "b");
+	sched_event(a);
+	uint64_t clock = sched_domain_clock(one), now = sched_now();
+	sched_domain_tick(one, 40);
+	EXPECT_EQ(sched_domain_clock(one), clock + 40);
+	// The front is the clock of the latest event as it stood then: a domain woken now
+	// must not depend on when the tick came.
+	EXPECT_EQ(sched_front(), clock);
+	EXPECT_EQ(sched_now(), now);
+	int born = next_domain++;
+	EXPECT_EQ(sched_domain_clock(born), clock); // born at an event: that event's clock
+	sched_event(a);
+	EXPECT_EQ(sched_front(), clock + 41);
+}
+
 TEST_F(Domains, AParkedTaskWakesWhenItsDomainIsLookedAt)
 {
 	int one = next_domain++;
