@@ -427,6 +427,8 @@ static bool discarded_natively(const struct task *t, int sig)
 {
 	if (sig == SIGSEGV || sig == SIGILL || sig == SIGCONT)
 		return false;
+	if (t->traced.tracer)
+		return false; /* its tracer inside the group sees it all the same */
 	if (t->proc->ignored & SIGBIT(sig))
 		return true;
 	uint64_t default_ignore = SIGBIT(SIGCHLD) | SIGBIT(SIGURG) | SIGBIT(SIGWINCH);
@@ -541,11 +543,15 @@ void tracer_handle_stop_now(pid_t tid, int status)
 		/* A group stop keeps the task stopped (jobctl.h); a stale interrupt of the spin
 		 * detector, or the trap that ends a group stop, lets it go on. A late interrupt
 		 * may have cut a native call short: its restart is no new event. */
-		if (t->state == TASK_RUNNING && !jobctl_group_stop(t, sig)) {
-			if (remote_load_regs(t) == 0)
-				spin_note_interrupted_call(t);
-			tracer_resume(t);
+		if (t->state != TASK_RUNNING)
+			return;
+		if (jobctl_group_stop(t, sig)) {
+			tracer_handlers->group_stop(t, sig);
+			return;
 		}
+		if (remote_load_regs(t) == 0)
+			spin_note_interrupted_call(t);
+		tracer_resume(t);
 		return;
 	}
 	if (sig == (SIGTRAP | 0x80)) {

@@ -27,7 +27,12 @@
  * as the program sees it, once per call (syscall_stop_due). The clone, fork, vfork, exec
  * and exit event stops are made where detrun meets them; a new child is traced too.
  *
- * Not emulated yet (EIO, said once): SYSEMU, LISTEN; a process outside the group stays
+ * A group stop of a tracee (jobctl.h) is reported to its tracer (PTRACE_EVENT_STOP if
+ * seized, as is the stop a seized task is already in); CONT lets the tracee run while its
+ * process stays stopped, and LISTEN leaves it stopped until a SIGCONT, which stops it for
+ * its tracer once more. A detached tracee rejoins a stop still in force.
+ *
+ * Not emulated yet (EIO, said once): SYSEMU; a process outside the group stays
  * out of reach (EPERM), and so does, in parallel mode, a task of another memory domain
  * (it may be running).
  */
@@ -47,6 +52,7 @@
 #include "handlers/sys_common.h"
 #include "handlers/sys_ptrace.h"
 #include "handlers/sys_reach.h"
+#include "engine/jobctl.h"
 #include "engine/trap_signals.h"
 #include "vkernel/memory_domain.h"
 #include "vkernel/report.h"
@@ -79,11 +85,16 @@ enum {
 static struct death deaths[MAX_DEATHS];
 static int n_deaths;
 
+static bool alive(const struct task *u)
+{
+	return u->state != TASK_DEAD && u->state != TASK_EXITING;
+}
+
 /* The live member the group knows as ns_tid; NULL for none. */
 static struct task *member(pid_t ns_tid)
 {
 	for (struct task *u = sched_first(); u; u = u->next)
-		if (u->ns_tid == ns_tid && u->state != TASK_DEAD && u->state != TASK_EXITING)
+		if (u->ns_tid == ns_tid && alive(u))
 			return u;
 	return NULL;
 }
@@ -104,6 +115,7 @@ static void traced_stop(struct task *u, int sig, int event)
 	u->traced.stop_sig = sig;
 	u->traced.stop_event = event;
 	u->traced.report = 0x7f | sig << 8 | event << 16;
+	u->traced.listening = false;
 	sched_of(u)->traced_stop = true;
 	sched_children_changed(); /* a waiting tracer looks again */
 	/* The kernel tells the tracer with SIGCHLD (gdb waits for it in poll). Sent now, at
@@ -121,13 +133,6 @@ static void let_go(struct task *u)
 	sched_of(u)->traced_stop = false;
 }
 
-static void untrace(struct task *u)
-{
-	let_go(u);
-	memset(&u->traced, 0, sizeof(u->traced));
-	sched_children_changed();
-}
-
 /* A signal sent now, at the tracer's event: it reaches the tracee through detrun's usual
  * path once it runs. */
 static void send_signal(struct task *u, int sig)
@@ -136,6 +141,18 @@ static void send_signal(struct task *u, int sig)
 		return;
 	syscall(SYS_tgkill, u->proc->tgid, u->tid, sig);
 	sched_signals_changed();
+}
+
+static void untrace(struct task *u)
+{
+	bool rejoin = u->traced.left_group_stop && u->proc->stopped_by;
+	let_go(u);
+	memset(&u->traced, 0, sizeof(u->traced));
+	sched_children_changed();
+	/* As the kernel re-traps a detached tracee into the group stop still in force: the
+	 * kernel's own stop let it go with detrun's resume, so a SIGSTOP brings it back. */
+	if (rejoin)
+		send_signal(u, SIGSTOP);
 }
 
 /* u's registers as its tracer would see them natively. */
@@ -204,11 +221,15 @@ static int attach(struct task *t, struct task *u, bool seize, uint64_t options)
 					     .options = seize ? options : 0 };
 	if (!seize)
 		traced_stop(u, SIGSTOP, 0);
+	else if (jobctl_in_group_stop(u)) /* the kernel reports the stop it is in */
+		traced_stop(u, u->proc->stopped_by, PTRACE_EVENT_STOP);
 	trace_event(t, "  ptrace: task %d traced%s", u->vtid, seize ? " (seized)" : ", stopped");
 	return 0;
 }
 
-/* PTRACE_TRACEME: t's parent (a thread of the process that made it) becomes its tracer. */
+/* PTRACE_TRACEME: t's parent becomes its tracer: the thread that made it, as the kernel's
+ * real_parent, or, once that thread is gone, another thread of its process (the kernel
+ * hands the children of an exiting thread to one). */
 static int trace_me(struct task *t)
 {
 	char status[2048];
@@ -219,7 +240,10 @@ static int trace_me(struct task *t)
 	pid_t parent = (pid_t)proc_status_field(status, "PPid:", 10, 0);
 	struct task *tracer = NULL;
 	for (struct task *u = sched_first(); u && !tracer; u = u->next)
-		if (u->proc->tgid == parent && u->state != TASK_DEAD && u->state != TASK_EXITING)
+		if (u->proc->tgid == parent && u->tid == t->creator_tid && alive(u))
+			tracer = u;
+	for (struct task *u = sched_first(); u && !tracer; u = u->next)
+		if (u->proc->tgid == parent && alive(u))
 			tracer = u;
 	if (!tracer)
 		return -EPERM; /* a parent outside the group (detrun's init) */
@@ -449,6 +473,7 @@ static void resume_with(struct task *u, uint64_t sig)
 	bool delivery = u->traced.delivery;
 	step_done(u);
 	let_go(u);
+	jobctl_tracer_resumed(u);
 	if (sig > 64)
 		return;
 	/* detrun's traps stand in for the program's SIGSEGV and SIGILL actions: delivering
@@ -485,6 +510,13 @@ static int on_tracee(struct task *t, struct task *u, long request, uint64_t addr
 			u->traced.stepping = true;
 		}
 		return 0;
+	case PTRACE_LISTEN: /* it stays in its group stop; its end stops it again */
+		if (!u->traced.seized || u->traced.stop_event != PTRACE_EVENT_STOP ||
+		    !jobctl_in_group_stop(u))
+			return -EIO;
+		let_go(u);
+		u->traced.listening = true;
+		return 0;
 	case PTRACE_KILL:
 		let_go(u);
 		send_signal(u, SIGKILL);
@@ -492,8 +524,9 @@ static int on_tracee(struct task *t, struct task *u, long request, uint64_t addr
 	case PTRACE_INTERRUPT:
 		if (!u->traced.seized)
 			return -EIO;
-		if (!sched_of(u)->traced_stop)
-			traced_stop(u, SIGTRAP, PTRACE_EVENT_STOP);
+		if (!sched_of(u)->traced_stop) /* in a stopped process, with its stop signal */
+			traced_stop(u, u->proc->stopped_by ? u->proc->stopped_by : SIGTRAP,
+				    PTRACE_EVENT_STOP);
 		return 0;
 	default:
 		return state_request(t, u, request, addr, data);
@@ -647,6 +680,24 @@ bool ptrace_signal_stop(struct task *t, int sig)
 	return true;
 }
 
+void ptrace_group_stop(struct task *t, int sig)
+{
+	if (!t->traced.tracer)
+		return;
+	traced_stop(t, sig, t->traced.seized ? PTRACE_EVENT_STOP : 0);
+	trace_event(t, "  ptrace: group stop, held for task %d", t->traced.tracer->vtid);
+}
+
+bool ptrace_continued(struct task *t)
+{
+	if (!t->traced.tracer || !t->traced.listening)
+		return false;
+	traced_stop(t, SIGTRAP, PTRACE_EVENT_STOP);
+	trace_event(t, "  ptrace: continued while listened to: held for task %d",
+		    t->traced.tracer->vtid);
+	return true;
+}
+
 static bool follows(const struct task *t, int event)
 {
 	uint64_t option = event == PTRACE_EVENT_CLONE  ? PTRACE_O_TRACECLONE
@@ -703,6 +754,10 @@ void ptrace_exec_done(struct task *t)
 	}
 	if (t->traced.seized)
 		return;
+	/* Its SIGTRAP comes once execve has returned: the tracer sees rax 0 (detrun's set-up
+	 * calls left the value of the event stop, -ENOSYS). */
+	if (remote_load_regs(t) == 0)
+		syscall_set_result(t, 0);
 	t->traced.exec_trap = true;
 	send_signal(t, SIGTRAP);
 }

@@ -25,6 +25,13 @@ bool ptrace_signal_stop(struct task *t, int sig);
  * the call) or at its exit (complete, as the program sees it): true if its tracer takes
  * the stop. A call detrun rewinds or parks goes on: one entry and one exit stop each. */
 bool ptrace_syscall_stop(struct task *t, bool entry);
+/* t enters a group stop (stop signal `sig`): its tracer sees it, PTRACE_EVENT_STOP if
+ * seized, and CONT lets t run while its process stays stopped. */
+void ptrace_group_stop(struct task *t, int sig);
+/* t's process is continued while t is in its group stop: if its tracer listens to it
+ * (PTRACE_LISTEN), t stops with PTRACE_EVENT_STOP (SIGTRAP) instead of running on, and
+ * true is returned. */
+bool ptrace_continued(struct task *t);
 /* parent made child: with PTRACE_O_TRACECLONE, _FORK or _VFORK (as `event` says) the
  * child is traced by parent's tracer and stopped (SIGSTOP, or PTRACE_EVENT_STOP if
  * seized), and parent stops with the event (GETEVENTMSG: the child's virtual tid). */

@@ -93,6 +93,36 @@ TEST(Ptrace, TracemeChildStopsAtItsSignalsAndItsExec)
 	EXPECT_EQ(r.err, "");
 }
 
+// Group stops of tracees: a seized child's SIGSTOP passed into a group stop
+// (PTRACE_EVENT_STOP), PTRACE_LISTEN until a SIGCONT (PTRACE_EVENT_STOP with SIGTRAP, then
+// SIGCONT's own stop), and a process that stopped itself: seized, it reports its stop, and
+// PTRACE_CONT lets it run while its process stays stopped. Identical to the native output.
+TEST(Ptrace, GroupStopsOfTraceesAndListenAreReportedAsNatively)
+{
+	RunResult native = RunCommand({ G + "ptrace_group_stop" });
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	ASSERT_NE(native.out.find("group stop: stopped, signal 19, event 128"), std::string::npos)
+		<< native.Describe();
+	RunResult r = SameEveryRun({}, "ptrace_group_stop", 3, 0, "done", "");
+	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+	EXPECT_EQ(r.err, "");
+}
+
+// A tracee's SIGCHLD stops it though its default action ignores it; PTRACE_TRACEME in a
+// child of a second thread makes that thread the tracer (it sets the options, and sees the
+// exit event); the SIGTRAP after a traced exec shows execve's result, 0. Identical to the
+// native output.
+TEST(Ptrace, SigchldTracemeFromAThreadAndExecResultAsNatively)
+{
+	RunResult native = RunCommand({ G + "ptrace_stops_misc" });
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	ASSERT_NE(native.out.find("orig_rax 59 (execve 59), rax 0"), std::string::npos)
+		<< native.Describe();
+	RunResult r = SameEveryRun({}, "ptrace_stops_misc", 3, 0, "done", "");
+	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+	EXPECT_EQ(r.err, "");
+}
+
 // gdb inside the group: fork, TRACEME, exec's SIGTRAP, breakpoints poked into the text,
 // PTRACE_SINGLESTEP over them, SIGCHLD for each stop. The transcript is the same on every
 // run, and the same as natively (gdb turns ASLR off itself).
