@@ -36,6 +36,7 @@
  * out of reach (EPERM), and so does, in parallel mode, a task of another memory domain
  * (it may be running).
  */
+#include <asm/prctl.h>
 #include <elf.h>
 #include <linux/audit.h>
 #include <errno.h>
@@ -61,6 +62,8 @@
 #define NT_X86_XSTATE 0x202
 #endif
 #define ERESTARTSYS 512
+/* The kernel's struct user ends with error_code and fault_address, which glibc's lacks. */
+#define USER_AREA_SIZE (sizeof(struct user) + 2 * sizeof(uint64_t))
 #define REGSET_MAX 16384 /* the largest XSTATE of x86_64 CPUs is under 12 KiB */
 
 enum {
@@ -297,10 +300,11 @@ static int regset(struct task *t, struct task *u, uint64_t type, uint64_t iov_ad
 }
 
 /* PEEKUSER and POKEUSER: the general registers (virtual view) and the debug registers
- * (the task's own); the rest of struct user reads as zero, as the kernel's does. */
+ * (the task's own, and the two words after them); the rest of struct user reads as zero,
+ * as the kernel's does. */
 static int user_area(struct task *t, struct task *u, uint64_t off, uint64_t data, bool poke)
 {
-	if (off & 7 || off >= sizeof(struct user))
+	if (off & 7 || off >= USER_AREA_SIZE)
 		return -EIO;
 	if (off < sizeof(struct user_regs_struct)) {
 		struct user_regs_struct r;
@@ -323,6 +327,31 @@ static int user_area(struct task *t, struct task *u, uint64_t off, uint64_t data
 	}
 	uint64_t zero = 0;
 	return poke ? 0 : remote_write(t, REMOTE(data), &zero, 8) ? -EFAULT : 0;
+}
+
+/* PTRACE_ARCH_PRCTL: the fs and gs bases, among the registers detrun keeps for u (a GET
+ * writes the value into the tracer's memory at addr). */
+static int arch_prctl(struct task *t, struct task *u, uint64_t addr, uint64_t code)
+{
+	struct user_regs_struct r;
+	int err = native_regs(u, &r);
+	if (err)
+		return err;
+	switch (code) {
+	case ARCH_GET_FS:
+	case ARCH_GET_GS: {
+		uint64_t base = code == ARCH_GET_FS ? r.fs_base : r.gs_base;
+		return remote_write(t, REMOTE(addr), &base, 8) ? -EFAULT : 0;
+	}
+	case ARCH_SET_FS:
+	case ARCH_SET_GS:
+		if (addr >= (1ULL << 47) - 4096) /* TASK_SIZE_MAX */
+			return -EPERM;           /* not a user address, as the kernel says */
+		*(code == ARCH_SET_FS ? &r.fs_base : &r.gs_base) = addr;
+		return set_native_regs(u, &r);
+	default:
+		return -EINVAL;
+	}
 }
 
 static int peek_poke(struct task *t, struct task *u, uint64_t addr, uint64_t data, bool poke)
@@ -436,6 +465,8 @@ static int state_request(struct task *t, struct task *u, long request, uint64_t 
 	case PTRACE_PEEKUSER:
 	case PTRACE_POKEUSER:
 		return user_area(t, u, addr, data, request == PTRACE_POKEUSER);
+	case PTRACE_ARCH_PRCTL:
+		return arch_prctl(t, u, addr, data);
 	case PTRACE_GETSIGINFO:
 		return siginfo_of(t, u, data);
 	case PTRACE_SETSIGINFO:
@@ -486,9 +517,17 @@ static void resume_with(struct task *u, uint64_t sig)
 		send_signal(u, (int)sig);
 }
 
+static bool resumes(long request)
+{
+	return request == PTRACE_CONT || request == PTRACE_SYSCALL || request == PTRACE_DETACH ||
+	       request == PTRACE_SINGLESTEP;
+}
+
 /* A request on a tracee of t: those that stop or resume it, then the others. */
 static int on_tracee(struct task *t, struct task *u, long request, uint64_t addr, uint64_t data)
 {
+	if (resumes(request) && data > 64)
+		return -EIO; /* no such signal: the kernel refuses before anything */
 	switch (request) {
 	case PTRACE_CONT:
 	case PTRACE_SYSCALL:

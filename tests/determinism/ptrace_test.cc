@@ -123,6 +123,20 @@ TEST(Ptrace, SigchldTracemeFromAThreadAndExecResultAsNatively)
 	EXPECT_EQ(r.err, "");
 }
 
+// The user area's two words past the debug registers read 0 and the next is refused,
+// PTRACE_ARCH_PRCTL reads the fs base and sets the gs base (the child sees it), and a
+// resume with an invalid signal is refused with EIO. Identical to the native output.
+TEST(Ptrace, UserAreaArchPrctlAndInvalidSignalAsNatively)
+{
+	RunResult native = RunCommand({ G + "ptrace_user_area" });
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	ASSERT_NE(native.out.find("child: gs base 0x12340000"), std::string::npos)
+		<< native.Describe();
+	RunResult r = SameEveryRun({}, "ptrace_user_area", 3, 0, "child exited 0", "");
+	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+	EXPECT_EQ(r.err, "");
+}
+
 // gdb inside the group: fork, TRACEME, exec's SIGTRAP, breakpoints poked into the text,
 // PTRACE_SINGLESTEP over them, SIGCHLD for each stop. The transcript is the same on every
 // run, and the same as natively (gdb turns ASLR off itself).
