@@ -37,6 +37,9 @@ struct handler_ops {
 	/* parent made child (a PTRACE_EVENT_CLONE, _FORK or _VFORK of detrun's): a tracer
 	 * inside the group that follows it takes both. */
 	void (*cloned)(struct task *parent, struct task *child, int event);
+	/* t's vfork child has exec'd or exited (PTRACE_EVENT_VFORK_DONE): true if a tracer
+	 * inside the group takes the stop. */
+	bool (*vfork_done)(struct task *t);
 
 	/* Calls on objects outside the group (handlers/sys_external.c): */
 	void (*outside_restarted)(struct task *t);        /* the kernel restarts one */

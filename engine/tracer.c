@@ -537,7 +537,10 @@ void tracer_handle_stop_now(pid_t tid, int status)
 		on_exit_event(t);
 		return;
 	case PTRACE_EVENT_VFORK_DONE:
-		tracer_resume(t);
+		if (tracer_handlers->vfork_done(t))
+			tracer_held_event(t);
+		else
+			tracer_resume(t);
 		return;
 	case PTRACE_EVENT_STOP:
 		/* A group stop keeps the task stopped (jobctl.h); a stale interrupt of the spin

@@ -86,6 +86,7 @@ const struct handler_ops handler_ops = {
 	.group_stop = ptrace_group_stop,
 	.continued = ptrace_continued,
 	.cloned = ptrace_cloned,
+	.vfork_done = ptrace_vfork_done,
 	.joiner_woken = futex_woken,
 	.outside_restarted = external_perform,
 	.outside_wait_interrupted = external_wait_interrupted,

@@ -747,6 +747,8 @@ static bool follows(const struct task *t, int event)
 
 void ptrace_cloned(struct task *parent, struct task *child, int event)
 {
+	if (event == PTRACE_EVENT_VFORK)
+		parent->traced.vfork_child = child->ns_tid;
 	if (!follows(parent, event))
 		return;
 	struct emulated_trace *pt = &parent->traced;
@@ -763,6 +765,16 @@ void ptrace_cloned(struct task *parent, struct task *child, int event)
 	traced_stop(parent, SIGTRAP, event);
 	trace_event(parent, "  ptrace: task %d traced by task %d too; event stop %d, held",
 		    child->vtid, pt->tracer->vtid, event);
+}
+
+bool ptrace_vfork_done(struct task *t)
+{
+	if (!t->traced.tracer || !(t->traced.options & PTRACE_O_TRACEVFORKDONE))
+		return false;
+	t->traced.event_msg = (uint64_t)t->traced.vfork_child;
+	traced_stop(t, SIGTRAP, PTRACE_EVENT_VFORK_DONE);
+	trace_event(t, "  ptrace: vfork-done event stop, held for task %d", t->traced.tracer->vtid);
+	return true;
 }
 
 void ptrace_exiting(struct task *t)

@@ -36,6 +36,9 @@ bool ptrace_continued(struct task *t);
  * child is traced by parent's tracer and stopped (SIGSTOP, or PTRACE_EVENT_STOP if
  * seized), and parent stops with the event (GETEVENTMSG: the child's virtual tid). */
 void ptrace_cloned(struct task *parent, struct task *child, int event);
+/* t's vfork child has exec'd or exited: with PTRACE_O_TRACEVFORKDONE t stops
+ * (PTRACE_EVENT_VFORK_DONE, GETEVENTMSG: the child's virtual tid); true if so. */
+bool ptrace_vfork_done(struct task *t);
 /* t calls exit or exit_group: with PTRACE_O_TRACEEXIT it stops first (PTRACE_EVENT_EXIT,
  * GETEVENTMSG: its wait status). */
 void ptrace_exiting(struct task *t);

@@ -259,6 +259,7 @@ struct emulated_trace {
 	int syscall_stop;     /* PTRACE_SYSCALL_INFO_ENTRY or _EXIT at a syscall stop; 0 */
 	bool left_group_stop; /* its tracer resumed it from a group stop still in force */
 	bool listening;       /* PTRACE_LISTEN: in its group stop, its tracer told of its end */
+	pid_t vfork_child;    /* the virtual tid of its latest vfork child (VFORK_DONE's) */
 };
 
 struct task {

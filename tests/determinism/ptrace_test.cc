@@ -137,6 +137,20 @@ TEST(Ptrace, UserAreaArchPrctlAndInvalidSignalAsNatively)
 	EXPECT_EQ(r.err, "");
 }
 
+// PTRACE_O_TRACEVFORKDONE: a seized child's vfork event, the vfork child's event stop,
+// then the vfork-done stop once that child exits (GETEVENTMSG names it), and the SIGCHLD
+// of its exit. Identical to the native output.
+TEST(Ptrace, VforkDoneStopsTheParentForItsTracer)
+{
+	RunResult native = RunCommand({ G + "ptrace_vfork_done" });
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	ASSERT_NE(native.out.find("vfork done: stopped, signal 5, event 5"), std::string::npos)
+		<< native.Describe();
+	RunResult r = SameEveryRun({}, "ptrace_vfork_done", 3, 0, "child: exited 10", "");
+	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+	EXPECT_EQ(r.err, "");
+}
+
 // gdb inside the group: fork, TRACEME, exec's SIGTRAP, breakpoints poked into the text,
 // PTRACE_SINGLESTEP over them, SIGCHLD for each stop. The transcript is the same on every
 // run, and the same as natively (gdb turns ASLR off itself).
