@@ -300,7 +300,7 @@ static void on_syscall_entry(struct task *t)
 		tracer_resume(t);
 		return;
 	}
-	bool restarted = t->external_restart_nr == t->syscall_nr;
+	bool restarted = t->external_restart_nr >= 0 && t->external_restart_nr == t->syscall_nr;
 	t->external_restart_nr = -1;
 	if (restarted) {
 		/* The kernel restarts an external call a signal from outside interrupted: the

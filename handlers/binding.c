@@ -35,6 +35,8 @@ syscall_handler *handler_of(long nr)
 static void dispatch(struct task *t)
 {
 	syscall_handler *handler = handler_of(t->syscall_nr);
+	if (t->syscall_nr == -1 && ptrace_skipped(t))
+		return; /* its tracer inside the group skipped it: nothing runs */
 	if (!handler)
 		sys_unsupported(t);
 	else if (!reach_refused(t))

@@ -32,7 +32,11 @@
  * process stays stopped, and LISTEN leaves it stopped until a SIGCONT, which stops it for
  * its tracer once more. A detached tracee rejoins a stop still in force.
  *
- * Not emulated yet (EIO, said once): SYSEMU; a process outside the group stays
+ * SYSEMU and SYSEMU_SINGLESTEP stop at a call's entry as PTRACE_SYSCALL does; the call is
+ * then skipped, as is one whose number the tracer set to -1 at its entry stop.
+ *
+ * Not emulated yet (EIO, said once): the requests not named here; a process outside the
+ * group stays
  * out of reach (EPERM), and so does, in parallel mode, a task of another memory domain
  * (it may be running).
  */
@@ -172,6 +176,9 @@ static int native_regs(struct task *u, struct user_regs_struct *r)
 		r->rax = (uint64_t)-ERESTARTSYS;
 	} else if ((int64_t)r->orig_rax == -1 && u->syscall_nr >= 0) {
 		r->orig_rax = (uint64_t)u->syscall_nr; /* emulated: done, with its result */
+	} else if ((int64_t)r->orig_rax == -1 &&
+		   u->traced.syscall_stop == PTRACE_SYSCALL_INFO_EXIT) {
+		r->orig_rax = (uint64_t)u->traced.sysemu_nr; /* SYSEMU skipped it, keeping it */
 	}
 	return 0;
 }
@@ -520,7 +527,34 @@ static void resume_with(struct task *u, uint64_t sig)
 static bool resumes(long request)
 {
 	return request == PTRACE_CONT || request == PTRACE_SYSCALL || request == PTRACE_DETACH ||
-	       request == PTRACE_SINGLESTEP;
+	       request == PTRACE_SINGLESTEP || request == PTRACE_SYSEMU ||
+	       request == PTRACE_SYSEMU_SINGLESTEP;
+}
+
+/* Resumed from a syscall-entry stop: the call that runs is the one orig_rax names now (the
+ * kernel's seccomp stop, detrun's, comes after the entry stop and sees the tracer's
+ * change). SYSEMU's call, or one the tracer set to -1, is skipped (ptrace_skipped), rax
+ * left as the tracer made it; its exit stop comes only if PTRACE_SYSCALL resumes it. */
+static void leave_entry_stop(struct task *u, long request)
+{
+	if (u->traced.syscall_stop != PTRACE_SYSCALL_INFO_ENTRY || remote_load_regs(u))
+		return;
+	u->traced.sysemu_nr = u->traced.sysemu ? syscall_number(u) : -1;
+	if (u->traced.sysemu)
+		syscall_set_number(u, -1);
+	u->traced.skipped = syscall_number(u) == -1;
+	if (u->traced.skipped && request != PTRACE_SYSCALL)
+		u->traced.in_syscall = false; /* no exit stop */
+}
+
+/* What the resume request asks for the calls to come: stops at their entries (and exits),
+ * skipping them (SYSEMU), or neither. */
+static void set_syscall_mode(struct task *u, long request)
+{
+	u->traced.sysemu = request == PTRACE_SYSEMU || request == PTRACE_SYSEMU_SINGLESTEP;
+	u->traced.syscall_mode = u->traced.sysemu || request == PTRACE_SYSCALL;
+	if (!u->traced.syscall_mode)
+		u->traced.in_syscall = u->traced.exit_due = false;
 }
 
 /* A request on a tracee of t: those that stop or resume it, then the others. */
@@ -531,19 +565,22 @@ static int on_tracee(struct task *t, struct task *u, long request, uint64_t addr
 	switch (request) {
 	case PTRACE_CONT:
 	case PTRACE_SYSCALL:
+	case PTRACE_SYSEMU:
+		leave_entry_stop(u, request);
 		resume_with(u, data);
-		u->traced.syscall_mode = request == PTRACE_SYSCALL;
-		if (!u->traced.syscall_mode)
-			u->traced.in_syscall = u->traced.exit_due = false;
+		set_syscall_mode(u, request);
 		return 0;
 	case PTRACE_DETACH:
+		leave_entry_stop(u, request);
 		resume_with(u, data);
 		untrace(u);
 		trace_event(t, "  ptrace: task %d let go", u->vtid);
 		return 0;
 	case PTRACE_SINGLESTEP:
+	case PTRACE_SYSEMU_SINGLESTEP:
+		leave_entry_stop(u, request);
 		resume_with(u, data);
-		u->traced.syscall_mode = u->traced.in_syscall = u->traced.exit_due = false;
+		set_syscall_mode(u, request);
 		if (remote_load_regs(u) == 0) {
 			task_set_trap_flag(u, true);
 			u->traced.stepping = true;
@@ -589,6 +626,15 @@ static int ptrace_request(struct task *t)
 	if (stopped_request(request) && !sched_of(u)->traced_stop)
 		return -ESRCH;
 	return on_tracee(t, u, request, addr, data);
+}
+
+bool ptrace_skipped(struct task *t)
+{
+	bool skipped = t->traced.skipped && t->syscall_nr == -1;
+	t->traced.skipped = false;
+	if (skipped)
+		trace_event(t, "  skipped by its tracer, task %d", t->traced.tracer->vtid);
+	return skipped;
 }
 
 /* Implements ptrace(2) for a member on a member (see the top of this file). */

@@ -36,6 +36,9 @@ bool ptrace_continued(struct task *t);
  * child is traced by parent's tracer and stopped (SIGSTOP, or PTRACE_EVENT_STOP if
  * seized), and parent stops with the event (GETEVENTMSG: the child's virtual tid). */
 void ptrace_cloned(struct task *parent, struct task *child, int event);
+/* At t's seccomp stop of call -1: true if its tracer skipped the call at its entry stop
+ * (SYSEMU, or orig_rax set to -1): nothing runs, and rax keeps what the tracer left. */
+bool ptrace_skipped(struct task *t);
 /* t's vfork child has exec'd or exited: with PTRACE_O_TRACEVFORKDONE t stops
  * (PTRACE_EVENT_VFORK_DONE, GETEVENTMSG: the child's virtual tid); true if so. */
 bool ptrace_vfork_done(struct task *t);

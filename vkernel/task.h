@@ -260,6 +260,9 @@ struct emulated_trace {
 	bool left_group_stop; /* its tracer resumed it from a group stop still in force */
 	bool listening;       /* PTRACE_LISTEN: in its group stop, its tracer told of its end */
 	pid_t vfork_child;    /* the virtual tid of its latest vfork child (VFORK_DONE's) */
+	bool sysemu;          /* PTRACE_SYSEMU(_SINGLESTEP): the call of an entry stop is skipped */
+	bool skipped;         /* resumed from an entry stop with orig_rax -1: nothing runs */
+	long sysemu_nr;       /* the call SYSEMU skipped, shown at its exit stop; -1 for none */
 };
 
 struct task {

@@ -151,6 +151,23 @@ TEST(Ptrace, VforkDoneStopsTheParentForItsTracer)
 	EXPECT_EQ(r.err, "");
 }
 
+// A tracer emulating and changing its child's calls: PTRACE_SYSEMU skips the call (the
+// child gets the tracer's rax; PTRACE_SYSCALL then shows its exit stop), a new orig_rax at
+// an entry stop changes the call and -1 skips it, and PTRACE_SYSEMU_SINGLESTEP steps to
+// the next call and skips it. Identical to the native output.
+TEST(Ptrace, SysemuAndAChangedOrigRaxEmulateOrChangeTheCall)
+{
+	RunResult native = RunCommand({ G + "ptrace_sysemu" });
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	ASSERT_NE(native.out.find("child: emulated 4242; changed to getppid 1; skipped 777; 888; "
+				  "stepped to 999"),
+		  std::string::npos)
+		<< native.Describe();
+	RunResult r = SameEveryRun({}, "ptrace_sysemu", 3, 0, "child exited 0", "");
+	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+	EXPECT_EQ(r.err, "");
+}
+
 // gdb inside the group: fork, TRACEME, exec's SIGTRAP, breakpoints poked into the text,
 // PTRACE_SINGLESTEP over them, SIGCHLD for each stop. The transcript is the same on every
 // run, and the same as natively (gdb turns ASLR off itself).
