@@ -497,6 +497,22 @@ void tracer_handle_status(pid_t tid, int status)
 		tracer_handle_stop_now(tid, status);
 }
 
+/* A group stop keeps the task stopped (jobctl.h), and its tracer inside the group sees it;
+ * a stale interrupt of the spin detector, or the trap that ends a group stop, lets it go
+ * on. A late interrupt may have cut a native call short: its restart is no new event. */
+static void on_event_stop(struct task *t, int sig)
+{
+	if (t->state != TASK_RUNNING)
+		return;
+	if (jobctl_group_stop(t, sig)) {
+		tracer_handlers->group_stop(t, sig);
+		return;
+	}
+	if (remote_load_regs(t) == 0)
+		spin_note_interrupted_call(t);
+	tracer_resume(t);
+}
+
 void tracer_handle_stop_now(pid_t tid, int status)
 {
 	struct task *t = sched_find(tid);
@@ -538,23 +554,12 @@ void tracer_handle_stop_now(pid_t tid, int status)
 		return;
 	case PTRACE_EVENT_VFORK_DONE:
 		if (tracer_handlers->vfork_done(t))
-			tracer_held_event(t);
+			tracer_held_event(t); /* its tracer inside the group's stop */
 		else
 			tracer_resume(t);
 		return;
 	case PTRACE_EVENT_STOP:
-		/* A group stop keeps the task stopped (jobctl.h); a stale interrupt of the spin
-		 * detector, or the trap that ends a group stop, lets it go on. A late interrupt
-		 * may have cut a native call short: its restart is no new event. */
-		if (t->state != TASK_RUNNING)
-			return;
-		if (jobctl_group_stop(t, sig)) {
-			tracer_handlers->group_stop(t, sig);
-			return;
-		}
-		if (remote_load_regs(t) == 0)
-			spin_note_interrupted_call(t);
-		tracer_resume(t);
+		on_event_stop(t, sig);
 		return;
 	}
 	if (sig == (SIGTRAP | 0x80)) {

@@ -7,7 +7,8 @@
  * look at its wait, until the tracer lets it go (CONT, DETACH, KILL, the tracer's death).
  * Every attach, stop, report and resume therefore falls at an event of the tracer: the
  * same point of the logical timeline on every run, whatever the timing. The tracer's
- * wait4 sees the stop from the tracee's record (sys_process.c asks here first).
+ * wait4 or waitid sees the stop from the tracee's record (ptrace_wait.c; sys_process.c
+ * asks there first).
  *
  * What the tracer sees is the program's state as it would be natively: virtual tids, and
  * the registers without detrun's bookkeeping (a call parked by detrun looks interrupted,
@@ -48,13 +49,13 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <unistd.h>
 
 #include "handlers/sys_common.h"
+#include "handlers/ptrace_wait.h"
 #include "handlers/sys_ptrace.h"
 #include "handlers/sys_reach.h"
 #include "engine/jobctl.h"
@@ -76,21 +77,10 @@ enum {
 
 static uint64_t attach_count;
 
-/* A traced thread's death, or a traced process's that is no child of its tracer, for the
- * tracer's wait (the kernel reports it to the tracer too; its parent's wait sees it
- * natively, as the kernel's). */
-struct death {
-	const struct task *tracer;
-	struct process *tracer_proc;
-	pid_t ns_tid;
-	int status;
-	uint64_t seq;
-};
-enum {
-	MAX_DEATHS = 256
-};
-static struct death deaths[MAX_DEATHS];
-static int n_deaths;
+uint64_t ptrace_next_seq(void)
+{
+	return ++attach_count;
+}
 
 static bool alive(const struct task *u)
 {
@@ -225,7 +215,7 @@ static int attach(struct task *t, struct task *u, bool seize, uint64_t options)
 		return -EPERM;
 	}
 	u->traced = (struct emulated_trace){ .tracer = t,
-					     .seq = ++attach_count,
+					     .seq = ptrace_next_seq(),
 					     .seized = seize,
 					     .not_child = !child_of(u, t),
 					     .options = seize ? options : 0 };
@@ -262,7 +252,7 @@ static int trace_me(struct task *t)
 			  "memory domain can be traced: EPERM");
 		return -EPERM;
 	}
-	t->traced = (struct emulated_trace){ .tracer = tracer, .seq = ++attach_count };
+	t->traced = (struct emulated_trace){ .tracer = tracer, .seq = ptrace_next_seq() };
 	trace_event(t, "  ptrace: traced by task %d", tracer->vtid);
 	return 0;
 }
@@ -643,83 +633,6 @@ void sys_ptrace(struct task *t)
 	syscall_emulate(t, ptrace_request(t));
 }
 
-/* Does a wait4 for `pid` select tracee u? (A process group's wait counts every tracee.) */
-static bool selects(pid_t pid, const struct task *u)
-{
-	return pid <= 0 || u->ns_tid == pid;
-}
-
-static bool traced_by_process(const struct task *u, const struct task *t)
-{
-	return u->traced.tracer && u->traced.tracer->proc == t->proc;
-}
-
-/* The death of a traced thread that t's wait for `pid` selects: its index, or -1. */
-static int death_of(const struct task *t, pid_t pid)
-{
-	int pick = -1;
-	for (int i = 0; i < n_deaths; i++)
-		if (deaths[i].tracer_proc == t->proc && (pid <= 0 || deaths[i].ns_tid == pid) &&
-		    (pick < 0 || deaths[i].seq > deaths[pick].seq))
-			pick = i;
-	return pick;
-}
-
-static bool report_death(struct task *t, int i)
-{
-	uint64_t status_addr = syscall_arg(t, 1);
-	struct death d = deaths[i];
-	if (status_addr && remote_write(t, REMOTE(status_addr), &d.status, sizeof(d.status))) {
-		syscall_emulate(t, -EFAULT);
-		return true;
-	}
-	deaths[i] = deaths[--n_deaths];
-	trace_event(t, "  ptrace: death of task %d reported, status 0x%x", (int)d.ns_tid, d.status);
-	syscall_emulate(t, d.ns_tid);
-	return true;
-}
-
-bool ptrace_wait_report(struct task *t)
-{
-	if (t->syscall_nr != __NR_wait4)
-		return false;
-	pid_t pid = (pid_t)syscall_arg(t, 0);
-	struct task *pick = NULL;
-	for (struct task *u = sched_first(); u; u = u->next)
-		if (traced_by_process(u, t) && u->traced.report && selects(pid, u) &&
-		    (!pick || u->traced.seq > pick->traced.seq))
-			pick = u;
-	int death = death_of(t, pid);
-	if (death >= 0 && (!pick || deaths[death].seq > pick->traced.seq))
-		return report_death(t, death);
-	if (!pick)
-		return false;
-	uint64_t status_addr = syscall_arg(t, 1), usage = syscall_arg(t, 3);
-	int status = pick->traced.report;
-	struct rusage none;
-	memset(&none, 0, sizeof(none));
-	if ((status_addr && remote_write(t, REMOTE(status_addr), &status, sizeof(status))) ||
-	    (usage && remote_write(t, REMOTE(usage), &none, sizeof(none)))) {
-		syscall_emulate(t, -EFAULT);
-		return true;
-	}
-	pick->traced.report = 0;
-	trace_event(t, "  ptrace: stop of task %d reported, status 0x%x", pick->vtid, status);
-	syscall_emulate(t, pick->ns_tid);
-	return true;
-}
-
-bool ptrace_waits_for_tracee(struct task *t)
-{
-	if (t->syscall_nr != __NR_wait4)
-		return false;
-	pid_t pid = (pid_t)syscall_arg(t, 0);
-	for (struct task *u = sched_first(); u; u = u->next)
-		if (traced_by_process(u, t) && selects(pid, u))
-			return true;
-	return death_of(t, pid) >= 0;
-}
-
 /* Is this a stop the tracer sees? One entry and one exit stop per call, however often
  * detrun rewinds it or parks it (it stops again only once complete). */
 static bool syscall_stop_due(struct task *t, bool entry)
@@ -799,7 +712,7 @@ void ptrace_cloned(struct task *parent, struct task *child, int event)
 		return;
 	struct emulated_trace *pt = &parent->traced;
 	child->traced = (struct emulated_trace){ .tracer = pt->tracer,
-						 .seq = ++attach_count,
+						 .seq = ptrace_next_seq(),
 						 .seized = pt->seized,
 						 .not_child = true, /* parent's, not the tracer's */
 						 .options = pt->options };
@@ -859,15 +772,6 @@ void ptrace_exec_done(struct task *t)
 	send_signal(t, SIGTRAP);
 }
 
-/* Does another live thread of t's process remain (to wait for a death t was told)? */
-static bool any_thread_left(const struct task *t)
-{
-	for (struct task *u = sched_first(); u; u = u->next)
-		if (u != t && u->proc == t->proc && u->state != TASK_DEAD)
-			return true;
-	return false;
-}
-
 void ptrace_task_gone(struct task *t)
 {
 	for (struct task *u = sched_first(); u; u = u->next) {
@@ -878,16 +782,7 @@ void ptrace_task_gone(struct task *t)
 		if (kill)
 			send_signal(u, SIGKILL);
 	}
-	for (int i = 0; i < n_deaths; i++)
-		if (deaths[i].tracer_proc == t->proc && !any_thread_left(t))
-			deaths[i--] = deaths[--n_deaths]; /* its process is gone: no one waits */
-	struct task *tracer = t->traced.tracer;
-	if (tracer && (t->tid != t->proc->tgid || t->traced.not_child) &&
-	    tracer->state != TASK_DEAD && n_deaths < MAX_DEATHS) {
-		deaths[n_deaths++] = (struct death){ tracer, tracer->proc, t->ns_tid,
-						     t->exit_status, ++attach_count };
-		sched_children_changed();
-	}
+	ptrace_wait_task_gone(t);
 	if (t->traced.tracer)
 		untrace(t);
 }

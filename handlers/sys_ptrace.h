@@ -2,7 +2,8 @@
  * ptrace inside the group (sys_ptrace.c): what the wait calls and the engine's lifecycle
  * need of it. A member that traces another member is served by detrun, which stays the
  * only real tracer; the tracee's stops are detrun's own stops, held (traced_stop) until
- * its tracer lets it go, and reported to the tracer's wait4 from the tracee's record.
+ * its tracer lets it go, and reported to the tracer's wait4 or waitid from the tracee's
+ * record (ptrace_wait.c).
  */
 #ifndef DETRUN_HANDLERS_SYS_PTRACE_H
 #define DETRUN_HANDLERS_SYS_PTRACE_H
@@ -11,11 +12,12 @@
 
 struct task;
 
-/* At a wait4's seccomp stop: a stop of one of the caller's tracees that its pid argument
- * selects, not yet waited for, is reported (status, rusage, the virtual tid) and the call
- * emulated. True if so. */
+/* At a wait4's or waitid's seccomp stop: a stop of one of the caller's tracees that its
+ * pid argument (waitid: its idtype and id) selects, not yet waited for, is reported (wait4:
+ * status, rusage, the virtual tid; waitid: a siginfo, CLD_TRAPPED for a stop) and the
+ * call emulated. True if so. */
 bool ptrace_wait_report(struct task *t);
-/* Does the wait4 of t (its pid argument) select a task that t's process traces? Then the
+/* Does the wait of t (its pid argument) select a task that t's process traces? Then the
  * kernel's ECHILD (the tracee is no child of its) means "nothing yet": a stop may come. */
 bool ptrace_waits_for_tracee(struct task *t);
 /* A signal stops t: true if t's tracer inside the group takes the stop (it is held until

@@ -168,6 +168,21 @@ TEST(Ptrace, SysemuAndAChangedOrigRaxEmulateOrChangeTheCall)
 	EXPECT_EQ(r.err, "");
 }
 
+// waitid(2) by a tracer: a tracee's stop comes as CLD_TRAPPED with its signal (without
+// WSTOPPED), WNOWAIT leaves it to report again, the exit comes as CLD_EXITED. Identical to
+// the native output.
+TEST(Ptrace, WaitidReportsATraceesStopAsCldTrapped)
+{
+	RunResult native = RunCommand({ G + "ptrace_waitid" });
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	ASSERT_NE(native.out.find("stop: waitid 0, signo 17, code 4, status 0x13, the child 1"),
+		  std::string::npos)
+		<< native.Describe();
+	RunResult r = SameEveryRun({}, "ptrace_waitid", 3, 0, "exit: waitid 0", "");
+	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+	EXPECT_EQ(r.err, "");
+}
+
 // gdb inside the group: fork, TRACEME, exec's SIGTRAP, breakpoints poked into the text,
 // PTRACE_SINGLESTEP over them, SIGCHLD for each stop. The transcript is the same on every
 // run, and the same as natively (gdb turns ASLR off itself).
