@@ -468,6 +468,8 @@ static void on_signal_stop(struct task *t, int sig)
 	t->syscall_nr = -1;
 	t->inject_signal = sig;
 	timers_fix_siginfo(t, sig);
+	if (sig == SIGCHLD)
+		tracer_handlers->sigchld_siginfo(t);
 	timeline_event(t);
 	trace_event(t, "signal %d (%s)", sig, strsignal(sig));
 	if (tracer_handlers->signal_stop(t, sig))

@@ -89,6 +89,7 @@ const struct handler_ops handler_ops = {
 	.continued = ptrace_continued,
 	.cloned = ptrace_cloned,
 	.vfork_done = ptrace_vfork_done,
+	.sigchld_siginfo = ptrace_sigchld_siginfo,
 	.joiner_woken = futex_woken,
 	.outside_restarted = external_perform,
 	.outside_wait_interrupted = external_wait_interrupted,

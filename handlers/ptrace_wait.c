@@ -3,11 +3,13 @@
  * its tracees' stops from their records, and the deaths the kernel would tell it of but
  * does not, as detrun is the tracees' real tracer: a traced thread's, and a traced
  * process's that is no child of the tracer's. A wait takes the latest first (by attach,
- * stop or death order), the same on every run.
+ * stop or death order), the same on every run. The SIGCHLD of a stop, which detrun sends,
+ * gets the kernel's siginfo as it is delivered.
  */
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -212,4 +214,23 @@ void ptrace_wait_task_gone(struct task *t)
 						     t->exit_status, ptrace_next_seq() };
 		sched_children_changed();
 	}
+}
+
+void ptrace_sigchld_siginfo(struct task *t)
+{
+	struct process *p = t->proc;
+	siginfo_t si;
+	if (!p->trapped_ns_tid || ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) < 0)
+		return;
+	/* detrun's kill: from outside the group's PID namespace (pid 0), or its own pid */
+	if (si.si_code != SI_USER || (si.si_pid != 0 && si.si_pid != getpid()))
+		return;
+	memset(&si, 0, sizeof(si));
+	si.si_signo = SIGCHLD;
+	si.si_code = CLD_TRAPPED;
+	si.si_pid = p->trapped_ns_tid;
+	si.si_uid = getuid();
+	si.si_status = p->trapped_sig & 0x7f;
+	p->trapped_ns_tid = 0;
+	ptrace(PTRACE_SETSIGINFO, t->tid, 0, &si);
 }

@@ -21,7 +21,7 @@
  * and an exec then stops the task with SIGTRAP.
  *
  * SINGLESTEP sets the trap flag, whose SIGTRAP is such a signal stop. Each stop sends the
- * tracer SIGCHLD (from detrun: its siginfo is not CLD_TRAPPED's).
+ * tracer SIGCHLD, whose siginfo is made CLD_TRAPPED's at its delivery.
  *
  * PTRACE_SYSCALL makes the engine resume the tracee with the real PTRACE_SYSCALL: it
  * stops at its entry trap (before detrun handles the call) and at the exit of the call
@@ -116,9 +116,14 @@ static void traced_stop(struct task *u, int sig, int event)
 	sched_of(u)->traced_stop = true;
 	sched_children_changed(); /* a waiting tracer looks again */
 	/* The kernel tells the tracer with SIGCHLD (gdb waits for it in poll). Sent now, at
-	 * this event; from detrun, so its siginfo names no sender, not CLD_TRAPPED. */
-	if (u->traced.tracer->state != TASK_DEAD)
-		kill(u->traced.tracer->proc->tgid, SIGCHLD);
+	 * this event; from detrun, so its siginfo is made CLD_TRAPPED's at its delivery
+	 * (ptrace_sigchld_siginfo). */
+	struct task *tracer = u->traced.tracer;
+	if (tracer->state != TASK_DEAD) {
+		tracer->proc->trapped_ns_tid = u->ns_tid;
+		tracer->proc->trapped_sig = sig;
+		kill(tracer->proc->tgid, SIGCHLD);
+	}
 	sched_signals_changed();
 }
 

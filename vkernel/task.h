@@ -55,7 +55,11 @@ struct process {
 	bool trap_armed;            /* the kernel's are handlers: forcing shows a blocked signal */
 	int64_t children_maxrss_kb; /* getrusage(RUSAGE_CHILDREN)'s ru_maxrss */
 	int stopped_by;             /* the signal of a group stop in force, 0 for none (jobctl.c) */
-	struct vdso_space *vdso;    /* detrun's vDSO clock page (engine/vdso.h), NULL if none */
+	/* The latest stop of a tracee of this process's (ptrace inside the group): the SIGCHLD
+	 * detrun sent for it gets CLD_TRAPPED's siginfo at its delivery. 0 for none. */
+	pid_t trapped_ns_tid;
+	int trapped_sig;
+	struct vdso_space *vdso; /* detrun's vDSO clock page (engine/vdso.h), NULL if none */
 	int64_t event_ns; /* virtual monotonic time its vDSO page last took (engine/vdso.h) */
 };
 

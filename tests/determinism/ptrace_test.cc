@@ -183,6 +183,21 @@ TEST(Ptrace, WaitidReportsATraceesStopAsCldTrapped)
 	EXPECT_EQ(r.err, "");
 }
 
+// The SIGCHLD of a tracee's stop carries CLD_TRAPPED, the tracee and its stop signal in
+// its siginfo, as the kernel's does (detrun sends it, and sets its siginfo at delivery).
+// Identical to the native output.
+TEST(Ptrace, SigchldOfATraceeStopIsCldTrapped)
+{
+	RunResult native = RunCommand({ G + "ptrace_sigchld_info" });
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	ASSERT_NE(native.out.find("SIGCHLD: code 4 (CLD_TRAPPED 4), from the child 1, status 12"),
+		  std::string::npos)
+		<< native.Describe();
+	RunResult r = SameEveryRun({}, "ptrace_sigchld_info", 3, 0, "exited 0", "");
+	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+	EXPECT_EQ(r.err, "");
+}
+
 // gdb inside the group: fork, TRACEME, exec's SIGTRAP, breakpoints poked into the text,
 // PTRACE_SINGLESTEP over them, SIGCHLD for each stop. The transcript is the same on every
 // run, and the same as natively (gdb turns ASLR off itself).
