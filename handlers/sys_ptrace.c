@@ -389,6 +389,18 @@ static int siginfo_of(struct task *t, struct task *u, uint64_t data)
 	return remote_write(t, REMOTE(data), &si, sizeof(si)) ? -EFAULT : 0;
 }
 
+/* At a signal-delivery stop the siginfo of the signal that goes in (the kernel's stop,
+ * which detrun holds); elsewhere it changes nothing the tracee sees. */
+static int set_siginfo(struct task *t, struct task *u, uint64_t data)
+{
+	siginfo_t si;
+	if (remote_read(t, REMOTE(data), &si, sizeof(si)))
+		return -EFAULT;
+	if (u->traced.delivery && ptrace(PTRACE_SETSIGINFO, u->tid, 0, &si) < 0)
+		return -errno;
+	return 0;
+}
+
 static int fpregs(struct task *t, struct task *u, uint64_t data, bool set)
 {
 	struct user_fpregs_struct fp;
@@ -472,7 +484,7 @@ static int state_request(struct task *t, struct task *u, long request, uint64_t 
 	case PTRACE_GETSIGINFO:
 		return siginfo_of(t, u, data);
 	case PTRACE_SETSIGINFO:
-		return 0; /* no signal of the tracer's choosing is delivered yet */
+		return set_siginfo(t, u, data);
 	case PTRACE_GETEVENTMSG:
 		return remote_write(t, REMOTE(data), &u->traced.event_msg, 8) ? -EFAULT : 0;
 	case PTRACE_SETOPTIONS:

@@ -198,6 +198,19 @@ TEST(Ptrace, SigchldOfATraceeStopIsCldTrapped)
 	EXPECT_EQ(r.err, "");
 }
 
+// PTRACE_SETSIGINFO at a signal-delivery stop: the signal goes in with the tracer's
+// siginfo (SI_QUEUE and a value), which the child's handler sees. Identical to the native
+// output.
+TEST(Ptrace, SetsiginfoChangesTheSiginfoDelivered)
+{
+	RunResult native = RunCommand({ G + "ptrace_setsiginfo" });
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	ASSERT_NE(native.out.find("value 1234"), std::string::npos) << native.Describe();
+	RunResult r = SameEveryRun({}, "ptrace_setsiginfo", 3, 0, "child exited 0", "");
+	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+	EXPECT_EQ(r.err, "");
+}
+
 // gdb inside the group: fork, TRACEME, exec's SIGTRAP, breakpoints poked into the text,
 // PTRACE_SINGLESTEP over them, SIGCHLD for each stop. The transcript is the same on every
 // run, and the same as natively (gdb turns ASLR off itself).
