@@ -304,7 +304,9 @@ static int state_request(struct task *t, struct task *u, long request, uint64_t 
 	case PTRACE_GET_SYSCALL_INFO:
 		return ptrace_syscall_info(t, u, addr, data);
 	case PTRACE_SECCOMP_GET_FILTER:
-		return -EPERM; /* detrun's own filters are no business of the program's */
+		/* The kernel's answer to a tracer that is itself in seccomp mode, as every
+		 * member is (detrun's filters are no business of the program's). */
+		return -EACCES;
 	default:
 		said_once(t, request);
 		return -EIO;
