@@ -375,6 +375,23 @@ static void set_syscall_mode(struct task *u, long request)
 		u->traced.in_syscall = u->traced.exit_due = false;
 }
 
+/* PTRACE_INTERRUPT's stop: PTRACE_EVENT_STOP, with its stop signal in a stopped process. */
+static void interrupt_stop(struct task *u)
+{
+	traced_stop(u, u->proc->stopped_by ? u->proc->stopped_by : SIGTRAP, PTRACE_EVENT_STOP);
+}
+
+/* An INTERRUPT of a tracee that was stopped already: as the kernel keeps it, the tracee
+ * stops again as it is resumed, before it runs. True if so. */
+static bool interrupt_kept(struct task *u)
+{
+	if (!u->traced.interrupt_due)
+		return false;
+	u->traced.interrupt_due = false;
+	interrupt_stop(u);
+	return true;
+}
+
 /* A request on a tracee of t: those that stop or resume it, then the others. */
 static int on_tracee(struct task *t, struct task *u, long request, uint64_t addr, uint64_t data)
 {
@@ -387,6 +404,7 @@ static int on_tracee(struct task *t, struct task *u, long request, uint64_t addr
 		leave_entry_stop(u, request);
 		resume_with(u, data);
 		set_syscall_mode(u, request);
+		interrupt_kept(u);
 		return 0;
 	case PTRACE_DETACH:
 		leave_entry_stop(u, request);
@@ -399,7 +417,7 @@ static int on_tracee(struct task *t, struct task *u, long request, uint64_t addr
 		leave_entry_stop(u, request);
 		resume_with(u, data);
 		set_syscall_mode(u, request);
-		if (remote_load_regs(u) == 0) {
+		if (!interrupt_kept(u) && remote_load_regs(u) == 0) {
 			task_set_trap_flag(u, true);
 			u->traced.stepping = true;
 		}
@@ -418,9 +436,10 @@ static int on_tracee(struct task *t, struct task *u, long request, uint64_t addr
 	case PTRACE_INTERRUPT:
 		if (!u->traced.seized)
 			return -EIO;
-		if (!sched_of(u)->traced_stop) /* in a stopped process, with its stop signal */
-			traced_stop(u, u->proc->stopped_by ? u->proc->stopped_by : SIGTRAP,
-				    PTRACE_EVENT_STOP);
+		if (sched_of(u)->traced_stop)
+			u->traced.interrupt_due = true; /* for its next resume */
+		else
+			interrupt_stop(u);
 		return 0;
 	default:
 		return state_request(t, u, request, addr, data);

@@ -267,6 +267,7 @@ struct emulated_trace {
 	bool sysemu;          /* PTRACE_SYSEMU(_SINGLESTEP): the call of an entry stop is skipped */
 	bool skipped;         /* resumed from an entry stop with orig_rax -1: nothing runs */
 	long sysemu_nr;       /* the call SYSEMU skipped, shown at its exit stop; -1 for none */
+	bool interrupt_due;   /* INTERRUPTed while stopped: it stops again when resumed */
 };
 
 struct task {

@@ -211,6 +211,19 @@ TEST(Ptrace, SetsiginfoChangesTheSiginfoDelivered)
 	EXPECT_EQ(r.err, "");
 }
 
+// PTRACE_INTERRUPT of a tracee already stopped is kept, as the kernel keeps it: the
+// tracee stops again (PTRACE_EVENT_STOP) when resumed. Identical to the native output.
+TEST(Ptrace, InterruptOfAStoppedTraceeStopsItAgainWhenResumed)
+{
+	RunResult native = RunCommand({ G + "ptrace_interrupt_stopped" });
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	ASSERT_NE(native.out.find("resumed: stopped, signal 5, event 128"), std::string::npos)
+		<< native.Describe();
+	RunResult r = SameEveryRun({}, "ptrace_interrupt_stopped", 3, 0, "child: exited 3", "");
+	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+	EXPECT_EQ(r.err, "");
+}
+
 // gdb inside the group: fork, TRACEME, exec's SIGTRAP, breakpoints poked into the text,
 // PTRACE_SINGLESTEP over them, SIGCHLD for each stop. The transcript is the same on every
 // run, and the same as natively (gdb turns ASLR off itself).
