@@ -28,9 +28,21 @@ struct handler_ops {
 	/* A syscall-entry (or exit: the call complete as the program sees it) stop of t,
 	 * traced with PTRACE_SYSCALL: true if its tracer inside the group takes it. */
 	bool (*syscall_stop)(struct task *t, bool entry);
+	/* t enters a group stop of its process's (`sig`, jobctl.h): a tracer inside the group
+	 * sees it. */
+	void (*group_stop)(struct task *t, int sig);
+	/* t's process is continued while t is in its group stop: true if a tracer inside the
+	 * group listening to it (PTRACE_LISTEN) takes the stop that comes instead. */
+	bool (*continued)(struct task *t);
 	/* parent made child (a PTRACE_EVENT_CLONE, _FORK or _VFORK of detrun's): a tracer
 	 * inside the group that follows it takes both. */
 	void (*cloned)(struct task *parent, struct task *child, int event);
+	/* A SIGCHLD stops t before its delivery: one detrun sent for a handler (a tracee's stop)
+	 * gets the siginfo the kernel's would have. */
+	void (*sigchld_siginfo)(struct task *t);
+	/* t's vfork child has exec'd or exited (PTRACE_EVENT_VFORK_DONE): true if a tracer
+	 * inside the group takes the stop. */
+	bool (*vfork_done)(struct task *t);
 
 	/* Calls on objects outside the group (handlers/sys_external.c): */
 	void (*outside_restarted)(struct task *t);        /* the kernel restarts one */

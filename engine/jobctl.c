@@ -8,6 +8,8 @@
 #include "vkernel/task.h"
 #include "engine/remote.h"
 #include "engine/tracer.h"
+#include "engine/handler_ops.h"
+#include "engine/tracer_internal.h"
 #include "vkernel/signal_bits.h"
 
 #define STOP_SIGNALS (SIGBIT(SIGSTOP) | SIGBIT(SIGTSTP) | SIGBIT(SIGTTIN) | SIGBIT(SIGTTOU))
@@ -16,7 +18,7 @@ static bool in_group_stop(const struct task *t);
 
 /* The stopped thread may go on: its process got a SIGCONT (pending until a thread takes
  * it), a sibling saw that already, or it is being killed. */
-static enum wait_result continued(struct task *t)
+static enum wait_result continued_now(struct task *t)
 {
 	struct process *p = t->proc;
 	if (p->dying || !p->stopped_by)
@@ -33,6 +35,18 @@ static enum wait_result continued(struct task *t)
 	return WAIT_READY;
 }
 
+/* A thread its tracer inside the group listens to (PTRACE_LISTEN) does not run on: it
+ * leaves the wait into a stop its tracer holds. */
+static enum wait_result continued(struct task *t)
+{
+	if (continued_now(t) == WAIT_NOT_READY)
+		return WAIT_NOT_READY;
+	if (t->proc->dying || !tracer_handlers->continued(t))
+		return WAIT_READY;
+	sched_unpark(t);
+	return WAIT_NOT_READY; /* not to run: held */
+}
+
 static bool in_group_stop(const struct task *t)
 {
 	return t->parked && t->wait.ready == continued;
@@ -47,6 +61,7 @@ bool jobctl_group_stop(struct task *t, int sig)
 	if (!t->proc->stopped_by)
 		trace_event(t, "stopped by signal %d (%s)", sig, strsignal(sig));
 	t->proc->stopped_by = sig;
+	t->traced.left_group_stop = false;
 	struct wait w = { .what = "stopped (job control)", .deadline_ns = -1, .ready = continued };
 	parked_state_new(t, PARKED_EPOCH)->epoch = sched_signals_epoch();
 	sched_park(t, &w);
@@ -59,7 +74,22 @@ bool jobctl_group_stop(struct task *t, int sig)
 
 int jobctl_stop_due(const struct task *t)
 {
-	return t->proc->stopped_by && !in_group_stop(t) ? t->proc->stopped_by : 0;
+	if (!t->proc->stopped_by || in_group_stop(t) || t->traced.left_group_stop)
+		return 0;
+	return t->proc->stopped_by;
+}
+
+bool jobctl_in_group_stop(const struct task *t)
+{
+	return in_group_stop(t);
+}
+
+void jobctl_tracer_resumed(struct task *t)
+{
+	if (!in_group_stop(t))
+		return;
+	sched_unpark(t);
+	t->traced.left_group_stop = true;
 }
 
 bool jobctl_stops(const struct task *t, int sig)

@@ -30,6 +30,11 @@ bool jobctl_group_stop(struct task *t, int sig);
 bool jobctl_stops(const struct task *t, int sig);
 /* The stop signal a sibling's group stop makes t take part in, or 0. */
 int jobctl_stop_due(const struct task *t);
+/* Is t in a group stop of its process's, parked until a SIGCONT? */
+bool jobctl_in_group_stop(const struct task *t);
+/* t's tracer inside the group resumed it from its group stop: it runs on while its process
+ * stays stopped (as the kernel lets a tracee do), and takes no part in that stop again. */
+void jobctl_tracer_resumed(struct task *t);
 /* Is every live task of the group stopped by a group stop? */
 bool jobctl_all_stopped(void);
 /* A member sent `sig` to other processes: a SIGCONT changes what waitpid(WCONTINUED) sees. */

@@ -300,7 +300,7 @@ static void on_syscall_entry(struct task *t)
 		tracer_resume(t);
 		return;
 	}
-	bool restarted = t->external_restart_nr == t->syscall_nr;
+	bool restarted = t->external_restart_nr >= 0 && t->external_restart_nr == t->syscall_nr;
 	t->external_restart_nr = -1;
 	if (restarted) {
 		/* The kernel restarts an external call a signal from outside interrupted: the
@@ -427,6 +427,8 @@ static bool discarded_natively(const struct task *t, int sig)
 {
 	if (sig == SIGSEGV || sig == SIGILL || sig == SIGCONT)
 		return false;
+	if (t->traced.tracer)
+		return false; /* its tracer inside the group sees it all the same */
 	if (t->proc->ignored & SIGBIT(sig))
 		return true;
 	uint64_t default_ignore = SIGBIT(SIGCHLD) | SIGBIT(SIGURG) | SIGBIT(SIGWINCH);
@@ -466,6 +468,8 @@ static void on_signal_stop(struct task *t, int sig)
 	t->syscall_nr = -1;
 	t->inject_signal = sig;
 	timers_fix_siginfo(t, sig);
+	if (sig == SIGCHLD)
+		tracer_handlers->sigchld_siginfo(t);
 	timeline_event(t);
 	trace_event(t, "signal %d (%s)", sig, strsignal(sig));
 	if (tracer_handlers->signal_stop(t, sig))
@@ -493,6 +497,22 @@ void tracer_handle_status(pid_t tid, int status)
 		parallel_note_stop(tid, status);
 	else
 		tracer_handle_stop_now(tid, status);
+}
+
+/* A group stop keeps the task stopped (jobctl.h), and its tracer inside the group sees it;
+ * a stale interrupt of the spin detector, or the trap that ends a group stop, lets it go
+ * on. A late interrupt may have cut a native call short: its restart is no new event. */
+static void on_event_stop(struct task *t, int sig)
+{
+	if (t->state != TASK_RUNNING)
+		return;
+	if (jobctl_group_stop(t, sig)) {
+		tracer_handlers->group_stop(t, sig);
+		return;
+	}
+	if (remote_load_regs(t) == 0)
+		spin_note_interrupted_call(t);
+	tracer_resume(t);
 }
 
 void tracer_handle_stop_now(pid_t tid, int status)
@@ -535,17 +555,13 @@ void tracer_handle_stop_now(pid_t tid, int status)
 		on_exit_event(t);
 		return;
 	case PTRACE_EVENT_VFORK_DONE:
-		tracer_resume(t);
+		if (tracer_handlers->vfork_done(t))
+			tracer_held_event(t); /* its tracer inside the group's stop */
+		else
+			tracer_resume(t);
 		return;
 	case PTRACE_EVENT_STOP:
-		/* A group stop keeps the task stopped (jobctl.h); a stale interrupt of the spin
-		 * detector, or the trap that ends a group stop, lets it go on. A late interrupt
-		 * may have cut a native call short: its restart is no new event. */
-		if (t->state == TASK_RUNNING && !jobctl_group_stop(t, sig)) {
-			if (remote_load_regs(t) == 0)
-				spin_note_interrupted_call(t);
-			tracer_resume(t);
-		}
+		on_event_stop(t, sig);
 		return;
 	}
 	if (sig == (SIGTRAP | 0x80)) {

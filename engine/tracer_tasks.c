@@ -270,6 +270,7 @@ static struct task *adopt_child(struct task *parent, pid_t tid, int event)
 	if (flags & CLONE_CHILD_CLEARTID)
 		child->clear_child_tid = parent->exit.clone.child_tid;
 	child->is_leader = child->tid == p->tgid;
+	child->creator_tid = parent->tid;
 	child->vcpu = parent->vcpu;               /* affinity is inherited */
 	child->tsc_sigsegv = parent->tsc_sigsegv; /* the kernel's TSC mode is inherited too */
 	child->filters = seccomp_filter_ref(parent->filters);

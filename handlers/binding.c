@@ -35,6 +35,8 @@ syscall_handler *handler_of(long nr)
 static void dispatch(struct task *t)
 {
 	syscall_handler *handler = handler_of(t->syscall_nr);
+	if (t->syscall_nr == -1 && ptrace_skipped(t))
+		return; /* its tracer inside the group skipped it: nothing runs */
 	if (!handler)
 		sys_unsupported(t);
 	else if (!reach_refused(t))
@@ -83,7 +85,11 @@ const struct handler_ops handler_ops = {
 	.task_gone = ptrace_task_gone,
 	.signal_stop = ptrace_signal_stop,
 	.syscall_stop = ptrace_syscall_stop,
+	.group_stop = ptrace_group_stop,
+	.continued = ptrace_continued,
 	.cloned = ptrace_cloned,
+	.vfork_done = ptrace_vfork_done,
+	.sigchld_siginfo = ptrace_sigchld_siginfo,
 	.joiner_woken = futex_woken,
 	.outside_restarted = external_perform,
 	.outside_wait_interrupted = external_wait_interrupted,

@@ -71,7 +71,9 @@ void sys_unsupported(struct task *t)
 {
 	long nr = t->syscall_nr;
 	const struct syscall_entry *e = syscall_lookup(nr);
-	if (first_refusal(nr)) {
+	/* A negative number is no call at all (syscall(-1) marks a point for rr's tests):
+	 * the kernel says ENOSYS, and so does detrun, without a word. */
+	if (nr >= 0 && first_refusal(nr)) {
 		if (e)
 			hazard(t, "%s is not supported (%s): returning ENOSYS", e->name, e->reason);
 		else

@@ -7,83 +7,76 @@
  * look at its wait, until the tracer lets it go (CONT, DETACH, KILL, the tracer's death).
  * Every attach, stop, report and resume therefore falls at an event of the tracer: the
  * same point of the logical timeline on every run, whatever the timing. The tracer's
- * wait4 sees the stop from the tracee's record (sys_process.c asks here first).
+ * wait4 or waitid sees the stop from the tracee's record (ptrace_wait.c; sys_process.c
+ * asks there first).
  *
  * What the tracer sees is the program's state as it would be natively: virtual tids, and
  * the registers without detrun's bookkeeping (a call parked by detrun looks interrupted,
  * rax -ERESTARTSYS past its syscall instruction; a call detrun emulated looks done). The
  * other register sets (FPU, XSTATE, debug registers) are the task's own, read and written
- * through the real ptrace on the stopped task.
+ * through the real ptrace on the stopped task (ptrace_regs.c).
  *
  * A traced task's signals stop it for its tracer (signal-delivery stops, at the signal's
  * event); CONT or DETACH says which signal goes in. TRACEME makes the parent the tracer,
  * and an exec then stops the task with SIGTRAP.
  *
  * SINGLESTEP sets the trap flag, whose SIGTRAP is such a signal stop. Each stop sends the
- * tracer SIGCHLD (from detrun: its siginfo is not CLD_TRAPPED's).
+ * tracer SIGCHLD, whose siginfo is made CLD_TRAPPED's at its delivery.
  *
  * PTRACE_SYSCALL makes the engine resume the tracee with the real PTRACE_SYSCALL: it
  * stops at its entry trap (before detrun handles the call) and at the exit of the call
  * as the program sees it, once per call (syscall_stop_due). The clone, fork, vfork, exec
  * and exit event stops are made where detrun meets them; a new child is traced too.
  *
- * Not emulated yet (EIO, said once): SYSEMU, LISTEN; a process outside the group stays
+ * A group stop of a tracee (jobctl.h) is reported to its tracer (PTRACE_EVENT_STOP if
+ * seized, as is the stop a seized task is already in); CONT lets the tracee run while its
+ * process stays stopped, and LISTEN leaves it stopped until a SIGCONT, which stops it for
+ * its tracer once more. A detached tracee rejoins a stop still in force.
+ *
+ * SYSEMU and SYSEMU_SINGLESTEP stop at a call's entry as PTRACE_SYSCALL does; the call is
+ * then skipped, as is one whose number the tracer set to -1 at its entry stop.
+ *
+ * Not emulated yet (EIO, said once): the requests not named here; a process outside the
+ * group stays
  * out of reach (EPERM), and so does, in parallel mode, a task of another memory domain
  * (it may be running).
  */
-#include <elf.h>
-#include <linux/audit.h>
 #include <errno.h>
 #include <signal.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <sys/user.h>
 #include <unistd.h>
 
 #include "handlers/sys_common.h"
+#include "handlers/ptrace_regs.h"
+#include "handlers/ptrace_wait.h"
 #include "handlers/sys_ptrace.h"
 #include "handlers/sys_reach.h"
+#include "engine/jobctl.h"
 #include "engine/trap_signals.h"
 #include "vkernel/memory_domain.h"
 #include "vkernel/report.h"
 
-#ifndef NT_X86_XSTATE
-#define NT_X86_XSTATE 0x202
-#endif
-#define ERESTARTSYS 512
-#define REGSET_MAX 16384 /* the largest XSTATE of x86_64 CPUs is under 12 KiB */
-
-enum {
-	WORDS = sizeof(struct user_regs_struct) / sizeof(uint64_t)
-};
-
 static uint64_t attach_count;
 
-/* A traced thread's death, or a traced process's that is no child of its tracer, for the
- * tracer's wait (the kernel reports it to the tracer too; its parent's wait sees it
- * natively, as the kernel's). */
-struct death {
-	const struct task *tracer;
-	struct process *tracer_proc;
-	pid_t ns_tid;
-	int status;
-	uint64_t seq;
-};
-enum {
-	MAX_DEATHS = 256
-};
-static struct death deaths[MAX_DEATHS];
-static int n_deaths;
+uint64_t ptrace_next_seq(void)
+{
+	return ++attach_count;
+}
+
+static bool alive(const struct task *u)
+{
+	return u->state != TASK_DEAD && u->state != TASK_EXITING;
+}
 
 /* The live member the group knows as ns_tid; NULL for none. */
 static struct task *member(pid_t ns_tid)
 {
 	for (struct task *u = sched_first(); u; u = u->next)
-		if (u->ns_tid == ns_tid && u->state != TASK_DEAD && u->state != TASK_EXITING)
+		if (u->ns_tid == ns_tid && alive(u))
 			return u;
 	return NULL;
 }
@@ -104,12 +97,18 @@ static void traced_stop(struct task *u, int sig, int event)
 	u->traced.stop_sig = sig;
 	u->traced.stop_event = event;
 	u->traced.report = 0x7f | sig << 8 | event << 16;
+	u->traced.listening = false;
 	sched_of(u)->traced_stop = true;
 	sched_children_changed(); /* a waiting tracer looks again */
 	/* The kernel tells the tracer with SIGCHLD (gdb waits for it in poll). Sent now, at
-	 * this event; from detrun, so its siginfo names no sender, not CLD_TRAPPED. */
-	if (u->traced.tracer->state != TASK_DEAD)
-		kill(u->traced.tracer->proc->tgid, SIGCHLD);
+	 * this event; from detrun, so its siginfo is made CLD_TRAPPED's at its delivery
+	 * (ptrace_sigchld_siginfo). */
+	struct task *tracer = u->traced.tracer;
+	if (tracer->state != TASK_DEAD) {
+		tracer->proc->trapped_ns_tid = u->ns_tid;
+		tracer->proc->trapped_sig = sig;
+		kill(tracer->proc->tgid, SIGCHLD);
+	}
 	sched_signals_changed();
 }
 
@@ -119,13 +118,6 @@ static void let_go(struct task *u)
 	u->traced.syscall_stop = 0;
 	u->traced.delivery = u->traced.exec_trap = false;
 	sched_of(u)->traced_stop = false;
-}
-
-static void untrace(struct task *u)
-{
-	let_go(u);
-	memset(&u->traced, 0, sizeof(u->traced));
-	sched_children_changed();
 }
 
 /* A signal sent now, at the tracer's event: it reaches the tracee through detrun's usual
@@ -138,40 +130,16 @@ static void send_signal(struct task *u, int sig)
 	sched_signals_changed();
 }
 
-/* u's registers as its tracer would see them natively. */
-static int native_regs(struct task *u, struct user_regs_struct *r)
+static void untrace(struct task *u)
 {
-	if (remote_load_regs(u))
-		return -ESRCH;
-	*r = u->regs;
-	if (u->parked && u->parked_at_exit) { /* rewound onto its syscall instruction */
-		r->rip += SYSCALL_INSN_LEN;
-		r->orig_rax = r->rax;
-		r->rax = (uint64_t)-ERESTARTSYS;
-	} else if (u->parked) { /* at its seccomp stop */
-		r->rax = (uint64_t)-ERESTARTSYS;
-	} else if ((int64_t)r->orig_rax == -1 && u->syscall_nr >= 0) {
-		r->orig_rax = (uint64_t)u->syscall_nr; /* emulated: done, with its result */
-	}
-	return 0;
-}
-
-/* The tracer's new registers: only the words it changed from what it was shown replace
- * detrun's, so reading and writing back leaves a parked or emulated call as it was. */
-static int set_native_regs(struct task *u, const struct user_regs_struct *r)
-{
-	struct user_regs_struct shown;
-	int err = native_regs(u, &shown);
-	if (err)
-		return err;
-	uint64_t *to = (uint64_t *)&u->regs;
-	const uint64_t *was = (const uint64_t *)&shown, *now = (const uint64_t *)r;
-	for (int i = 0; i < WORDS; i++)
-		if (now[i] != was[i]) {
-			to[i] = now[i];
-			u->regs_dirty = true;
-		}
-	return 0;
+	bool rejoin = u->traced.left_group_stop && u->proc->stopped_by;
+	let_go(u);
+	memset(&u->traced, 0, sizeof(u->traced));
+	sched_children_changed();
+	/* As the kernel re-traps a detached tracee into the group stop still in force: the
+	 * kernel's own stop let it go with detrun's resume, so a SIGSTOP brings it back. */
+	if (rejoin)
+		send_signal(u, SIGSTOP);
 }
 
 /* Is u's process a child of t's (whose wait4 then reports u's death itself)? */
@@ -198,17 +166,21 @@ static int attach(struct task *t, struct task *u, bool seize, uint64_t options)
 		return -EPERM;
 	}
 	u->traced = (struct emulated_trace){ .tracer = t,
-					     .seq = ++attach_count,
+					     .seq = ptrace_next_seq(),
 					     .seized = seize,
 					     .not_child = !child_of(u, t),
 					     .options = seize ? options : 0 };
 	if (!seize)
 		traced_stop(u, SIGSTOP, 0);
+	else if (jobctl_in_group_stop(u)) /* the kernel reports the stop it is in */
+		traced_stop(u, u->proc->stopped_by, PTRACE_EVENT_STOP);
 	trace_event(t, "  ptrace: task %d traced%s", u->vtid, seize ? " (seized)" : ", stopped");
 	return 0;
 }
 
-/* PTRACE_TRACEME: t's parent (a thread of the process that made it) becomes its tracer. */
+/* PTRACE_TRACEME: t's parent becomes its tracer: the thread that made it, as the kernel's
+ * real_parent, or, once that thread is gone, another thread of its process (the kernel
+ * hands the children of an exiting thread to one). */
 static int trace_me(struct task *t)
 {
 	char status[2048];
@@ -219,7 +191,10 @@ static int trace_me(struct task *t)
 	pid_t parent = (pid_t)proc_status_field(status, "PPid:", 10, 0);
 	struct task *tracer = NULL;
 	for (struct task *u = sched_first(); u && !tracer; u = u->next)
-		if (u->proc->tgid == parent && u->state != TASK_DEAD && u->state != TASK_EXITING)
+		if (u->proc->tgid == parent && u->tid == t->creator_tid && alive(u))
+			tracer = u;
+	for (struct task *u = sched_first(); u && !tracer; u = u->next)
+		if (u->proc->tgid == parent && alive(u))
 			tracer = u;
 	if (!tracer)
 		return -EPERM; /* a parent outside the group (detrun's init) */
@@ -228,77 +203,9 @@ static int trace_me(struct task *t)
 			  "memory domain can be traced: EPERM");
 		return -EPERM;
 	}
-	t->traced = (struct emulated_trace){ .tracer = tracer, .seq = ++attach_count };
+	t->traced = (struct emulated_trace){ .tracer = tracer, .seq = ptrace_next_seq() };
 	trace_event(t, "  ptrace: traced by task %d", tracer->vtid);
 	return 0;
-}
-
-/* A register set through an iovec in the tracer's memory: NT_PRSTATUS is the virtual
- * view, the others the task's own through the real ptrace. */
-static int regset(struct task *t, struct task *u, uint64_t type, uint64_t iov_addr, bool set)
-{
-	struct iovec iov;
-	static uint8_t buf[REGSET_MAX];
-	if (remote_read(t, REMOTE(iov_addr), &iov, sizeof(iov)))
-		return -EFAULT;
-	size_t len = iov.iov_len < sizeof(buf) ? iov.iov_len : sizeof(buf);
-	if (type == NT_PRSTATUS) {
-		struct user_regs_struct r;
-		int err = native_regs(u, &r);
-		if (err)
-			return err;
-		if (len > sizeof(r))
-			len = sizeof(r);
-		if (set) {
-			if (len != sizeof(r) || remote_read(t, REMOTE(iov.iov_base), &r, len))
-				return -EFAULT;
-			return set_native_regs(u, &r);
-		}
-		memcpy(buf, &r, len);
-	} else {
-		struct iovec local = { buf, len };
-		if (set && remote_read(t, REMOTE(iov.iov_base), buf, len))
-			return -EFAULT;
-		if (ptrace(set ? PTRACE_SETREGSET : PTRACE_GETREGSET, u->tid, type, &local) < 0)
-			return -errno;
-		if (set)
-			return 0;
-		len = local.iov_len;
-	}
-	iov.iov_len = len;
-	if (remote_write(t, REMOTE(iov.iov_base), buf, len) ||
-	    remote_write(t, REMOTE(iov_addr), &iov, sizeof(iov)))
-		return -EFAULT;
-	return 0;
-}
-
-/* PEEKUSER and POKEUSER: the general registers (virtual view) and the debug registers
- * (the task's own); the rest of struct user reads as zero, as the kernel's does. */
-static int user_area(struct task *t, struct task *u, uint64_t off, uint64_t data, bool poke)
-{
-	if (off & 7 || off >= sizeof(struct user))
-		return -EIO;
-	if (off < sizeof(struct user_regs_struct)) {
-		struct user_regs_struct r;
-		int err = native_regs(u, &r);
-		if (err)
-			return err;
-		uint64_t *word = (uint64_t *)&r + off / 8;
-		if (poke) {
-			*word = data;
-			return set_native_regs(u, &r);
-		}
-		return remote_write(t, REMOTE(data), word, 8) ? -EFAULT : 0;
-	}
-	if (off >= offsetof(struct user, u_debugreg)) {
-		errno = 0;
-		long v = ptrace(poke ? PTRACE_POKEUSER : PTRACE_PEEKUSER, u->tid, off, data);
-		if (errno)
-			return -errno;
-		return poke || remote_write(t, REMOTE(data), &v, 8) == 0 ? 0 : -EFAULT;
-	}
-	uint64_t zero = 0;
-	return poke ? 0 : remote_write(t, REMOTE(data), &zero, 8) ? -EFAULT : 0;
 }
 
 static int peek_poke(struct task *t, struct task *u, uint64_t addr, uint64_t data, bool poke)
@@ -334,47 +241,16 @@ static int siginfo_of(struct task *t, struct task *u, uint64_t data)
 	return remote_write(t, REMOTE(data), &si, sizeof(si)) ? -EFAULT : 0;
 }
 
-static int fpregs(struct task *t, struct task *u, uint64_t data, bool set)
+/* At a signal-delivery stop the siginfo of the signal that goes in (the kernel's stop,
+ * which detrun holds); elsewhere it changes nothing the tracee sees. */
+static int set_siginfo(struct task *t, struct task *u, uint64_t data)
 {
-	struct user_fpregs_struct fp;
-	if (set && remote_read(t, REMOTE(data), &fp, sizeof(fp)))
+	siginfo_t si;
+	if (remote_read(t, REMOTE(data), &si, sizeof(si)))
 		return -EFAULT;
-	if (ptrace(set ? PTRACE_SETFPREGS : PTRACE_GETFPREGS, u->tid, 0, &fp) < 0)
+	if (u->traced.delivery && ptrace(PTRACE_SETSIGINFO, u->tid, 0, &si) < 0)
 		return -errno;
-	return set || remote_write(t, REMOTE(data), &fp, sizeof(fp)) == 0 ? 0 : -EFAULT;
-}
-
-/* PTRACE_GET_SYSCALL_INFO: the call of the syscall stop u is in, from the registers the
- * program has (native_regs); at another stop, op NONE. Returns the full size, copies at
- * most `size` bytes, as the kernel does. */
-static int syscall_info(struct task *t, struct task *u, uint64_t size, uint64_t data)
-{
-	struct user_regs_struct r;
-	int err = native_regs(u, &r);
-	if (err)
-		return err;
-	struct __ptrace_syscall_info info;
-	memset(&info, 0, sizeof(info));
-	info.op = (uint8_t)u->traced.syscall_stop;
-	info.arch = AUDIT_ARCH_X86_64;
-	info.instruction_pointer = r.rip;
-	info.stack_pointer = r.rsp;
-	size_t full = offsetof(struct __ptrace_syscall_info, entry);
-	if (info.op == PTRACE_SYSCALL_INFO_ENTRY) {
-		const uint64_t args[6] = { r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9 };
-		info.entry.nr = r.orig_rax;
-		memcpy(info.entry.args, args, sizeof(args));
-		full = offsetof(struct __ptrace_syscall_info, entry.args) + sizeof(args);
-	} else if (info.op == PTRACE_SYSCALL_INFO_EXIT) {
-		info.exit.rval = (int64_t)r.rax;
-		info.exit.is_error = (int64_t)r.rax < 0 && (int64_t)r.rax >= -4095;
-		full = offsetof(struct __ptrace_syscall_info, exit.is_error) +
-		       sizeof(info.exit.is_error);
-	}
-	size_t len = size < full ? size : full;
-	if (len && remote_write(t, REMOTE(data), &info, len))
-		return -EFAULT;
-	return (int)full;
+	return 0;
 }
 
 static bool stopped_request(long request)
@@ -388,21 +264,21 @@ static int state_request(struct task *t, struct task *u, long request, uint64_t 
 	switch (request) {
 	case PTRACE_GETREGS: {
 		struct user_regs_struct r;
-		int err = native_regs(u, &r);
+		int err = ptrace_native_regs(u, &r);
 		return err ? err : remote_write(t, REMOTE(data), &r, sizeof(r)) ? -EFAULT : 0;
 	}
 	case PTRACE_SETREGS: {
 		struct user_regs_struct r;
 		if (remote_read(t, REMOTE(data), &r, sizeof(r)))
 			return -EFAULT;
-		return set_native_regs(u, &r);
+		return ptrace_set_native_regs(u, &r);
 	}
 	case PTRACE_GETFPREGS:
 	case PTRACE_SETFPREGS:
-		return fpregs(t, u, data, request == PTRACE_SETFPREGS);
+		return ptrace_fpregs(t, u, data, request == PTRACE_SETFPREGS);
 	case PTRACE_GETREGSET:
 	case PTRACE_SETREGSET:
-		return regset(t, u, addr, data, request == PTRACE_SETREGSET);
+		return ptrace_regset(t, u, addr, data, request == PTRACE_SETREGSET);
 	case PTRACE_PEEKTEXT:
 	case PTRACE_PEEKDATA:
 	case PTRACE_POKETEXT:
@@ -411,11 +287,13 @@ static int state_request(struct task *t, struct task *u, long request, uint64_t 
 				 request == PTRACE_POKETEXT || request == PTRACE_POKEDATA);
 	case PTRACE_PEEKUSER:
 	case PTRACE_POKEUSER:
-		return user_area(t, u, addr, data, request == PTRACE_POKEUSER);
+		return ptrace_user_area(t, u, addr, data, request == PTRACE_POKEUSER);
+	case PTRACE_ARCH_PRCTL:
+		return ptrace_arch_prctl(t, u, addr, data);
 	case PTRACE_GETSIGINFO:
 		return siginfo_of(t, u, data);
 	case PTRACE_SETSIGINFO:
-		return 0; /* no signal of the tracer's choosing is delivered yet */
+		return set_siginfo(t, u, data);
 	case PTRACE_GETEVENTMSG:
 		return remote_write(t, REMOTE(data), &u->traced.event_msg, 8) ? -EFAULT : 0;
 	case PTRACE_SETOPTIONS:
@@ -424,9 +302,11 @@ static int state_request(struct task *t, struct task *u, long request, uint64_t 
 		u->traced.options = data;
 		return 0;
 	case PTRACE_GET_SYSCALL_INFO:
-		return syscall_info(t, u, addr, data);
+		return ptrace_syscall_info(t, u, addr, data);
 	case PTRACE_SECCOMP_GET_FILTER:
-		return -EPERM; /* detrun's own filters are no business of the program's */
+		/* The kernel's answer to a tracer that is itself in seccomp mode, as every
+		 * member is (detrun's filters are no business of the program's). */
+		return -EACCES;
 	default:
 		said_once(t, request);
 		return -EIO;
@@ -449,6 +329,7 @@ static void resume_with(struct task *u, uint64_t sig)
 	bool delivery = u->traced.delivery;
 	step_done(u);
 	let_go(u);
+	jobctl_tracer_resumed(u);
 	if (sig > 64)
 		return;
 	/* detrun's traps stand in for the program's SIGSEGV and SIGILL actions: delivering
@@ -461,29 +342,92 @@ static void resume_with(struct task *u, uint64_t sig)
 		send_signal(u, (int)sig);
 }
 
+static bool resumes(long request)
+{
+	return request == PTRACE_CONT || request == PTRACE_SYSCALL || request == PTRACE_DETACH ||
+	       request == PTRACE_SINGLESTEP || request == PTRACE_SYSEMU ||
+	       request == PTRACE_SYSEMU_SINGLESTEP;
+}
+
+/* Resumed from a syscall-entry stop: the call that runs is the one orig_rax names now (the
+ * kernel's seccomp stop, detrun's, comes after the entry stop and sees the tracer's
+ * change). SYSEMU's call, or one the tracer set to -1, is skipped (ptrace_skipped), rax
+ * left as the tracer made it; its exit stop comes only if PTRACE_SYSCALL resumes it. */
+static void leave_entry_stop(struct task *u, long request)
+{
+	if (u->traced.syscall_stop != PTRACE_SYSCALL_INFO_ENTRY || remote_load_regs(u))
+		return;
+	u->traced.sysemu_nr = u->traced.sysemu ? syscall_number(u) : -1;
+	if (u->traced.sysemu)
+		syscall_set_number(u, -1);
+	u->traced.skipped = syscall_number(u) == -1;
+	if (u->traced.skipped && request != PTRACE_SYSCALL)
+		u->traced.in_syscall = false; /* no exit stop */
+}
+
+/* What the resume request asks for the calls to come: stops at their entries (and exits),
+ * skipping them (SYSEMU), or neither. */
+static void set_syscall_mode(struct task *u, long request)
+{
+	u->traced.sysemu = request == PTRACE_SYSEMU || request == PTRACE_SYSEMU_SINGLESTEP;
+	u->traced.syscall_mode = u->traced.sysemu || request == PTRACE_SYSCALL;
+	if (!u->traced.syscall_mode)
+		u->traced.in_syscall = u->traced.exit_due = false;
+}
+
+/* PTRACE_INTERRUPT's stop: PTRACE_EVENT_STOP, with its stop signal in a stopped process. */
+static void interrupt_stop(struct task *u)
+{
+	traced_stop(u, u->proc->stopped_by ? u->proc->stopped_by : SIGTRAP, PTRACE_EVENT_STOP);
+}
+
+/* An INTERRUPT of a tracee that was stopped already: as the kernel keeps it, the tracee
+ * stops again as it is resumed, before it runs. True if so. */
+static bool interrupt_kept(struct task *u)
+{
+	if (!u->traced.interrupt_due)
+		return false;
+	u->traced.interrupt_due = false;
+	interrupt_stop(u);
+	return true;
+}
+
 /* A request on a tracee of t: those that stop or resume it, then the others. */
 static int on_tracee(struct task *t, struct task *u, long request, uint64_t addr, uint64_t data)
 {
+	if (resumes(request) && data > 64)
+		return -EIO; /* no such signal: the kernel refuses before anything */
 	switch (request) {
 	case PTRACE_CONT:
 	case PTRACE_SYSCALL:
+	case PTRACE_SYSEMU:
+		leave_entry_stop(u, request);
 		resume_with(u, data);
-		u->traced.syscall_mode = request == PTRACE_SYSCALL;
-		if (!u->traced.syscall_mode)
-			u->traced.in_syscall = u->traced.exit_due = false;
+		set_syscall_mode(u, request);
+		interrupt_kept(u);
 		return 0;
 	case PTRACE_DETACH:
+		leave_entry_stop(u, request);
 		resume_with(u, data);
 		untrace(u);
 		trace_event(t, "  ptrace: task %d let go", u->vtid);
 		return 0;
 	case PTRACE_SINGLESTEP:
+	case PTRACE_SYSEMU_SINGLESTEP:
+		leave_entry_stop(u, request);
 		resume_with(u, data);
-		u->traced.syscall_mode = u->traced.in_syscall = u->traced.exit_due = false;
-		if (remote_load_regs(u) == 0) {
+		set_syscall_mode(u, request);
+		if (!interrupt_kept(u) && remote_load_regs(u) == 0) {
 			task_set_trap_flag(u, true);
 			u->traced.stepping = true;
 		}
+		return 0;
+	case PTRACE_LISTEN: /* it stays in its group stop; its end stops it again */
+		if (!u->traced.seized || u->traced.stop_event != PTRACE_EVENT_STOP ||
+		    !jobctl_in_group_stop(u))
+			return -EIO;
+		let_go(u);
+		u->traced.listening = true;
 		return 0;
 	case PTRACE_KILL:
 		let_go(u);
@@ -492,8 +436,10 @@ static int on_tracee(struct task *t, struct task *u, long request, uint64_t addr
 	case PTRACE_INTERRUPT:
 		if (!u->traced.seized)
 			return -EIO;
-		if (!sched_of(u)->traced_stop)
-			traced_stop(u, SIGTRAP, PTRACE_EVENT_STOP);
+		if (sched_of(u)->traced_stop)
+			u->traced.interrupt_due = true; /* for its next resume */
+		else
+			interrupt_stop(u);
 		return 0;
 	default:
 		return state_request(t, u, request, addr, data);
@@ -519,87 +465,19 @@ static int ptrace_request(struct task *t)
 	return on_tracee(t, u, request, addr, data);
 }
 
+bool ptrace_skipped(struct task *t)
+{
+	bool skipped = t->traced.skipped && t->syscall_nr == -1;
+	t->traced.skipped = false;
+	if (skipped)
+		trace_event(t, "  skipped by its tracer, task %d", t->traced.tracer->vtid);
+	return skipped;
+}
+
 /* Implements ptrace(2) for a member on a member (see the top of this file). */
 void sys_ptrace(struct task *t)
 {
 	syscall_emulate(t, ptrace_request(t));
-}
-
-/* Does a wait4 for `pid` select tracee u? (A process group's wait counts every tracee.) */
-static bool selects(pid_t pid, const struct task *u)
-{
-	return pid <= 0 || u->ns_tid == pid;
-}
-
-static bool traced_by_process(const struct task *u, const struct task *t)
-{
-	return u->traced.tracer && u->traced.tracer->proc == t->proc;
-}
-
-/* The death of a traced thread that t's wait for `pid` selects: its index, or -1. */
-static int death_of(const struct task *t, pid_t pid)
-{
-	int pick = -1;
-	for (int i = 0; i < n_deaths; i++)
-		if (deaths[i].tracer_proc == t->proc && (pid <= 0 || deaths[i].ns_tid == pid) &&
-		    (pick < 0 || deaths[i].seq > deaths[pick].seq))
-			pick = i;
-	return pick;
-}
-
-static bool report_death(struct task *t, int i)
-{
-	uint64_t status_addr = syscall_arg(t, 1);
-	struct death d = deaths[i];
-	if (status_addr && remote_write(t, REMOTE(status_addr), &d.status, sizeof(d.status))) {
-		syscall_emulate(t, -EFAULT);
-		return true;
-	}
-	deaths[i] = deaths[--n_deaths];
-	trace_event(t, "  ptrace: death of task %d reported, status 0x%x", (int)d.ns_tid, d.status);
-	syscall_emulate(t, d.ns_tid);
-	return true;
-}
-
-bool ptrace_wait_report(struct task *t)
-{
-	if (t->syscall_nr != __NR_wait4)
-		return false;
-	pid_t pid = (pid_t)syscall_arg(t, 0);
-	struct task *pick = NULL;
-	for (struct task *u = sched_first(); u; u = u->next)
-		if (traced_by_process(u, t) && u->traced.report && selects(pid, u) &&
-		    (!pick || u->traced.seq > pick->traced.seq))
-			pick = u;
-	int death = death_of(t, pid);
-	if (death >= 0 && (!pick || deaths[death].seq > pick->traced.seq))
-		return report_death(t, death);
-	if (!pick)
-		return false;
-	uint64_t status_addr = syscall_arg(t, 1), usage = syscall_arg(t, 3);
-	int status = pick->traced.report;
-	struct rusage none;
-	memset(&none, 0, sizeof(none));
-	if ((status_addr && remote_write(t, REMOTE(status_addr), &status, sizeof(status))) ||
-	    (usage && remote_write(t, REMOTE(usage), &none, sizeof(none)))) {
-		syscall_emulate(t, -EFAULT);
-		return true;
-	}
-	pick->traced.report = 0;
-	trace_event(t, "  ptrace: stop of task %d reported, status 0x%x", pick->vtid, status);
-	syscall_emulate(t, pick->ns_tid);
-	return true;
-}
-
-bool ptrace_waits_for_tracee(struct task *t)
-{
-	if (t->syscall_nr != __NR_wait4)
-		return false;
-	pid_t pid = (pid_t)syscall_arg(t, 0);
-	for (struct task *u = sched_first(); u; u = u->next)
-		if (traced_by_process(u, t) && selects(pid, u))
-			return true;
-	return death_of(t, pid) >= 0;
 }
 
 /* Is this a stop the tracer sees? One entry and one exit stop per call, however often
@@ -647,6 +525,24 @@ bool ptrace_signal_stop(struct task *t, int sig)
 	return true;
 }
 
+void ptrace_group_stop(struct task *t, int sig)
+{
+	if (!t->traced.tracer)
+		return;
+	traced_stop(t, sig, t->traced.seized ? PTRACE_EVENT_STOP : 0);
+	trace_event(t, "  ptrace: group stop, held for task %d", t->traced.tracer->vtid);
+}
+
+bool ptrace_continued(struct task *t)
+{
+	if (!t->traced.tracer || !t->traced.listening)
+		return false;
+	traced_stop(t, SIGTRAP, PTRACE_EVENT_STOP);
+	trace_event(t, "  ptrace: continued while listened to: held for task %d",
+		    t->traced.tracer->vtid);
+	return true;
+}
+
 static bool follows(const struct task *t, int event)
 {
 	uint64_t option = event == PTRACE_EVENT_CLONE  ? PTRACE_O_TRACECLONE
@@ -657,11 +553,13 @@ static bool follows(const struct task *t, int event)
 
 void ptrace_cloned(struct task *parent, struct task *child, int event)
 {
+	if (event == PTRACE_EVENT_VFORK)
+		parent->traced.vfork_child = child->ns_tid;
 	if (!follows(parent, event))
 		return;
 	struct emulated_trace *pt = &parent->traced;
 	child->traced = (struct emulated_trace){ .tracer = pt->tracer,
-						 .seq = ++attach_count,
+						 .seq = ptrace_next_seq(),
 						 .seized = pt->seized,
 						 .not_child = true, /* parent's, not the tracer's */
 						 .options = pt->options };
@@ -673,6 +571,16 @@ void ptrace_cloned(struct task *parent, struct task *child, int event)
 	traced_stop(parent, SIGTRAP, event);
 	trace_event(parent, "  ptrace: task %d traced by task %d too; event stop %d, held",
 		    child->vtid, pt->tracer->vtid, event);
+}
+
+bool ptrace_vfork_done(struct task *t)
+{
+	if (!t->traced.tracer || !(t->traced.options & PTRACE_O_TRACEVFORKDONE))
+		return false;
+	t->traced.event_msg = (uint64_t)t->traced.vfork_child;
+	traced_stop(t, SIGTRAP, PTRACE_EVENT_VFORK_DONE);
+	trace_event(t, "  ptrace: vfork-done event stop, held for task %d", t->traced.tracer->vtid);
+	return true;
 }
 
 void ptrace_exiting(struct task *t)
@@ -703,17 +611,12 @@ void ptrace_exec_done(struct task *t)
 	}
 	if (t->traced.seized)
 		return;
+	/* Its SIGTRAP comes once execve has returned: the tracer sees rax 0 (detrun's set-up
+	 * calls left the value of the event stop, -ENOSYS). */
+	if (remote_load_regs(t) == 0)
+		syscall_set_result(t, 0);
 	t->traced.exec_trap = true;
 	send_signal(t, SIGTRAP);
-}
-
-/* Does another live thread of t's process remain (to wait for a death t was told)? */
-static bool any_thread_left(const struct task *t)
-{
-	for (struct task *u = sched_first(); u; u = u->next)
-		if (u != t && u->proc == t->proc && u->state != TASK_DEAD)
-			return true;
-	return false;
 }
 
 void ptrace_task_gone(struct task *t)
@@ -726,16 +629,7 @@ void ptrace_task_gone(struct task *t)
 		if (kill)
 			send_signal(u, SIGKILL);
 	}
-	for (int i = 0; i < n_deaths; i++)
-		if (deaths[i].tracer_proc == t->proc && !any_thread_left(t))
-			deaths[i--] = deaths[--n_deaths]; /* its process is gone: no one waits */
-	struct task *tracer = t->traced.tracer;
-	if (tracer && (t->tid != t->proc->tgid || t->traced.not_child) &&
-	    tracer->state != TASK_DEAD && n_deaths < MAX_DEATHS) {
-		deaths[n_deaths++] = (struct death){ tracer, tracer->proc, t->ns_tid,
-						     t->exit_status, ++attach_count };
-		sched_children_changed();
-	}
+	ptrace_wait_task_gone(t);
 	if (t->traced.tracer)
 		untrace(t);
 }

@@ -55,7 +55,11 @@ struct process {
 	bool trap_armed;            /* the kernel's are handlers: forcing shows a blocked signal */
 	int64_t children_maxrss_kb; /* getrusage(RUSAGE_CHILDREN)'s ru_maxrss */
 	int stopped_by;             /* the signal of a group stop in force, 0 for none (jobctl.c) */
-	struct vdso_space *vdso;    /* detrun's vDSO clock page (engine/vdso.h), NULL if none */
+	/* The latest stop of a tracee of this process's (ptrace inside the group): the SIGCHLD
+	 * detrun sent for it gets CLD_TRAPPED's siginfo at its delivery. 0 for none. */
+	pid_t trapped_ns_tid;
+	int trapped_sig;
+	struct vdso_space *vdso; /* detrun's vDSO clock page (engine/vdso.h), NULL if none */
 	int64_t event_ns;  /* virtual monotonic time its vDSO page last took (engine/vdso.h) */
 	uint64_t tick_brk; /* parallel mode: the break its latest brk asked for, 0 for none */
 };
@@ -241,23 +245,30 @@ struct pending_exit {
 /* ptrace inside the group (handlers/sys_ptrace.c): detrun stays the only real tracer, and a
  * member tracing another member is emulated on detrun's own stops. The tracee's side. */
 struct emulated_trace {
-	struct task *tracer; /* the task that attached (or the parent, for TRACEME); NULL */
-	uint64_t options;    /* PTRACE_SETOPTIONS */
-	uint64_t seq;        /* attach order: a wait for any tracee takes the latest first */
-	uint64_t event_msg;  /* PTRACE_GETEVENTMSG */
-	int report;          /* the wait status of a stop its tracer has yet to wait for; 0 */
-	int stop_sig;        /* the signal of the stop it is in (GETSIGINFO); 0 */
-	int stop_event;      /* the PTRACE_EVENT_* of that stop, 0 for a signal stop */
-	bool seized;         /* PTRACE_SEIZE: no SIGSTOP at attach, INTERRUPT stops it */
-	bool delivery;       /* the stop is a real signal's delivery: CONT's signal goes in */
-	bool exec_trap;      /* the SIGTRAP that comes is the one of its exec */
-	bool stepping;       /* PTRACE_SINGLESTEP set its trap flag: cleared at its next stop */
-	bool syscall_mode;   /* resumed by PTRACE_SYSCALL: stops at each call's entry and exit */
-	bool not_child;      /* its process is no child of the tracer's: its death is reported */
-	bool in_syscall;     /* between a call's entry stop and its exit stop */
-	bool rewound;        /* a handler rewound the call (remote.c): it runs again, the same */
-	bool exit_due;       /* an exec's event stop: the execve's exit stop comes at let-go */
-	int syscall_stop;    /* PTRACE_SYSCALL_INFO_ENTRY or _EXIT at a syscall stop; 0 */
+	struct task *tracer;  /* the task that attached (or the parent, for TRACEME); NULL */
+	uint64_t options;     /* PTRACE_SETOPTIONS */
+	uint64_t seq;         /* attach order: a wait for any tracee takes the latest first */
+	uint64_t event_msg;   /* PTRACE_GETEVENTMSG */
+	int report;           /* the wait status of a stop its tracer has yet to wait for; 0 */
+	int stop_sig;         /* the signal of the stop it is in (GETSIGINFO); 0 */
+	int stop_event;       /* the PTRACE_EVENT_* of that stop, 0 for a signal stop */
+	bool seized;          /* PTRACE_SEIZE: no SIGSTOP at attach, INTERRUPT stops it */
+	bool delivery;        /* the stop is a real signal's delivery: CONT's signal goes in */
+	bool exec_trap;       /* the SIGTRAP that comes is the one of its exec */
+	bool stepping;        /* PTRACE_SINGLESTEP set its trap flag: cleared at its next stop */
+	bool syscall_mode;    /* resumed by PTRACE_SYSCALL: stops at each call's entry and exit */
+	bool not_child;       /* its process is no child of the tracer's: its death is reported */
+	bool in_syscall;      /* between a call's entry stop and its exit stop */
+	bool rewound;         /* a handler rewound the call (remote.c): it runs again, the same */
+	bool exit_due;        /* an exec's event stop: the execve's exit stop comes at let-go */
+	int syscall_stop;     /* PTRACE_SYSCALL_INFO_ENTRY or _EXIT at a syscall stop; 0 */
+	bool left_group_stop; /* its tracer resumed it from a group stop still in force */
+	bool listening;       /* PTRACE_LISTEN: in its group stop, its tracer told of its end */
+	pid_t vfork_child;    /* the virtual tid of its latest vfork child (VFORK_DONE's) */
+	bool sysemu;          /* PTRACE_SYSEMU(_SINGLESTEP): the call of an entry stop is skipped */
+	bool skipped;         /* resumed from an entry stop with orig_rax -1: nothing runs */
+	long sysemu_nr;       /* the call SYSEMU skipped, shown at its exit stop; -1 for none */
+	bool interrupt_due;   /* INTERRUPTed while stopped: it stops again when resumed */
 };
 
 struct task {
@@ -328,6 +339,8 @@ struct task {
 	bool tsc_sigsegv; /* the program asked for PR_TSC_SIGSEGV (the real TSC always traps) */
 	struct program_filter *filters; /* the program's own seccomp filters (seccomp_filter.h) */
 	struct emulated_trace traced;   /* a tracer inside the group, if any */
+	pid_t creator_tid;              /* the thread whose clone made it: its parent thread, which
+			    * PTRACE_TRACEME makes its tracer; 0 for the first task */
 };
 
 /* sched_of() relies on it. */

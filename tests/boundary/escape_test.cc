@@ -315,6 +315,18 @@ TEST(Escape, ForeignSyscallAbisAreRefusedByName)
 	EXPECT_EQ(SplitLines(r.err).size(), 2u) << r.err;
 }
 
+// syscall(-1) is no call (rr's tests mark points with it): ENOSYS as natively, and no
+// hazard about a number detrun does not know.
+TEST(Escape, SyscallMinusOneFailsWithEnosysWithoutAWord)
+{
+	RunResult native = RunCommand({ Guest("syscall_minus_one") });
+	ASSERT_EQ(native.out, "syscall(-1): -1, ENOSYS\n") << native.Describe();
+	RunResult r = RunCommand(UnderDetrun({}, { Guest("syscall_minus_one") }));
+	EXPECT_EQ(r.code, 0) << r.Describe();
+	EXPECT_EQ(r.out, native.out) << r.Describe();
+	EXPECT_EQ(r.err, "") << r.Describe();
+}
+
 // The program's own filter answering 32-bit calls with SECCOMP_RET_TRACE (which ties with
 // detrun's, and the newer filter's data wins) does not get one past detrun as the x86_64
 // call of the same number: the 32-bit clone with CLONE_UNTRACED is refused like the rest.

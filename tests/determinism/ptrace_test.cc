@@ -93,6 +93,137 @@ TEST(Ptrace, TracemeChildStopsAtItsSignalsAndItsExec)
 	EXPECT_EQ(r.err, "");
 }
 
+// Group stops of tracees: a seized child's SIGSTOP passed into a group stop
+// (PTRACE_EVENT_STOP), PTRACE_LISTEN until a SIGCONT (PTRACE_EVENT_STOP with SIGTRAP, then
+// SIGCONT's own stop), and a process that stopped itself: seized, it reports its stop, and
+// PTRACE_CONT lets it run while its process stays stopped. Identical to the native output.
+TEST(Ptrace, GroupStopsOfTraceesAndListenAreReportedAsNatively)
+{
+	RunResult native = RunCommand({ G + "ptrace_group_stop" });
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	ASSERT_NE(native.out.find("group stop: stopped, signal 19, event 128"), std::string::npos)
+		<< native.Describe();
+	RunResult r = SameEveryRun({}, "ptrace_group_stop", 3, 0, "done", "");
+	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+	EXPECT_EQ(r.err, "");
+}
+
+// A tracee's SIGCHLD stops it though its default action ignores it; PTRACE_TRACEME in a
+// child of a second thread makes that thread the tracer (it sets the options, and sees the
+// exit event); the SIGTRAP after a traced exec shows execve's result, 0. Identical to the
+// native output.
+TEST(Ptrace, SigchldTracemeFromAThreadAndExecResultAsNatively)
+{
+	RunResult native = RunCommand({ G + "ptrace_stops_misc" });
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	ASSERT_NE(native.out.find("orig_rax 59 (execve 59), rax 0"), std::string::npos)
+		<< native.Describe();
+	RunResult r = SameEveryRun({}, "ptrace_stops_misc", 3, 0, "done", "");
+	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+	EXPECT_EQ(r.err, "");
+}
+
+// The user area's two words past the debug registers read 0 and the next is refused,
+// PTRACE_ARCH_PRCTL reads the fs base and sets the gs base (the child sees it), and a
+// resume with an invalid signal is refused with EIO. Identical to the native output.
+TEST(Ptrace, UserAreaArchPrctlAndInvalidSignalAsNatively)
+{
+	RunResult native = RunCommand({ G + "ptrace_user_area" });
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	ASSERT_NE(native.out.find("child: gs base 0x12340000"), std::string::npos)
+		<< native.Describe();
+	RunResult r = SameEveryRun({}, "ptrace_user_area", 3, 0, "child exited 0", "");
+	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+	EXPECT_EQ(r.err, "");
+}
+
+// PTRACE_O_TRACEVFORKDONE: a seized child's vfork event, the vfork child's event stop,
+// then the vfork-done stop once that child exits (GETEVENTMSG names it), and the SIGCHLD
+// of its exit. Identical to the native output.
+TEST(Ptrace, VforkDoneStopsTheParentForItsTracer)
+{
+	RunResult native = RunCommand({ G + "ptrace_vfork_done" });
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	ASSERT_NE(native.out.find("vfork done: stopped, signal 5, event 5"), std::string::npos)
+		<< native.Describe();
+	RunResult r = SameEveryRun({}, "ptrace_vfork_done", 3, 0, "child: exited 10", "");
+	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+	EXPECT_EQ(r.err, "");
+}
+
+// A tracer emulating and changing its child's calls: PTRACE_SYSEMU skips the call (the
+// child gets the tracer's rax; PTRACE_SYSCALL then shows its exit stop), a new orig_rax at
+// an entry stop changes the call and -1 skips it, and PTRACE_SYSEMU_SINGLESTEP steps to
+// the next call and skips it. Identical to the native output.
+TEST(Ptrace, SysemuAndAChangedOrigRaxEmulateOrChangeTheCall)
+{
+	RunResult native = RunCommand({ G + "ptrace_sysemu" });
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	ASSERT_NE(native.out.find("child: emulated 4242; changed to getppid 1; skipped 777; 888; "
+				  "stepped to 999"),
+		  std::string::npos)
+		<< native.Describe();
+	RunResult r = SameEveryRun({}, "ptrace_sysemu", 3, 0, "child exited 0", "");
+	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+	EXPECT_EQ(r.err, "");
+}
+
+// waitid(2) by a tracer: a tracee's stop comes as CLD_TRAPPED with its signal (without
+// WSTOPPED), WNOWAIT leaves it to report again, the exit comes as CLD_EXITED. Identical to
+// the native output.
+TEST(Ptrace, WaitidReportsATraceesStopAsCldTrapped)
+{
+	RunResult native = RunCommand({ G + "ptrace_waitid" });
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	ASSERT_NE(native.out.find("stop: waitid 0, signo 17, code 4, status 0x13, the child 1"),
+		  std::string::npos)
+		<< native.Describe();
+	RunResult r = SameEveryRun({}, "ptrace_waitid", 3, 0, "exit: waitid 0", "");
+	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+	EXPECT_EQ(r.err, "");
+}
+
+// The SIGCHLD of a tracee's stop carries CLD_TRAPPED, the tracee and its stop signal in
+// its siginfo, as the kernel's does (detrun sends it, and sets its siginfo at delivery).
+// Identical to the native output.
+TEST(Ptrace, SigchldOfATraceeStopIsCldTrapped)
+{
+	RunResult native = RunCommand({ G + "ptrace_sigchld_info" });
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	ASSERT_NE(native.out.find("SIGCHLD: code 4 (CLD_TRAPPED 4), from the child 1, status 12"),
+		  std::string::npos)
+		<< native.Describe();
+	RunResult r = SameEveryRun({}, "ptrace_sigchld_info", 3, 0, "exited 0", "");
+	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+	EXPECT_EQ(r.err, "");
+}
+
+// PTRACE_SETSIGINFO at a signal-delivery stop: the signal goes in with the tracer's
+// siginfo (SI_QUEUE and a value), which the child's handler sees. Identical to the native
+// output.
+TEST(Ptrace, SetsiginfoChangesTheSiginfoDelivered)
+{
+	RunResult native = RunCommand({ G + "ptrace_setsiginfo" });
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	ASSERT_NE(native.out.find("value 1234"), std::string::npos) << native.Describe();
+	RunResult r = SameEveryRun({}, "ptrace_setsiginfo", 3, 0, "child exited 0", "");
+	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+	EXPECT_EQ(r.err, "");
+}
+
+// PTRACE_INTERRUPT of a tracee already stopped is kept, as the kernel keeps it: the
+// tracee stops again (PTRACE_EVENT_STOP) when resumed. Identical to the native output.
+TEST(Ptrace, InterruptOfAStoppedTraceeStopsItAgainWhenResumed)
+{
+	RunResult native = RunCommand({ G + "ptrace_interrupt_stopped" });
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	ASSERT_NE(native.out.find("resumed: stopped, signal 5, event 128"), std::string::npos)
+		<< native.Describe();
+	RunResult r = SameEveryRun({}, "ptrace_interrupt_stopped", 3, 0, "child: exited 3", "");
+	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+	EXPECT_EQ(r.err, "");
+}
+
 // gdb inside the group: fork, TRACEME, exec's SIGTRAP, breakpoints poked into the text,
 // PTRACE_SINGLESTEP over them, SIGCHLD for each stop. The transcript is the same on every
 // run, and the same as natively (gdb turns ASLR off itself).

@@ -1,0 +1,48 @@
+// PTRACE_INTERRUPT of a seized tracee that is already stopped: the kernel keeps it, and the
+// tracee stops again (PTRACE_EVENT_STOP) as soon as it is resumed, before it runs. Prints
+// the same natively and under detrun.
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void show(const char *what, pid_t pid)
+{
+	int status;
+	if (waitpid(pid, &status, 0) != pid) {
+		printf("%s: waitpid failed\n", what);
+		exit(1);
+	}
+	if (WIFEXITED(status))
+		printf("%s: exited %d\n", what, WEXITSTATUS(status));
+	else if (WIFSTOPPED(status))
+		printf("%s: stopped, signal %d, event %d\n", what, WSTOPSIG(status), status >> 16);
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IONBF, 0);
+	int go[2];
+	char c;
+	if (pipe(go))
+		return 1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		_exit(3);
+	}
+	printf("seize %ld\n", ptrace(PTRACE_SEIZE, pid, 0, 0));
+	printf("interrupt %ld\n", ptrace(PTRACE_INTERRUPT, pid, 0, 0));
+	show("interrupted", pid);
+	printf("interrupt again %ld\n", ptrace(PTRACE_INTERRUPT, pid, 0, 0));
+	printf("cont %ld\n", ptrace(PTRACE_CONT, pid, 0, 0));
+	show("resumed", pid);
+	printf("cont %ld\n", ptrace(PTRACE_CONT, pid, 0, 0));
+	if (write(go[1], "g", 1) != 1)
+		return 1;
+	show("child", pid);
+	return 0;
+}
