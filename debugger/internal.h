@@ -167,6 +167,12 @@ void converse_at_event(struct task *t, const char *reply);
 /* The stop reply for a trap or a signal of t. */
 void server_stop_reply(struct task *t, int sig, const char *why, char *out, size_t size);
 struct task *server_find_vtid(int vtid);
+/* Sends one packet to gdb; gdb gone ends the group. */
+void server_send(const char *data, size_t len);
+
+/* ---- xfer.c ---- */
+/* Answers qXfer:OBJECT:read:ANNEX:OFFSET,LENGTH (q from OBJECT on) for task t. */
+void xfer_answer(struct task *t, const char *q);
 
 /* A seek to an event arrived, shown in t (a thread gdb follows): the stop there. Also
  * where a seek to the start of the history reaches the time from which gdb follows t's
