@@ -581,6 +581,25 @@ static void first_stop(struct task *t)
 	converse_at_event(t, reply);
 }
 
+/* A process gdb follows, not the last one, was killed by a signal: gdb is told at the next
+ * event it sees (X with the signal), as it is told of an exit at its exit_group
+ * (procs_exit_reply), so that it drops the inferior instead of showing it alive. */
+static struct {
+	pid_t ns;
+	int sig;
+} killed;
+
+static void on_death(struct task *t, int status)
+{
+	if (dbg->mode != MODE_LIVE || !WIFSIGNALED(status) || t->tid != t->proc->tgid ||
+	    !procs_followed(t) || procs_count() < 2)
+		return;
+	killed.ns = t->proc->ns_tgid;
+	killed.sig = WTERMSIG(status);
+	procs_unfollow(t->proc->tgid);
+	points_drop_process(t, false);
+}
+
 static void live_event(struct task *t)
 {
 	char reply[128];
@@ -594,6 +613,10 @@ static void live_event(struct task *t)
 		server_stop_reply(shown, SIGKILL, "", reply, sizeof(reply));
 	} else if (procs_exit_reply(t, reply, sizeof(reply))) {
 		;
+	} else if (killed.ns) {
+		snprintf(reply, sizeof(reply), "X%02x;process:%x", gdb_signal(killed.sig),
+			 killed.ns);
+		killed.ns = 0;
 	} else if (dbg->goto_time && dbg->now.time >= dbg->goto_time) {
 		dbg->goto_time = 0;
 		server_stop_reply(shown, 0, "", reply, sizeof(reply)); /* gdb: "stopped" */
@@ -705,6 +728,7 @@ static const struct debugger_ops gdb_server = {
 	.on_event = server_on_event,
 	.on_fork = on_fork,
 	.on_exec = on_exec,
+	.on_death = on_death,
 	.poll = poll_interrupt,
 	.single_stepping = single_stepping,
 	.wait_fd = wait_fd,

@@ -43,6 +43,8 @@ struct debugger_ops {
 	void (*on_fork)(struct task *parent, struct task *child);
 	/* t's process executed a new program, which is set up and about to run. */
 	void (*on_exec)(struct task *t);
+	/* Task t is gone with wait status `status` (the other tasks are where they stood). */
+	void (*on_death)(struct task *t, int status);
 	/* The stop loop woke up while t runs: takes gdb's Ctrl-C, if it came, by interrupting
 	 * t (stops of other kinds meanwhile go to `handle`). True if it did: t may have
 	 * stopped. Called at least every INTERRUPT_POLL_MS. */

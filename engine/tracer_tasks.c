@@ -208,6 +208,8 @@ void tracer_task_died(struct task *t, int status)
 	if (t->is_leader || t->tid == t->proc->tgid)
 		trace_event(t, "exited, status 0x%x", status);
 	tracer_handlers->task_gone(t);
+	if (tracer_debugger)
+		tracer_debugger->on_death(t, status);
 	sched_remove(t);
 	task_free(t);
 }

@@ -166,6 +166,27 @@ TEST(DebugFork, ReverseStepiAtAFollowedChildsCrashStaysInTheChild)
 	EXPECT_EQ(all.find("diverged"), std::string::npos) << all;
 }
 
+// Both processes followed (detach-on-fork off): the child's death by its SIGSEGV is told to
+// gdb, which drops the inferior as it does natively ("Program terminated with signal"),
+// and the parent then runs to the end.
+TEST(DebugFork, AFollowedChildKilledByASignalIsReportedGone)
+{
+	TempDir dir("debugfork");
+	EXPECT_NE(Record(dir, "dbg_forkcrash").find("DBG-FORKCRASH-OK"), std::string::npos);
+	RunResult r = Debug(dir, "dbg_forkcrash.dlog",
+			    { "set detach-on-fork off", "continue", "continue", "info inferiors",
+			      "inferior 1", "continue", "info inferiors" });
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	std::string all = r.out + r.err;
+	EXPECT_FALSE(Matching(r.out, "received signal SIGSEGV").empty()) << all;
+	EXPECT_FALSE(Matching(r.out, "^Program terminated with signal SIGSEGV").empty()) << all;
+	EXPECT_FALSE(Matching(r.out, "^\\* 2 +<null> ").empty()) << all;
+	EXPECT_NE(r.out.find("DBG-FORKCRASH-OK\n"), std::string::npos) << all;
+	EXPECT_EQ(Matching(r.out, "^  2 +process ").size(), 0u) << all;
+	EXPECT_EQ(all.find("diverged"), std::string::npos) << all;
+}
+
 // Breakpoints and watchpoints going back count the hits of the followed child: from the
 // crash, reverse-continue stops at the child's last two calls of step, a watchpoint at the
 // write before, and with no point left the history starts at the child's fork, still in
