@@ -227,7 +227,9 @@ static bool first_time(const struct task *t, bool x32)
 bool filter_foreign_call(struct task *t)
 {
 	uint64_t nr = syscall_number(t);
-	bool x32 = (nr & X32_SYSCALL_BIT) && nr != (uint64_t)-1;
+	/* The kernel reads the number as an int: x32's are 0x40000000 and up; a negative one
+	 * (syscall(-1), a point rr's tests mark) has that bit too, and is no call at all. */
+	bool x32 = ((uint32_t)nr & 0xc0000000u) == X32_SYSCALL_BIT;
 	if (!x32) {
 		/* int 0x80 looks like a native call in the registers: only the kernel's
 		 * description of the stop tells them apart. */
