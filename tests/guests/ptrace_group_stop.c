@@ -11,20 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static void show(const char *what, pid_t pid)
-{
-	int status;
-	if (waitpid(pid, &status, 0) != pid) {
-		printf("%s: waitpid failed\n", what);
-		exit(1);
-	}
-	if (WIFEXITED(status))
-		printf("%s: exited %d\n", what, WEXITSTATUS(status));
-	else if (WIFSTOPPED(status))
-		printf("%s: stopped, signal %d, event %d\n", what, WSTOPSIG(status), status >> 16);
-	else
-		printf("%s: status 0x%x\n", what, status);
-}
+#include "ptrace_show.h"
 
 static void listen_until_continued(void)
 {
