@@ -55,59 +55,6 @@ static bool cleanup_registered;
 static int coord_fd = -1; /* a run the server started: its socket to the server */
 static int park_fd = -1;  /* a copy, parked or not yet: its socket to the server */
 
-/* ---- messages: one datagram of text, with descriptors ------------------------------- */
-
-static int send_msg(int fd, const char *text, const int *fds, int nfds)
-{
-	struct iovec iov = { (void *)text, strlen(text) + 1 };
-	union {
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-	if (nfds > 0) {
-		m.msg_control = u.buf;
-		m.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
-		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
-		memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
-	}
-	ssize_t n;
-	while ((n = sendmsg(fd, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-		;
-	return n < 0 ? -1 : 0;
-}
-
-/* Returns the text's length, 0 when the peer has gone. */
-static ssize_t recv_msg(int fd, char *buf, size_t size, int *fds, int *nfds)
-{
-	struct iovec iov = { buf, size - 1 };
-	union {
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr m = { .msg_iov = &iov,
-			    .msg_iovlen = 1,
-			    .msg_control = u.buf,
-			    .msg_controllen = sizeof(u.buf) };
-	ssize_t n;
-	while ((n = recvmsg(fd, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-		;
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	if (nfds)
-		*nfds = 0;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c && fds && nfds; c = CMSG_NXTHDR(&m, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-			*nfds = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-			memcpy(fds, CMSG_DATA(c), (size_t)*nfds * sizeof(int));
-		}
-	return n;
-}
-
 /* ---- the copies (in the server) ------------------------------------------------------ */
 
 /* A copy ends its group and exits when its socket closes: the server waits for that, so
@@ -137,7 +84,7 @@ static bool spawn_copy(uint64_t time)
 	close(sv[1]);
 	char msg[64];
 	unsigned long long at = 0;
-	if (pid < 0 || recv_msg(sv[0], msg, sizeof(msg), NULL, NULL) <= 0 ||
+	if (pid < 0 || listen_recv_msg(sv[0], msg, sizeof(msg), NULL, NULL) <= 0 ||
 	    sscanf(msg, "parked %llu", &at) != 1) {
 		close(sv[0]);
 		while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
@@ -194,7 +141,7 @@ static struct run start_run(const struct request *r)
 			 r->spec, r->job);
 		struct run run = { pool[i].pid, pool[i].ctl };
 		pool[i] = pool[--n_pool];
-		if (send_msg(run.ctl, msg, r->fds, r->nfds) == 0)
+		if (listen_send_msg(run.ctl, msg, r->fds, r->nfds) == 0)
 			return run;
 		close(run.ctl);
 		while (waitpid(run.pid, NULL, 0) < 0 && errno == EINTR)
@@ -247,12 +194,12 @@ static __attribute__((noreturn)) void coordinate(struct request r)
 			close(r.fds[i]);
 		for (;;) {
 			int fds[2], nfds = 0;
-			ssize_t n = recv_msg(run.ctl, msg, sizeof(msg), fds, &nfds);
+			ssize_t n = listen_recv_msg(run.ctl, msg, sizeof(msg), fds, &nfds);
 			unsigned long long time;
 			if (n > 0 && sscanf(msg, "checkpoint %llu", &time) == 1) {
 				char reply[32];
 				snprintf(reply, sizeof(reply), "made %d", make_copies(time));
-				send_msg(run.ctl, reply, NULL, 0);
+				listen_send_msg(run.ctl, reply, NULL, 0);
 				continue;
 			}
 			int status = 0;
@@ -290,8 +237,8 @@ int checkpoints_make(uint64_t time)
 	char msg[64];
 	snprintf(msg, sizeof(msg), "checkpoint %llu", (unsigned long long)time);
 	int made = 0;
-	if (send_msg(coord_fd, msg, NULL, 0) < 0 ||
-	    recv_msg(coord_fd, msg, sizeof(msg), NULL, NULL) <= 0 ||
+	if (listen_send_msg(coord_fd, msg, NULL, 0) < 0 ||
+	    listen_recv_msg(coord_fd, msg, sizeof(msg), NULL, NULL) <= 0 ||
 	    sscanf(msg, "made %d", &made) != 1)
 		return 0;
 	return made;
@@ -305,7 +252,7 @@ void checkpoints_travel(const char *spec, const char *job, uint64_t bound, int c
 	int fds[2] = { conn, refusing };
 	report_run_cleanup(); /* the group goes first: nothing of it may outlive this run */
 	if (coord_fd >= 0) {
-		if (send_msg(coord_fd, msg, fds, refusing >= 0 ? 2 : 1) < 0)
+		if (listen_send_msg(coord_fd, msg, fds, refusing >= 0 ? 2 : 1) < 0)
 			die("the session's server has gone");
 		exit(0);
 	}
@@ -326,8 +273,8 @@ void checkpoints_park(struct dbg_state *dbg, struct task *t)
 	static char got[MSG_MAX];
 	int fds[2], nfds = 0;
 	unsigned long long start;
-	if (send_msg(park_fd, msg, NULL, 0) < 0 ||
-	    recv_msg(park_fd, got, sizeof(got), fds, &nfds) <= 0 || nfds < 1 ||
+	if (listen_send_msg(park_fd, msg, NULL, 0) < 0 ||
+	    listen_recv_msg(park_fd, got, sizeof(got), fds, &nfds) <= 0 || nfds < 1 ||
 	    sscanf(got, "go %llu", &start) != 1) {
 		report_run_cleanup(); /* the session ended, or it had no use for this copy */
 		exit(0);

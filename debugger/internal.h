@@ -206,6 +206,12 @@ int listen_refusing_fd(void);
 bool listen_waiting(void);
 /* Listens no more (the processes of `detrun debug` that do not serve). */
 void listen_close(void);
+/* One message of text (its NUL included) with up to two descriptors (SCM_RIGHTS) over a
+ * local socket: the gdb pipe's hand-over, and the messages between a session's runs
+ * (checkpoints.c). Send: 0, or -1 with errno. Receive: the text's length (NUL-ended in
+ * buf), 0 when the peer has gone; descriptors arrive close-on-exec. */
+int listen_send_msg(int fd, const char *text, const int *fds, int nfds);
+ssize_t listen_recv_msg(int fd, char *buf, size_t size, int *fds, int *nfds);
 
 /* ---- the processes gdb follows (procs.c) --------------------------------------------- */
 

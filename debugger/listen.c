@@ -141,25 +141,62 @@ int listen_pair(void)
 	return sv[1];
 }
 
-void listen_hand_over(int pair_fd)
+/* ---- messages: text, with descriptors ------------------------------------------------ */
+
+int listen_send_msg(int fd, const char *text, const int *fds, int nfds)
 {
-	char byte = 'g';
-	struct iovec iov = { &byte, 1 };
+	struct iovec iov = { (void *)text, strlen(text) + 1 };
 	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} c = { 0 };
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	if (nfds > 0) {
+		m.msg_control = u.buf;
+		m.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
+	}
+	ssize_t n;
+	while ((n = sendmsg(fd, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	return n < 0 ? -1 : 0;
+}
+
+ssize_t listen_recv_msg(int fd, char *buf, size_t size, int *fds, int *nfds)
+{
+	struct iovec iov = { buf, size - 1 };
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
 	struct msghdr m = { .msg_iov = &iov,
 			    .msg_iovlen = 1,
-			    .msg_control = c.buf,
-			    .msg_controllen = sizeof(c.buf) };
-	struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-	h->cmsg_level = SOL_SOCKET;
-	h->cmsg_type = SCM_RIGHTS;
-	h->cmsg_len = CMSG_LEN(sizeof(int));
+			    .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf) };
+	ssize_t n;
+	while ((n = recvmsg(fd, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+		;
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	if (nfds)
+		*nfds = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c && fds && nfds; c = CMSG_NXTHDR(&m, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			*nfds = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+			memcpy(fds, CMSG_DATA(c), (size_t)*nfds * sizeof(int));
+		}
+	return n;
+}
+
+void listen_hand_over(int pair_fd)
+{
 	int in = STDIN_FILENO; /* gdb's pipe is a socket, both ways */
-	memcpy(CMSG_DATA(h), &in, sizeof(int));
-	if (sendmsg(pair_fd, &m, MSG_NOSIGNAL) != 1) {
+	if (listen_send_msg(pair_fd, "g", &in, 1) < 0) {
 		fprintf(stderr, "detrun: cannot hand gdb's pipe over (fd %d): %s\n", pair_fd,
 			strerror(errno));
 		exit(125);
@@ -169,24 +206,13 @@ void listen_hand_over(int pair_fd)
 
 static int take_handed_over(void)
 {
-	char byte;
-	struct iovec iov = { &byte, 1 };
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} c;
-	struct msghdr m = { .msg_iov = &iov,
-			    .msg_iovlen = 1,
-			    .msg_control = c.buf,
-			    .msg_controllen = sizeof(c.buf) };
-	ssize_t n;
-	while ((n = recvmsg(where.fd, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-		;
-	struct cmsghdr *h = n == 1 ? CMSG_FIRSTHDR(&m) : NULL;
-	int fd = -1;
-	if (h && h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS)
-		memcpy(&fd, CMSG_DATA(h), sizeof(int));
-	return fd; /* -1: gdb ended before it connected */
+	char msg[2];
+	int fds[2], nfds = 0;
+	if (listen_recv_msg(where.fd, msg, sizeof(msg), fds, &nfds) <= 0 || nfds < 1)
+		return -1; /* gdb ended before it connected */
+	for (int i = 1; i < nfds; i++)
+		close(fds[i]);
+	return fds[0];
 }
 
 /* The uid of the socket at the other end of a loopback connection: its line in
