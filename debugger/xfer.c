@@ -1,6 +1,5 @@
 /* The objects gdb reads with qXfer: the target description, the auxiliary vector, the
  * executable's path and the thread list. */
-#include <elf.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -8,6 +7,7 @@
 #include <unistd.h>
 
 #include "debugger/internal.h"
+#include "engine/auxv.h"
 #include "engine/tracer.h"
 #include "engine/vdso.h"
 #include "scheduler/scheduler.h"
@@ -49,24 +49,14 @@ static size_t read_proc(struct task *t, const char *what, char *buf, size_t size
 	return n;
 }
 
-/* The auxiliary vector as the program got it. The kernel's copy (/proc/PID/auxv) still
- * names the host's vDSO, which detrun unmapped at the exec (engine/auxv.h): gdb would look
- * for the vDSO's symbols there and say "Failed to read a valid object file image". */
+/* The auxiliary vector as the program got it: gdb would otherwise look for the vDSO's
+ * symbols at the host's, which detrun unmapped at the exec, and say "Failed to read a
+ * valid object file image". */
 static size_t program_auxv(struct task *t, char *buf, size_t size)
 {
 	size_t n = read_proc(t, "auxv", buf, size);
-	if (tracer_opts->keep_vdso)
-		return n;
-	for (size_t at = 0; at + 16 <= n; at += 16) {
-		uint64_t pair[2];
-		memcpy(pair, buf + at, sizeof(pair));
-		if (pair[0] != AT_SYSINFO_EHDR)
-			continue;
-		pair[1] = vdso_ehdr(t->proc);
-		if (!pair[1])
-			pair[0] = AT_IGNORE;
-		memcpy(buf + at, pair, sizeof(pair));
-	}
+	if (!tracer_opts->keep_vdso)
+		auxv_show_program_vdso(buf, n, vdso_ehdr(t->proc));
 	return n;
 }
 

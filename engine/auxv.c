@@ -51,6 +51,19 @@ int auxv_rewrite(struct task *t, bool hide_vdso, uint64_t vdso_ehdr, const char 
 	return -E2BIG;
 }
 
+void auxv_show_program_vdso(char *vec, size_t size, uint64_t vdso_ehdr)
+{
+	for (size_t at = 0; at + 16 <= size; at += 16) {
+		uint64_t pair[2];
+		memcpy(pair, vec + at, sizeof(pair));
+		if (pair[0] != AT_SYSINFO_EHDR)
+			continue;
+		pair[0] = vdso_ehdr ? AT_SYSINFO_EHDR : AT_IGNORE;
+		pair[1] = vdso_ehdr;
+		memcpy(vec + at, pair, sizeof(pair));
+	}
+}
+
 struct range {
 	uint64_t start, end;
 };

@@ -5,6 +5,7 @@
 struct task;
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Both steps return 0, or -errno with *step saying what could not be done: the caller
@@ -16,6 +17,11 @@ struct task;
  * AT_IGNORE when there is none (0), so libc and language runtimes make real clock
  * syscalls, which detrun answers from the virtual clock. */
 int auxv_rewrite(struct task *t, bool hide_vdso, uint64_t vdso_ehdr, const char **step);
+
+/* The kernel's copy of a vector (/proc/PID/auxv, `size` bytes at vec) keeps the host vDSO
+ * auxv_rewrite replaced on the stack: points its AT_SYSINFO_EHDR at vdso_ehdr (AT_IGNORE
+ * for 0), so that every reader sees the vector the program got. */
+void auxv_show_program_vdso(char *vec, size_t size, uint64_t vdso_ehdr);
 
 /* Call at the exec stop. Gives the process a syscall instruction for injected calls
  * (proc->syscall_insn, found in the code about to run) and, with remove_vdso, unmaps the

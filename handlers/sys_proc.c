@@ -3,8 +3,9 @@
  * The PID namespace already makes pids right. What remains is what the kernel measures
  * in real time: CPU times, start times, context switches, the CPU a task last ran on, the
  * real affinity mask, and the inode and device numbers in maps. An open of
- * /proc/PID/{stat,statm,status,maps} (also under task/TID) gives a snapshot of the
- * rewritten text instead of the kernel's file (see "snapshots" below).
+ * /proc/PID/{stat,statm,status,maps,auxv} (also under task/TID) gives a snapshot of the
+ * rewritten text instead of the kernel's file (see "snapshots" below). auxv is the vector
+ * the program got: the kernel's copy names the host vDSO, unmapped at the exec.
  *
  * Kernel-wide counters show through too: mount ids (mountinfo, fdinfo's mnt_id, statx),
  * inode and device numbers of pipes, sockets and namespaces (fdinfo, readlink of
@@ -28,6 +29,8 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
+#include "engine/auxv.h"
+#include "engine/tracer.h"
 #include "engine/vdso.h"
 #include "scheduler/vclock.h"
 #include "vkernel/report.h"
@@ -43,6 +46,7 @@ enum proc_view {
 	VIEW_STATM,
 	VIEW_STATUS,
 	VIEW_MAPS,
+	VIEW_AUXV,
 	VIEW_MOUNTINFO,
 	VIEW_FDINFO,
 	VIEW_UUID,
@@ -69,7 +73,7 @@ static enum proc_view view_of(int fd, char *link, size_t size)
 	static bool compiled;
 	if (!compiled) {
 		regcomp(&re,
-			"(^|/)[0-9]+(/task/[0-9]+)?/(stat|statm|status|maps|mountinfo|fdinfo/[0-9]+)$",
+			"(^|/)[0-9]+(/task/[0-9]+)?/(stat|statm|status|maps|auxv|mountinfo|fdinfo/[0-9]+)$",
 			REG_EXTENDED);
 		compiled = true;
 	}
@@ -85,6 +89,8 @@ static enum proc_view view_of(int fd, char *link, size_t size)
 		return VIEW_STATUS;
 	if (!strcmp(leaf, "maps"))
 		return VIEW_MAPS;
+	if (!strcmp(leaf, "auxv"))
+		return VIEW_AUXV;
 	return !strcmp(leaf, "mountinfo") ? VIEW_MOUNTINFO : VIEW_FDINFO;
 }
 
@@ -328,6 +334,28 @@ struct renumber {
 	size_t n, cap;
 	uint64_t first; /* the first virtual number */
 };
+
+/* The task of the group whose tid (as the group sees it) ends `link`, before its leaf. */
+static struct task *task_named_by(const char *link)
+{
+	const char *end = strrchr(link, '/'), *digits = end;
+	while (digits > link && digits[-1] >= '0' && digits[-1] <= '9')
+		digits--;
+	pid_t tid = digits < end ? (pid_t)atoi(digits) : 0;
+	for (struct task *t = sched_first(); t && tid; t = t->next)
+		if (t->ns_tid == tid)
+			return t;
+	return NULL;
+}
+
+/* auxv: the vector as that process got it (engine/auxv.h). */
+static void rewrite_auxv(const char *link, char *vec, size_t len, struct out *o)
+{
+	struct task *owner = task_named_by(link);
+	if (!tracer_opts->keep_vdso)
+		auxv_show_program_vdso(vec, len, owner ? vdso_ehdr(owner->proc) : 0);
+	put(o, vec, len);
+}
 
 static uint64_t renumbered(struct renumber *r, uint64_t real)
 {
@@ -597,6 +625,8 @@ static int view_text(struct task *t, int fd, enum proc_view view, const char *li
 		rewrite_status(real, o);
 	else if (view == VIEW_MAPS)
 		rewrite_maps(real, o);
+	else if (view == VIEW_AUXV)
+		rewrite_auxv(link, real, len, o);
 	else if (view == VIEW_MOUNTINFO)
 		rewrite_mountinfo(real, o);
 	else if (view == VIEW_FDINFO)

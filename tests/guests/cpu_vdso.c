@@ -13,6 +13,21 @@
 
 #define ARCH_MAP_VDSO_64 0x2003
 
+/* AT_SYSINFO_EHDR as /proc/self/auxv gives it, which some runtimes read instead of the
+ * stack's vector; 0 if absent. */
+static uintptr_t from_proc_auxv(void)
+{
+	FILE *f = fopen("/proc/self/auxv", "r");
+	uint64_t pair[2] = { 0 };
+	uintptr_t at = 0;
+	while (f && fread(pair, sizeof(pair), 1, f) == 1 && pair[0] != AT_NULL)
+		if (pair[0] == AT_SYSINFO_EHDR)
+			at = (uintptr_t)pair[1];
+	if (f)
+		fclose(f);
+	return at;
+}
+
 static uintptr_t from_maps(const char *name)
 {
 	FILE *f = fopen("/proc/self/maps", "r");
@@ -80,6 +95,8 @@ int main(void)
 {
 	uintptr_t maps = from_maps("[vdso]"), aux = getauxval(AT_SYSINFO_EHDR);
 	printf("vvar pages %s\n", from_maps("[vvar") ? "mapped" : "absent");
+	printf("/proc/self/auxv %s\n",
+	       from_proc_auxv() == aux ? "names the same vDSO as getauxval" : "names another vDSO");
 	if (maps) {
 		read_clocks("maps", maps);
 	} else if (aux) {
