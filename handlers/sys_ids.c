@@ -3,7 +3,7 @@
  * readlink of /proc/PID/fd/N and /proc/PID/ns/X names pipes, sockets and namespaces by
  * kernel-wide inode numbers; FS_IOC_GETVERSION gives ext4's random inode generation and
  * SO_COOKIE a machine-wide counter. Each is renumbered as stat(2) shows the object, so the
- * views agree; a link to a /proc view's snapshot names the view (sys_proc.c). */
+ * views agree; a link to a /proc view's snapshot names the view (sys_proc_snapshot.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

@@ -1,5 +1,6 @@
 /*
- * /proc views detrun rewrites and kernel-wide ids it renumbers (sys_proc.c, sys_ids.c).
+ * /proc views detrun rewrites (sys_proc.c), the snapshots that give them to the program
+ * (sys_proc_snapshot.c), and kernel-wide ids it renumbers (sys_ids.c).
  */
 #ifndef DETRUN_SUPERVISOR_SYS_PROC_H
 #define DETRUN_SUPERVISOR_SYS_PROC_H
@@ -13,7 +14,7 @@
 /* A mount id as mountinfo and fdinfo show it (unique: statx's 64-bit STATX_MNT_ID_UNIQUE). */
 uint64_t proc_virtual_mount_id(uint64_t id, bool unique);
 
-/* At the exit of t's open of a /proc view detrun rewrites (/proc/PID/{stat,statm,status,
+/* At the exit of t's open of a /proc view detrun rewrites (/proc/PID/{stat,statm,status,auxv,
  * maps,mountinfo,fdinfo/N}, the random uuid and boot id; supervisor descriptor fd): its
  * descriptor tfd becomes a read-only memfd holding the rewritten text, so that no read
  * form (pread64 and preadv do not stop) reaches the kernel's. 0 (also for any other
