@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/replay_stdio.h"
 #include "debugger/debugger.h"
 #include "recorder/file_image.h"
 #include "recorder/fingerprint.h"
@@ -341,13 +342,6 @@ static int run_group(const char *path, char **argv, const struct tracer_options 
 	return status;
 }
 
-/* A terminal, or a pipe or socket whose other end is outside the group. */
-static bool outside_channel(int fd)
-{
-	struct stat st;
-	return fstat(fd, &st) == 0 && (isatty(fd) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
-}
-
 /* Standard descriptors that are channels to the outside: reading them is outside input. */
 static int find_outside_fds(int *fds)
 {
@@ -451,96 +445,6 @@ static void check_program(const Detrun__Log__Header *h, const char *path)
 	}
 }
 
-static const char *kind_name(uint32_t kind)
-{
-	switch (kind) {
-	case 0:
-		return "closed";
-	case S_IFREG:
-		return "a file";
-	case S_IFIFO:
-		return "a pipe";
-	case S_IFSOCK:
-		return "a socket";
-	case S_IFCHR:
-		return "a character device";
-	case S_IFDIR:
-		return "a directory";
-	default:
-		return "a special file";
-	}
-}
-
-/* Standard output and error of another kind than when recorded: the program may notice
- * (stdio buffers a file, not a terminal), and the replay then diverges. Said up front. */
-static void warn_std_kinds(const Detrun__Log__Header *h)
-{
-	for (int fd = 1; fd <= 2 && (size_t)fd < h->n_std_kinds; fd++) {
-		struct stat st;
-		uint32_t now = fstat(fd, &st) == 0 ? (uint32_t)(st.st_mode & S_IFMT) : 0;
-		if (now != h->std_kinds[fd])
-			warn("%s is %s, it was %s when recorded; the program may notice and the "
-			     "replay diverge",
-			     fd == 1 ? "standard output" : "standard error", kind_name(now),
-			     kind_name(h->std_kinds[fd]));
-	}
-}
-
-/* Standard input from a regular file is that file again, read from where the recording
- * began reading it; it must not have changed. */
-static void replay_stdin_file(const Detrun__Log__Header *h)
-{
-	int fd = open(h->stdin_file, O_RDONLY | O_CLOEXEC);
-	uint64_t hash = 0, size;
-	if (fd < 0 || fingerprint_fd(fd, &hash, &size) || hash != h->stdin_hash) {
-		fprintf(stderr, "detrun: cannot replay: standard input %s %s\n", h->stdin_file,
-			fd < 0 ? strerror(errno) : "differs from the recording");
-		exit(125);
-	}
-	if (lseek(fd, h->stdin_offset, SEEK_SET) < 0 || dup2(fd, 0) < 0)
-		die("cannot set up standard input for the replay: %s", strerror(errno));
-	close(fd);
-}
-
-/* The descriptors the recorded program inherited, as far as they were input: standard
- * input that came from outside is a pipe nobody writes (every read of it is answered from
- * the log, its flags as recorded), a file is the same file, a closed one is closed, and
- * anything else is /dev/null, so the replay never reads this terminal. */
-static void replay_standard_fds(const Detrun__Log__Header *h)
-{
-	bool stdin_outside = false;
-	for (size_t i = 0; i < h->n_outside_fds; i++)
-		stdin_outside |= h->outside_fds[i] == 0;
-	int stand_in[2];
-	if (stdin_outside) {
-		if (pipe(stand_in) < 0 || dup2(stand_in[0], 0) < 0)
-			die("cannot set up standard input for the replay: %s", strerror(errno));
-		close(stand_in[0]);
-		fcntl(stand_in[1], F_SETFD, FD_CLOEXEC); /* kept open: reads never see EOF */
-		if (h->n_std_flags > 0 && (h->std_flags[0] & O_NONBLOCK))
-			fcntl(0, F_SETFL, O_NONBLOCK);
-	} else if (*h->stdin_file) {
-		replay_stdin_file(h);
-	} else if (h->n_std_kinds > 0 && h->std_kinds[0] == 0) {
-		close(0);
-	} else {
-		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (null < 0 || dup2(null, 0) < 0)
-			die("cannot set up standard input for the replay: %s", strerror(errno));
-		close(null);
-	}
-	/* Standard output that was outside is outside again, where it is a channel of its
-	 * own: a file or /dev/null here could be opened by the program too. */
-	for (size_t i = 0; i < h->n_outside_fds; i++) {
-		int fd = h->outside_fds[i];
-		if (fd == 0 || (fd <= 2 && outside_channel(fd)))
-			external_register(fd);
-	}
-	for (int fd = 1; fd <= 2 && (size_t)fd < h->n_std_kinds; fd++)
-		if (h->std_kinds[fd] == 0)
-			close(fd);
-}
-
 /* The program starts with the signals ignored that were ignored when it was recorded (a
  * background job ignores SIGINT and SIGQUIT, nohup SIGHUP), and no others: it looks at
  * them (a Python program installs no SIGINT handler when SIGINT is ignored). */
@@ -631,8 +535,7 @@ static int cmd_replay(int argc, char **argv, struct command_line *cl)
 	}
 	struct tracer_options *opt = &cl->opt;
 	header_options_from(h, opt);
-	warn_std_kinds(h);
-	replay_standard_fds(h);
+	replay_stdio_setup(h);
 	register_outputs();
 	replay_ignored_signals(h);
 	replay_shim_start(&log);

@@ -76,11 +76,33 @@ static __attribute__((noreturn)) void run_sentinel(int go_fd, pid_t parent)
 		pause();
 }
 
+static bool leave_terminal;
+
+void foreground_leave_terminal(void)
+{
+	leave_terminal = true;
+}
+
+bool foreground_new_session(void)
+{
+	return leave_terminal;
+}
+
+bool foreground_have_terminal(void)
+{
+	int fd = open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0;
+}
+
 /* With a controlling terminal, the sentinel is started even for a background job, which
  * the shell may bring to the foreground later. */
 void foreground_prepare(void)
 {
 	own_pgid = getpgrp();
+	if (leave_terminal)
+		return; /* the group's own session has no terminal to be in front of */
 	int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return; /* no controlling terminal */

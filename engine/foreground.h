@@ -19,6 +19,7 @@
 #ifndef DETRUN_SUPERVISOR_FOREGROUND_H
 #define DETRUN_SUPERVISOR_FOREGROUND_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 /* The message detrun's signal handler and the sentinel write to detrun's signal pipe. */
@@ -28,6 +29,14 @@ struct outside_signal_msg {
 	pid_t pid; /* the sender as detrun sees it; 0 for the kernel */
 };
 
+/* The group gets a session of its own, without a controlling terminal: a replay of a
+ * recording that had none (the program could not open /dev/tty then, and must not now).
+ * Call before foreground_prepare, which then leaves the terminal alone. */
+void foreground_leave_terminal(void);
+/* Whether the group starts a session of its own (launch_options.new_session). */
+bool foreground_new_session(void);
+/* Whether detrun has a controlling terminal. */
+bool foreground_have_terminal(void);
 /* Before the program starts (and before detrun enters a PID namespace, which the sentinel
  * must stay out of): if detrun has a controlling terminal, starts the sentinel. */
 void foreground_prepare(void);

@@ -530,6 +530,16 @@ static pid_t fork_with_given_signals(const struct launch_options *lo)
 	return pid;
 }
 
+/* The group's own process group (engine/foreground.h), or its own session without a
+ * terminal; the namespace's init leads it and the program inherits it. */
+static void lead_own_group(const struct launch_options *lo)
+{
+	if (lo->new_session)
+		setsid();
+	else
+		setpgid(0, 0);
+}
+
 int launch_program(const char *path, char **argv, const struct launch_options *lo,
 		   struct launch *out)
 {
@@ -551,9 +561,7 @@ int launch_program(const char *path, char **argv, const struct launch_options *l
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
-		/* The group's own process group (engine/foreground.h); the namespace's
-		 * init leads it and the program inherits it. */
-		setpgid(0, 0);
+		lead_own_group(lo);
 		close(go[1]);
 		close(err[0]);
 		close(sock[0]);
@@ -565,7 +573,8 @@ int launch_program(const char *path, char **argv, const struct launch_options *l
 		enter_file_view(false);
 		run_program(path, argv, go[0], err[1], lo);
 	}
-	setpgid(pid, pid); /* as the child does: whichever runs first, it is done */
+	if (!lo->new_session) /* setsid makes it a group leader; before it, it must not be one */
+		setpgid(pid, pid); /* as the child does: whichever runs first, it is done */
 	close(go[0]);
 	close(err[1]);
 	close(sock[1]);

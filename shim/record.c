@@ -254,6 +254,10 @@ static void header_std_fds(Detrun__Log__Header *h, uint32_t *kinds, uint32_t *fl
 		int fl = fcntl(fd, F_GETFL);
 		flags[fd] = fl < 0 ? 0 : (uint32_t)fl;
 	}
+	int tty = open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC);
+	h->controlling_terminal = tty >= 0;
+	if (tty >= 0)
+		close(tty);
 	h->n_std_kinds = h->n_std_flags = 3;
 	h->std_kinds = kinds;
 	h->std_flags = flags;

@@ -559,24 +559,27 @@ TEST(Debug, RunStartsTheReplayAgainAndKillEndsNormally)
 	EXPECT_EQ(r.err.find("diverged"), std::string::npos) << r.err;
 }
 
-// A recording whose standard output was another kind of file than the replay's draws a
-// warning; a session that goes back (two reverse-continues: four re-executions) says it
-// once, not once per run of detrun.
+// A recording made with a controlling terminal, debugged where there is none (the
+// harness runs each command in a session of its own), draws a warning; a session that goes
+// back (two reverse-continues: four re-executions) says it once, not once per run of detrun.
 TEST(Debug, WarningsAreSaidOncePerSession)
 {
 	TempDir dir("debug");
 	RunOptions opt;
 	opt.cwd = dir.path;
-	RunResult rec = RunCommand({ "sh", "-c",
-				     "exec \"$0\" record -o calls.dlog -- \"$1\" > /dev/null",
-				     DETRUN_PATH, std::string(GUEST_DIR) + "/dbg_calls" },
+	RunResult rec = RunCommand({ "script", "-qec",
+				     std::string(DETRUN_PATH) + " record -o calls.dlog -- " +
+					     GUEST_DIR + "/dbg_calls > /dev/null",
+				     "/dev/null" },
 				   opt);
 	ASSERT_EQ(rec.code, 0) << rec.Describe();
 	RunResult r = Debug(dir, "calls.dlog",
 			    { "break square", "continue", "reverse-continue", "reverse-continue",
 			      "continue" });
 	EXPECT_FALSE(r.timed_out) << r.Describe();
-	EXPECT_EQ(Matching(r.out + r.err, "warning: standard output is a pipe").size(), 1u)
+	EXPECT_EQ(Matching(r.out + r.err, "warning: the recording had a controlling terminal")
+			  .size(),
+		  1u)
 		<< r.out << r.err;
 	EXPECT_EQ(Matching(r.out, "^Breakpoint 1, square ").size(), 2u) << r.out;
 }

@@ -492,4 +492,123 @@ TEST(ReplayHardening, InputFoundAtALaterLookIsReplayedThere)
 	EXPECT_EQ(rep.out, recorded.out) << rep.Describe();
 }
 
+// ---------------------------------------------------------------------------------------
+// 17. A replay gives the program the standard output, error and terminal it was recorded
+// with, wherever this replay's output goes: programs look at them (stdio buffers a file or
+// a pipe and not a terminal; bash opens /dev/tty), and a replay printed elsewhere than the
+// recording diverged at the first difference.
+
+// What a command run on a terminal (script(1)) printed, its line ends the terminal's.
+std::string OnATerminal(const RunResult &r)
+{
+	std::string s;
+	for (char c : r.out)
+		if (c != '\r')
+			s += c;
+	return s;
+}
+
+std::vector<std::string> InScript(const std::string &command)
+{
+	return { "script", "-qec", command, "/dev/null" };
+}
+
+// Recorded into files, without a controlling terminal; replayed into pipes, into other
+// files, onto a terminal and into a reader that stops early: the program sees files and no
+// terminal every time, and every byte reaches the replay's output.
+TEST(ReplayHardening, OutputRecordedIntoFilesReplaysAnywhere)
+{
+	TempDir dir;
+	std::string guest = kGuests + "/rep_stdkinds";
+	// Natively the answers follow the redirections.
+	RunResult piped = RunCommand({ guest });
+	RunResult on_tty = RunCommand(InScript(guest));
+	ASSERT_EQ(piped.out.rfind("stdout is a pipe\n", 0), 0u) << piped.Describe();
+	ASSERT_NE(OnATerminal(on_tty).find("stdout is a terminal\n"), std::string::npos)
+		<< on_tty.Describe();
+
+	RunResult rec = RunCommand({ "setsid", "-w", "sh", "-c",
+				     "exec \"$0\" record -o \"$1\" -- \"$2\" > \"$3\" 2> \"$4\"",
+				     kDetrun, dir / "f.dlog", guest, dir / "out.txt",
+				     dir / "err.txt" });
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	std::string out = ReadFile(dir / "out.txt"), err = ReadFile(dir / "err.txt");
+	ASSERT_EQ(out, "stdout is a file\ncontrolling terminal: none\nline 1\nline 2\nline 3\n");
+	ASSERT_EQ(err, "stderr is a file\n");
+
+	RunResult into_pipes = Replay(dir / "f.dlog");
+	EXPECT_EQ(into_pipes.code, 0) << into_pipes.Describe();
+	EXPECT_EQ(into_pipes.out, out) << into_pipes.Describe();
+	EXPECT_EQ(into_pipes.err, err) << into_pipes.Describe();
+
+	RunResult into_files = RunCommand(
+		{ "sh", "-c", "unshare -n \"$0\" replay \"$1\" > \"$2\" 2> \"$3\"", kDetrun,
+		  dir / "f.dlog", dir / "out2.txt", dir / "err2.txt" });
+	EXPECT_EQ(into_files.code, 0) << into_files.Describe();
+	EXPECT_EQ(ReadFile(dir / "out2.txt"), out);
+	EXPECT_EQ(ReadFile(dir / "err2.txt"), err);
+
+	// The two files' bytes reach one terminal, each in its own order.
+	RunResult terminal = RunCommand(
+		InScript("unshare -n " + kDetrun + " replay " + dir / "f.dlog"));
+	EXPECT_EQ(terminal.code, 0) << terminal.Describe();
+	std::string shown = OnATerminal(terminal);
+	size_t err_at = shown.find(err);
+	ASSERT_NE(err_at, std::string::npos) << terminal.Describe();
+	EXPECT_EQ(shown.erase(err_at, err.size()), out) << terminal.Describe();
+
+	// A reader that stops early: the replay goes on to its end all the same.
+	RunResult head = RunCommand(
+		{ "bash", "-c",
+		  "unshare -n \"$0\" replay \"$1\" | head -1; echo status ${PIPESTATUS[0]}",
+		  kDetrun, dir / "f.dlog" });
+	EXPECT_EQ(head.out, "stdout is a file\nstatus 0\n") << head.Describe();
+}
+
+// Recorded into pipes, replayed into files: the program sees pipes.
+TEST(ReplayHardening, OutputRecordedIntoPipesReplaysIntoFiles)
+{
+	TempDir dir;
+	std::string guest = kGuests + "/rep_stdkinds";
+	RunResult rec = RunCommand(
+		{ "setsid", "-w", kDetrun, "record", "-o", dir / "p.dlog", "--", guest });
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	ASSERT_EQ(rec.out,
+		  "stdout is a pipe\ncontrolling terminal: none\nline 1\nline 2\nline 3\n");
+	RunResult rep = RunCommand({ "sh", "-c",
+				     "unshare -n \"$0\" replay \"$1\" > \"$2\" 2> \"$3\"", kDetrun,
+				     dir / "p.dlog", dir / "out.txt", dir / "err.txt" });
+	EXPECT_EQ(rep.code, 0) << rep.Describe();
+	EXPECT_EQ(ReadFile(dir / "out.txt"), rec.out);
+	EXPECT_EQ(ReadFile(dir / "err.txt"), rec.err);
+}
+
+// Recorded on a terminal, the program opened /dev/tty. Replayed on a terminal, it does
+// again; replayed where there is none, detrun says so first, and the replay stops at the
+// open that fails, never printing something else with status 0.
+TEST(ReplayHardening, ControllingTerminalIsTheRecordings)
+{
+	TempDir dir;
+	std::string guest = kGuests + "/rep_stdkinds";
+	RunResult rec = RunCommand(
+		InScript(kDetrun + " record -o " + dir / "t.dlog" + " -- " + guest));
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	ASSERT_EQ(OnATerminal(rec), "stderr is a terminal\nstdout is a terminal\ncontrolling "
+				    "terminal: yes\nline 1\nline 2\nline 3\n")
+		<< rec.Describe();
+	RunResult again = RunCommand(
+		InScript("unshare -n " + kDetrun + " replay " + dir / "t.dlog"));
+	EXPECT_EQ(again.code, 0) << again.Describe();
+	EXPECT_EQ(OnATerminal(again), OnATerminal(rec)) << again.Describe();
+	RunResult none = RunCommand(
+		{ "setsid", "-w", "unshare", "-n", kDetrun, "replay", dir / "t.dlog" });
+	EXPECT_NE(none.code, 0) << none.Describe();
+	EXPECT_NE(none.err.find(
+			  "detrun: warning: the recording had a controlling terminal and this "
+			  "replay has none"),
+		  std::string::npos)
+		<< none.Describe();
+	EXPECT_NE(none.err.find("replay diverged"), std::string::npos) << none.Describe();
+}
+
 } // namespace

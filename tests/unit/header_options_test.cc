@@ -88,7 +88,8 @@ TEST(HeaderOptions, EveryHeaderFieldIsAnOptionOrTheRunsOwn)
 					    "stdin_offset",
 					    "std_flags",
 					    "ignored_signals",
-					    "exec_path" };
+					    "exec_path",
+					    "controlling_terminal" };
 	const ProtobufCMessageDescriptor &d = detrun__log__header__descriptor;
 	size_t found = 0;
 	for (unsigned i = 0; i < d.n_fields; i++) {
