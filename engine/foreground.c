@@ -83,7 +83,7 @@ void foreground_leave_terminal(void)
 	leave_terminal = true;
 }
 
-bool foreground_new_session(void)
+bool foreground_left_terminal(void)
 {
 	return leave_terminal;
 }
@@ -102,7 +102,7 @@ void foreground_prepare(void)
 {
 	own_pgid = getpgrp();
 	if (leave_terminal)
-		return; /* the group's own session has no terminal to be in front of */
+		return; /* the group has no terminal to be in front of */
 	int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return; /* no controlling terminal */

@@ -29,12 +29,12 @@ struct outside_signal_msg {
 	pid_t pid; /* the sender as detrun sees it; 0 for the kernel */
 };
 
-/* The group gets a session of its own, without a controlling terminal: a replay of a
- * recording that had none (the program could not open /dev/tty then, and must not now).
- * Call before foreground_prepare, which then leaves the terminal alone. */
+/* The group runs without a controlling terminal: a replay of a recording that had none
+ * (the program could not open /dev/tty then, and must not now). Call before
+ * foreground_prepare, which then leaves the terminal alone. */
 void foreground_leave_terminal(void);
-/* Whether the group starts a session of its own (launch_options.new_session). */
-bool foreground_new_session(void);
+/* Whether the group gives up the terminal (launch_options.no_terminal). */
+bool foreground_left_terminal(void);
 /* Whether detrun has a controlling terminal. */
 bool foreground_have_terminal(void);
 /* Before the program starts (and before detrun enters a PID namespace, which the sentinel

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -530,14 +531,19 @@ static pid_t fork_with_given_signals(const struct launch_options *lo)
 	return pid;
 }
 
-/* The group's own process group (engine/foreground.h), or its own session without a
- * terminal; the namespace's init leads it and the program inherits it. */
+/* The group's own process group (engine/foreground.h); the namespace's init leads it and
+ * the program inherits it. Without the terminal, the group gives it up (TIOCNOTTY frees a
+ * process that leads no session from its controlling terminal, and children inherit that)
+ * but stays in detrun's session: getsid(2) is then 0 in the namespace, as it was when
+ * recorded, where a session of its own would make it 1. */
 static void lead_own_group(const struct launch_options *lo)
 {
-	if (lo->new_session)
-		setsid();
-	else
-		setpgid(0, 0);
+	setpgid(0, 0);
+	int tty = lo->no_terminal ? open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC) : -1;
+	if (tty >= 0) {
+		ioctl(tty, TIOCNOTTY);
+		close(tty);
+	}
 }
 
 int launch_program(const char *path, char **argv, const struct launch_options *lo,
@@ -573,8 +579,7 @@ int launch_program(const char *path, char **argv, const struct launch_options *l
 		enter_file_view(false);
 		run_program(path, argv, go[0], err[1], lo);
 	}
-	if (!lo->new_session) /* setsid makes it a group leader; before it, it must not be one */
-		setpgid(pid, pid); /* as the child does: whichever runs first, it is done */
+	setpgid(pid, pid); /* as the child does: whichever runs first, it is done */
 	close(go[0]);
 	close(err[1]);
 	close(sock[1]);

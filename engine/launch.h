@@ -21,7 +21,7 @@ struct launch_options {
 	bool namespaces;        /* run in fresh PID, mount and UTS namespaces */
 	bool shim_intercepts;   /* external calls stop (the filter's EXTERNAL rows) */
 	bool parallel;          /* processes run at once (--jobs above 1): ALLOW rows stop */
-	bool new_session;       /* a session of its own, no controlling terminal (foreground.h) */
+	bool no_terminal;       /* the group gives up the controlling terminal (foreground.h) */
 	void (*in_child)(void); /* undoes detrun's own signal handlers in the child */
 };
 

@@ -725,7 +725,7 @@ static void start_program(const char *path, char **argv, const struct tracer_opt
 				     .namespaces = opt->namespaces,
 				     .shim_intercepts = shim_intercepts(),
 				     .parallel = tracer_parallel(),
-				     .new_session = foreground_new_session(),
+				     .no_terminal = foreground_left_terminal(),
 				     .in_child = restore_given_signals };
 	hold_outside_signals();
 	shim_set_abort(abort_run);

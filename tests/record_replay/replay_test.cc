@@ -533,7 +533,9 @@ TEST(ReplayHardening, OutputRecordedIntoFilesReplaysAnywhere)
 				     dir / "err.txt" });
 	ASSERT_EQ(rec.code, 0) << rec.Describe();
 	std::string out = ReadFile(dir / "out.txt"), err = ReadFile(dir / "err.txt");
-	ASSERT_EQ(out, "stdout is a file\ncontrolling terminal: none\nline 1\nline 2\nline 3\n");
+	ASSERT_EQ(out,
+		  "stdout is a file\ncontrolling terminal: none\nsession leader: outside\nline 1\nline "
+		  "2\nline 3\n");
 	ASSERT_EQ(err, "stderr is a file\n");
 
 	RunResult into_pipes = Replay(dir / "f.dlog");
@@ -574,7 +576,8 @@ TEST(ReplayHardening, OutputRecordedIntoPipesReplaysIntoFiles)
 		{ "setsid", "-w", kDetrun, "record", "-o", dir / "p.dlog", "--", guest });
 	ASSERT_EQ(rec.code, 0) << rec.Describe();
 	ASSERT_EQ(rec.out,
-		  "stdout is a pipe\ncontrolling terminal: none\nline 1\nline 2\nline 3\n");
+		  "stdout is a pipe\ncontrolling terminal: none\nsession leader: outside\nline 1\nline "
+		  "2\nline 3\n");
 	RunResult rep = RunCommand({ "sh", "-c",
 				     "unshare -n \"$0\" replay \"$1\" > \"$2\" 2> \"$3\"", kDetrun,
 				     dir / "p.dlog", dir / "out.txt", dir / "err.txt" });
@@ -593,8 +596,9 @@ TEST(ReplayHardening, ControllingTerminalIsTheRecordings)
 	RunResult rec = RunCommand(
 		InScript(kDetrun + " record -o " + dir / "t.dlog" + " -- " + guest));
 	ASSERT_EQ(rec.code, 0) << rec.Describe();
-	ASSERT_EQ(OnATerminal(rec), "stderr is a terminal\nstdout is a terminal\ncontrolling "
-				    "terminal: yes\nline 1\nline 2\nline 3\n")
+	ASSERT_EQ(OnATerminal(rec),
+		  "stderr is a terminal\nstdout is a terminal\ncontrolling "
+		  "terminal: yes\nsession leader: outside\nline 1\nline 2\nline 3\n")
 		<< rec.Describe();
 	RunResult again = RunCommand(
 		InScript("unshare -n " + kDetrun + " replay " + dir / "t.dlog"));
