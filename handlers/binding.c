@@ -59,6 +59,13 @@ static void process_exiting(struct task *t)
 	memory_domain_forget(t->proc);
 }
 
+/* A SIGCHLD about to be delivered: the siginfo the group's kernel would give. */
+static void sigchld_siginfo(struct task *t)
+{
+	rusage_sigchld_times(t);
+	ptrace_sigchld_siginfo(t);
+}
+
 /* Before the program starts: what it inherits from detrun. */
 static void run_starting(void)
 {
@@ -89,7 +96,7 @@ const struct handler_ops handler_ops = {
 	.continued = ptrace_continued,
 	.cloned = ptrace_cloned,
 	.vfork_done = ptrace_vfork_done,
-	.sigchld_siginfo = ptrace_sigchld_siginfo,
+	.sigchld_siginfo = sigchld_siginfo,
 	.joiner_woken = futex_woken,
 	.outside_restarted = external_perform,
 	.outside_wait_interrupted = external_wait_interrupted,

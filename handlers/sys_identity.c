@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/sysinfo.h>
 #include <sys/times.h>
@@ -16,6 +18,7 @@
 #include "engine/launch.h"
 #include "handlers/sys_common.h"
 #include "handlers/sys_identity.h"
+#include "vkernel/report.h"
 
 static int64_t result_of_write(struct task *t, uint64_t addr, const void *data, size_t len)
 {
@@ -80,6 +83,18 @@ void rusage_process_exiting(struct task *t)
 	for (struct task *u = sched_first(); u; u = u->next)
 		if (u->proc->tgid == parent && u->proc->children_maxrss_kb < peak)
 			u->proc->children_maxrss_kb = peak;
+}
+
+void rusage_sigchld_times(struct task *t)
+{
+	siginfo_t si;
+	if (ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) < 0 || si.si_code <= 0 ||
+	    (!si.si_utime && !si.si_stime))
+		return;
+	si.si_utime = si.si_stime = 0;
+	if (ptrace(PTRACE_SETSIGINFO, t->tid, 0, &si) < 0)
+		task_warn(t, "cannot hide a child's CPU times from its SIGCHLD: %s",
+			  strerror(errno));
 }
 
 /* Implements getrusage(2): CPU time is the virtual time since the start; ru_maxrss as

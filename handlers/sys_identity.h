@@ -9,5 +9,9 @@
 /* The last thread of t's process is exiting: its peak size counts for its parent's
  * getrusage(RUSAGE_CHILDREN). */
 void rusage_process_exiting(struct task *t);
+/* A SIGCHLD stops t before its delivery: a child's CPU times in its siginfo (si_utime,
+ * si_stime: real clock ticks) become none, as the group's children show everywhere else
+ * (getrusage RUSAGE_CHILDREN, times). */
+void rusage_sigchld_times(struct task *t);
 
 #endif

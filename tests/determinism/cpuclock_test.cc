@@ -171,6 +171,15 @@ bool VariesNatively(const std::vector<std::string> &argv, int tries = 10)
 	return false;
 }
 
+// A child's SIGCHLD carries its CPU time (si_utime, si_stime) natively; the group's
+// children have none, as getrusage and times say under detrun.
+TEST(Clock, SigchldCarriesNoChildCpuTime)
+{
+	EXPECT_TRUE(VariesNatively({ G + "cpu_sigchld_times" }));
+	EXPECT_EQ(StableUnderDetrun({}, { G + "cpu_sigchld_times" }),
+		  "child CPU time in SIGCHLD: 0 ticks\n");
+}
+
 TEST(Clock, VdsoFoundThroughMapsIsDetruns)
 {
 	// Natively the vDSO is in /proc/self/maps and reads the real clock.
