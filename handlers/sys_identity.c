@@ -3,6 +3,7 @@
  * every machine. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,9 @@
 #include <sys/resource.h>
 #include <sys/sysinfo.h>
 #include <sys/times.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "scheduler/vclock.h"
@@ -74,15 +77,55 @@ static int64_t maxrss_kb(struct task *t)
 	return status_kb(t->tid, "\nVmPeak:");
 }
 
+/* The peaks of exited processes not yet waited for, by the pid the group sees. A parent
+ * that never waits leaves its children here: the oldest make room. */
+enum {
+	EXITED_MAX = 256
+};
+static struct {
+	pid_t ns_pid;
+	int64_t peak_kb;
+} exited[EXITED_MAX];
+static unsigned n_exited;
+
+static int64_t exited_peak_taken(pid_t ns_pid)
+{
+	for (unsigned i = 0; i < n_exited && i < EXITED_MAX; i++)
+		if (exited[i].ns_pid == ns_pid) {
+			exited[i].ns_pid = 0;
+			return exited[i].peak_kb;
+		}
+	return 0;
+}
+
 void rusage_process_exiting(struct task *t)
 {
 	int64_t peak = maxrss_kb(t);
+	exited[n_exited++ % EXITED_MAX] = (typeof(exited[0])){ t->proc->ns_tgid, peak };
 	if (t->proc->children_maxrss_kb > peak)
 		peak = t->proc->children_maxrss_kb;
 	pid_t parent = (pid_t)status_kb(t->tid, "\nPPid:");
 	for (struct task *u = sched_first(); u; u = u->next)
 		if (u->proc->tgid == parent && u->proc->children_maxrss_kb < peak)
 			u->proc->children_maxrss_kb = peak;
+}
+
+void rusage_wait_written(struct task *t)
+{
+	bool waitid = t->syscall_nr == __NR_waitid;
+	uint64_t at = syscall_arg(t, waitid ? 4 : 3), info = syscall_arg(t, 2);
+	pid_t pid = (pid_t)syscall_result(t);
+	if (!at || syscall_result(t) < 0 || (!waitid && pid == 0))
+		return;
+	if (waitid && (!info || remote_read(t, REMOTE(info + offsetof(siginfo_t, si_pid)), &pid,
+					    sizeof(pid))))
+		return;
+	bool reaped = !(waitid && (syscall_arg(t, 3) & WNOWAIT));
+	struct rusage ru;
+	memset(&ru, 0, sizeof(ru));
+	ru.ru_maxrss = pid && reaped ? exited_peak_taken(pid) : 0;
+	if (remote_write(t, REMOTE(at), &ru, sizeof(ru)))
+		task_warn(t, "cannot write the usage of child %d", pid);
 }
 
 void rusage_sigchld_times(struct task *t)

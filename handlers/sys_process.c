@@ -9,6 +9,7 @@
 
 #include "vkernel/report.h"
 #include "handlers/sys_common.h"
+#include "handlers/sys_identity.h"
 #include "handlers/sys_ptrace.h"
 #include "handlers/sys_park.h"
 
@@ -108,7 +109,7 @@ void sys_exit(struct task *t)
 	ptrace_exiting(t);
 }
 
-static bool no_child_ready(struct task *t)
+static bool child_not_ready(struct task *t)
 {
 	/* A tracee that stopped while the call ran (another task's event came first): its
 	 * stop is the result, or the wait would park past the change it waits for. */
@@ -128,6 +129,15 @@ static bool no_child_ready(struct task *t)
 	return pid == 0;
 }
 
+/* At the wait's exit: true to wait on; else it reported, and its usage is the group's. */
+static bool no_child_ready(struct task *t)
+{
+	if (child_not_ready(t))
+		return true;
+	rusage_wait_written(t);
+	return false;
+}
+
 static enum wait_result children_changed(struct task *t)
 {
 	return sched_children_epoch() != parked_state(t, PARKED_EPOCH)->epoch ? WAIT_READY
@@ -144,6 +154,7 @@ static void no_stop_yet(struct task *t)
 {
 	if (syscall_result(t) == -ECHILD)
 		syscall_set_result(t, 0);
+	rusage_wait_written(t);
 }
 
 /* Implements wait4(2), waitid(2): tried with WNOHANG, retried when a child changes state.
@@ -157,6 +168,8 @@ void sys_wait(struct task *t)
 	if (options & WNOHANG) {
 		if (ptrace_waits_for_tracee(t))
 			tracer_want_exit(t, no_stop_yet);
+		else if (syscall_arg(t, r->arg + 1))
+			tracer_want_exit(t, rusage_wait_written);
 		return;
 	}
 	retry_nonblocking(t, r, options | WNOHANG);
