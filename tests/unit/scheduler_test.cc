@@ -421,7 +421,7 @@ TEST_F(Sched, ParkingEndsTheTurnEvenIfTheWaitEndsAtOnce)
 	EXPECT_EQ(PickAndRun(1), (Names{ "b" }));
 }
 
-// With sched_keep_turn (detrun's default since log format 6), a park whose wait is over
+// With sched_keep_turn (detrun's default since log format 7), a park whose wait is over
 // at the next look goes on in the turn (a write to /dev/null under a lock: no convoy);
 // one not over ends it, and the task is tried first, once, at each look of its turn.
 TEST_F(Sched, WithKeepTurnAWaitOverAtOnceKeepsTheTurn)
