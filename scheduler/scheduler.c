@@ -358,7 +358,8 @@ static struct task *scan_once(struct task **spinner)
  * a task asked before it in the look waits for may then be over (the tracer's wait4).
  * With sched_keep_turn the current task is asked first, so this happens in the ordinary
  * course: a look that found nothing after such a release is followed by another. (Logs
- * from before the rule went on to an outside wait, or a deadlock, then looked again.) */
+ * from before the rule went on to an outside wait, or a deadlock, then looked again.)
+ * It ends: each repeat needs a task parked before the look, and none parks during one. */
 static struct task *scan(struct task **spinner)
 {
 	for (;;) {
@@ -370,7 +371,7 @@ static struct task *scan(struct task **spinner)
 }
 
 /* Parallel mode: round-robin among the tasks of one domain, from its current task on. */
-static struct task *scan_domain(struct domain *d)
+static struct task *scan_domain_once(struct domain *d)
 {
 	struct task *from = scan_start(d->current, d->turn_over);
 	struct task *t = from;
@@ -384,6 +385,17 @@ static struct task *scan_domain(struct domain *d)
 		t = s->next ? s->next : tasks;
 	} while (t != from);
 	return NULL;
+}
+
+/* Looked at again after a release, as scan does. */
+static struct task *scan_domain(struct domain *d)
+{
+	for (;;) {
+		uint64_t before = unparks;
+		struct task *t = scan_domain_once(d);
+		if (t || !keep_turn || unparks == before)
+			return t;
+	}
 }
 
 struct task *sched_pick_in(int id)
