@@ -57,7 +57,8 @@ static const char usage[] =
 	"  -t, --trace            print every event (logical time, task, syscall) to stderr\n"
 	"      --trace-file FILE  write the --trace lines to FILE instead (implies --trace);\n"
 	"                         in a plain run -o FILE means the same (replay: --trace-file)\n"
-	"  -q, --quantum N        events a task may run before the next task's turn (default 1)\n"
+	"  -q, --quantum N        events a task may run before the next task's turn (default\n"
+	"                         64; a call whose wait is over at once does not end it)\n"
 	"  -s, --seed N           seed of the random numbers the group sees (default 0)\n"
 	"  -e, --epoch SECONDS    wall-clock time at start, in seconds since 1970\n"
 	"                         (default 1893456000, 2030-01-01: later than the files\n"
@@ -575,7 +576,7 @@ int main(int argc, char **argv)
 {
 	struct command_line cl = {
 		.opt = {
-			.quantum = 1,
+			.quantum = 64,
 			.spin_budget_ms = 10,
 			.seed = 0,
 			.epoch = 1893456000,
@@ -585,6 +586,7 @@ int main(int argc, char **argv)
 			.page_owner = false,
 			.page_merge = 1024,
 			.own_vdso = true,
+			.keep_turn = true,
 		},
 	};
 	report_trace_out = stderr;

@@ -28,7 +28,8 @@
 	X(int, jobs, "processes that run at once (1: one task at a time)") \
 	X(bool, page_owner, "parallel mode: shmem sharers apart, by page ownership") \
 	X(int, page_merge, "page moves of one object after which its sharers merge (0: never)") \
-	X(bool, own_vdso, "detrun's vDSO answers clock reads without a stop (engine/vdso.h)")
+	X(bool, own_vdso, "detrun's vDSO answers clock reads without a stop (engine/vdso.h)") \
+	X(bool, keep_turn, "a call whose wait is over at once keeps its task's turn")
 
 struct tracer_options {
 #define TRACER_OPTION_FIELD(type, name, comment) type name;

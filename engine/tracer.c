@@ -745,6 +745,7 @@ int tracer_run(const char *path, char **argv, const struct tracer_options *opt)
 	if (tracer_parallel())
 		ops.domain_of = tracer_domain_of;
 	sched_init(opt->quantum);
+	sched_keep_turn(opt->keep_turn);
 	sched_set_ops(&ops);
 	vclock_set_epoch(opt->epoch);
 	random_seed(opt->seed);

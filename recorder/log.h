@@ -21,8 +21,9 @@
 #define LOG_MAGIC_LEN 8
 /* 2: Header.ignored_signals; 3: looks of outside input; 4: Header.exec_path, Output records;
  * 5: FileImage records (before-images of the files the group changes);
- * 6: Header.controlling_terminal */
-#define LOG_FORMAT_VERSION 6
+ * 6: Header.controlling_terminal; 7: Header.keep_turn (a detrun before it would replay such
+ * a log with every park ending the turn, and diverge) */
+#define LOG_FORMAT_VERSION 7
 #define LOG_FORMAT_OLDEST 1        /* a version-1 log does not say which signals were ignored */
 #define LOG_BLOCK_MAX (1u << 20)   /* records are gathered into blocks up to this size */
 #define LOG_RECORD_MAX (64u << 20) /* one larger record (a big read) gets a block alone */

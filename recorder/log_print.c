@@ -79,10 +79,10 @@ static void print_header_text(const struct log *log)
 		printf(" %s", h->argv[i]);
 	if (*h->exec_path)
 		printf("\nstarted as %s", h->exec_path);
-	printf("\nseed %" PRId64 ", epoch %" PRId64 ", quantum %d, cpus %d, jobs %d, "
+	printf("\nseed %" PRId64 ", epoch %" PRId64 ", quantum %d%s, cpus %d, jobs %d, "
 	       "namespaces %s, %zu environment variables, outside descriptors:",
-	       h->seed, h->epoch, h->quantum, h->cpus, h->jobs ? h->jobs : 1,
-	       h->namespaces ? "yes" : "no", h->n_env);
+	       h->seed, h->epoch, h->quantum, h->keep_turn ? " (kept at waits over at once)" : "",
+	       h->cpus, h->jobs ? h->jobs : 1, h->namespaces ? "yes" : "no", h->n_env);
 	for (size_t i = 0; i < h->n_outside_fds; i++)
 		printf(" %d", h->outside_fds[i]);
 	printf("%s\n", h->n_outside_fds ? "" : " none");

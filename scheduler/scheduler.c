@@ -10,6 +10,8 @@ static struct task *tasks, *tasks_tail;
 static struct task *current; /* the task whose turn it is */
 static int next_vtid = 1;
 static int quantum = 1;
+static bool keep_turn;   /* a wait over at once does not end the turn (sched_keep_turn) */
+static uint64_t unparks; /* parked tasks let go, by their own wait or by someone else */
 static int turn_events;
 static bool turn_over;
 static uint64_t now;
@@ -37,6 +39,11 @@ static uint64_t front; /* the clock of the latest event (ticks after it do not m
 void sched_init(int events_per_turn)
 {
 	quantum = events_per_turn > 0 ? events_per_turn : 1;
+}
+
+void sched_keep_turn(bool on)
+{
+	keep_turn = on;
 }
 
 void sched_set_ops(const struct sched_ops *o)
@@ -224,6 +231,8 @@ void sched_park(struct task *t, const struct wait *w)
 	snprintf(s->wait.what_text, sizeof(s->wait.what_text), "%s", w->what ? w->what : "");
 	s->wait.what = s->wait.what_text;
 	s->signals_seen = 0;
+	if (keep_turn)
+		return; /* its turn ends only if the wait is not over at the next look (scan) */
 	if (t == current)
 		turn_over = true;
 	if (parallel()) {
@@ -241,6 +250,7 @@ void sched_unpark(struct task *t)
 	close_wait_fds(&s->wait);
 	s->parked = false;
 	s->parked_at_exit = false;
+	unparks++;
 }
 
 void sched_end_turn(void)
@@ -253,6 +263,11 @@ void sched_end_turn(void)
 void sched_signals_changed(void)
 {
 	signal_epoch++;
+	/* A signal takes effect at once natively (a SIGCONT continues its stopped target
+	 * before the sender's next instruction, a SIGSTOP stops it): every task's wait is
+	 * looked at before the turn goes on. With a turn of one event that was so anyway. */
+	if (keep_turn)
+		sched_end_turn();
 }
 
 void sched_children_changed(void)
@@ -300,10 +315,24 @@ woken:
 	return true;
 }
 
-/* Round-robin from the task after `current`, ending with current itself. */
-static struct task *scan(struct task **spinner)
+/* Where a look begins: with the task after `from`, or with `from` itself while its turn
+ * goes on and it parked (its wait may be over already: sched_keep_turn). Each task is
+ * tried once a look, so an outside wait is asked once and a replay finds it at the same
+ * look. A spinner's turn (spinner_turn) is not kept: descheduled again, it goes last,
+ * so that the spinners take turns. */
+static struct task *scan_start(struct task *from, bool from_turn_over)
 {
-	struct task *start = current && sched_of(current)->next ? sched_of(current)->next : tasks;
+	if (from && keep_turn && !from_turn_over && sched_of(from)->parked &&
+	    !sched_of(from)->spin_descheduled)
+		return from;
+	return from && sched_of(from)->next ? sched_of(from)->next : tasks;
+}
+
+/* Round-robin from the task after `current`, ending with current itself; from current
+ * while its turn goes on. */
+static struct task *scan_once(struct task **spinner)
+{
+	struct task *start = scan_start(current, turn_over);
 	struct task *t = start;
 	*spinner = NULL;
 	looks++;
@@ -324,11 +353,27 @@ static struct task *scan(struct task **spinner)
 	return NULL;
 }
 
-/* Parallel mode: round-robin among the tasks of one domain, from its current task on. */
-static struct task *scan_domain(struct domain *d)
+/* One look, or more: a predicate may let another task go without running it (a tracee
+ * SIGCONT reached while its tracer listens goes into a stop that tracer holds), and what
+ * a task asked before it in the look waits for may then be over (the tracer's wait4).
+ * With sched_keep_turn the current task is asked first, so this happens in the ordinary
+ * course: a look that found nothing after such a release is followed by another. (Logs
+ * from before the rule went on to an outside wait, or a deadlock, then looked again.)
+ * It ends: each repeat needs a task parked before the look, and none parks during one. */
+static struct task *scan(struct task **spinner)
 {
-	struct task *from = d->current && sched_of(d->current)->next ? sched_of(d->current)->next
-								     : tasks;
+	for (;;) {
+		uint64_t before = unparks;
+		struct task *t = scan_once(spinner);
+		if (t || !keep_turn || unparks == before)
+			return t;
+	}
+}
+
+/* Parallel mode: round-robin among the tasks of one domain, from its current task on. */
+static struct task *scan_domain_once(struct domain *d)
+{
+	struct task *from = scan_start(d->current, d->turn_over);
 	struct task *t = from;
 	if (!t)
 		return NULL;
@@ -340,6 +385,17 @@ static struct task *scan_domain(struct domain *d)
 		t = s->next ? s->next : tasks;
 	} while (t != from);
 	return NULL;
+}
+
+/* Looked at again after a release, as scan does. */
+static struct task *scan_domain(struct domain *d)
+{
+	for (;;) {
+		uint64_t before = unparks;
+		struct task *t = scan_domain_once(d);
+		if (t || !keep_turn || unparks == before)
+			return t;
+	}
 }
 
 struct task *sched_pick_in(int id)

@@ -7,6 +7,11 @@
  *
  *   round-robin in vtid order; the running task keeps the CPU for `quantum` events, and a
  *   task that parks, yields (sched_yield) or is descheduled as a spinner ends its turn.
+ *   With sched_keep_turn, a park ends the turn only if the wait is not over at the next
+ *   look: a write to /dev/null, to a terminal or to a pipe with room, a read of a pipe
+ *   with data, go on in the turn. (A task that switched at each such call, holding a
+ *   lock, handed the lock on to every waiter in turn: a lock convoy.) A signal sent
+ *   (sched_signals_changed) then ends the turn, as it acts on its target at once.
  *
  * A parked task is resumed only when its wait's predicate holds, evaluated just before the
  * resume. Predicates look only at state inside the group (pipe contents, futex words, child
@@ -28,6 +33,9 @@
 #include "scheduler/task.h"
 
 void sched_init(int quantum);
+/* Whether a park whose wait is over at the next look keeps the task's turn (off: every
+ * park ends it, as in logs from before the rule; the log's header says which). */
+void sched_keep_turn(bool on);
 /* Adds t (allocated by the supervisor, tid set, the rest of its sched part zero): it takes
  * the next vtid and goes last in the round-robin. */
 void sched_add(struct task *t);

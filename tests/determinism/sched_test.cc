@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
@@ -88,6 +89,72 @@ TEST(TimerLoop, RecordingReplaysTheSame)
 	RunResult rep = RunCommand({ DETRUN_PATH, "replay", log }, WithTimeout(60));
 	EXPECT_EQ(rep.code, 0) << rep.Describe();
 	EXPECT_EQ(rep.out, rec.out) << rep.Describe();
+	unlink(log.c_str());
+	rmdir(dir);
+}
+
+// ---- lock convoys: a write under a lock keeps the writer's turn --------------------------
+
+// Futex calls in a --trace file: each is an event, so their number is the same on every
+// run; the guest makes none unless a thread waits for stdio's lock.
+size_t FutexCalls(const std::string &trace_path)
+{
+	std::ifstream in(trace_path);
+	std::string line;
+	size_t n = 0;
+	while (std::getline(in, line))
+		n += Contains(line, "] futex(");
+	return n;
+}
+
+// Four threads write 2000 single bytes each to stderr under stdio's lock (a pipe here,
+// which parks each write until it has room). With a turn ending at every write the lock
+// went round the threads byte by byte: two futex calls or more a byte, as -q 1 still
+// shows. Now a write whose wait is over at once keeps the turn, and a thread is switched
+// away from inside the lock only when its quantum ends: a few futex calls per quantum.
+// Counted in events, not timed; the interleaving is the same on every run and in a replay.
+TEST(LockConvoy, WritesUnderALockKeepTheTurn)
+{
+	const int kBytes = 4 * 2000;
+	std::set<std::string> native;
+	for (int i = 0; i < 10 && native.size() < 2; i++) {
+		RunResult r = RunCommand({ Guest("sched_lock_convoy") }, WithTimeout(30));
+		ASSERT_EQ(r.code, 0) << r.Describe();
+		native.insert(r.err);
+	}
+	EXPECT_GE(native.size(), 2u) << "the letters never interleaved differently natively";
+
+	char dir[] = "/tmp/detrun-convoy-XXXXXX";
+	ASSERT_NE(mkdtemp(dir), nullptr);
+	std::string trace = std::string(dir) + "/trace", log = std::string(dir) + "/convoy.dlog";
+	RunResult first;
+	for (int i = 0; i < 3; i++) {
+		RunResult r = RunCommand(UnderDetrun({ "--trace-file", trace },
+						     { Guest("sched_lock_convoy") }),
+					 WithTimeout(120));
+		ASSERT_EQ(r.code, 0) << r.Describe();
+		ASSERT_EQ(r.err.size(), (size_t)kBytes) << r.Describe();
+		size_t futexes = FutexCalls(trace);
+		EXPECT_LT(futexes, (size_t)kBytes / 10) << "a convoy: the lock went round";
+		if (i == 0)
+			first = r;
+		EXPECT_EQ(r.err, first.err) << r.Describe();
+	}
+	RunResult convoy = RunCommand(UnderDetrun({ "--quantum", "1", "--trace-file", trace },
+						  { Guest("sched_lock_convoy") }),
+				      WithTimeout(300));
+	ASSERT_EQ(convoy.code, 0) << convoy.Describe();
+	EXPECT_GE(FutexCalls(trace), (size_t)kBytes) << "-q 1 switches at every write";
+
+	RunResult rec = RunCommand({ DETRUN_PATH, "record", "-o", log, "--",
+				     Guest("sched_lock_convoy") },
+				   WithTimeout(120));
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	EXPECT_EQ(rec.err, first.err) << rec.Describe();
+	RunResult rep = RunCommand({ DETRUN_PATH, "replay", log }, WithTimeout(120));
+	EXPECT_EQ(rep.code, 0) << rep.Describe();
+	EXPECT_EQ(rep.err, first.err) << rep.Describe();
+	unlink(trace.c_str());
 	unlink(log.c_str());
 	rmdir(dir);
 }

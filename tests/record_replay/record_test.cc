@@ -784,8 +784,8 @@ TEST(RecordReplay, OlderLogFormatReplaysWithAWarning)
 	RunResult rec = RunCommand({ kDetrun, "record", "-o", dir / "true.dlog", "--", "true" });
 	ASSERT_EQ(rec.code, 0) << rec.Describe();
 	std::string log = ReadFile(dir / "true.dlog");
-	// Header.format_version 6, then the detrun_version field: made 3.
-	ASSERT_TRUE(TamperRecord(log, std::string("\x08\x06\x12", 3), [](char *p) { p[1] = 3; }));
+	// Header.format_version 7, then the detrun_version field: made 3.
+	ASSERT_TRUE(TamperRecord(log, std::string("\x08\x07\x12", 3), [](char *p) { p[1] = 3; }));
 	WriteFile(dir / "old.dlog", log);
 	RunResult rep = Replay(dir / "old.dlog");
 	EXPECT_EQ(rep.code, 0) << rep.Describe();

@@ -221,6 +221,7 @@ class Sched : public ::testing::Test
 		fake = Fake();
 		sched_set_ops(&kOps);
 		sched_init(1);
+		sched_keep_turn(false);
 		// One event of a task removed at once: a new turn, and no deadlock reported yet.
 		struct task *t = NewTask();
 		sched_event(t);
@@ -418,6 +419,75 @@ TEST_F(Sched, ParkingEndsTheTurnEvenIfTheWaitEndsAtOnce)
 	Park(a, Wait("futex"));
 	sched_unpark(a);
 	EXPECT_EQ(PickAndRun(1), (Names{ "b" }));
+}
+
+// With sched_keep_turn (detrun's default since log format 7), a park whose wait is over
+// at the next look goes on in the turn (a write to /dev/null under a lock: no convoy);
+// one not over ends it, and the task is tried first, once, at each look of its turn.
+TEST_F(Sched, WithKeepTurnAWaitOverAtOnceKeepsTheTurn)
+{
+	sched_init(5);
+	sched_keep_turn(true);
+	struct task *a = Named("a");
+	Named("b");
+	EXPECT_EQ(PickAndRun(1), (Names{ "a" }));
+	fake.ready[a] = true;
+	Park(a, Wait("write fd 2"));
+	EXPECT_EQ(PickAndRun(1), (Names{ "a" })) << "over at once: a's turn goes on";
+	EXPECT_FALSE(Parked(a));
+	fake.ready[a] = false;
+	Park(a, Wait("read fd 3"));
+	int calls = fake.ready_calls;
+	EXPECT_EQ(PickAndRun(1), (Names{ "b" })) << "not over: the turn ends";
+	EXPECT_EQ(fake.ready_calls, calls + 1) << "a asked once in that look";
+	EXPECT_EQ(PickAndRun(2), (Names{ "b", "b" })) << "b's own turn, a asked no more";
+	EXPECT_EQ(fake.ready_calls, calls + 1);
+}
+
+// The quantum still ends the turn of a task whose waits are over at once: it is where a
+// thread holding a lock can still be switched away from.
+TEST_F(Sched, WithKeepTurnTheQuantumStillEndsTheTurn)
+{
+	sched_init(3);
+	sched_keep_turn(true);
+	struct task *a = Named("a");
+	Named("b");
+	fake.ready[a] = true;
+	EXPECT_EQ(PickAndRun(2), (Names{ "a", "a" }));
+	Park(a, Wait("write fd 2"));
+	EXPECT_EQ(PickAndRun(1), (Names{ "a" })) << "its third event";
+	Park(a, Wait("write fd 2"));
+	EXPECT_EQ(PickAndRun(1), (Names{ "b" })) << "the quantum is over";
+}
+
+// A signal sent acts on its target at once natively (a SIGCONT continues a stopped
+// process before the sender goes on): with sched_keep_turn it ends the sender's turn.
+TEST_F(Sched, WithKeepTurnASignalSentEndsTheTurn)
+{
+	sched_init(5);
+	sched_keep_turn(true);
+	Named("a");
+	Named("b");
+	EXPECT_EQ(PickAndRun(2), (Names{ "a", "a" }));
+	sched_signals_changed();
+	EXPECT_EQ(PickAndRun(1), (Names{ "b" }));
+}
+
+// Spinners given the CPU in turn when nobody else can run (spinner_turn) do not keep it:
+// descheduled again, each goes last, and the next spinner gets its turn.
+TEST_F(Sched, WithKeepTurnSpinnersStillTakeTurns)
+{
+	sched_init(5);
+	sched_keep_turn(true);
+	struct task *a = Named("a"), *s1 = Named("s1"), *s2 = Named("s2");
+	Park(a, Wait("futex"));
+	SetSpinning(s1);
+	SetSpinning(s2);
+	EXPECT_EQ(PickAndRun(1), (Names{ "s1" }));
+	SetSpinning(s1);
+	EXPECT_EQ(PickAndRun(1), (Names{ "s2" }));
+	SetSpinning(s2);
+	EXPECT_EQ(PickAndRun(1), (Names{ "s1" }));
 }
 
 TEST_F(Sched, ParkKeepsItsOwnCopyOfTheDescription)
