@@ -837,8 +837,9 @@ TEST(Debug, ReverseContinueWithoutCheckpointsGoesOnFromAnAutomaticOne)
 			EXPECT_LE(at, NumberAfter(when[0], "logical time ")) << all;
 		}
 		EXPECT_EQ(origins[session][2], origins[session][1]) << all;
-		// The program's one line, once: from the last continue (parked runs show
-		// nothing).
+		// The program's lines, once each: `ahead` from the first run (parked runs pass
+		// it, and show nothing), the end from the last continue.
+		EXPECT_EQ(Matching(r.out, "^ahead 1600$").size(), 1u) << all;
 		EXPECT_EQ(Matching(r.out, "^counter 6800$").size(), 1u) << all;
 	}
 	EXPECT_EQ(origins[1], origins[0]);
@@ -880,6 +881,9 @@ TEST(Debug, RestartTwiceGoesOnFromAParkedRunBothTimes)
 	ASSERT_EQ(when.size(), 4u) << all;
 	for (int i = 1; i < 4; i++)
 		EXPECT_EQ(when[i], when[0]) << all;
+	// `ahead` prints once: from the run that continued from the third stop (the parked
+	// runs show nothing, nor the automatic ones past it).
+	EXPECT_EQ(Matching(r.out, "^ahead 1600$").size(), 1u) << all;
 	std::vector<std::string> origins = Matching(r.err, "^This run ");
 	ASSERT_EQ(origins.size(), 4u) << all;
 	for (int i = 1; i < 4; i++)
