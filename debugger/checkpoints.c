@@ -23,8 +23,10 @@
  * AUTO_COPIES. So the nearest copy before any target within the front is at most an
  * eighth to a quarter of the front behind it. They are made in the background, one at a
  * time, the latest missing first, by moving the latest parked one before on (advance) or,
- * with none, from the start. gdb's `checkpoint` parks two more at its event. A copy used
- * by a run is replaced at once the same way, so `restart 1` serves again and again. A
+ * with none, from the start; two at the two latest times. gdb's `checkpoint` parks two
+ * more at its event. A copy used is made again the same way once the run that went back
+ * talks to gdb (not while the runs of a going back use the copies), so `restart 1`
+ * serves again and again. A
  * copy writes nothing where the user sees it until it is used (shim_hold_output: its
  * writes to the program's output are checked, not performed), and its files are its
  * run's private view: nothing of one shows or stays.
@@ -80,7 +82,11 @@ static bool cleanup_registered;
 /* The automatic copies: at every multiple of `spacing` up to the front (the latest time a
  * run of the session reached), the spacing doubled whenever that makes too many. */
 static uint64_t front, spacing = AUTO_FIRST;
-static bool auto_off; /* a copy failed: no more are made unasked */
+static bool auto_off;             /* a copy failed: no more are made unasked */
+static bool travelling;           /* the runs of a going back: no copy is made meanwhile */
+static uint64_t owed[MAX_COPIES]; /* a checkpoint's copies used, to be made again */
+static int n_owed;
+static bool said_live; /* a run: told the server it talks to gdb */
 
 static int coord_fd = -1;                 /* a run the server started: its socket to the server */
 static int park_fd = -1;                  /* a copy, parked or not yet: its socket to the server */
@@ -151,12 +157,12 @@ static bool settle(int i)
 	return true;
 }
 
-static int find_auto(uint64_t want)
+static int count_auto(uint64_t want)
 {
+	int n = 0;
 	for (int i = 0; i < n_pool; i++)
-		if (pool[i].automatic && pool[i].want == want)
-			return i;
-	return -1;
+		n += pool[i].automatic && pool[i].want == want;
+	return n;
 }
 
 /* A copy towards `want` (its index, -1: none): the latest parked automatic copy before it goes on there (the
@@ -179,17 +185,23 @@ static int make_copy(uint64_t want, bool automatic)
 	return j;
 }
 
-/* One automatic copy on its way at a time (the others' replays would take the processor
- * from the session's), the latest missing one first: going back is mostly near. */
+/* Copies owed: the used ones, made again once the run that went back is live (made during
+ * its travel, they would take the copies it is about to use, and the processor). The
+ * automatic ones one on its way at a time, the latest missing first (going back is mostly
+ * near); two at each of the two latest times, where a reverse-continue takes two runs
+ * (the scan again from an earlier copy, then the stop). */
 static void fill(void)
 {
-	if (auto_off)
+	if (auto_off || travelling)
 		return;
+	while (n_owed > 0)
+		make_copy(owed[--n_owed], false);
 	for (int i = 0; i < n_pool; i++)
 		if (pool[i].automatic && !pool[i].time)
 			return;
-	for (uint64_t t = front / spacing * spacing; t > 0; t -= spacing)
-		if (find_auto(t) < 0) {
+	uint64_t top = front / spacing * spacing;
+	for (uint64_t t = top; t > 0; t -= spacing)
+		if (count_auto(t) < (t + spacing >= top ? 2 : 1)) {
 			make_copy(t, true);
 			return;
 		}
@@ -276,6 +288,7 @@ struct run {
  * the same time at once, in the background, so that the checkpoint serves again. */
 static struct run start_run(const struct request *r)
 {
+	travelling = true;
 	int i = best_copy(r->bound);
 	if (i >= 0) {
 		static char msg[MSG_MAX];
@@ -283,7 +296,8 @@ static struct run start_run(const struct request *r)
 			 pool[i].automatic ? 'a' : 'k', r->spec, r->job);
 		struct copy used = pool[i];
 		pool[i] = pool[--n_pool];
-		make_copy(used.want, used.automatic);
+		if (!used.automatic && n_owed < MAX_COPIES)
+			owed[n_owed++] = used.want;
 		if (listen_send_msg(used.ctl, msg, r->fds, r->nfds) == 0)
 			return (struct run){ used.pid, used.ctl };
 		close(used.ctl);
@@ -359,6 +373,11 @@ static __attribute__((noreturn)) void coordinate(struct request r)
 			unsigned long long time;
 			if (n > 0 && sscanf(msg, "front %llu", &time) == 1) {
 				advance_front(time);
+				continue;
+			}
+			if (n > 0 && !strcmp(msg, "live")) {
+				travelling = false;
+				fill();
 				continue;
 			}
 			if (n > 0 && sscanf(msg, "checkpoint %llu", &time) == 1) {
@@ -461,6 +480,8 @@ void checkpoints_wait_gdb(int conn)
 {
 	if (coord_fd < 0 && park_fd < 0)
 		wait_readable(conn);
+	if (coord_fd >= 0 && !said_live && listen_send_msg(coord_fd, "live", NULL, 0) == 0)
+		said_live = true;
 }
 
 void checkpoints_describe_origin(char *out, size_t size)
