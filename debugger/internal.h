@@ -328,7 +328,9 @@ void checkpoints_travel(const char *spec, const char *job, uint64_t bound, int c
 /* The run passed logical time `now` (every event): automatic copies are kept behind the
  * furthest time the session reached. */
 void checkpoints_passed(uint64_t now);
-/* Before reading gdb's next packet: copies that park meanwhile are taken in. */
+/* Before reading gdb's next packet: in the server, copies that park meanwhile are taken
+ * in; a run the server started tells it that it talks to gdb (used copies are made again
+ * from then on). */
 void checkpoints_wait_gdb(int conn);
 /* A line for `info checkpoints`: which copy this run went on from, if any. */
 void checkpoints_describe_origin(char *out, size_t size);
