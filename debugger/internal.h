@@ -325,6 +325,15 @@ int checkpoints_make(uint64_t time);
  * or before `bound` or from the start. Does not return. */
 void checkpoints_travel(const char *spec, const char *job, uint64_t bound, int conn, int refusing)
 	__attribute__((noreturn));
+/* The run passed logical time `now` (every event): automatic copies are kept behind the
+ * furthest time the session reached. */
+void checkpoints_passed(uint64_t now);
+/* Before reading gdb's next packet: in the server, copies that park meanwhile are taken
+ * in; a run the server started tells it that it talks to gdb (used copies are made again
+ * from then on). */
+void checkpoints_wait_gdb(int conn);
+/* A line for `info checkpoints`: which copy this run went on from, if any. */
+void checkpoints_describe_origin(char *out, size_t size);
 /* A copy reached its time: waits to be used (exits if never), then takes its request. */
 void checkpoints_park(struct dbg_state *dbg, struct task *t);
 /* Applies a --gdb-resume= argument (launch.c); fds: a copy's connection, else NULL. */

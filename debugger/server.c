@@ -417,6 +417,7 @@ void server_converse(struct task *owner, const char *reply)
 		send_or_die(reply);
 	static char buf[PACKET_MAX];
 	for (;;) {
+		checkpoints_wait_gdb(dbg->conn_fd);
 		int n = packet_read(dbg->conn_fd, buf, sizeof(buf));
 		if (n < 0)
 			gdb_gone();
@@ -636,6 +637,7 @@ void server_on_event(struct task *t)
 	if (dbg->mode == MODE_DETACHED)
 		return;
 	dbg->now = (struct position){ sched_now(), 0 };
+	checkpoints_passed(dbg->now.time);
 	procs_start(t);
 	points_refresh(t);
 	points_sync_all();

@@ -180,7 +180,9 @@ static void list_checkpoints(char *out, size_t size)
 					 i + 1, (unsigned long long)checkpoints[i].time,
 					 (unsigned long long)checkpoints[i].hits);
 	if (at == 0)
-		snprintf(out, size, "No checkpoints.\n");
+		at = (size_t)snprintf(out, size, "No checkpoints.\n");
+	if (at < size)
+		checkpoints_describe_origin(out + at, size - at);
 }
 
 void travel_go_if_asked(struct dbg_state *dbg)

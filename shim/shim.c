@@ -30,6 +30,18 @@ void shim_set_abort(void (*abort_run)(struct task *t, const char *why))
 	abort_hook = abort_run;
 }
 
+static bool output_held;
+
+void shim_hold_output(bool held)
+{
+	output_held = held;
+}
+
+bool shim_output_held(void)
+{
+	return output_held;
+}
+
 static const struct shim_outside *outside;
 
 void shim_set_outside(const struct shim_outside *o)

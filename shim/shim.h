@@ -107,6 +107,12 @@ const struct shim_ops *shim_get(void);
  * seccomp filter then lets them run freely.) */
 bool shim_intercepts(void);
 
+/* A checkpoint's run parked ahead of time (debugger/checkpoints.c) shows nothing until it
+ * is used: while output is held, a write to the group's output is checked against the
+ * recording as written in full, and not performed (handlers/sys_external.c). */
+void shim_hold_output(bool held);
+bool shim_output_held(void);
+
 /* The supervisor's side, set once by the tracer: how a shim ends the run when what it
  * meets does not fit (replay divergence, a broken shim program). Prints `why` about task
  * t (NULL: no task) with its stack, kills the group, exits 125. */

@@ -792,3 +792,103 @@ TEST(Debug, WatchpointHitAfterMonitorGotoShowsTheOldValueThere)
 	EXPECT_EQ(old[0].substr(old[0].find(" = ")), values[1]) << all;
 	EXPECT_EQ(now[0].substr(now[0].find(" = ")), values[2]) << all;
 }
+
+// Going back with no checkpoint asked for starts from a run parked automatically as the
+// replay went ahead (debugger/checkpoints.c), shown by `info checkpoints`: which parked run
+// this run went on from. That choice depends on the session's commands only, never on how
+// fast the parked runs got there, so it is the same line every time; a second
+// reverse-continue is served the same way (the used run was replaced), and both stop where
+// a run from the start stops.
+TEST(Debug, ReverseContinueWithoutCheckpointsGoesOnFromAnAutomaticOne)
+{
+	TempDir dir("debug");
+	RunResult rec = RecordInto(dir, "long.dlog", { std::string(GUEST_DIR) + "/dbg_long" });
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	std::vector<std::string> origins[2];
+	for (int session = 0; session < 2; session++) {
+		RunResult r = Debug(dir, "long.dlog",
+				    { "break done", "continue", "info checkpoints", "break late",
+				      "reverse-continue", "print i", "monitor when",
+				      "info checkpoints", "continue", "reverse-continue", "print i",
+				      "monitor when", "info checkpoints", "delete 1", "continue" });
+		std::string all = r.out + r.err;
+		EXPECT_FALSE(r.timed_out) << r.Describe();
+		EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+		EXPECT_EQ(r.code, 0) << r.Describe();
+		EXPECT_EQ(r.err.find("diverged"), std::string::npos) << all;
+		EXPECT_EQ(Matching(r.out, "^Breakpoint 2, late \\(i=i@entry=1800\\)").size(), 2u)
+			<< all;
+		std::vector<std::string> values = Values(r.out);
+		ASSERT_EQ(values.size(), 2u) << all;
+		EXPECT_EQ(values[0], " = 1800") << all;
+		EXPECT_EQ(values[1], " = 1800") << all;
+		std::vector<std::string> when = Matching(r.err, "^logical time ");
+		ASSERT_EQ(when.size(), 2u) << all;
+		EXPECT_EQ(when[1], when[0]) << all;
+		// The first run of the session is its own; both reverse-continues end in a run
+		// that went on from an automatic parked run, after the start, before late.
+		origins[session] = Matching(r.err, "^This run ");
+		ASSERT_EQ(origins[session].size(), 3u) << all;
+		EXPECT_EQ(origins[session][0], "This run started from the start of the recording.")
+			<< all;
+		for (int i = 1; i < 3; i++) {
+			EXPECT_NE(origins[session][i].find("(kept automatically)"),
+				  std::string::npos)
+				<< all;
+			long at = NumberAfter(origins[session][i], "logical time ");
+			EXPECT_GT(at, 0) << all;
+			EXPECT_LE(at, NumberAfter(when[0], "logical time ")) << all;
+		}
+		EXPECT_EQ(origins[session][2], origins[session][1]) << all;
+		// The program's lines, once each: `ahead` from the first run (parked runs pass
+		// it, and show nothing), the end from the last continue.
+		EXPECT_EQ(Matching(r.out, "^ahead 1600$").size(), 1u) << all;
+		EXPECT_EQ(Matching(r.out, "^counter 6800$").size(), 1u) << all;
+	}
+	EXPECT_EQ(origins[1], origins[0]);
+}
+
+// `restart 1` twice lands on the same state both times, each from a parked run of the
+// checkpoint (the one used is replaced at once, in the background), and so does a third
+// after the session went on past it.
+TEST(Debug, RestartTwiceGoesOnFromAParkedRunBothTimes)
+{
+	TempDir dir("debug");
+	RunResult rec = RecordInto(dir, "long.dlog", { std::string(GUEST_DIR) + "/dbg_long" });
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	const std::vector<std::string> look{ "print i", "print counter", "print $pc",
+					     "monitor when", "info checkpoints" };
+	std::vector<std::string> cmds{ "break ahead", "continue", "checkpoint" };
+	cmds.insert(cmds.end(), look.begin(), look.end());
+	for (const char *c : { "restart 1", "restart 1", "continue", "restart 1" }) {
+		cmds.push_back(c);
+		if (strcmp(c, "continue"))
+			cmds.insert(cmds.end(), look.begin(), look.end());
+	}
+	RunResult r = Debug(dir, "long.dlog", cmds);
+	std::string all = r.out + r.err;
+	EXPECT_FALSE(r.timed_out) << r.Describe();
+	EXPECT_TRUE(r.leftovers.empty()) << r.Describe();
+	EXPECT_EQ(r.code, 0) << r.Describe();
+	EXPECT_EQ(r.err.find("diverged"), std::string::npos) << all;
+	std::vector<std::string> values = Values(r.out);
+	ASSERT_EQ(values.size(), 3u * 4u) << all;
+	EXPECT_EQ(values[0], " = 1600") << all;
+	for (int i = 1; i < 4; i++)
+		EXPECT_EQ(std::vector<std::string>(values.begin() + 3 * i,
+						   values.begin() + 3 * i + 3),
+			  std::vector<std::string>(values.begin(), values.begin() + 3))
+			<< "restart " << i << "\n"
+			<< all;
+	std::vector<std::string> when = Matching(r.err, "^logical time ");
+	ASSERT_EQ(when.size(), 4u) << all;
+	for (int i = 1; i < 4; i++)
+		EXPECT_EQ(when[i], when[0]) << all;
+	// `ahead` prints once: from the run that continued from the third stop (the parked
+	// runs show nothing, nor the automatic ones past it).
+	EXPECT_EQ(Matching(r.out, "^ahead 1600$").size(), 1u) << all;
+	std::vector<std::string> origins = Matching(r.err, "^This run ");
+	ASSERT_EQ(origins.size(), 4u) << all;
+	for (int i = 1; i < 4; i++)
+		EXPECT_NE(origins[i].find("(a checkpoint's)"), std::string::npos) << all;
+}

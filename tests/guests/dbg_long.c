@@ -2,7 +2,8 @@
  * turns of a loop (2000 unless argv[1] says), each an event (sched_yield) and a write of
  * `counter`. `ahead` is called once, at turn 4N/5, `late` once, at turn 9N/10: from a
  * checkpoint at ahead, a reverse-continue from the end onto late runs over a fifth and a
- * tenth of the recording, from the start over all of it and nine tenths. */
+ * tenth of the recording, from the start over all of it and nine tenths. `ahead` prints a
+ * line: runs parked ahead of time pass it and must not show it. */
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,8 @@ long counter;
 __attribute__((noinline)) void ahead(int i)
 {
 	counter += i;
+	printf("ahead %d\n", i);
+	fflush(stdout);
 }
 
 __attribute__((noinline)) void late(int i)
