@@ -148,17 +148,24 @@ static struct sched_ops ops = {
 	.woken = vdso_resumed,
 };
 
-/* Virtual time moves only at events. While a timer that sends a signal is armed for the
- * task's process, or the task is in seccomp strict mode, or its process has
- * READ_IMPLIES_EXEC (a PROT_READ mapping is code to scan: sys_misc.c), every syscall of
- * the task stops
- * (PTRACE_SYSCALL), the calls the filter allows included: each allowed call is an event
- * at its exit stop, so a computation that waits for its timer signal and calls only
- * allowed syscalls gets it, at the same point on every run. */
+/* The virtual time t's process stands at: serially the clock's (t is resumed only at points
+ * of the timeline); in parallel mode its own last event's, since other domains move the
+ * clock meanwhile at moments the wall clock picks. */
+static int64_t process_now(const struct task *t)
+{
+	return tracer_parallel() && t->proc->event_ns ? t->proc->event_ns : vclock_now();
+}
+
+/* Virtual time moves only at events. While a timer that sends a signal is due soon for the
+ * task's process (timers_signal_near), or the task is in seccomp strict mode, or its
+ * process has READ_IMPLIES_EXEC (a PROT_READ mapping is code to scan: sys_misc.c), every
+ * syscall of the task stops (PTRACE_SYSCALL), the calls the filter allows included: each
+ * allowed call is an event at its exit stop, so a computation that waits for its timer
+ * signal and calls only allowed syscalls gets it, at the same point on every run. */
 static bool every_syscall_stops(const struct task *t)
 {
 	return t->seccomp_strict || t->proc->read_implies_exec || t->traced.syscall_mode ||
-	       timers_next_signal(t->proc->tgid) >= 0;
+	       timers_signal_near(t->proc->tgid, process_now(t));
 }
 
 int tracer_resume_request(const struct task *t)

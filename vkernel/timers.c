@@ -105,6 +105,25 @@ int64_t timers_next_signal(pid_t tgid)
 	return next;
 }
 
+/* Ten thousand events: far enough for the timers a computation waits for (a tick, a short
+ * alarm), short of the common long timeouts (a second's lock wait, a minute's login). */
+static const int64_t CALL_HORIZON_NS = 10000000;
+
+/* Only a timer signal due this soon makes every call of its process an event (the engine's
+ * every_syscall_stops). One further off takes that many events (each moves the clock by
+ * VCLOCK_STEP_NS) or a jump of the clock to come within reach, and a server that leaves a
+ * long timeout armed while it works (PostgreSQL keeps a backend's alarm armed after a lock
+ * wait, for its deadlock check a second ahead) would otherwise stop at every call. The
+ * answer depends only on the timers and the virtual time given, which the engine takes at
+ * the task's resumes, points of the timeline: the same on every run. A loop whose calls
+ * never stop, waiting for a timer further off, is left to the spin detector, as a loop
+ * without calls is. */
+bool timers_signal_near(pid_t tgid, int64_t now_ns)
+{
+	int64_t due = timers_next_signal(tgid);
+	return due >= 0 && due - now_ns <= CALL_HORIZON_NS;
+}
+
 /* ---- firing ------------------------------------------------------------------------------- */
 
 static void queue_info(pid_t tgid, const siginfo_t *info)

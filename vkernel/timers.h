@@ -49,6 +49,9 @@ uint64_t timers_take_unread_ticks(int fd);
 int64_t timers_next_deadline(void); /* earliest armed deadline, -1 for none */
 /* Earliest deadline of a timer that signals process tgid (any process for tgid 0), -1. */
 int64_t timers_next_signal(pid_t tgid);
+/* Is a signal of tgid's timers due within 10 ms of virtual time after now_ns? While it is,
+ * every call of the process is an event (timers.c). */
+bool timers_signal_near(pid_t tgid, int64_t now_ns);
 void timers_fire(void); /* fires every timer due at the current virtual time */
 bool timers_fix_siginfo(struct task *t, int sig); /* at a signal stop: a timer's siginfo */
 /* A timer signal `sig` of process tgid was taken otherwise (sigtimedwait): its siginfo in

@@ -159,6 +159,51 @@ TEST(LockConvoy, WritesUnderALockKeepTheTurn)
 	rmdir(dir);
 }
 
+// Lines of a --trace that match `re`.
+int CountLines(const std::string &text, const std::string &re)
+{
+	std::regex line(re);
+	return (int)std::distance(std::sregex_iterator(text.begin(), text.end(), line),
+				  std::sregex_iterator());
+}
+
+// Only a timer due soon makes every call an event: with one 60 s ahead the guest's 100
+// getppid calls run without stopping (before the fix each was an event, and a server that
+// kept a long timeout armed, as PostgreSQL does, stopped at every call), while with one
+// 2 ms ahead every getuid call is, and the signal comes at the same call on every run,
+// recorded and replayed too.
+TEST(TimerLoop, OnlyATimerDueSoonMakesEveryCallAnEvent)
+{
+	std::string first;
+	for (int i = 0; i < 3; i++) {
+		RunResult r = RunCommand(UnderDetrun({ "--trace" }, { Guest("sched_far_timer") }),
+					 WithTimeout(60));
+		ASSERT_EQ(r.code, 0) << r.Describe();
+		ASSERT_TRUE(Contains(r.out, "sched_far_timer: ok")) << r.Describe();
+		EXPECT_EQ(CountLines(r.err, "getppid = [0-9]+ \\(every call is an event\\)"), 0)
+			<< r.err;
+		EXPECT_GT(CountLines(r.err, "getuid = [0-9]+ \\(every call is an event\\)"), 100)
+			<< r.err;
+		if (i == 0)
+			first = r.out;
+		EXPECT_EQ(r.out, first)
+			<< FirstDifference("run 1", first, "run " + std::to_string(i + 1), r.out);
+	}
+	char dir[] = "/tmp/detrun-sched-XXXXXX";
+	ASSERT_NE(mkdtemp(dir), nullptr);
+	std::string log = std::string(dir) + "/far.dlog";
+	RunResult rec = RunCommand({ DETRUN_PATH, "record", "-o", log, "--",
+				     Guest("sched_far_timer") },
+				   WithTimeout(60));
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	EXPECT_EQ(rec.out, first) << rec.Describe();
+	RunResult rep = RunCommand({ DETRUN_PATH, "replay", log }, WithTimeout(60));
+	EXPECT_EQ(rep.code, 0) << rep.Describe();
+	EXPECT_EQ(rep.out, rec.out) << rep.Describe();
+	unlink(log.c_str());
+	rmdir(dir);
+}
+
 // A loop without syscalls cannot be interrupted at a deterministic point without
 // instruction counters: detrun names the task and shows its stack in one hazard, then
 // lets the timer fire (the program ends as it does natively). Before the fix the loop ran
