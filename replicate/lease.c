@@ -257,6 +257,35 @@ static void *progress(void *arg)
 	return NULL;
 }
 
+int rep_progress_nodes(struct rep_link *l, char ***names, int *count)
+{
+	char stream[160], filter[160];
+	snprintf(stream, sizeof(stream), "KV_%s", l->bucket);
+	snprintf(filter, sizeof(filter), "$KV.%s.node.>", l->bucket);
+	jsOptions o;
+	jsOptions_Init(&o);
+	o.Stream.Info.SubjectsFilter = filter;
+	jsStreamInfo *si = NULL;
+	jsErrCode jerr = 0;
+	natsStatus s = js_GetStreamInfo(&si, l->js, stream, &o, &jerr);
+	if (s != NATS_OK) {
+		char t[128];
+		snprintf(l->why, sizeof(l->why), "cannot list the replicas of group %s: %s",
+			 l->group, rep_status_text(s, jerr, t, sizeof(t)));
+		return -1;
+	}
+	jsStreamStateSubjects *subjects = si->State.Subjects;
+	int n = subjects ? subjects->Count : 0;
+	*names = calloc((size_t)n + 1, sizeof(**names));
+	*count = 0;
+	size_t prefix = strlen(filter) - 1; /* "$KV.BUCKET.node." */
+	for (int i = 0; *names && i < n; i++)
+		if (strlen(subjects->List[i].Subject) > prefix)
+			(*names)[(*count)++] = strdup(subjects->List[i].Subject + prefix);
+	jsStreamInfo_Destroy(si);
+	return *names ? 0 : -1;
+}
+
 void rep_progress_start(struct rep_link *l)
 {
 	sigset_t saved;

@@ -1299,3 +1299,65 @@ TEST_F(Replicate, ReplyWaitsForItsInputsAcknowledgement)
 	}
 	EXPECT_TRUE(a.leftovers.empty()) << a.Describe();
 }
+
+namespace
+{
+
+// Whether --status's output OUT has a row for each of a (leading), b and c (following).
+bool ListsEveryReplica(const std::string &out)
+{
+	return out.find("replica a: leader,") != std::string::npos &&
+	       out.find("replica b: follower,") != std::string::npos &&
+	       out.find("replica c: follower,") != std::string::npos;
+}
+
+RunResult Status(const std::string &group)
+{
+	return RunCommand(
+		{ kDetrun, "replicate", "--status", "--cluster", cluster->urls, "--group", group });
+}
+
+} // namespace
+
+// --status while one NATS server of the three is down. The server led the stream of the
+// lease's bucket, which elects another leader (reads time out meanwhile); and afterwards
+// the listing libnats offers (kvStore_Keys, a consumer of one replica, placed on any of the
+// stream's servers) timed out whenever its consumer was placed on the dead server. Before,
+// --status said "no group" during the election, and listed no replica at all when the
+// listing failed. Now each run lists every replica, from what the remaining quorum answers.
+TEST_F(Replicate, StatusListsEveryReplicaWhileAServerIsDown)
+{
+	UseOwnCluster();
+	Group g({ "status", "kv", { kKvServer, "PORT", "data", "ADDR" }, 1, true, false });
+	// A lease longer than any election here: the progress keys (which live as long as the
+	// lease) outlast it, and no follower takes over.
+	g.Start(0, { "--lease-ms", "60000" });
+	ASSERT_TRUE(g.r[0]->WaitForOutput("leads group", 90, true)) << g.r[0]->Finish().Describe();
+	for (int n = 1; n < 3; n++) {
+		g.Start(n);
+		ASSERT_TRUE(g.r[n]->WaitForOutput("follows group", 90, true))
+			<< g.r[n]->Finish().Describe();
+	}
+	RunResult before;
+	for (int i = 0; i < 300 && !ListsEveryReplica((before = Status(g.name)).out); i++)
+		usleep(100 * 1000);
+	ASSERT_TRUE(ListsEveryReplica(before.out)) << before.Describe();
+	int victim = StreamLeader("KV_DETRUN_LEASE_" + g.name, 0);
+	ASSERT_TRUE(victim >= 0 && victim < 3) << victim;
+	cluster->Kill(victim);
+	for (int run = 0; run < 4; run++) {
+		RunResult r = Status(g.name);
+		EXPECT_EQ(r.code, 0) << r.Describe();
+		EXPECT_TRUE(ListsEveryReplica(r.out))
+			<< "run " << run << " with server " << victim + 1 << " down:\n"
+			<< r.Describe();
+		EXPECT_EQ(r.out.find("cannot"), std::string::npos) << r.Describe();
+	}
+	ASSERT_TRUE(cluster->Start(victim)); // for the tests after this one
+	EXPECT_EQ(RunCommand({ kKvClient, g.At(0), "1", "1", "8", "--shutdown" }).code, 0);
+	for (int n = 0; n < 3; n++) {
+		RunResult e = g.r[n]->Finish();
+		EXPECT_EQ(e.code, 0) << e.Describe();
+		EXPECT_EQ(e.err.find("leads from"), std::string::npos) << e.Describe();
+	}
+}
