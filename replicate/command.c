@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "recorder/fingerprint.h"
@@ -177,9 +178,19 @@ static void status_row(struct rep_link *l, const char *node, const char *holder,
 }
 
 /* Status reads need only the cluster's quorum, but while a server is down a stream whose
- * leader it was elects another (4-10 s on loopback, each read timing out meanwhile):
- * each read is tried again for up to STATUS_TRIES seconds. */
-#define STATUS_TRIES 30
+ * leader it was elects another (4-10 s on loopback, each read timing out after 5 s
+ * meanwhile): the reads are tried again until STATUS_WAIT_S seconds have passed. */
+#define STATUS_WAIT_S 30
+
+static bool status_waited(const struct timespec *start)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec - start->tv_sec >= STATUS_WAIT_S)
+		return true;
+	sleep(1);
+	return false;
+}
 
 static int status(struct rep_link *l)
 {
@@ -187,12 +198,13 @@ static int status(struct rep_link *l)
 	uint64_t epoch;
 	int64_t last = -1;
 	int held = -1;
-	for (int tries = 0; tries < STATUS_TRIES && last < 0; tries++)
-		if ((last = rep_last_seq(l)) < 0)
-			sleep(1);
-	for (int tries = 0; tries < STATUS_TRIES && last >= 0 && held; tries++)
-		if ((held = rep_lease_holder(l, holder, sizeof(holder), &epoch)))
-			sleep(1);
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while ((last = rep_last_seq(l)) < 0 && !status_waited(&start))
+		;
+	while (last >= 0 && (held = rep_lease_holder(l, holder, sizeof(holder), &epoch)) &&
+	       !status_waited(&start))
+		;
 	if (last < 0 || held) {
 		fprintf(stderr, "detrun: replicate: %s\n",
 			last < 0 ? l->why : "cannot read the lease");
@@ -206,9 +218,8 @@ static int status(struct rep_link *l)
 		printf("leader: none (the lease has lapsed)\n");
 	char **nodes = NULL;
 	int count = 0, listed = -1;
-	for (int tries = 0; tries < STATUS_TRIES && listed; tries++)
-		if ((listed = rep_progress_nodes(l, &nodes, &count)))
-			sleep(1);
+	while ((listed = rep_progress_nodes(l, &nodes, &count)) && !status_waited(&start))
+		;
 	if (listed) {
 		printf("replicas: cannot be listed now (%s)\n", l->why);
 		return 0;
