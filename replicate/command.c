@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "recorder/fingerprint.h"
@@ -137,12 +138,74 @@ static void print_ignored(unsigned long long mask)
 		}
 }
 
+/* One replica's row: its progress key as the bucket has it. A read that fails (the
+ * bucket's stream electing its leader) is tried again; a row that still cannot be read is
+ * listed as such, never left out. */
+static void status_row(struct rep_link *l, const char *node, const char *holder, int64_t last)
+{
+	char key[96];
+	snprintf(key, sizeof(key), "node.%s", node);
+	kvEntry *e = NULL;
+	natsStatus st = NATS_OK;
+	for (int tries = 0; tries < 5; tries++) {
+		if (tries)
+			usleep(500 * 1000);
+		if ((st = kvStore_Get(&e, l->kv, key)) == NATS_OK || st == NATS_NOT_FOUND)
+			break;
+	}
+	if (st == NATS_NOT_FOUND) /* deleted between the listing and the read */
+		return;
+	if (st != NATS_OK) {
+		printf("replica %s: progress cannot be read now (%s)\n", node,
+		       natsStatus_GetText(st));
+		return;
+	}
+	char role[16] = "?";
+	unsigned long long t = 0, seq = 0, ignored = 0;
+	sscanf(kvEntry_ValueString(e), "%15s %llu %llu %llx", role, &t, &seq, &ignored);
+	/* A leader that died leaves its row until the bucket's TTL removes it: only the
+	 * lease's holder leads. A leader's sequence is its own last append, so it has no
+	 * lag to show. */
+	bool leads = !strcmp(role, "leader");
+	printf("replica %s: %s, logical time %llu, stream sequence %llu", node,
+	       leads && strcmp(node, holder) ? "leader no longer (the lease is not its)" : role, t,
+	       seq);
+	if (!leads)
+		printf(", lag %lld", (long long)last - (long long)seq);
+	print_ignored(ignored);
+	putchar('\n');
+	kvEntry_Destroy(e);
+}
+
+/* Status reads need only the cluster's quorum, but while a server is down a stream whose
+ * leader it was elects another (4-10 s on loopback, each read timing out after 5 s
+ * meanwhile): the reads are tried again until STATUS_WAIT_S seconds have passed. */
+#define STATUS_WAIT_S 30
+
+static bool status_waited(const struct timespec *start)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec - start->tv_sec >= STATUS_WAIT_S)
+		return true;
+	sleep(1);
+	return false;
+}
+
 static int status(struct rep_link *l)
 {
 	char holder[64];
 	uint64_t epoch;
-	int64_t last = rep_last_seq(l);
-	if (last < 0 || rep_lease_holder(l, holder, sizeof(holder), &epoch)) {
+	int64_t last = -1;
+	int held = -1;
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while ((last = rep_last_seq(l)) < 0 && !status_waited(&start))
+		;
+	while (last >= 0 && (held = rep_lease_holder(l, holder, sizeof(holder), &epoch)) &&
+	       !status_waited(&start))
+		;
+	if (last < 0 || held) {
 		fprintf(stderr, "detrun: replicate: %s\n",
 			last < 0 ? l->why : "cannot read the lease");
 		return 125;
@@ -153,43 +216,19 @@ static int status(struct rep_link *l)
 		printf("leader: %s (epoch %" PRIu64 ")\n", holder, epoch);
 	else
 		printf("leader: none (the lease has lapsed)\n");
-	/* The listing is a consumer of the bucket's stream, which times out while a server of
-	 * the cluster is down and the stream elects its leader: tried again for a while. */
-	kvKeysList keys = { 0 };
-	natsStatus st = NATS_OK;
-	for (int tries = 0; tries < 6; tries++) {
-		if (tries)
-			sleep(2);
-		if ((st = kvStore_Keys(&keys, l->kv, NULL)) == NATS_OK)
-			break;
-	}
-	if (st != NATS_OK) {
-		printf("replicas: cannot be listed now (%s)\n", natsStatus_GetText(st));
+	char **nodes = NULL;
+	int count = 0, listed = -1;
+	while ((listed = rep_progress_nodes(l, &nodes, &count)) && !status_waited(&start))
+		;
+	if (listed) {
+		printf("replicas: cannot be listed now (%s)\n", l->why);
 		return 0;
 	}
-	for (int i = 0; i < keys.Count; i++) {
-		kvEntry *e = NULL;
-		if (strncmp(keys.Keys[i], "node.", 5) || kvStore_Get(&e, l->kv, keys.Keys[i]))
-			continue;
-		char role[16] = "?";
-		unsigned long long t = 0, seq = 0, ignored = 0;
-		sscanf(kvEntry_ValueString(e), "%15s %llu %llu %llx", role, &t, &seq, &ignored);
-		/* A leader that died leaves its row until the bucket's TTL removes it: only the
-		 * lease's holder leads. A leader's sequence is its own last append, so it has
-		 * no lag to show. */
-		const char *node = keys.Keys[i] + 5;
-		bool leads = !strcmp(role, "leader");
-		printf("replica %s: %s, logical time %llu, stream sequence %llu", node,
-		       leads && strcmp(node, holder) ? "leader no longer (the lease is not its)"
-						     : role,
-		       t, seq);
-		if (!leads)
-			printf(", lag %lld", (long long)last - (long long)seq);
-		print_ignored(ignored);
-		putchar('\n');
-		kvEntry_Destroy(e);
+	for (int i = 0; i < count; i++) {
+		status_row(l, nodes[i], holder, last);
+		free(nodes[i]);
 	}
-	kvKeysList_Destroy(&keys);
+	free(nodes);
 	return 0;
 }
 

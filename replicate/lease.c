@@ -177,6 +177,18 @@ int rep_lease_revision(struct rep_link *l, uint64_t *rev)
 #define PROGRESS_MS 500
 #define LIVE_WITHIN_MS (3 * PROGRESS_MS)
 
+/* Takes NAME's progress key: by create if CREATE (there is none), else taken already (a
+ * dead replica's, updated). A create that fails found another replica's. */
+static int claim(struct rep_link *l, const char *key, const char *starting, bool create)
+{
+	uint64_t rev = 0;
+	if (!create || kvStore_Create(&rev, l->kv, key, starting, (int)strlen(starting)) == NATS_OK)
+		return 0;
+	snprintf(l->why, sizeof(l->why),
+		 "node %s: another replica of group %s took this name just now", l->node, l->group);
+	return 1;
+}
+
 int rep_node_claim(struct rep_link *l)
 {
 	char key[96];
@@ -185,15 +197,8 @@ int rep_node_claim(struct rep_link *l)
 	uint64_t rev = 0;
 	kvEntry *e = NULL;
 	natsStatus s = kvStore_Get(&e, l->kv, key);
-	if (s == NATS_NOT_FOUND) {
-		s = kvStore_Create(&rev, l->kv, key, starting, (int)strlen(starting));
-		if (s == NATS_OK)
-			return 0;
-		snprintf(l->why, sizeof(l->why),
-			 "node %s: another replica of group %s took this name just now", l->node,
-			 l->group);
-		return 1;
-	}
+	if (s == NATS_NOT_FOUND)
+		return claim(l, key, starting, true);
 	if (s != NATS_OK) {
 		snprintf(l->why, sizeof(l->why), "cannot read the replicas of group %s: %s",
 			 l->group, natsStatus_GetText(s));
@@ -201,19 +206,29 @@ int rep_node_claim(struct rep_link *l)
 	}
 	uint64_t seen = kvEntry_Revision(e);
 	kvEntry_Destroy(e);
+	bool live = false;
 	for (int waited = 0; waited < LIVE_WITHIN_MS; waited += 100) {
 		usleep(100 * 1000);
 		e = NULL;
-		bool changed = kvStore_Get(&e, l->kv, key) == NATS_OK &&
-			       kvEntry_Revision(e) != seen;
+		s = kvStore_Get(&e, l->kv, key);
+		/* Only a higher revision is an update: a server still catching up answers with
+		 * an older one. */
+		live = s == NATS_OK && kvEntry_Revision(e) > seen;
 		kvEntry_Destroy(e);
-		if (changed)
+		if (live)
 			break;
-		if (waited + 100 >= LIVE_WITHIN_MS &&
-		    kvStore_Update(&rev, l->kv, key, starting, (int)strlen(starting), seen) ==
-			    NATS_OK)
-			return 0; /* a dead replica's key (this one restarted): taken over */
+		/* Gone: nobody renewed it for the bucket's TTL (a replica killed as long ago
+		 * as its takeover takes): a dead replica's, taken by create. */
+		if (s == NATS_NOT_FOUND || (waited + 100 >= LIVE_WITHIN_MS &&
+					    kvStore_Update(&rev, l->kv, key, starting,
+							   (int)strlen(starting), seen) == NATS_OK))
+			return claim(l, key, starting, s == NATS_NOT_FOUND);
 	}
+	/* The update failed unrenewed: the entry may have expired just before it. */
+	e = NULL;
+	if (!live && kvStore_Get(&e, l->kv, key) == NATS_NOT_FOUND)
+		return claim(l, key, starting, true);
+	kvEntry_Destroy(e);
 	snprintf(l->why, sizeof(l->why),
 		 "node %s is live in group %s already (a replica of that name updates its "
 		 "progress): give this replica another --node",
@@ -255,6 +270,35 @@ static void *progress(void *arg)
 		usleep(PROGRESS_MS * 1000);
 	}
 	return NULL;
+}
+
+int rep_progress_nodes(struct rep_link *l, char ***names, int *count)
+{
+	char stream[160], filter[160];
+	snprintf(stream, sizeof(stream), "KV_%s", l->bucket);
+	snprintf(filter, sizeof(filter), "$KV.%s.node.>", l->bucket);
+	jsOptions o;
+	jsOptions_Init(&o);
+	o.Stream.Info.SubjectsFilter = filter;
+	jsStreamInfo *si = NULL;
+	jsErrCode jerr = 0;
+	natsStatus s = js_GetStreamInfo(&si, l->js, stream, &o, &jerr);
+	if (s != NATS_OK) {
+		char t[128];
+		snprintf(l->why, sizeof(l->why), "cannot list the replicas of group %s: %s",
+			 l->group, rep_status_text(s, jerr, t, sizeof(t)));
+		return -1;
+	}
+	jsStreamStateSubjects *subjects = si->State.Subjects;
+	int n = subjects ? subjects->Count : 0;
+	*names = calloc((size_t)n + 1, sizeof(**names));
+	*count = 0;
+	size_t prefix = strlen(filter) - 1; /* "$KV.BUCKET.node." */
+	for (int i = 0; *names && i < n; i++)
+		if (strlen(subjects->List[i].Subject) > prefix)
+			(*names)[(*count)++] = strdup(subjects->List[i].Subject + prefix);
+	jsStreamInfo_Destroy(si);
+	return *names ? 0 : -1;
 }
 
 void rep_progress_start(struct rep_link *l)

@@ -149,6 +149,13 @@ int rep_open_group(struct rep_link *l, int64_t ttl_ms, bool create)
 		if (s != NATS_OK)
 			s = js_KeyValue(&l->kv, l->js, l->bucket);
 	}
+	/* --status: a timeout (5 s) is the bucket's stream electing its leader (a server of
+	 * the cluster is down), not a missing group: tried again for about 30 s. */
+	for (int tries = 0; !create && (s == NATS_TIMEOUT || s == NATS_NO_RESPONDERS) && tries < 5;
+	     tries++) {
+		sleep(1);
+		s = js_KeyValue(&l->kv, l->js, l->bucket);
+	}
 	for (int tries = 0; s == NATS_OK && create && (s = add_stream(l)) != NATS_OK && tries < 300;
 	     tries++) {
 		usleep(100 * 1000);

@@ -98,6 +98,13 @@ int rep_node_claim(struct rep_link *l);
 /* Publishes this replica's progress (role, logical time, stream sequence) every 500 ms. */
 void rep_progress_start(struct rep_link *l);
 void rep_progress_set(bool leading, uint64_t time, uint64_t seq);
+/* The names of the replicas with a progress key in the bucket, listed from its stream's
+ * information (a subjects filter): a request the stream's leader answers whenever the
+ * cluster has a quorum. kvStore_Keys makes a consumer of one replica, placed on any server
+ * of the stream's: one placed on a server that is down never answers, and --status listed
+ * no replica while a server was down. 0 and *count names in *names (the caller frees each
+ * and the array), or -1 with l->why. */
+int rep_progress_nodes(struct rep_link *l, char ***names, int *count);
 /* A signal from outside this follower ignored: --status lists it. */
 void rep_progress_ignored(int sig);
 

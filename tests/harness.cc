@@ -185,13 +185,13 @@ std::vector<std::string> KillLeftovers(pid_t leader)
 			}
 			kill(p.pid, SIGKILL);
 		}
-		// reap the ones that are (or become) our children; others are reaped by their
-		// parents, which are being killed too
+		// reap the ones that are our children (those that become ours meanwhile are
+		// found by the next round); others are reaped by their parents, which are being
+		// killed too. Never waitpid(-1): it reaps another command that ended meanwhile (a
+		// client still to be finished), whose Finish then spun until its hard limit.
 		for (const auto &p : left)
 			if (p.ppid == getpid())
 				WaitBounded(p.pid, nullptr, 10);
-		while (waitpid(-1, nullptr, WNOHANG) > 0) {
-		}
 	}
 	return desc;
 }

@@ -21,7 +21,8 @@ function(shared_cluster_test name)
 endfunction()
 foreach(t KvServerCrashIsReplicated UnixSocketServerFollows ErrorsAreOneLine
     ReplicaMustRunWhatTheLeaderRuns InputLargerThanMaxPayloadReplicates
-    FollowerStopsOnSigtermWhileWaiting)
+    FollowerStopsOnSigtermWhileWaiting FollowerIgnoresSignalsThatDoNotEndIt
+    DuplicateNodeNamesAreRefused LapsedLeaseIsTakenAgainByTheLeader)
   suite_test(Replicate.${t} "e2e;cluster" 3)
   shared_cluster_test(Replicate.${t})
 endforeach()
@@ -37,6 +38,10 @@ endforeach()
 suite_test(Replicate.MemcachedLeaderKilledFollowerTakesOver "e2e;cluster;slow" 60)
 suite_test(Replicate.StreamLeaderServerKilledDuringLoad "e2e;cluster;slow" 30)
 suite_test(Replicate.KvServerLeaderKilledFollowerTakesOver "e2e;cluster;slow" 16)
+suite_test(Replicate.PausedLeaderResumesDeposedAndSaysSo "e2e;cluster;slow" 15)
+suite_test(Replicate.StatusListsEveryReplicaWhileAServerIsDown "e2e;cluster;slow" 25)
+suite_test(Replicate.QuorumLossLongerThanTheLease "e2e;cluster;slow" 20)
+suite_test(Replicate.SevenLeaderKillsLoseNoAcknowledgedWrite "e2e;cluster;slow" 60)
 
 suite_test(PostgreSQL.ServerUnderDetrunServesPgbenchFiveTimes "e2e;slow" 70)
 suite_test(PostgreSQL.RecordedOverItsUnixSocketReplaysOffline "e2e;slow" 15)

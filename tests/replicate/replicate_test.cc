@@ -1299,3 +1299,326 @@ TEST_F(Replicate, ReplyWaitsForItsInputsAcknowledgement)
 	}
 	EXPECT_TRUE(a.leftovers.empty()) << a.Describe();
 }
+
+namespace
+{
+
+// Whether --status's output OUT has a row for each of a (leading), b and c (following).
+bool ListsEveryReplica(const std::string &out)
+{
+	return out.find("replica a: leader,") != std::string::npos &&
+	       out.find("replica b: follower,") != std::string::npos &&
+	       out.find("replica c: follower,") != std::string::npos;
+}
+
+RunResult Status(const std::string &group)
+{
+	return RunCommand(
+		{ kDetrun, "replicate", "--status", "--cluster", cluster->urls, "--group", group });
+}
+
+} // namespace
+
+// --status while one NATS server of the three is down. The server led the stream of the
+// lease's bucket, which elects another leader (reads time out meanwhile); and afterwards
+// the listing libnats offers (kvStore_Keys, a consumer of one replica, placed on any of the
+// stream's servers) timed out whenever its consumer was placed on the dead server. Before,
+// --status said "no group" during the election, and listed no replica at all when the
+// listing failed. Now each run lists every replica, from what the remaining quorum answers.
+TEST_F(Replicate, StatusListsEveryReplicaWhileAServerIsDown)
+{
+	UseOwnCluster();
+	Group g({ "status", "kv", { kKvServer, "PORT", "data", "ADDR" }, 1, true, false });
+	// A lease longer than any election here: the progress keys (which live as long as the
+	// lease) outlast it, and no follower takes over.
+	g.Start(0, { "--lease-ms", "60000" });
+	ASSERT_TRUE(g.r[0]->WaitForOutput("leads group", 90, true)) << g.r[0]->Finish().Describe();
+	for (int n = 1; n < 3; n++) {
+		g.Start(n);
+		ASSERT_TRUE(g.r[n]->WaitForOutput("follows group", 90, true))
+			<< g.r[n]->Finish().Describe();
+	}
+	RunResult before;
+	for (int i = 0; i < 300 && !ListsEveryReplica((before = Status(g.name)).out); i++)
+		usleep(100 * 1000);
+	ASSERT_TRUE(ListsEveryReplica(before.out)) << before.Describe();
+	int victim = StreamLeader("KV_DETRUN_LEASE_" + g.name, 0);
+	ASSERT_TRUE(victim >= 0 && victim < 3) << victim;
+	cluster->Kill(victim);
+	for (int run = 0; run < 4; run++) {
+		RunResult r = Status(g.name);
+		EXPECT_EQ(r.code, 0) << r.Describe();
+		EXPECT_TRUE(ListsEveryReplica(r.out))
+			<< "run " << run << " with server " << victim + 1 << " down:\n"
+			<< r.Describe();
+		EXPECT_EQ(r.out.find("cannot"), std::string::npos) << r.Describe();
+	}
+	ASSERT_TRUE(cluster->Start(victim)); // for the tests after this one
+	EXPECT_EQ(RunCommand({ kKvClient, g.At(0), "1", "1", "8", "--shutdown" }).code, 0);
+	for (int n = 0; n < 3; n++) {
+		RunResult e = g.r[n]->Finish();
+		EXPECT_EQ(e.code, 0) << e.Describe();
+		EXPECT_EQ(e.err.find("leads from"), std::string::npos) << e.Describe();
+	}
+}
+
+namespace
+{
+
+// What server N answers to a direct get of the last message on SUBJECT in STREAM (any
+// replica of the stream answers from its own copy, also without a quorum): the reply's
+// headers and payload, "NATS/1.0 404 Message Not Found" when it has none.
+std::string DirectGet(int n, const std::string &stream, const std::string &subject)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {};
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)(cluster->base + n));
+	if (inet_pton(AF_INET, cluster->host.c_str(), &a.sin_addr) != 1 ||
+	    connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		close(fd);
+		return "(cannot connect to " + cluster->host + ")";
+	}
+	std::string out = "CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true}\r\n"
+			  "SUB _INBOX.dget 1\r\nPUB $JS.API.DIRECT.GET." +
+			  stream + "." + subject + " _INBOX.dget 0\r\n\r\n";
+	if (write(fd, out.data(), out.size()) != (ssize_t)out.size()) {
+		close(fd);
+		return "(cannot send)";
+	}
+	// The reply: "HMSG _INBOX.dget 1 HEADER_BYTES TOTAL_BYTES\r\n" and TOTAL_BYTES more.
+	std::string in;
+	char buf[4096];
+	for (int i = 0; i < 50; i++) {
+		size_t at = in.find("HMSG _INBOX.dget 1 ");
+		size_t eol = at == std::string::npos ? at : in.find("\r\n", at);
+		if (eol != std::string::npos) {
+			size_t total = std::stoul(in.substr(in.rfind(' ', eol) + 1));
+			if (in.size() >= eol + 2 + total) {
+				close(fd);
+				return in.substr(eol + 2, total);
+			}
+		}
+		struct pollfd p = { fd, POLLIN, 0 };
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		ssize_t r = read(fd, buf, sizeof(buf));
+		if (r <= 0)
+			break;
+		in.append(buf, (size_t)r);
+		if (in.find("PING\r\n") != std::string::npos && write(fd, "PONG\r\n", 6) != 6)
+			break;
+	}
+	close(fd);
+	return "(no answer: " + in + ")";
+}
+
+// "leads from t=T (epoch E, after stream sequence S)" of NODE's own go-live line in ERR
+// ("node NODE leads from t=...", not a go-live it replayed: "node x: node NODE leads ...");
+// "" if there is none.
+std::string OwnGoLiveFacts(const std::string &err, char node)
+{
+	size_t at = err.find(std::string("replicate: node ") + node + " leads from t=");
+	return at == std::string::npos ? "" : GoLiveFacts(err.substr(at));
+}
+
+// The group ends at a SHUTDOWN request to LEADER; every replica ends alike, without
+// divergence, with the same data file and snapshot as the leader's.
+void EndWithEqualFiles(Group &g, int leader)
+{
+	EXPECT_EQ(RunCommand({ kKvClient, g.At(leader), "1", "1", "8", "--shutdown" }).code, 0);
+	RunResult end[3];
+	for (int n = 0; n < 3; n++)
+		end[n] = g.r[n]->Finish();
+	std::string node(1, 'a' + leader);
+	std::string data = ReadFile(g.dir / (node + "/data"));
+	std::string snap = ReadFile(g.dir / (node + "/data.snapshot"));
+	EXPECT_FALSE(data.empty() || snap.empty());
+	for (int n = 0; n < 3; n++) {
+		std::string other(1, 'a' + n);
+		EXPECT_EQ(end[n].code, 0) << end[n].Describe();
+		EXPECT_EQ(end[n].err.find("diverged"), std::string::npos)
+			<< end[n].Describe() << "\nthe others':\n"
+			<< end[(n + 1) % 3].err << end[(n + 2) % 3].err;
+		EXPECT_TRUE(end[n].leftovers.empty()) << end[n].Describe();
+		EXPECT_EQ(ReadFile(g.dir / (other + "/data")), data)
+			<< "node " << other << ": "
+			<< CountOf(ReadFile(g.dir / (other + "/data")), "\n")
+			<< " lines, the leader's " << CountOf(data, "\n");
+		EXPECT_EQ(ReadFile(g.dir / (other + "/data.snapshot")), snap) << "node " << other;
+	}
+}
+
+} // namespace
+
+// The cluster loses its quorum for longer than the lease: two of the three NATS servers
+// are killed while a client writes through the leader, until the lease's entry has
+// expired on the server left (a direct get there finds none: the outage outlasted the
+// lease, 4 s); then they are started again. Meanwhile nothing is appended or renewed and
+// the client gets no acknowledgement. Afterwards either the old leader holds the lease
+// again and goes on (taken again by create where the entry expired everywhere; renewed
+// where the servers that came back still hold it, as every run here had it), or a
+// follower took it first and the old leader stops at once (exit 125) and rejoins as a
+// follower. A replica acknowledges a write only once the stream holds it, and the stream
+// takes appends of one leader only (each names the sequence it expects): had two replicas
+// acknowledged at once, the writes of the one refused would be lost. So: one leader, whom
+// --status names; every write the client saw acknowledged is readable on it afterwards;
+// every replica ends alike with the same files.
+// Paused servers (SIGSTOP, then SIGCONT: a partition) are not tested: nats-server 2.9.10's
+// copies of the stream then diverge (the one left running kept 4,026 messages, the two
+// resumed 514, and consumers placed on them never went on).
+TEST_F(Replicate, QuorumLossLongerThanTheLease)
+{
+	UseOwnCluster();
+	ASSERT_EQ(cluster->nodes.size(), 3u) << cluster->nodes_why;
+	const int keys = 2000;
+	Group g({ "quorum", "kv", { kKvServer, "PORT", "data", "ADDR" }, keys, true, true });
+	g.Start(0, { "--lease-ms", "4000" });
+	ASSERT_TRUE(g.r[0]->WaitForOutput("leads group", 90, true)) << g.r[0]->Finish().Describe();
+	for (int n = 1; n < 3; n++) {
+		g.Start(n);
+		ASSERT_TRUE(g.r[n]->WaitForOutput("follows group", 90, true))
+			<< g.r[n]->Finish().Describe();
+	}
+	RunOptions copt;
+	copt.die_with_test = true;
+	copt.timeout_s = 900;
+	g.client = std::make_unique<Child>(std::vector<std::string>{ kClient, "kv", g.Everywhere(),
+								     std::to_string(keys) },
+					   copt);
+	ASSERT_TRUE(g.client->WaitForOutput("progress 500\n", 600))
+		<< g.client->Finish().Describe();
+	cluster->Kill(1);
+	cluster->Kill(2);
+	std::string bucket = "DETRUN_LEASE_" + g.name, lease;
+	for (int i = 0; i < 1200; i++) {
+		lease = DirectGet(0, "KV_" + bucket, "$KV." + bucket + ".leader");
+		if (lease.find("404") != std::string::npos)
+			break;
+		usleep(100 * 1000);
+	}
+	bool restarted = cluster->Start(1) && cluster->Start(2);
+	ASSERT_NE(lease.find("404"), std::string::npos) << "the lease never expired: " << lease;
+	ASSERT_TRUE(restarted);
+	RunResult wrote = g.client->Finish();
+	EXPECT_NE(wrote.out.find("acked " + std::to_string(keys) + " of"), std::string::npos)
+		<< wrote.Describe();
+	// Who leads now, as --status says once the lease is held again ("leader: none" while
+	// it has lapsed; before, for minutes, while the old leader served without it).
+	std::string status;
+	int leader = -1;
+	for (int i = 0; i < 600 && leader < 0; i++) {
+		status = Status(g.name).out;
+		for (int n = 0; n < 3; n++)
+			if (status.find(std::string("leader: ") + char('a' + n) + " (epoch") !=
+			    std::string::npos)
+				leader = n;
+		if (leader < 0)
+			usleep(100 * 1000);
+	}
+	ASSERT_GE(leader, 0) << status << g.r[0]->Err() << g.r[1]->Err() << g.r[2]->Err();
+	std::string facts;
+	if (leader == 0) {
+		for (int n = 1; n < 3; n++)
+			EXPECT_EQ(g.r[n]->Err().find("leads from"), std::string::npos)
+				<< g.r[n]->Err();
+	} else {
+		facts = OwnGoLiveFacts(g.r[leader]->Err(), char('a' + leader));
+		RunResult a = g.r[0]->Finish();
+		EXPECT_EQ(a.code, 125) << a.Describe();
+		EXPECT_NE(a.err.find("lost the lease"), std::string::npos) << a.Describe();
+		EXPECT_EQ(a.err.find("taken again"), std::string::npos) << a.Describe();
+		EXPECT_TRUE(a.leftovers.empty()) << a.Describe();
+		g.Start(0);
+		ASSERT_TRUE(g.r[0]->WaitForOutput("follows group", 90, true)) << g.r[0]->Err();
+	}
+	// Said for the README's fault table: which of the outcomes this run had.
+	fprintf(stderr, "quorum loss: node %c leads afterwards; the old leader %s\n", 'a' + leader,
+		leader ? "stopped"
+		: g.r[0]->Err().find("taken again") != std::string::npos
+			? "took the lease again"
+			: "renewed its lease (the servers that came back still held it)");
+	RunResult check = RunCommand({ kClient, "kv", g.At(leader), std::to_string(keys), "check" },
+				     copt);
+	EXPECT_NE(check.out.find("readable " + std::to_string(keys) + " of"), std::string::npos)
+		<< check.Describe();
+	for (int n = 0; n < 3 && !facts.empty(); n++)
+		if (n != leader)
+			EXPECT_TRUE(g.r[n]->WaitForOutput(facts + ", here at the same logical time",
+							  300, true))
+				<< g.r[n]->Err();
+	EndWithEqualFiles(g, leader);
+}
+
+// The seven-kill soak: while a client writes, the leader is killed with SIGKILL, a
+// follower takes over, the killed replica is started again and rejoins (it has replayed
+// the group up to the new leader's go-live mark, from the group's starting files) — seven
+// times, each new leader killed in turn. No write the client saw acknowledged is lost,
+// and the three replicas end with the same files. The takeover and rejoin times are
+// printed (for the README's fault table), not asserted.
+TEST_F(Replicate, SevenLeaderKillsLoseNoAcknowledgedWrite)
+{
+	UseOwnCluster();
+	ASSERT_EQ(cluster->nodes.size(), 3u) << cluster->nodes_why;
+	const int kills = 7, step = 500, keys = (kills + 1) * step;
+	Group g({ "soak", "kv", { kKvServer, "PORT", "data", "ADDR" }, keys, true, true });
+	g.Start(0, { "--lease-ms", "4000" });
+	ASSERT_TRUE(g.r[0]->WaitForOutput("leads group", 90, true)) << g.r[0]->Finish().Describe();
+	for (int n = 1; n < 3; n++) {
+		g.Start(n);
+		ASSERT_TRUE(g.r[n]->WaitForOutput("follows group", 90, true))
+			<< g.r[n]->Finish().Describe();
+	}
+	RunOptions copt;
+	copt.die_with_test = true;
+	copt.timeout_s = 900;
+	g.client = std::make_unique<Child>(std::vector<std::string>{ kClient, "kv", g.Everywhere(),
+								     std::to_string(keys) },
+					   copt);
+	int leader = 0;
+	std::string facts;
+	for (int k = 1; k <= kills; k++) {
+		ASSERT_TRUE(
+			g.client->WaitForOutput("progress " + std::to_string(k * step) + "\n", 600))
+			<< g.client->Finish().Describe();
+		double killed_at = MonoNow();
+		g.r[leader]->Signal(SIGKILL);
+		g.r[leader]->Finish();
+		int next = -1;
+		for (int i = 0; i < 600 && next < 0; i++)
+			for (int n = 0; n < 3 && next < 0; n++)
+				if (n != leader &&
+				    g.r[n]->WaitForOutput(std::string("replicate: node ") +
+								  char('a' + n) + " leads from t=",
+							  0.1, true))
+					next = n;
+		ASSERT_GE(next, 0) << "kill " << k << ": nobody took over\n"
+				   << g.r[0]->Err() << g.r[1]->Err() << g.r[2]->Err();
+		double takeover = MonoNow() - killed_at;
+		facts = OwnGoLiveFacts(g.r[next]->Err(), char('a' + next));
+		ASSERT_FALSE(facts.empty()) << g.r[next]->Err();
+		int other = 3 - leader - next;
+		EXPECT_EQ(OwnGoLiveFacts(g.r[other]->Err(), char('a' + other)), "")
+			<< "two replicas took over\n"
+			<< g.r[other]->Err();
+		double restarted_at = MonoNow();
+		g.Start(leader); // the killed replica comes back, follows, and catches up
+		ASSERT_TRUE(g.r[leader]->WaitForOutput(facts + ", here at the same logical time",
+						       300, true))
+			<< g.r[leader]->Finish().Describe();
+		fprintf(stderr,
+			"kill %d: node %c killed, node %c took over in %.1f s, node %c rejoined "
+			"(replayed up to the takeover) in %.1f s\n",
+			k, 'a' + leader, 'a' + next, takeover, 'a' + leader,
+			MonoNow() - restarted_at);
+		leader = next;
+	}
+	RunResult wrote = g.client->Finish();
+	EXPECT_NE(wrote.out.find("acked " + std::to_string(keys) + " of"), std::string::npos)
+		<< wrote.Describe();
+	RunResult check = RunCommand({ kClient, "kv", g.At(leader), std::to_string(keys), "check" },
+				     copt);
+	EXPECT_NE(check.out.find("readable " + std::to_string(keys) + " of"), std::string::npos)
+		<< check.Describe();
+	EndWithEqualFiles(g, leader);
+}
