@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -29,10 +30,11 @@
 enum {
 	PAGE = 4096,
 	MAX_SPACES = 512,
-	/* A fault maps the aligned block around it: cc1 first touches some 3,400 pages a
-	 * unit, mostly in sequence, and each fault is a round trip through detrun's thread. */
+	/* A fault maps the aligned block around it (resolve): cc1 first touches some 3,400
+	 * pages a unit, mostly in sequence, and each fault is a round trip through detrun's
+	 * thread. It weighs a page's worth of the block, as a mapping call's pages did. */
 	TOUCH_BLOCK = 16 * PAGE,
-	TOUCH_WEIGHT = TOUCH_BLOCK / PAGE, /* a page's worth each, as the calls' weight was */
+	TOUCH_WEIGHT = 16,
 };
 
 /* An address space with a userfaultfd. `gen` tells a reused slot from the one an epoll
@@ -73,34 +75,38 @@ static bool zeropage(int uffd, uint64_t addr, uint64_t len, int64_t *done)
 	return ok;
 }
 
-/* Maps zeroed pages over the block around `addr` where none is mapped (a page mapped
- * already fails with EEXIST: stepped over), then wakes whoever waits in the block. A block
- * that leaves the mapping (ENOENT) maps the faulting page alone. */
-static void resolve(int uffd, uint64_t addr)
+/* Maps zeroed pages over [start, end) where none is mapped (a page mapped already fails
+ * with EEXIST: stepped over). False when the range leaves the mapping (ENOENT). */
+static bool fill(int uffd, uint64_t start, uint64_t end)
 {
-	uint64_t start = addr & ~(uint64_t)(TOUCH_BLOCK - 1), end = start + TOUCH_BLOCK;
 	uint64_t at = start;
 	while (at < end) {
 		int64_t done;
 		if (zeropage(uffd, at, end - at, &done))
-			break;
+			return true;
 		int err = errno;
 		if (done > 0)
 			at += (uint64_t)done;
 		if (err == EAGAIN)
 			continue;
-		if (err == EEXIST) {
-			at += PAGE;
-			continue;
-		}
-		if (err == ENOENT || err == EINVAL) {
-			start = addr & ~(uint64_t)(PAGE - 1);
-			end = start + PAGE;
-			zeropage(uffd, start, PAGE, &done);
-		}
-		break;
+		if (err != EEXIST)
+			return err != ENOENT && err != EINVAL;
+		at += PAGE;
 	}
-	struct uffdio_range range = { start, end - start };
+	return true;
+}
+
+/* Maps the block around `addr`: TOUCH_BLOCK bytes, aligned, or if that leaves the mapping
+ * the largest aligned half, quarter ... that does not (a function of the address and the
+ * mappings, both the program's). Then wakes whoever waits in it. */
+static void resolve(int uffd, uint64_t addr)
+{
+	uint64_t size = TOUCH_BLOCK, start = addr & ~(size - 1);
+	while (!fill(uffd, start, start + size) && size > PAGE) {
+		size /= 2;
+		start = addr & ~(size - 1);
+	}
+	struct uffdio_range range = { start, size };
 	ioctl(uffd, UFFDIO_WAKE, &range);
 }
 
@@ -126,6 +132,9 @@ static bool drain(struct space *sp)
 static void *fault_thread(void *unused)
 {
 	(void)unused;
+	/* A task waits in its fault until this thread runs: ahead of the machine's other work
+	 * if detrun may ask it (root), as its stop loop handles a stop. */
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10);
 	for (;;) {
 		struct epoll_event ev[8];
 		int n = epoll_wait(epoll_fd, ev, 8, -1);
