@@ -61,7 +61,7 @@ static bool enabled(void)
 		const char *v = getenv("DETRUN_TOUCH_TICKS"); /* 0: off, for measuring */
 		on = !(v && !strcmp(v, "0"));
 	}
-	return on && tracer_parallel() && !tracer_debugger;
+	return on && tracer_parallel();
 }
 
 /* ---- the fault thread ----------------------------------------------------------------------- */
@@ -257,9 +257,11 @@ static void register_range(struct task *t, struct space *sp, uint64_t addr, uint
 		return;
 	struct uffdio_register reg = { .range = { addr, end - addr },
 				       .mode = UFFDIO_REGISTER_MODE_MISSING };
-	if (ioctl(sp->uffd, UFFDIO_REGISTER, &reg) < 0 && errno != EBUSY)
-		task_warn(t, "first-touch ticks: cannot register %#llx-%#llx: %s",
-			  (unsigned long long)addr, (unsigned long long)end, strerror(errno));
+	/* One the kernel refuses (VM_DROPPABLE, a range another userfaultfd has) is not
+	 * counted: the same on every run, and no concern of the program's. */
+	if (ioctl(sp->uffd, UFFDIO_REGISTER, &reg) < 0)
+		trace_event(t, "first-touch ticks: %#llx-%#llx not registered: %s",
+			    (unsigned long long)addr, (unsigned long long)end, strerror(errno));
 }
 
 static void touch_after_call(struct task *t, long nr, const uint64_t *args, long ret)
@@ -364,8 +366,11 @@ static bool tick_entry(struct task *t, int status)
 	t->debugger_saw = false;
 	int request = tracer_resume_request(t);
 	t->touch_nr = 0;
-	if (request == PTRACE_CONT && touch_wants_exit(t, nr, a)) {
-		request = PTRACE_SYSCALL; /* what it maps is registered at its exit: tick_exit */
+	/* What it maps is registered at its exit stop (tick_exit). A step of the debugger's
+	 * over the call has none: its mapping is not registered. */
+	if ((request == PTRACE_CONT || request == PTRACE_SYSCALL) && touch_wants_exit(t, nr, a)) {
+		t->touch_pass = request == PTRACE_SYSCALL; /* the exit stop is wanted anyway */
+		request = PTRACE_SYSCALL;
 		t->touch_nr = nr;
 		t->touch_len = a[1];
 	}
@@ -375,8 +380,10 @@ static bool tick_entry(struct task *t, int status)
 }
 
 /* The exit stop of a tick resumed to it (tick_entry): what the call mapped is registered for
- * first-touch ticks before the program can touch it, and the task goes on. Any other stop
- * ends the wait for it (a resume by someone else went past the exit). */
+ * first-touch ticks before the program can touch it, and the task goes on, unless the stop
+ * was wanted anyway (every call of the process stops, or the debugger asked): it is then
+ * handled as before. Any other stop ends the wait for it (a resume by someone else went
+ * past the exit). */
 static bool tick_exit(struct task *t, int status)
 {
 	long nr = t->touch_nr;
@@ -391,6 +398,8 @@ static bool tick_exit(struct task *t, int status)
 	uint64_t args[6] = { 0, t->touch_len };
 	t->regs_valid = false; /* an injected call saves and restores this stop's */
 	touch_after_call(t, nr, args, (long)info.exit.rval);
+	if (t->touch_pass)
+		return false;
 	t->debugger_saw = false;
 	if (ptrace(tracer_resume_request(t), t->tid, 0, 0) < 0 && errno != ESRCH)
 		task_warn(t, "cannot resume after a tick's exit: %s", strerror(errno));

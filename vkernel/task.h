@@ -310,6 +310,7 @@ struct task {
 	 * first-touch ticks (engine/touch_ticks.h): its number (0 for none) and length. */
 	long touch_nr;
 	uint64_t touch_len;
+	bool touch_pass; /* that exit stop was wanted anyway: handled as any other after */
 	/* Held for a page of shared memory (engine/page_share.h): blocked in the kernel in a
 	 * fault on fault_addr, not at a ptrace stop, unless fault_stopped (interrupted so
 	 * that a call could be injected into its process). */
