@@ -31,7 +31,9 @@
  * block the fork until read): the child gets a userfaultfd of its own before it runs, and
  * its private anonymous mappings are registered from its maps (touch_forked). Lost on
  * purpose: a range mremap moves, MADV_FREE'd ranges (unregistered at the call:
- * the kernel may drop their pages at any time), the main stack.
+ * the kernel may drop their pages at any time), the main stack. A limit: an address space
+ * opened while MAX_SPACES (512) others are (or detrun is out of descriptors) counts no
+ * first touches, and how many others had gone by then is timing's choice.
  */
 #ifndef DETRUN_ENGINE_TOUCH_TICKS_H
 #define DETRUN_ENGINE_TOUCH_TICKS_H

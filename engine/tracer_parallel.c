@@ -311,7 +311,6 @@ void parallel_note_stop(pid_t tid, int status)
 	}
 	t->held = true;
 	t->held_status = status;
-	t->held_at_ms = report_trace ? monotonic_ms() : 0;
 }
 
 /* A mapping that other processes may share: its call may merge memory domains. */
@@ -461,12 +460,8 @@ static void end_probe(void)
 	probed = 0;
 }
 
-static uint64_t held_stops, held_ms; /* for --trace: stops that waited their turn, how long */
-
 static void handle_held(struct task *t)
 {
-	held_stops++;
-	held_ms += report_trace ? (uint64_t)(monotonic_ms() - t->held_at_ms) : 0;
 	int id = tracer_domain_of(t);
 	pid_t tid = t->tid;
 	if (tid == probed)
@@ -722,11 +717,6 @@ void parallel_run(struct task *first)
 	tracer_arm_alarm(0);
 	page_share_report();
 	touch_report();
-	if (report_trace)
-		fprintf(report_trace_out,
-			"[t=%llu] held for their turn: %llu stops, %llu ms in all\n",
-			(unsigned long long)sched_now(), (unsigned long long)held_stops,
-			(unsigned long long)held_ms);
 }
 
 /* How far ahead of its parent a new domain's clock starts. A child that starts level with

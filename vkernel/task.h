@@ -299,12 +299,11 @@ struct task {
 	uint64_t resumed_after;  /* sched_now() at its latest resume: its run since comes after
 				  * that event (the debugger counts its instructions from there) */
 	/* Parallel mode (engine/tracer_parallel.c): */
-	bool held;          /* stopped, its stop not yet handled: its domain's turn is to come */
-	int held_status;    /* that stop's wait status */
-	int64_t held_at_ms; /* CLOCK_MONOTONIC ms when it was held (--trace's total of waits) */
-	bool debugger_saw;  /* the debugger looked at that stop as it came (one_at_a_time) */
-	bool at_entry;      /* stopped at the seccomp stop of a call that has yet to run */
-	bool in_call;       /* resumed into that call; its domain keeps the timeline until the
+	bool held;         /* stopped, its stop not yet handled: its domain's turn is to come */
+	int held_status;   /* that stop's wait status */
+	bool debugger_saw; /* the debugger looked at that stop as it came (one_at_a_time) */
+	bool at_entry;     /* stopped at the seccomp stop of a call that has yet to run */
+	bool in_call;      /* resumed into that call; its domain keeps the timeline until the
 			    * call's exit stop, so its effects land where its event stands */
 	/* A TICK call resumed to its exit stop, where what it mapped is registered for
 	 * first-touch ticks (engine/touch_ticks.h): its number (0 for none) and length. */
