@@ -96,21 +96,31 @@ static bool fill(int uffd, uint64_t start, uint64_t end)
 	return true;
 }
 
-/* Maps the block around `addr`: TOUCH_BLOCK bytes, aligned, or if that leaves the mapping
- * the largest aligned half, quarter ... that does not (a function of the address and the
- * mappings, both the program's). Then wakes whoever waits in it. */
-static void resolve(int uffd, uint64_t addr)
+/* Resolves a fault at `addr` of space sp: maps its page, counting it first if it was
+ * missing, then the block around it (TOUCH_BLOCK bytes, aligned, or if that leaves the
+ * mapping the largest aligned half, quarter ... that does not: a function of the address
+ * and the mappings, both the program's), then wakes whoever waits there. A fault whose
+ * page is mapped already is the same first touch again (its task left the fault for a
+ * ptrace interrupt before it was resolved, and touched again): counted once, or timing
+ * would choose the count. */
+static bool resolve(struct space *sp, uint64_t addr)
 {
-	uint64_t size = TOUCH_BLOCK, start = addr & ~(size - 1);
-	while (!fill(uffd, start, start + size) && size > PAGE) {
+	uint64_t page = addr & ~(uint64_t)(PAGE - 1);
+	int64_t done;
+	bool first = zeropage(sp->uffd, page, PAGE, &done);
+	if (first)
+		atomic_fetch_add(&sp->counted, TOUCH_WEIGHT);
+	uint64_t size = TOUCH_BLOCK, start = page & ~(size - 1);
+	while (first && !fill(sp->uffd, start, start + size) && size > PAGE) {
 		size /= 2;
-		start = addr & ~(size - 1);
+		start = page & ~(size - 1);
 	}
-	struct uffdio_range range = { start, size };
-	ioctl(uffd, UFFDIO_WAKE, &range);
+	struct uffdio_range range = { first ? start : page, first ? size : PAGE };
+	ioctl(sp->uffd, UFFDIO_WAKE, &range);
+	return first;
 }
 
-/* Reads the faults of space s, counting each before its task is woken. */
+/* Reads the faults of space sp, counting each before its task is woken. */
 static bool drain(struct space *sp)
 {
 	bool any = false;
@@ -122,9 +132,7 @@ static bool drain(struct space *sp)
 		for (size_t i = 0; i < (size_t)n / sizeof(msg[0]); i++) {
 			if (msg[i].event != UFFD_EVENT_PAGEFAULT)
 				continue;
-			atomic_fetch_add(&sp->counted, TOUCH_WEIGHT);
-			resolve(sp->uffd, msg[i].arg.pagefault.address);
-			any = true;
+			any |= resolve(sp, msg[i].arg.pagefault.address);
 		}
 	}
 }
