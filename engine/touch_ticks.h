@@ -24,7 +24,10 @@
  * its events) is a function of its run; a page becomes missing again only through the
  * program's own calls (munmap, MADV_DONTNEED), never by reclaim (anonymous memory is
  * swapped, which leaves an entry: not missing), and the kernel's khugepaged does not
- * collapse a registered range with missing pages. A fault is counted before its task is
+ * collapse a registered range with missing pages. A fault whose page is mapped already is
+ * not counted: its task left the fault for a ptrace interrupt before it was resolved and
+ * touched again. detrun reads no such page at a moment timing chooses (the spin
+ * detector's digests skip pages that are not mapped). A fault is counted before its task is
  * woken, so a count is in before the stop that follows it; a count of detrun's own access is
  * in before detrun's thread goes on. A fork child's copies of the ranges lose their
  * registration (the kernel drops it without UFFD_FEATURE_EVENT_FORK, whose event would
