@@ -8,7 +8,8 @@
  * (the filter of parallel mode), so what a domain computes between two of its events
  * depends only on its own state. The order of events is Kendo's, with events in place of
  * instruction counts: each domain counts its events (scheduler.h, sched_domain_clock),
- * and its ticks, the calls on its own memory map that stop only to move its clock (tick),
+ * and its ticks (touch_ticks.h: the calls on its own memory map, which stop only to move
+ * its clock, and its first touches of fresh memory),
  * and the stop of domain D is handled only when D is the least running or stopped domain
  * by (clock, id) — no other domain can still produce an event that comes before it. A
  * domain ahead waits at its stop (it is "held") for the others to catch up; a domain
@@ -47,6 +48,7 @@
 #include "engine/page_share.h"
 #include "engine/remote.h"
 #include "engine/spin.h"
+#include "engine/touch_ticks.h"
 #include "engine/tracer.h"
 #include "engine/tracer_internal.h"
 #include "vkernel/host_status.h"
@@ -78,6 +80,7 @@ int tracer_domain_of(struct task *t)
 static void domains_merged(struct process *a, struct process *b)
 {
 	(void)b;
+	touch_collect();
 	sched_domain_raise(memory_domain_of(a), sched_front());
 }
 
@@ -110,6 +113,7 @@ static struct domain_view *view_of(int id)
 
 static void look_at_domains(void)
 {
+	touch_collect();
 	n_views = 0;
 	for (struct task *t = sched_first(); t; t = t->next) {
 		if (t->state == TASK_DEAD)
@@ -254,45 +258,6 @@ bool tracer_debugger_steps(const struct task *t)
 	return tracer_debugger && tracer_debugger->single_stepping(t);
 }
 
-/* How far a tick moves its domain's clock: one, as an event, and one more for each page of
- * fresh anonymous memory the call maps (mmap of anonymous memory, brk growing the heap).
- * A process that computes without events allocates as it goes (a compiler optimising:
- * about a page per event's time, against a few pages for a loader's burst of mappings at
- * start-up), so its clock keeps pace with the events of processes that make calls. A
- * function of the call's arguments and of the process's earlier brk calls only: the same
- * on every run. Sizes, not addresses, count (the break's growth). */
-static uint64_t tick_weight(struct task *t, const struct __ptrace_syscall_info *info)
-{
-	const uint64_t *a = info->seccomp.args;
-	uint64_t pages = 0;
-	if (info->seccomp.nr == SYS_mmap && (a[3] & MAP_ANONYMOUS)) {
-		pages = (a[1] + 4095) / 4096;
-	} else if (info->seccomp.nr == SYS_brk) {
-		uint64_t before = t->proc->tick_brk;
-		pages = before && a[0] > before ? (a[0] - before + 4095) / 4096 : 0;
-		t->proc->tick_brk = a[0]; /* brk(0), a loader's first, starts over */
-	}
-	return 1 + pages;
-}
-
-/* A tick: a call on the process's own memory map, stopped only to move its domain's clock
- * (syscalls.def, TICK), goes on at once as it would have without the stop, whoever has
- * the timeline. Not while its process dies: that stop is its way out. */
-static bool tick(struct task *t, int status)
-{
-	struct __ptrace_syscall_info info;
-	if ((unsigned)status >> 16 != PTRACE_EVENT_SECCOMP || t->proc->dying ||
-	    ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof(info), &info) <= 0 ||
-	    info.op != PTRACE_SYSCALL_INFO_SECCOMP || info.seccomp.ret_data != SYSCALL_TICK_TAG)
-		return false;
-	sched_domain_tick(tracer_domain_of(t), tick_weight(t, &info));
-	spin_stale_interrupt_cut(t, status); /* a stop a probe's interrupt may have lost to */
-	t->debugger_saw = false;
-	if (ptrace(tracer_resume_request(t), t->tid, 0, 0) < 0 && errno != ESRCH)
-		task_warn(t, "cannot resume after a tick: %s", strerror(errno));
-	return true;
-}
-
 /* The stop of a PTRACE_INTERRUPT that came after its asker had gone: a spin probe whose
  * interrupt lost the race to another stop of the task (a tick, above all) leaves it
  * pending, and the kernel stops the task for it when it next returns to its code. No
@@ -315,6 +280,7 @@ static bool stale_interrupt(const struct task *t, int status)
  * SIGPIPE). Dropped at once, as serial mode does, the task goes on to its own stop. */
 void parallel_note_stop(pid_t tid, int status)
 {
+	touch_collect(); /* the first touches before this stop are on its domain's clock */
 	struct task *t = sched_find(tid);
 	if (t && one_at_a_time && WIFSTOPPED(status) && !t->proc->dying) {
 		t->regs_valid = false;
@@ -332,7 +298,7 @@ void parallel_note_stop(pid_t tid, int status)
 	    ((unsigned)status >> 16 == PTRACE_EVENT_SECCOMP ||
 	     WSTOPSIG(status) == (SIGTRAP | 0x80)))
 		page_share_stopped(t);
-	if (t && WIFSTOPPED(status) && tick(t, status))
+	if (t && WIFSTOPPED(status) && touch_tick_stop(t, status))
 		return;
 	bool now = !t || !WIFSTOPPED(status) ||
 		   ((t->in_call || t->proc->dying ||
@@ -441,6 +407,9 @@ static bool handle_next_stop(bool *alarm)
 		return false;
 	if (got > 0) {
 		tracer_handle_status(got, status);
+	} else if (touch_woke()) {
+		/* first touches moved clocks: order() looks again (the spin alarm, if it came
+		 * too, is looked at with the next one) */
 	} else if (!debugger_interrupts()) {
 		look_at_runners();
 		*alarm = true;
@@ -540,6 +509,7 @@ static void wake_waiting_domains(void)
 		woken_after = next->id;
 		struct task *t = sched_pick_in(next->id);
 		if (t) {
+			touch_collect();
 			sched_domain_raise(next->id, sched_front());
 			start_task(t);
 			return; /* its call runs now: the others are looked at after it */
@@ -714,6 +684,7 @@ static bool pick_when_all_wait(void)
 			continue;
 		if (!t)
 			return false;
+		touch_collect();
 		sched_domain_raise(tracer_domain_of(t), sched_front());
 		start_task(t);
 		return true;
@@ -745,6 +716,7 @@ void parallel_run(struct task *first)
 	}
 	tracer_arm_alarm(0);
 	page_share_report();
+	touch_report();
 }
 
 /* How far ahead of its parent a new domain's clock starts. A child that starts level with
@@ -762,6 +734,7 @@ enum {
 void parallel_forked(struct task *parent, struct task *child)
 {
 	int from = tracer_domain_of(parent), to = tracer_domain_of(child);
+	touch_collect();
 	if (to != from)
 		sched_domain_raise(to, sched_domain_clock(from) + FORK_LEAD);
 }

@@ -30,6 +30,7 @@
 #include "vkernel/host_status.h"
 #include "vkernel/memory_domain.h"
 #include "engine/page_share.h"
+#include "engine/touch_ticks.h"
 #include "vkernel/report.h"
 #include "engine/seccomp_filter.h"
 #include "vkernel/task.h"
@@ -204,6 +205,7 @@ void tracer_task_died(struct task *t, int status)
 		remote_forget_process(t->proc);
 		memory_domain_forget(t->proc);
 		page_share_gone(t->proc);
+		touch_forget(t->proc);
 	}
 	if (t->is_leader || t->tid == t->proc->tgid)
 		trace_event(t, "exited, status 0x%x", status);
@@ -322,6 +324,7 @@ void on_clone_event(struct task *parent, int event)
 	if (tracer_parallel())
 		parallel_forked(parent, child);
 	page_share_forked(parent, child);
+	touch_forked(parent, child);
 	if (child->proc->vfork_parent == parent) {
 		/* The parent sleeps in the kernel until the child execs or exits. */
 		struct wait w = { .what = "vfork", .deadline_ns = -1, .ready = vfork_released };
@@ -378,6 +381,9 @@ void on_exec_event(struct task *reported)
 	struct process *p = t->proc;
 	p->dying = false; /* the other threads died for the exec, not the process */
 	p->aspace = next_aspace++;
+	p->touch_brk = 0;
+	p->touch_failed = false;
+	touch_forget(NULL); /* the old address space, unless a vfork parent has it */
 	vdso_release(p);
 	p->syscall_insn = 0;
 	p->caught = 0; /* handlers do not survive exec; ignored signals do */

@@ -62,6 +62,10 @@ struct process {
 	struct vdso_space *vdso; /* detrun's vDSO clock page (engine/vdso.h), NULL if none */
 	int64_t event_ns;  /* virtual monotonic time its vDSO page last took (engine/vdso.h) */
 	uint64_t tick_brk; /* parallel mode: the break its latest brk asked for, 0 for none */
+	/* First-touch ticks (engine/touch_ticks.h): the break its latest brk returned (0 for
+	 * none yet), and whether its address space could have no userfaultfd. */
+	uint64_t touch_brk;
+	bool touch_failed;
 };
 
 /* Which member of wait_state the handler that parked a task last filled. Waits that keep
@@ -301,6 +305,11 @@ struct task {
 	bool at_entry;     /* stopped at the seccomp stop of a call that has yet to run */
 	bool in_call;      /* resumed into that call; its domain keeps the timeline until the
 			    * call's exit stop, so its effects land where its event stands */
+	/* A TICK call resumed to its exit stop, where what it mapped is registered for
+	 * first-touch ticks (engine/touch_ticks.h): its number (0 for none) and length. */
+	long touch_nr;
+	uint64_t touch_len;
+	bool touch_pass; /* that exit stop was wanted anyway: handled as any other after */
 	/* Held for a page of shared memory (engine/page_share.h): blocked in the kernel in a
 	 * fault on fault_addr, not at a ptrace stop, unless fault_stopped (interrupted so
 	 * that a call could be injected into its process). */

@@ -503,6 +503,42 @@ TEST(CpuChoice, ParallelRunsKeepIdleCpusPollingWhileTheyRun)
 	}
 }
 
+// First-touch ticks (engine/touch_ticks.h): a process computing over fresh memory without a
+// call moves its clock as it touches pages, so the writes of a process whose clock is just
+// ahead of it go while it computes: it finds them all in the pipe at its end, on every run.
+// Without them (DETRUN_TOUCH_TICKS=0) each write waits for the computer's next event, its
+// count at the end, which finds none. The outcome is a function of the clocks, not of timing.
+TEST(TouchTicks, ParallelWritesGoWhileAnotherProcessComputesOverFreshMemory)
+{
+	struct Case {
+		std::string env, expect;
+	};
+	const Case cases[] = {
+		{ "DETRUN_TOUCH_TICKS=1", "64 of 64 bytes were written while it computed" },
+		{ "DETRUN_TOUCH_TICKS=0", ": 0 of 64 bytes were written while it computed" },
+	};
+	for (const Case &c : cases) {
+		std::string first;
+		for (int i = 0; i < 3; i++) {
+			std::vector<std::string> argv = { "env", c.env };
+			std::vector<std::string> run = UnderDetrun({ "--jobs", "2" },
+								   { Guest("par_touch"), "64",
+								     "64" });
+			argv.insert(argv.end(), run.begin(), run.end());
+			RunResult r = RunCommand(argv, WithTimeout(120));
+			ASSERT_EQ(r.code, 0) << r.Describe();
+			EXPECT_TRUE(Contains(r.out, c.expect)) << c.env << "\n" << r.out;
+			EXPECT_TRUE(Contains(r.out, "par_touch: ok")) << r.Describe();
+			if (i == 0)
+				first = r.out;
+			EXPECT_EQ(r.out, first)
+				<< c.env << ": "
+				<< FirstDifference("run 1", first, "run " + std::to_string(i + 1),
+						   r.out);
+		}
+	}
+}
+
 // ---- point 19: deadlock reports and the scheduler's pick -----------------------------------
 
 // Each reader waits on its own descriptor; the report must say which. Before the fix the
