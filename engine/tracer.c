@@ -156,12 +156,11 @@ static int64_t process_now(const struct task *t)
 	return tracer_parallel() && t->proc->event_ns ? t->proc->event_ns : vclock_now();
 }
 
-/* Virtual time moves only at events. While a timer that sends a signal is due soon for the
- * task's process (timers_signal_near), or the task is in seccomp strict mode, or its
- * process has READ_IMPLIES_EXEC (a PROT_READ mapping is code to scan: sys_misc.c), every
- * syscall of the task stops (PTRACE_SYSCALL), the calls the filter allows included: each
- * allowed call is an event at its exit stop, so a computation that waits for its timer
- * signal and calls only allowed syscalls gets it, at the same point on every run. */
+/* Virtual time moves only at events. While a signal timer is due soon for t's process
+ * (timers_signal_near), or t is in seccomp strict mode, or its process has READ_IMPLIES_EXEC
+ * (a PROT_READ mapping is code to scan: sys_misc.c), every syscall of t stops, the allowed
+ * ones included: each is an event at its exit stop, so a computation that waits for its
+ * timer signal and calls only allowed syscalls gets it at the same point on every run. */
 static bool every_syscall_stops(const struct task *t)
 {
 	return t->seccomp_strict || t->proc->read_implies_exec || t->traced.syscall_mode ||
