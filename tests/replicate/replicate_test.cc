@@ -1542,11 +1542,13 @@ TEST_F(Replicate, QuorumLossLongerThanTheLease)
 				     copt);
 	EXPECT_NE(check.out.find("readable " + std::to_string(keys) + " of"), std::string::npos)
 		<< check.Describe();
-	for (int n = 0; n < 3 && !facts.empty(); n++)
-		if (n != leader)
+	for (int n = 0; n < 3 && !facts.empty(); n++) {
+		if (n != leader) {
 			EXPECT_TRUE(g.r[n]->WaitForOutput(facts + ", here at the same logical time",
 							  300, true))
 				<< g.r[n]->Err();
+		}
+	}
 	EndWithEqualFiles(g, leader);
 }
 
