@@ -81,6 +81,17 @@ static void domains_merged(struct process *a, struct process *b)
 	sched_domain_raise(memory_domain_of(a), sched_front());
 }
 
+/* A stop that waits for its domain's turn. A task its tracer inside the group holds
+ * (traced_stop) may have been held so when the tracer attached (ptrace_barrier): its stop
+ * is handled only once the tracer lets it go, at its domain's turn after that, as a stop
+ * of a task that was never resumed. Until then it is neither running nor ready, and the
+ * tracer's domain goes on without it. A kill takes it out of that stop, to its exit stop:
+ * that one waits for its turn as any. */
+static bool waits_for_turn(struct task *t)
+{
+	return t->held && (!sched_of(t)->traced_stop || t->proc->dying);
+}
+
 /* What a domain is doing, from its tasks. */
 struct domain_view {
 	int id;
@@ -116,12 +127,13 @@ static void look_at_domains(void)
 			continue;
 		struct domain_view *v = view_of(tracer_domain_of(t));
 		if (t->held) {
-			if (!v->held)
+			if (!v->held && waits_for_turn(t))
 				v->held = t;
 		} else if (t->state == TASK_RUNNING || t->state == TASK_NEW ||
 			   t->state == TASK_EXITING) {
 			v->running = true;
-		} else if (t->state == TASK_STOPPED && !t->parked && !t->spin_descheduled) {
+		} else if (t->state == TASK_STOPPED && !t->parked && !t->spin_descheduled &&
+			   !t->traced_stop) {
 			v->ready = true;
 		}
 	}
@@ -376,6 +388,41 @@ static int signal_barrier(const struct __ptrace_syscall_info *info)
 	return domain_of_vpid((pid_t)a[0], false);
 }
 
+static struct task *free_to_start(int id);
+
+/* The domain a ptrace call of t's joins to t's own (handlers/sys_ptrace.c, join_domains):
+ * the tracee's at PTRACE_ATTACH or SEIZE, the parent's at PTRACE_TRACEME. It must have
+ * stopped before the call is handled, as for a signal, and at a point the timeline alone
+ * chooses: from then on the tracer sees the tracee where it stands (its registers), and
+ * the joint domain runs its tasks in an order that starts from where each stands. A domain
+ * stopped at its next stop (held), parked in a call, or waiting for its turn to run a call
+ * stands where its events left it; but the one task of a domain that is free to start
+ * (free_to_start: a new process at its first stop above all) starts whenever a CPU is
+ * free, a timing. So it starts now, whatever the --jobs cap: the barrier then waits for
+ * its next stop, where it is held, as if it had had a CPU at once. */
+static int ptrace_barrier(struct task *t, const struct __ptrace_syscall_info *info)
+{
+	long request = (long)info->seccomp.args[0];
+	int target = BARRIER_NONE;
+	if (request == PTRACE_ATTACH || request == PTRACE_SEIZE) {
+		target = domain_of_vpid((pid_t)info->seccomp.args[1], true);
+	} else if (request == PTRACE_TRACEME) {
+		char buf[4096];
+		if (proc_status_read(t->tid, buf, sizeof(buf)))
+			return BARRIER_NONE; /* gone: its call fails */
+		target = domain_of_tgid((pid_t)proc_status_field(buf, "\nPPid:", 10, 0));
+	}
+	if (target == BARRIER_NONE || target == tracer_domain_of(t))
+		return BARRIER_NONE;
+	struct domain_view *v = view_of(target);
+	struct task *start = v->ready && !v->running && !v->held ? free_to_start(target) : NULL;
+	if (start) { /* no word in the trace: whether it had started already is a timing */
+		tracer_resume(start);
+		v->running = true;
+	}
+	return target;
+}
+
 /* Which domain must have stopped before t's held stop is handled, because handling it
  * acts on that domain at once (module comment)? */
 static int barrier_for(struct task *t)
@@ -395,7 +442,9 @@ static int barrier_for(struct task *t)
 	long nr = (long)info.seccomp.nr;
 	if (shares_memory_call(nr, info.seccomp.args))
 		return BARRIER_ALL; /* it may join t's domain to another one that runs */
-	int barrier = is_signal_call(nr) ? signal_barrier(&info) : BARRIER_NONE;
+	int barrier = is_signal_call(nr) ? signal_barrier(&info)
+		      : nr == SYS_ptrace ? ptrace_barrier(t, &info)
+					 : BARRIER_NONE;
 	int pages = page_share_call_barrier(t); /* shared memory its handler may touch */
 	if (pages == BARRIER_NONE || pages == barrier)
 		return barrier;
@@ -475,7 +524,7 @@ static void start_task(struct task *t)
 static void go_on_in_domain(int id)
 {
 	for (struct task *t = sched_first(); t; t = t->next)
-		if (tracer_domain_of(t) == id && (t->held || t->state == TASK_RUNNING))
+		if (tracer_domain_of(t) == id && (waits_for_turn(t) || t->state == TASK_RUNNING))
 			return;
 	struct task *next = sched_pick_in(id);
 	if (next)
@@ -505,6 +554,7 @@ static void handle_held(struct task *t)
 		return;
 	}
 	settle_others(id);
+	remote_store_regs(t); /* what its tracer inside the group wrote while it was held */
 	uint64_t events = sched_now();
 	if ((unsigned)t->held_status >> 16 == PTRACE_EVENT_SECCOMP)
 		page_share_call_pages(t); /* its barrier has stopped their holders */
@@ -609,7 +659,7 @@ static struct task *free_to_start(int id)
 		only = t;
 	}
 	return only && only->state == TASK_STOPPED && !only->parked && !only->at_entry &&
-			       !only->spin_descheduled && !only->held
+			       !only->spin_descheduled && !only->held && !only->traced_stop
 		       ? only
 		       : NULL;
 }
@@ -667,7 +717,7 @@ static void order(void)
 static bool anything_runs(void)
 {
 	for (struct task *t = sched_first(); t; t = t->next)
-		if (t->held || t->state == TASK_RUNNING || t->state == TASK_NEW ||
+		if (waits_for_turn(t) || t->state == TASK_RUNNING || t->state == TASK_NEW ||
 		    t->state == TASK_EXITING || (t->proc->dying && t->state != TASK_DEAD))
 			return true;
 	return false;
