@@ -524,7 +524,8 @@ static void start_task(struct task *t)
 static void go_on_in_domain(int id)
 {
 	for (struct task *t = sched_first(); t; t = t->next)
-		if (tracer_domain_of(t) == id && (waits_for_turn(t) || t->state == TASK_RUNNING))
+		if (tracer_domain_of(t) == id &&
+		    (t->held ? waits_for_turn(t) : t->state == TASK_RUNNING))
 			return;
 	struct task *next = sched_pick_in(id);
 	if (next)
@@ -717,8 +718,10 @@ static void order(void)
 static bool anything_runs(void)
 {
 	for (struct task *t = sched_first(); t; t = t->next)
-		if (waits_for_turn(t) || t->state == TASK_RUNNING || t->state == TASK_NEW ||
-		    t->state == TASK_EXITING || (t->proc->dying && t->state != TASK_DEAD))
+		if (t->held ? waits_for_turn(t)
+			    : t->state == TASK_RUNNING || t->state == TASK_NEW ||
+				      t->state == TASK_EXITING ||
+				      (t->proc->dying && t->state != TASK_DEAD))
 			return true;
 	return false;
 }
