@@ -21,9 +21,11 @@
  * domains that come meanwhile wait for their turn.
  *
  * Some events act on other domains at once: a signal sent, a death that signals a parent,
- * timers that fire, signals from outside. They are handled only when no other domain is
- * running (a barrier): each other domain is then stopped at a point of its own run that
- * timing does not choose (its next stop), where the signal reaches it when it goes on.
+ * timers that fire, signals from outside, a ptrace attach (which joins the tracer's and
+ * the tracee's domains into one: ptrace_barrier). They are handled only when no other
+ * domain is running (a barrier): each other domain is then stopped at a point of its own
+ * run that timing does not choose (its next stop), where the signal reaches it when it
+ * goes on.
  */
 #include <errno.h>
 #include <fcntl.h>
