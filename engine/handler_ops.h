@@ -38,7 +38,7 @@ struct handler_ops {
 	 * inside the group that follows it takes both. */
 	void (*cloned)(struct task *parent, struct task *child, int event);
 	/* A SIGCHLD stops t before its delivery: one detrun sent for a handler (a tracee's stop)
-	 * gets the siginfo the kernel's would have. */
+	 * gets the siginfo the kernel's would have; the kernel's own, no CPU times. */
 	void (*sigchld_siginfo)(struct task *t);
 	/* t's vfork child has exec'd or exited (PTRACE_EVENT_VFORK_DONE): true if a tracer
 	 * inside the group takes the stop. */

@@ -235,7 +235,7 @@ int page_share_map(struct task *t, const struct shared_object *o, uint64_t addr,
 	int err = !writable ? -EACCES : s < 0 ? s : page_owner_register(&spaces[s].po, addr, len);
 	if (err) {
 		/* The caller joins the object's mappers' domain: those under ownership join it
-		 * too (every domain has stopped for this call: barrier_for). */
+		 * too (every domain has stopped for this call: parallel_barrier_for). */
 		if (known >= 0)
 			merge_object(t, known,
 				     writable ? "a process maps it that page ownership cannot take"

@@ -22,9 +22,11 @@
  * domains that come meanwhile wait for their turn.
  *
  * Some events act on other domains at once: a signal sent, a death that signals a parent,
- * timers that fire, signals from outside. They are handled only when no other domain is
- * running (a barrier): each other domain is then stopped at a point of its own run that
- * timing does not choose (its next stop), where the signal reaches it when it goes on.
+ * timers that fire, signals from outside, a ptrace attach (which joins the tracer's and
+ * the tracee's domains into one: settle_for_attach). They are handled only when no other
+ * domain is running (a barrier): each other domain is then stopped at a point of its own
+ * run that timing does not choose (its next stop), where the signal reaches it when it
+ * goes on.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,6 +48,7 @@
 #include "syscalls/syscall_table.h"
 #include "engine/debugger_hooks.h"
 #include "engine/page_share.h"
+#include "engine/parallel_barrier.h"
 #include "engine/remote.h"
 #include "engine/spin.h"
 #include "engine/touch_ticks.h"
@@ -75,13 +78,24 @@ int tracer_domain_of(struct task *t)
 }
 
 /* Two domains became one at an event of the domain that has the timeline (every other
- * domain is stopped for such a call: barrier_for): the joint domain goes on from that
+ * domain is stopped for such a call: parallel_barrier_for): the joint domain goes on from that
  * event's clock at least. */
 static void domains_merged(struct process *a, struct process *b)
 {
 	(void)b;
 	touch_collect();
 	sched_domain_raise(memory_domain_of(a), sched_front());
+}
+
+/* A stop that waits for its domain's turn. A task its tracer inside the group holds
+ * (traced_stop) may have been held so when the tracer attached (settle_for_attach): its stop
+ * is handled only once the tracer lets it go, at its domain's turn after that, as a stop
+ * of a task that was never resumed. Until then it is neither running nor ready, and the
+ * tracer's domain goes on without it. A kill takes it out of that stop, to its exit stop:
+ * that one waits for its turn as any. */
+static bool waits_for_turn(struct task *t)
+{
+	return t->held && (!sched_of(t)->traced_stop || t->proc->dying);
 }
 
 /* What a domain is doing, from its tasks. */
@@ -120,12 +134,13 @@ static void look_at_domains(void)
 			continue;
 		struct domain_view *v = view_of(tracer_domain_of(t));
 		if (t->held) {
-			if (!v->held)
+			if (!v->held && waits_for_turn(t))
 				v->held = t;
 		} else if (t->state == TASK_RUNNING || t->state == TASK_NEW ||
 			   t->state == TASK_EXITING) {
 			v->running = true;
-		} else if (t->state == TASK_STOPPED && !t->parked && !t->spin_descheduled) {
+		} else if (t->state == TASK_STOPPED && !t->parked && !t->spin_descheduled &&
+			   !t->traced_stop) {
 			v->ready = true;
 		}
 	}
@@ -172,74 +187,14 @@ static bool token_busy(void)
 	return false;
 }
 
-static bool is_signal_call(long nr)
-{
-	return nr == SYS_kill || nr == SYS_tkill || nr == SYS_tgkill || nr == SYS_rt_sigqueueinfo ||
-	       nr == SYS_rt_tgsigqueueinfo || nr == SYS_pidfd_send_signal;
-}
-
-enum {
-	BARRIER_NONE = -1,
-	BARRIER_ALL = -2
-};
-
-static int domain_of_tgid(pid_t tgid)
-{
-	for (struct task *u = sched_first(); u; u = u->next)
-		if (u->proc->tgid == tgid && u->state != TASK_DEAD)
-			return tracer_domain_of(u);
-	return BARRIER_NONE; /* not in the group */
-}
-
-static int domain_of_vpid(pid_t vpid, bool thread)
-{
-	for (struct task *u = sched_first(); u; u = u->next)
-		if ((thread ? u->ns_tid : u->proc->ns_tgid) == vpid && u->state != TASK_DEAD)
-			return tracer_domain_of(u);
-	return BARRIER_NONE;
-}
-
-static bool has_children(pid_t tgid)
-{
-	char path[64], c;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", tgid, tgid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return true; /* cannot tell: assume so */
-	bool any = fread(&c, 1, 1, f) == 1;
-	fclose(f);
-	return any;
-}
-
-/* The last thread of t's process is leaving: its children are reparented (their parent
- * changes, a PR_SET_PDEATHSIG signal comes) and its parent gets SIGCHLD. */
-static int exit_barrier(struct task *t)
-{
-	for (struct task *u = sched_first(); u; u = u->next)
-		if (u != t && u->proc == t->proc && u->state != TASK_DEAD &&
-		    u->state != TASK_EXITING)
-			return BARRIER_NONE; /* a thread: only its own domain sees it go */
-	if (has_children(t->proc->tgid))
-		return BARRIER_ALL;
-	char buf[4096];
-	if (proc_status_read(t->proc->tgid, buf, sizeof(buf)))
-		return BARRIER_ALL;
-	int parent = domain_of_tgid((pid_t)proc_status_field(buf, "\nPPid:", 10, 0));
-	if (parent == BARRIER_NONE)
-		return BARRIER_NONE;
-	for (struct task *u = sched_first(); u; u = u->next)
-		if (tracer_domain_of(u) == parent && (u->proc->caught & SIGBIT(SIGCHLD)))
-			return parent;
-	return BARRIER_NONE; /* SIGCHLD is discarded; the parent's wait4 is an event */
-}
-
-/* The exit stop of a process whose going acts on other domains (exit_barrier) waits for
+/* The exit stop of a process whose going acts on other domains (parallel_exit_barrier) waits for
  * its turn and its barrier, however it came: after an exit_group whose call had the
  * timeline, or in a process that was dying. Handled at once, it would let a parent that
  * runs meanwhile take its SIGCHLD wherever the parent happened to be. */
 static bool exit_waits_for_turn(struct task *t, int status)
 {
-	return (unsigned)status >> 16 == PTRACE_EVENT_EXIT && exit_barrier(t) != BARRIER_NONE;
+	return (unsigned)status >> 16 == PTRACE_EVENT_EXIT &&
+	       parallel_exit_barrier(t) != BARRIER_NONE;
 }
 
 /* Under the debugger each stop goes to it as it comes, before it is held: a trap of gdb's
@@ -311,61 +266,6 @@ void parallel_note_stop(pid_t tid, int status)
 	}
 	t->held = true;
 	t->held_status = status;
-}
-
-/* A mapping that other processes may share: its call may merge memory domains. */
-static bool shares_memory_call(long nr, const uint64_t *a)
-{
-	if (nr == SYS_shmat)
-		return true;
-	if (nr == SYS_mmap)
-		return (a[3] & (MAP_SHARED | MAP_SHARED_VALIDATE)) != 0;
-	return false;
-}
-
-/* The domain a signal call reaches at once. */
-static int signal_barrier(const struct __ptrace_syscall_info *info)
-{
-	long nr = (long)info->seccomp.nr;
-	const uint64_t *a = info->seccomp.args;
-	int sig = (int)(nr == SYS_tgkill || nr == SYS_rt_tgsigqueueinfo ? a[2] : a[1]);
-	if (nr == SYS_pidfd_send_signal)
-		return BARRIER_ALL;
-	if (sig == 0)
-		return BARRIER_NONE; /* a probe: nothing is sent */
-	if (nr == SYS_tkill)
-		return domain_of_vpid((pid_t)a[0], true);
-	if (nr == SYS_tgkill || nr == SYS_rt_tgsigqueueinfo)
-		return domain_of_vpid((pid_t)a[1], true);
-	if ((pid_t)a[0] <= 0)
-		return BARRIER_ALL; /* a process group, or everyone */
-	return domain_of_vpid((pid_t)a[0], false);
-}
-
-/* Which domain must have stopped before t's held stop is handled, because handling it
- * acts on that domain at once (module comment)? */
-static int barrier_for(struct task *t)
-{
-	if (t->fault_held)
-		return page_share_barrier(t); /* the domains that hold its page */
-	int event = (unsigned)t->held_status >> 16;
-	if (event == PTRACE_EVENT_EXIT)
-		return exit_barrier(t);
-	if (event != PTRACE_EVENT_SECCOMP)
-		return BARRIER_NONE;
-	struct __ptrace_syscall_info info;
-	if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof(info), &info) <= 0)
-		return BARRIER_ALL;
-	if (info.op != PTRACE_SYSCALL_INFO_SECCOMP)
-		return BARRIER_NONE;
-	long nr = (long)info.seccomp.nr;
-	if (shares_memory_call(nr, info.seccomp.args))
-		return BARRIER_ALL; /* it may join t's domain to another one that runs */
-	int barrier = is_signal_call(nr) ? signal_barrier(&info) : BARRIER_NONE;
-	int pages = page_share_call_barrier(t); /* shared memory its handler may touch */
-	if (pages == BARRIER_NONE || pages == barrier)
-		return barrier;
-	return barrier == BARRIER_NONE ? pages : BARRIER_ALL;
 }
 
 static bool barrier_holds(int barrier, int self)
@@ -444,7 +344,8 @@ static void start_task(struct task *t)
 static void go_on_in_domain(int id)
 {
 	for (struct task *t = sched_first(); t; t = t->next)
-		if (tracer_domain_of(t) == id && (t->held || t->state == TASK_RUNNING))
+		if (tracer_domain_of(t) == id &&
+		    (t->held ? waits_for_turn(t) : t->state == TASK_RUNNING))
 			return;
 	struct task *next = sched_pick_in(id);
 	if (next)
@@ -474,6 +375,7 @@ static void handle_held(struct task *t)
 		return;
 	}
 	settle_others(id);
+	remote_store_regs(t); /* what its tracer inside the group wrote while it was held */
 	uint64_t events = sched_now();
 	if ((unsigned)t->held_status >> 16 == PTRACE_EVENT_SECCOMP)
 		page_share_call_pages(t); /* its barrier has stopped their holders */
@@ -579,7 +481,7 @@ static struct task *free_to_start(int id)
 		only = t;
 	}
 	return only && only->state == TASK_STOPPED && !only->parked && !only->at_entry &&
-			       !only->spin_descheduled && !only->held
+			       !only->spin_descheduled && !only->held && !only->traced_stop
 		       ? only
 		       : NULL;
 }
@@ -602,6 +504,25 @@ static void start_free_domains(void)
 	}
 }
 
+/* A ptrace attach joins the tracee's domain to its tracer's (parallel_barrier.h): from
+ * then on the tracer sees the tracee where it stands (its registers), and the joint domain
+ * runs its tasks in an order that starts from where each stands. A domain stopped at its
+ * next stop (held), parked in a call, or waiting for its turn to run a call stands where
+ * its events left it; but the one task of a domain that is free to start (free_to_start:
+ * a new process at its first stop above all) starts whenever a CPU is free, a timing. So
+ * it starts now, whatever the --jobs cap: the barrier then waits for its next stop, where
+ * it is held, as if it had had a CPU at once. No word in the trace: whether it had started
+ * already is a timing too. */
+static void settle_for_attach(int id)
+{
+	struct domain_view *v = view_of(id);
+	struct task *start = v->ready && !v->running && !v->held ? free_to_start(id) : NULL;
+	if (start) {
+		tracer_resume(start);
+		v->running = true;
+	}
+}
+
 /* Handles every stop whose turn has come, and starts domains that may run. */
 static void order(void)
 {
@@ -619,7 +540,11 @@ static void order(void)
 		if (!first || first->running)
 			return; /* nothing to do, or the first domain has yet to reach its stop */
 		if (first->held) {
-			if (barrier_holds(barrier_for(first->held), first->id))
+			bool attach;
+			int barrier = parallel_barrier_for(first->held, &attach);
+			if (attach && barrier >= 0)
+				settle_for_attach(barrier);
+			if (barrier_holds(barrier, first->id))
 				return;
 			handle_held(first->held);
 		} else {
@@ -637,8 +562,10 @@ static void order(void)
 static bool anything_runs(void)
 {
 	for (struct task *t = sched_first(); t; t = t->next)
-		if (t->held || t->state == TASK_RUNNING || t->state == TASK_NEW ||
-		    t->state == TASK_EXITING || (t->proc->dying && t->state != TASK_DEAD))
+		if (t->held ? waits_for_turn(t)
+			    : t->state == TASK_RUNNING || t->state == TASK_NEW ||
+				      t->state == TASK_EXITING ||
+				      (t->proc->dying && t->state != TASK_DEAD))
 			return true;
 	return false;
 }

@@ -31,6 +31,14 @@ enum {
 	WORDS = sizeof(struct user_regs_struct) / sizeof(uint64_t)
 };
 
+/* In parallel mode, held at the seccomp stop of a call that has yet to be handled, when
+ * its tracer attached (engine/tracer_parallel.c): the call comes after the attach on the
+ * timeline, so it looks interrupted before it began, as a parked one. */
+static bool held_at_call(const struct task *u)
+{
+	return u->held && (unsigned)u->held_status >> 16 == PTRACE_EVENT_SECCOMP;
+}
+
 /* u's registers as its tracer would see them natively. */
 int ptrace_native_regs(struct task *u, struct user_regs_struct *r)
 {
@@ -41,7 +49,7 @@ int ptrace_native_regs(struct task *u, struct user_regs_struct *r)
 		r->rip += SYSCALL_INSN_LEN;
 		r->orig_rax = r->rax;
 		r->rax = (uint64_t)-ERESTARTSYS;
-	} else if (u->parked) { /* at its seccomp stop */
+	} else if (u->parked || held_at_call(u)) { /* at its seccomp stop */
 		r->rax = (uint64_t)-ERESTARTSYS;
 	} else if ((int64_t)r->orig_rax == -1 && u->syscall_nr >= 0) {
 		r->orig_rax = (uint64_t)u->syscall_nr; /* emulated: done, with its result */

@@ -22,7 +22,10 @@ static void retry_exit(struct task *t)
 		.interruptible = true,
 		.restartable = true,
 	};
-	parked_state_new(t, PARKED_EPOCH)->epoch = r->epoch();
+	/* The epoch of the call's entry: a change while the call ran (in parallel mode a
+	 * death of the same domain, reaped meanwhile) wakes it at once, where the epoch of
+	 * its exit would have parked it for good. */
+	parked_state_new(t, PARKED_EPOCH)->epoch = t->exit.retry.epoch;
 	sched_park(t, &w);
 }
 
@@ -30,6 +33,7 @@ void retry_nonblocking(struct task *t, const struct retry *r, uint64_t nonblocki
 {
 	t->exit.retry.how = r;
 	t->exit.retry.value = syscall_arg(t, r->arg);
+	t->exit.retry.epoch = r->epoch();
 	syscall_set_arg(t, r->arg, nonblocking);
 	tracer_want_exit(t, retry_exit);
 }

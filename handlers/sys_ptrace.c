@@ -36,10 +36,11 @@
  * SYSEMU and SYSEMU_SINGLESTEP stop at a call's entry as PTRACE_SYSCALL does; the call is
  * then skipped, as is one whose number the tracer set to -1 at its entry stop.
  *
+ * In parallel mode (--jobs above 1) a tracer and its tracee become one memory domain at
+ * the attach, TRACEME or followed fork (join_domains), so the above holds there too.
+ *
  * Not emulated yet (EIO, said once): the requests not named here; a process outside the
- * group stays
- * out of reach (EPERM), and so does, in parallel mode, a task of another memory domain
- * (it may be running).
+ * group stays out of reach (EPERM).
  */
 #include <errno.h>
 #include <signal.h>
@@ -151,20 +152,35 @@ static bool child_of(const struct task *u, const struct task *t)
 	return (pid_t)proc_status_field(status, "PPid:", 10, 0) == t->proc->tgid;
 }
 
+/* In parallel mode tracer and tracee run as one memory domain from now on
+ * (vkernel/memory_domain.h): the tracee's stops are held for its tracer, and its
+ * registers and memory read and written, at the tracer's events, so they may not run at
+ * once. The engine stopped the tracee's domain for this call, at a point of the timeline
+ * (a barrier), and it merges the clocks. */
+static void join_domains(struct task *tracer, struct task *tracee)
+{
+	if (tracer_opts->jobs <= 1)
+		return;
+	bool apart = !memory_domain_same(tracer->proc, tracee->proc);
+	memory_domain_trace(tracer->proc, tracee->proc);
+	if (apart)
+		trace_event(tracer, "  ptrace: task %d joins memory domain %d", tracee->vtid,
+			    memory_domain_of(tracer->proc));
+}
+
 static int attach(struct task *t, struct task *u, bool seize, uint64_t options)
 {
 	if (!u)
 		return -ESRCH;
 	if (u->proc == t->proc || u->traced.tracer)
 		return -EPERM;
-	if (tracer_opts->jobs > 1 &&
-	    (!memory_domain_same(t->proc, u->proc) || u->state != TASK_STOPPED || u->held)) {
-		hazard(t,
-		       "ptrace of task %d: in parallel mode only a task of the tracer's own "
-		       "memory domain can be traced (it may be running): EPERM",
-		       u->vtid);
+	if (tracer_opts->jobs > 1 && u->state != TASK_STOPPED && !u->held) {
+		/* The engine's barrier stops u's domain before this call (tracer_parallel.c):
+		 * a task that runs still is one on its way out. */
+		hazard(t, "ptrace of task %d: it runs, in parallel mode: EPERM", u->vtid);
 		return -EPERM;
 	}
+	join_domains(t, u);
 	u->traced = (struct emulated_trace){ .tracer = t,
 					     .seq = ptrace_next_seq(),
 					     .seized = seize,
@@ -198,11 +214,7 @@ static int trace_me(struct task *t)
 			tracer = u;
 	if (!tracer)
 		return -EPERM; /* a parent outside the group (detrun's init) */
-	if (tracer_opts->jobs > 1 && !memory_domain_same(t->proc, tracer->proc)) {
-		hazard(t, "PTRACE_TRACEME: in parallel mode only a task of the tracer's own "
-			  "memory domain can be traced: EPERM");
-		return -EPERM;
-	}
+	join_domains(tracer, t);
 	t->traced = (struct emulated_trace){ .tracer = tracer, .seq = ptrace_next_seq() };
 	trace_event(t, "  ptrace: traced by task %d", tracer->vtid);
 	return 0;
@@ -558,6 +570,7 @@ void ptrace_cloned(struct task *parent, struct task *child, int event)
 	if (!follows(parent, event))
 		return;
 	struct emulated_trace *pt = &parent->traced;
+	join_domains(pt->tracer, child); /* a new process: it has not run yet */
 	child->traced = (struct emulated_trace){ .tracer = pt->tracer,
 						 .seq = ptrace_next_seq(),
 						 .seized = pt->seized,

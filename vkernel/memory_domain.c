@@ -216,6 +216,32 @@ void memory_domain_map(struct process *p, struct shared_object o)
 		join_sharers(i);
 }
 
+/* Do members i and j have a trace link already (each thread of a traced process that its
+ * tracer follows, and every attach after a detach, would add one more)? */
+static bool traced_already(int i, int j)
+{
+	for (int k = 0; k < members[i].n_objects; k++)
+		if (members[i].objects[k].kind == SHARED_TRACE &&
+		    object_of(&members[j], &members[i].objects[k]))
+			return true;
+	return false;
+}
+
+void memory_domain_trace(struct process *tracer, struct process *tracee)
+{
+	if (tracer == tracee)
+		return;
+	rebuild();
+	int i = index_of(tracer), j = index_of(tracee);
+	if (i >= 0 && j >= 0 && traced_already(i, j))
+		return;
+	struct shared_object o = { SHARED_TRACE, memory_domain_new_anon(), 0, false };
+	add_object(member_of(tracer), o);
+	j = member_of(tracee);
+	add_object(j, o);
+	join_sharers(j);
+}
+
 void memory_domain_forked(struct process *parent, struct process *child, uint64_t clone_flags)
 {
 	if (clone_flags & CLONE_THREAD)
@@ -254,8 +280,9 @@ void memory_domain_exec(struct process *p)
 		return;
 	struct member *m = &members[i];
 	int kept = 0;
+	/* fs information and a trace survive exec, as the kernel keeps them */
 	for (int k = 0; k < m->n_objects; k++)
-		if (m->objects[k].kind == SHARED_FS) /* survives exec, as the kernel keeps it */
+		if (m->objects[k].kind == SHARED_FS || m->objects[k].kind == SHARED_TRACE)
 			m->objects[kept++] = m->objects[k];
 	m->n_objects = kept;
 	if (kept == 0)

@@ -22,7 +22,11 @@
  *     gconv-modules.cache so in every process that converts a character set: make and
  *     each compiler it starts, which would otherwise be one domain);
  *   - a descriptor table (CLONE_FILES) or fs information (CLONE_FS: cwd, umask) shared
- *     without CLONE_VM, which the LOCAL rows of syscalls.def count as the caller's own.
+ *     without CLONE_VM, which the LOCAL rows of syscalls.def count as the caller's own;
+ *   - ptrace inside the group (handlers/sys_ptrace.c): a tracer reads and writes its
+ *     tracee's registers and memory, and holds it at its stops, at events of its own, so
+ *     the two run as one domain from the attach (or TRACEME, or a followed fork) on. The
+ *     link outlives a detach and an exec (the careful side), until one of them is gone.
  * A process that shares nothing is a domain alone. exec drops a process's memory (and an
  * unshared descriptor table) and its exit all of it: the domain may then split. Munmap
  * and shmdt do not split (the careful side: a domain is never smaller than the truth).
@@ -50,6 +54,7 @@ enum shared_kind {
 	SHARED_SYSV,  /* a System V segment: (shmid, 0) */
 	SHARED_FILES, /* a descriptor table shared by CLONE_FILES: exec unshares it */
 	SHARED_FS,    /* fs information shared by CLONE_FS: exec keeps it */
+	SHARED_TRACE, /* a tracer and its tracee (ptrace inside the group): exec keeps it */
 };
 
 struct shared_object {
@@ -67,6 +72,9 @@ bool memory_domain_same(const struct process *a, const struct process *b);
 /* p maps `o` (at the exit of a successful mmap(MAP_SHARED) or shmat): p's domain merges
  * with those of the other processes that map it, unless both mappings are read-only. */
 void memory_domain_map(struct process *p, struct shared_object o);
+/* tracer starts tracing tracee (at the tracer's event, the tracee's domain stopped: the
+ * engine's barrier): their domains merge, reported to the hook, and stay one. */
+void memory_domain_trace(struct process *tracer, struct process *tracee);
 /* A new anonymous shared region's id: regions made by different calls never compare equal. */
 uint64_t memory_domain_new_anon(void);
 

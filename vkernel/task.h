@@ -209,10 +209,11 @@ struct pending_exit {
 			uint64_t value;
 		} changed_arg;
 		/* A blocking call run in its non-blocking form (sys_common.c): how it is
-		 * retried, and the argument's own value. */
+		 * retried, the argument's own value, and the epoch at its entry. */
 		struct {
 			const struct retry *how;
 			uint64_t value;
+			uint64_t epoch;
 		} retry;
 		/* Every argument register (an outside wait run as ppoll, sys_external.c). */
 		uint64_t args[6];

@@ -209,6 +209,25 @@ TEST_F(MemoryDomain, SharedDescriptorTablesAndFsInfoAreOneDomain)
 	EXPECT_EQ(memory_domain_of(fs), 1);
 }
 
+// ptrace inside the group (handlers/sys_ptrace.c): a tracer and its tracee are one domain,
+// with one merge reported, and stay so across the tracee's exec; a fork of the tracee is
+// not traced by that alone.
+TEST_F(MemoryDomain, ATracerAndItsTraceeAreOneDomainThroughAnExec)
+{
+	process *tracer = Make(1), *tracee = Make(2);
+	memory_domain_trace(tracer, tracee);
+	EXPECT_EQ(memory_domain_of(tracee), 1);
+	memory_domain_trace(tracer, tracee); // an attach again after a detach: nothing new
+	EXPECT_EQ(merges.size(), 1u);
+	process *child = Fork(tracee, 3);
+	EXPECT_EQ(memory_domain_of(child), 3) << "a fork does not inherit the trace";
+	tracee->aspace = 4;
+	memory_domain_exec(tracee);
+	EXPECT_EQ(memory_domain_of(tracee), 1);
+	memory_domain_forget(tracer);
+	EXPECT_EQ(memory_domain_of(tracee), 4) << "its tracer gone, it is alone again";
+}
+
 TEST_F(MemoryDomain, AProcessThatStartsSharingKeepsItsAddressSpacesDomain)
 {
 	// q and p's vfork child v share a file: one domain, named by q. When p starts sharing
