@@ -216,28 +216,11 @@ void ptrace_wait_task_gone(struct task *t)
 	}
 }
 
-/* The kernel's siginfo of a child's exit, stop or continuation carries the child's CPU
- * time in clock ticks (si_utime, si_stime): a timing, which strace -f prints for every
- * SIGCHLD (si_stime=1 once a child ran for a tick of a loaded machine). detrun's account
- * of children's CPU time is 0 (getrusage's RUSAGE_CHILDREN, sys_identity.c): so are these. */
-static void no_cpu_times(struct task *t, siginfo_t *si)
-{
-	if (si->si_utime == 0 && si->si_stime == 0)
-		return;
-	si->si_utime = si->si_stime = 0;
-	ptrace(PTRACE_SETSIGINFO, t->tid, 0, si);
-}
-
 void ptrace_sigchld_siginfo(struct task *t)
 {
 	struct process *p = t->proc;
 	siginfo_t si;
-	if (ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) < 0)
-		return;
-	if (si.si_code == CLD_EXITED || si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED ||
-	    si.si_code == CLD_STOPPED || si.si_code == CLD_CONTINUED)
-		no_cpu_times(t, &si);
-	if (!p->trapped_ns_tid)
+	if (!p->trapped_ns_tid || ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) < 0)
 		return;
 	/* detrun's kill: from outside the group's PID namespace (pid 0), or its own pid */
 	if (si.si_code != SI_USER || (si.si_pid != 0 && si.si_pid != getpid()))

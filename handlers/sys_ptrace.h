@@ -42,8 +42,7 @@ void ptrace_cloned(struct task *parent, struct task *child, int event);
  * (SYSEMU, or orig_rax set to -1): nothing runs, and rax keeps what the tracer left. */
 bool ptrace_skipped(struct task *t);
 /* A SIGCHLD stops t: if detrun sent it for a stop of a tracee of t's process's, it gets
- * the kernel's siginfo for it (CLD_TRAPPED, the tracee, its stop signal); the kernel's own
- * loses the child's CPU times (a timing). */
+ * the kernel's siginfo for it (CLD_TRAPPED, the tracee, its stop signal). */
 void ptrace_sigchld_siginfo(struct task *t);
 /* t's vfork child has exec'd or exited: with PTRACE_O_TRACEVFORKDONE t stops
  * (PTRACE_EVENT_VFORK_DONE, GETEVENTMSG: the child's virtual tid); true if so. */
