@@ -2,7 +2,6 @@
 #include "engine/fault_waker.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -12,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "engine/page_owner.h"
 #include "vkernel/report.h"
 
 static int epoll_fd = -1, drained_fd = -1;
@@ -40,15 +40,7 @@ static void start(void)
 	if (epoll_fd < 0 || drained_fd < 0)
 		die("page ownership: cannot make the waker's descriptors: %s", strerror(errno));
 	loop_tid = (pid_t)syscall(SYS_gettid);
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread takes no signal of detrun's */
-	pthread_t thread;
-	int err = pthread_create(&thread, NULL, waker, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err)
-		die("page ownership: cannot start the waker: %s", strerror(err));
-	pthread_detach(thread);
+	page_owner_thread(waker, "page ownership's fault waker");
 }
 
 int fault_waker_watch(int fd)

@@ -1,6 +1,8 @@
 #include "engine/page_owner.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #include "engine/remote.h"
+#include "vkernel/report.h"
 
 /* Newer than the distribution's header (kernel 6.4 and later). */
 #define UFFD_FEATURE_WP_UNPOPULATED_ (1ULL << 13)
@@ -307,4 +310,17 @@ int page_owner_next_fault(struct page_owner *po, struct page_fault *f)
 int page_owner_resolve(struct page_owner *po, const struct page_fault *f)
 {
 	return page_owner_give(po, f->addr, PAGE, f->access == PAGE_WRITE);
+}
+
+void page_owner_thread(void *(*body)(void *), const char *what)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_t thread;
+	int err = pthread_create(&thread, NULL, body, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		die("%s: cannot start its thread: %s", what, strerror(err));
+	pthread_detach(thread);
 }

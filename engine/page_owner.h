@@ -137,4 +137,9 @@ int page_owner_next_fault(struct page_owner *po, struct page_fault *f);
 /* Ends a fault by giving its page: written faults get it writable. */
 int page_owner_resolve(struct page_owner *po, const struct page_fault *f);
 
+/* Starts a detached thread of detrun's that watches or answers userfaultfds (`what` names
+ * it if it cannot start: detrun dies). It takes none of detrun's signals, which are the
+ * stop loop's (waitpid ends on them), and must touch no tracee: ptrace is the loop's. */
+void page_owner_thread(void *(*body)(void *), const char *what);
+
 #endif

@@ -174,15 +174,7 @@ static void start_thread(void)
 		files.rlim_cur = files.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &files);
 	}
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread takes no signal of detrun's */
-	pthread_t thread;
-	int err = pthread_create(&thread, NULL, fault_thread, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err)
-		die("first-touch ticks: cannot start the fault thread: %s", strerror(err));
-	pthread_detach(thread);
+	page_owner_thread(fault_thread, "first-touch ticks' fault thread");
 }
 
 /* ---- the stop loop's side ------------------------------------------------------------------- */

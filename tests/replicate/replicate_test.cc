@@ -331,6 +331,19 @@ struct Group {
 		r[n] = Replica(dir, name, std::string(1, 'a' + n), prog, extra,
 			       s.own_nodes ? cluster->nodes[n].ns : "");
 	}
+	// Node a with `lease_ms`, leading, then b and c following: the usual start.
+	::testing::AssertionResult StartLeaderAndFollowers(const std::string &lease_ms)
+	{
+		Start(0, { "--lease-ms", lease_ms });
+		if (!r[0]->WaitForOutput("leads group", 90, true))
+			return ::testing::AssertionFailure() << r[0]->Finish().Describe();
+		for (int n = 1; n < 3; n++) {
+			Start(n);
+			if (!r[n]->WaitForOutput("follows group", 90, true))
+				return ::testing::AssertionFailure() << r[n]->Finish().Describe();
+		}
+		return ::testing::AssertionSuccess();
+	}
 	// "port P is in use" when a socket is bound to the port on node n.
 	std::string Probe(int n) const
 	{
@@ -423,13 +436,7 @@ void FailoverRun(const Server &s)
 	}
 	Group g(s);
 	std::string keys = std::to_string(s.keys);
-	g.Start(0, { "--lease-ms", "4000" });
-	ASSERT_TRUE(g.r[0]->WaitForOutput("leads group", 90, true)) << g.r[0]->Finish().Describe();
-	for (int n = 1; n < 3; n++) {
-		g.Start(n);
-		ASSERT_TRUE(g.r[n]->WaitForOutput("follows group", 90, true))
-			<< g.r[n]->Finish().Describe();
-	}
+	ASSERT_TRUE(g.StartLeaderAndFollowers("4000"));
 	RunOptions copt;
 	copt.die_with_test = true;
 	copt.timeout_s = 900;
@@ -1331,13 +1338,7 @@ TEST_F(Replicate, StatusListsEveryReplicaWhileAServerIsDown)
 	Group g({ "status", "kv", { kKvServer, "PORT", "data", "ADDR" }, 1, true, false });
 	// A lease longer than any election here: the progress keys (which live as long as the
 	// lease) outlast it, and no follower takes over.
-	g.Start(0, { "--lease-ms", "60000" });
-	ASSERT_TRUE(g.r[0]->WaitForOutput("leads group", 90, true)) << g.r[0]->Finish().Describe();
-	for (int n = 1; n < 3; n++) {
-		g.Start(n);
-		ASSERT_TRUE(g.r[n]->WaitForOutput("follows group", 90, true))
-			<< g.r[n]->Finish().Describe();
-	}
+	ASSERT_TRUE(g.StartLeaderAndFollowers("60000"));
 	RunResult before;
 	for (int i = 0; i < 300 && !ListsEveryReplica((before = Status(g.name)).out); i++)
 		usleep(100 * 1000);
@@ -1473,13 +1474,7 @@ TEST_F(Replicate, QuorumLossLongerThanTheLease)
 	ASSERT_EQ(cluster->nodes.size(), 3u) << cluster->nodes_why;
 	const int keys = 2000;
 	Group g({ "quorum", "kv", { kKvServer, "PORT", "data", "ADDR" }, keys, true, true });
-	g.Start(0, { "--lease-ms", "4000" });
-	ASSERT_TRUE(g.r[0]->WaitForOutput("leads group", 90, true)) << g.r[0]->Finish().Describe();
-	for (int n = 1; n < 3; n++) {
-		g.Start(n);
-		ASSERT_TRUE(g.r[n]->WaitForOutput("follows group", 90, true))
-			<< g.r[n]->Finish().Describe();
-	}
+	ASSERT_TRUE(g.StartLeaderAndFollowers("4000"));
 	RunOptions copt;
 	copt.die_with_test = true;
 	copt.timeout_s = 900;
@@ -1564,13 +1559,7 @@ TEST_F(Replicate, SevenLeaderKillsLoseNoAcknowledgedWrite)
 	ASSERT_EQ(cluster->nodes.size(), 3u) << cluster->nodes_why;
 	const int kills = 7, step = 500, keys = (kills + 1) * step;
 	Group g({ "soak", "kv", { kKvServer, "PORT", "data", "ADDR" }, keys, true, true });
-	g.Start(0, { "--lease-ms", "4000" });
-	ASSERT_TRUE(g.r[0]->WaitForOutput("leads group", 90, true)) << g.r[0]->Finish().Describe();
-	for (int n = 1; n < 3; n++) {
-		g.Start(n);
-		ASSERT_TRUE(g.r[n]->WaitForOutput("follows group", 90, true))
-			<< g.r[n]->Finish().Describe();
-	}
+	ASSERT_TRUE(g.StartLeaderAndFollowers("4000"));
 	RunOptions copt;
 	copt.die_with_test = true;
 	copt.timeout_s = 900;
