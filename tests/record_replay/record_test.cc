@@ -178,6 +178,18 @@ TEST(RecordReplay, RecordingCutShortStaysReadable)
 	long port = NumberAfter(rec.Out(), "listening on port ");
 	RunResult client = RunCommand({ kClient, std::to_string(port), "2", "10", "64" });
 	ASSERT_EQ(client.code, 0) << client.Describe();
+	// Killed once idle: then the group waits for outside input and the log on disk holds
+	// every line the server printed ("listening", then one a request: 1 + 2 x 10). Killed
+	// sooner (a loaded machine: detrun found each request already there and never waited),
+	// the log could still hold the header alone.
+	bool idle = false;
+	for (int i = 0; i < 1200 && !idle; i++) {
+		idle = RunCommand({ kDetrun, "log", "--stats", dir / "cut.dlog" })
+			       .out.find(" in 21 writes") != std::string::npos;
+		if (!idle)
+			usleep(50 * 1000);
+	}
+	ASSERT_TRUE(idle) << "the log never held the server's 21 lines";
 	rec.Signal(SIGKILL);
 	RunResult killed = rec.Finish();
 	// (A detrun killed by SIGKILL cannot wait for its group: the kernel kills the tasks as
