@@ -24,6 +24,7 @@
 
 #include <memory>
 #include <sstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -294,6 +295,15 @@ struct Server {
 	bool own_nodes;
 };
 
+// How the tests run a client: it ends with the test, after 15 minutes at most.
+RunOptions ClientOptions()
+{
+	RunOptions o;
+	o.die_with_test = true;
+	o.timeout_s = 900;
+	return o;
+}
+
 // Three replicas a, b, c of one server (on nodes 0, 1, 2), and a client.
 struct Group {
 	const Server s;
@@ -330,6 +340,14 @@ struct Group {
 	{
 		r[n] = Replica(dir, name, std::string(1, 'a' + n), prog, extra,
 			       s.own_nodes ? cluster->nodes[n].ns : "");
+	}
+	// The writing client: the server's keys, in its protocol, through every node.
+	void StartClient()
+	{
+		client = std::make_unique<Child>(std::vector<std::string>{ kClient, s.proto,
+									   Everywhere(),
+									   std::to_string(s.keys) },
+						 ClientOptions());
 	}
 	// Node a with `lease_ms`, leading, then b and c following: the usual start.
 	::testing::AssertionResult StartLeaderAndFollowers(const std::string &lease_ms)
@@ -437,12 +455,7 @@ void FailoverRun(const Server &s)
 	Group g(s);
 	std::string keys = std::to_string(s.keys);
 	ASSERT_TRUE(g.StartLeaderAndFollowers("4000"));
-	RunOptions copt;
-	copt.die_with_test = true;
-	copt.timeout_s = 900;
-	g.client = std::make_unique<Child>(std::vector<std::string>{ kClient, s.proto,
-								     g.Everywhere(), keys },
-					   copt);
+	g.StartClient();
 	ASSERT_TRUE(g.client->WaitForOutput("progress " + std::to_string(s.keys / 4), 600))
 		<< g.client->Finish().Describe();
 	g.r[0]->Signal(SIGKILL);
@@ -469,7 +482,8 @@ void FailoverRun(const Server &s)
 	g.Start(0); // the killed node comes back and follows
 	ASSERT_TRUE(g.r[0]->WaitForOutput("follows group", 90, true))
 		<< g.r[0]->Finish().Describe();
-	RunResult check = RunCommand({ kClient, s.proto, g.At(leader), keys, "check" }, copt);
+	RunResult check = RunCommand({ kClient, s.proto, g.At(leader), keys, "check" },
+				     ClientOptions());
 	EXPECT_NE(check.out.find("readable " + keys + " of"), std::string::npos)
 		<< check.Describe();
 	for (int n = 0; n < 3; n++) {
@@ -710,10 +724,8 @@ TEST_F(Replicate, StreamLeaderServerKilledDuringLoad)
 		ASSERT_TRUE(r[n]->WaitForOutput(n ? "follows group" : "leads group", 90, true))
 			<< r[n]->Finish().Describe();
 	}
-	RunOptions copt;
-	copt.die_with_test = true;
-	copt.timeout_s = 900;
-	Child client({ kClient, "kv", std::to_string(port), std::to_string(keys) }, copt);
+	Child client({ kClient, "kv", std::to_string(port), std::to_string(keys) },
+		     ClientOptions());
 	KillOnExit client_guard{ { &client } };
 	ASSERT_TRUE(client.WaitForOutput("progress 500", 600)) << client.Finish().Describe();
 	int victim = StreamLeader("DETRUN_" + group, 0);
@@ -725,7 +737,7 @@ TEST_F(Replicate, StreamLeaderServerKilledDuringLoad)
 		<< wrote.Describe();
 	RunResult check = RunCommand({ kClient, "kv", std::to_string(port), std::to_string(keys),
 				       "check" },
-				     copt);
+				     ClientOptions());
 	EXPECT_NE(check.out.find("readable " + std::to_string(keys) + " of"), std::string::npos)
 		<< check.Describe();
 	EXPECT_EQ(RunCommand({ kKvClient, std::to_string(port), "1", "1", "8", "--shutdown" }).code,
@@ -762,10 +774,11 @@ std::string BigReadLine(const std::string &bytes, const RunResult &client)
 	       client.out.substr(at, 7 + 16) + "\n";
 }
 
-// One message of the NATS protocol to SUBJECT on server N, published through JetStream
-// (its acknowledgement is awaited, so the stream holds it): the stream's JSON answer.
-std::string JetStreamPublish(int n, const std::string &subject, const std::string &payload,
-			     const std::string &headers = "")
+// Sends OUT to NATS server N as a client of its own, then reads until DONE holds for what
+// came or TRIES polls of 100 ms pass, answering the server's PINGs: what came, or why
+// nothing could be sent ("(cannot ...)").
+std::string NatsExchange(int n, const std::string &out, int tries,
+			 const std::function<bool(const std::string &)> &done)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	struct sockaddr_in a = {};
@@ -776,26 +789,13 @@ std::string JetStreamPublish(int n, const std::string &subject, const std::strin
 		close(fd);
 		return "(cannot connect to " + cluster->host + ")";
 	}
-	std::string out = "CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true}\r\n"
-			  "SUB _INBOX.bigin 1\r\n";
-	if (headers.empty()) {
-		out += "PUB " + subject + " _INBOX.bigin " + std::to_string(payload.size()) +
-		       "\r\n" + payload + "\r\nPING\r\n";
-	} else { // HPUB: the headers block, then the payload
-		std::string block = "NATS/1.0\r\n" + headers + "\r\n";
-		out += "HPUB " + subject + " _INBOX.bigin " + std::to_string(block.size()) + " " +
-		       std::to_string(block.size() + payload.size()) + "\r\n" + block + payload +
-		       "\r\nPING\r\n";
-	}
 	if (write(fd, out.data(), out.size()) != (ssize_t)out.size()) {
 		close(fd);
 		return "(cannot send)";
 	}
 	std::string in;
 	char buf[4096];
-	for (int i = 0; i < 300 && in.find("\"seq\"") == std::string::npos &&
-			in.find("\"error\"") == std::string::npos;
-	     i++) {
+	for (int i = 0; i < tries && !done(in); i++) {
 		struct pollfd p = { fd, POLLIN, 0 };
 		if (poll(&p, 1, 100) <= 0)
 			continue;
@@ -808,6 +808,28 @@ std::string JetStreamPublish(int n, const std::string &subject, const std::strin
 	}
 	close(fd);
 	return in;
+}
+
+// One message of the NATS protocol to SUBJECT on server N, published through JetStream
+// (its acknowledgement is awaited, so the stream holds it): the stream's JSON answer.
+std::string JetStreamPublish(int n, const std::string &subject, const std::string &payload,
+			     const std::string &headers = "")
+{
+	std::string out = "CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true}\r\n"
+			  "SUB _INBOX.bigin 1\r\n";
+	if (headers.empty()) {
+		out += "PUB " + subject + " _INBOX.bigin " + std::to_string(payload.size()) +
+		       "\r\n" + payload + "\r\nPING\r\n";
+	} else { // HPUB: the headers block, then the payload
+		std::string block = "NATS/1.0\r\n" + headers + "\r\n";
+		out += "HPUB " + subject + " _INBOX.bigin " + std::to_string(block.size()) + " " +
+		       std::to_string(block.size() + payload.size()) + "\r\n" + block + payload +
+		       "\r\nPING\r\n";
+	}
+	return NatsExchange(n, out, 300, [](const std::string &in) {
+		return in.find("\"seq\"") != std::string::npos ||
+		       in.find("\"error\"") != std::string::npos;
+	});
 }
 
 // A group of repl_bigread replicas serving a free port, reading BYTES at once: a leads
@@ -1371,47 +1393,27 @@ namespace
 // headers and payload, "NATS/1.0 404 Message Not Found" when it has none.
 std::string DirectGet(int n, const std::string &stream, const std::string &subject)
 {
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in a = {};
-	a.sin_family = AF_INET;
-	a.sin_port = htons((uint16_t)(cluster->base + n));
-	if (inet_pton(AF_INET, cluster->host.c_str(), &a.sin_addr) != 1 ||
-	    connect(fd, (struct sockaddr *)&a, sizeof(a))) {
-		close(fd);
-		return "(cannot connect to " + cluster->host + ")";
-	}
 	std::string out = "CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true}\r\n"
 			  "SUB _INBOX.dget 1\r\nPUB $JS.API.DIRECT.GET." +
 			  stream + "." + subject + " _INBOX.dget 0\r\n\r\n";
-	if (write(fd, out.data(), out.size()) != (ssize_t)out.size()) {
-		close(fd);
-		return "(cannot send)";
-	}
-	// The reply: "HMSG _INBOX.dget 1 HEADER_BYTES TOTAL_BYTES\r\n" and TOTAL_BYTES more.
-	std::string in;
-	char buf[4096];
-	for (int i = 0; i < 50; i++) {
+	// The reply: "HMSG _INBOX.dget 1 HEADER_BYTES TOTAL_BYTES\r\n" and TOTAL_BYTES more;
+	// where they begin in what came, once all have come.
+	size_t total = 0;
+	auto reply = [&total](const std::string &in) {
 		size_t at = in.find("HMSG _INBOX.dget 1 ");
 		size_t eol = at == std::string::npos ? at : in.find("\r\n", at);
-		if (eol != std::string::npos) {
-			size_t total = std::stoul(in.substr(in.rfind(' ', eol) + 1));
-			if (in.size() >= eol + 2 + total) {
-				close(fd);
-				return in.substr(eol + 2, total);
-			}
-		}
-		struct pollfd p = { fd, POLLIN, 0 };
-		if (poll(&p, 1, 100) <= 0)
-			continue;
-		ssize_t r = read(fd, buf, sizeof(buf));
-		if (r <= 0)
-			break;
-		in.append(buf, (size_t)r);
-		if (in.find("PING\r\n") != std::string::npos && write(fd, "PONG\r\n", 6) != 6)
-			break;
-	}
-	close(fd);
-	return "(no answer: " + in + ")";
+		if (eol == std::string::npos)
+			return std::string::npos;
+		total = std::stoul(in.substr(in.rfind(' ', eol) + 1));
+		return in.size() >= eol + 2 + total ? eol + 2 : std::string::npos;
+	};
+	std::string in = NatsExchange(n, out, 50, [&](const std::string &got) {
+		return reply(got) != std::string::npos;
+	});
+	size_t at = reply(in);
+	if (at != std::string::npos)
+		return in.substr(at, total);
+	return in.rfind("(cannot ", 0) == 0 ? in : "(no answer: " + in + ")";
 }
 
 // "leads from t=T (epoch E, after stream sequence S)" of NODE's own go-live line in ERR
@@ -1475,12 +1477,7 @@ TEST_F(Replicate, QuorumLossLongerThanTheLease)
 	const int keys = 2000;
 	Group g({ "quorum", "kv", { kKvServer, "PORT", "data", "ADDR" }, keys, true, true });
 	ASSERT_TRUE(g.StartLeaderAndFollowers("4000"));
-	RunOptions copt;
-	copt.die_with_test = true;
-	copt.timeout_s = 900;
-	g.client = std::make_unique<Child>(std::vector<std::string>{ kClient, "kv", g.Everywhere(),
-								     std::to_string(keys) },
-					   copt);
+	g.StartClient();
 	ASSERT_TRUE(g.client->WaitForOutput("progress 500\n", 600))
 		<< g.client->Finish().Describe();
 	cluster->Kill(1);
@@ -1534,7 +1531,7 @@ TEST_F(Replicate, QuorumLossLongerThanTheLease)
 			? "took the lease again"
 			: "renewed its lease (the servers that came back still held it)");
 	RunResult check = RunCommand({ kClient, "kv", g.At(leader), std::to_string(keys), "check" },
-				     copt);
+				     ClientOptions());
 	EXPECT_NE(check.out.find("readable " + std::to_string(keys) + " of"), std::string::npos)
 		<< check.Describe();
 	for (int n = 0; n < 3 && !facts.empty(); n++) {
@@ -1560,12 +1557,7 @@ TEST_F(Replicate, SevenLeaderKillsLoseNoAcknowledgedWrite)
 	const int kills = 7, step = 500, keys = (kills + 1) * step;
 	Group g({ "soak", "kv", { kKvServer, "PORT", "data", "ADDR" }, keys, true, true });
 	ASSERT_TRUE(g.StartLeaderAndFollowers("4000"));
-	RunOptions copt;
-	copt.die_with_test = true;
-	copt.timeout_s = 900;
-	g.client = std::make_unique<Child>(std::vector<std::string>{ kClient, "kv", g.Everywhere(),
-								     std::to_string(keys) },
-					   copt);
+	g.StartClient();
 	int leader = 0;
 	std::string facts;
 	for (int k = 1; k <= kills; k++) {
@@ -1608,7 +1600,7 @@ TEST_F(Replicate, SevenLeaderKillsLoseNoAcknowledgedWrite)
 	EXPECT_NE(wrote.out.find("acked " + std::to_string(keys) + " of"), std::string::npos)
 		<< wrote.Describe();
 	RunResult check = RunCommand({ kClient, "kv", g.At(leader), std::to_string(keys), "check" },
-				     copt);
+				     ClientOptions());
 	EXPECT_NE(check.out.find("readable " + std::to_string(keys) + " of"), std::string::npos)
 		<< check.Describe();
 	EndWithEqualFiles(g, leader);
