@@ -55,6 +55,19 @@ RunResult SameEveryRun(const std::vector<std::string> &opts, const std::string &
 	return first;
 }
 
+// `guest` natively exits 0 and prints `native_says`; under detrun it prints the same on
+// 3 runs (ending as SameEveryRun checks, with `line`), nothing on stderr, and the same as
+// natively.
+void SameAsNative(const std::string &guest, const std::string &native_says, const std::string &line)
+{
+	RunResult native = RunCommand({ G + guest });
+	ASSERT_EQ(native.code, 0) << native.Describe();
+	ASSERT_NE(native.out.find(native_says), std::string::npos) << native.Describe();
+	RunResult r = SameEveryRun({}, guest, 3, 0, line, "");
+	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
+	EXPECT_EQ(r.err, "");
+}
+
 // Natively the report names the process by its pid, different at each run (and with ASLR
 // its addresses differ too); under detrun it is pid 2, every time.
 void NativeReportVaries(const std::string &guest, const RunResult &under_detrun)
@@ -72,13 +85,7 @@ void NativeReportVaries(const std::string &guest, const RunResult &under_detrun)
 // refused, SEIZE, INTERRUPT's event stop, CONT, DETACH. Identical to the native output.
 TEST(Ptrace, TracerInsideTheGroupSeesWhatItWouldNatively)
 {
-	RunResult native = RunCommand({ G + "ptrace_child" });
-	ASSERT_EQ(native.code, 0) << native.Describe();
-	ASSERT_NE(native.out.find("child: read 1 byte, value 5678"), std::string::npos)
-		<< native.Describe();
-	RunResult r = SameEveryRun({}, "ptrace_child", 3, 0, "child exited 0", "");
-	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
-	EXPECT_EQ(r.err, "");
+	SameAsNative("ptrace_child", "child: read 1 byte, value 5678", "child exited 0");
 }
 
 // PTRACE_TRACEME: the child's signals stop it for its parent, which passes SIGUSR1 on (the
@@ -99,13 +106,7 @@ TEST(Ptrace, TracemeChildStopsAtItsSignalsAndItsExec)
 // PTRACE_CONT lets it run while its process stays stopped. Identical to the native output.
 TEST(Ptrace, GroupStopsOfTraceesAndListenAreReportedAsNatively)
 {
-	RunResult native = RunCommand({ G + "ptrace_group_stop" });
-	ASSERT_EQ(native.code, 0) << native.Describe();
-	ASSERT_NE(native.out.find("group stop: stopped, signal 19, event 128"), std::string::npos)
-		<< native.Describe();
-	RunResult r = SameEveryRun({}, "ptrace_group_stop", 3, 0, "done", "");
-	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
-	EXPECT_EQ(r.err, "");
+	SameAsNative("ptrace_group_stop", "group stop: stopped, signal 19, event 128", "done");
 }
 
 // A tracee's SIGCHLD stops it though its default action ignores it; PTRACE_TRACEME in a
@@ -114,13 +115,7 @@ TEST(Ptrace, GroupStopsOfTraceesAndListenAreReportedAsNatively)
 // native output.
 TEST(Ptrace, SigchldTracemeFromAThreadAndExecResultAsNatively)
 {
-	RunResult native = RunCommand({ G + "ptrace_stops_misc" });
-	ASSERT_EQ(native.code, 0) << native.Describe();
-	ASSERT_NE(native.out.find("orig_rax 59 (execve 59), rax 0"), std::string::npos)
-		<< native.Describe();
-	RunResult r = SameEveryRun({}, "ptrace_stops_misc", 3, 0, "done", "");
-	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
-	EXPECT_EQ(r.err, "");
+	SameAsNative("ptrace_stops_misc", "orig_rax 59 (execve 59), rax 0", "done");
 }
 
 // The user area's two words past the debug registers read 0 and the next is refused,
@@ -128,13 +123,7 @@ TEST(Ptrace, SigchldTracemeFromAThreadAndExecResultAsNatively)
 // resume with an invalid signal is refused with EIO. Identical to the native output.
 TEST(Ptrace, UserAreaArchPrctlAndInvalidSignalAsNatively)
 {
-	RunResult native = RunCommand({ G + "ptrace_user_area" });
-	ASSERT_EQ(native.code, 0) << native.Describe();
-	ASSERT_NE(native.out.find("child: gs base 0x12340000"), std::string::npos)
-		<< native.Describe();
-	RunResult r = SameEveryRun({}, "ptrace_user_area", 3, 0, "child exited 0", "");
-	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
-	EXPECT_EQ(r.err, "");
+	SameAsNative("ptrace_user_area", "child: gs base 0x12340000", "child exited 0");
 }
 
 // PTRACE_O_TRACEVFORKDONE: a seized child's vfork event, the vfork child's event stop,
@@ -142,13 +131,8 @@ TEST(Ptrace, UserAreaArchPrctlAndInvalidSignalAsNatively)
 // of its exit. Identical to the native output.
 TEST(Ptrace, VforkDoneStopsTheParentForItsTracer)
 {
-	RunResult native = RunCommand({ G + "ptrace_vfork_done" });
-	ASSERT_EQ(native.code, 0) << native.Describe();
-	ASSERT_NE(native.out.find("vfork done: stopped, signal 5, event 5"), std::string::npos)
-		<< native.Describe();
-	RunResult r = SameEveryRun({}, "ptrace_vfork_done", 3, 0, "child: exited 10", "");
-	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
-	EXPECT_EQ(r.err, "");
+	SameAsNative("ptrace_vfork_done", "vfork done: stopped, signal 5, event 5",
+		     "child: exited 10");
 }
 
 // A tracer emulating and changing its child's calls: PTRACE_SYSEMU skips the call (the
@@ -157,15 +141,10 @@ TEST(Ptrace, VforkDoneStopsTheParentForItsTracer)
 // the next call and skips it. Identical to the native output.
 TEST(Ptrace, SysemuAndAChangedOrigRaxEmulateOrChangeTheCall)
 {
-	RunResult native = RunCommand({ G + "ptrace_sysemu" });
-	ASSERT_EQ(native.code, 0) << native.Describe();
-	ASSERT_NE(native.out.find("child: emulated 4242; changed to getppid 1; skipped 777; 888; "
-				  "stepped to 999"),
-		  std::string::npos)
-		<< native.Describe();
-	RunResult r = SameEveryRun({}, "ptrace_sysemu", 3, 0, "child exited 0", "");
-	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
-	EXPECT_EQ(r.err, "");
+	SameAsNative("ptrace_sysemu",
+		     "child: emulated 4242; changed to getppid 1; skipped 777; 888; "
+		     "stepped to 999",
+		     "child exited 0");
 }
 
 // waitid(2) by a tracer: a tracee's stop comes as CLD_TRAPPED with its signal (without
@@ -173,14 +152,8 @@ TEST(Ptrace, SysemuAndAChangedOrigRaxEmulateOrChangeTheCall)
 // the native output.
 TEST(Ptrace, WaitidReportsATraceesStopAsCldTrapped)
 {
-	RunResult native = RunCommand({ G + "ptrace_waitid" });
-	ASSERT_EQ(native.code, 0) << native.Describe();
-	ASSERT_NE(native.out.find("stop: waitid 0, signo 17, code 4, status 0x13, the child 1"),
-		  std::string::npos)
-		<< native.Describe();
-	RunResult r = SameEveryRun({}, "ptrace_waitid", 3, 0, "exit: waitid 0", "");
-	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
-	EXPECT_EQ(r.err, "");
+	SameAsNative("ptrace_waitid", "stop: waitid 0, signo 17, code 4, status 0x13, the child 1",
+		     "exit: waitid 0");
 }
 
 // The SIGCHLD of a tracee's stop carries CLD_TRAPPED, the tracee and its stop signal in
@@ -188,14 +161,8 @@ TEST(Ptrace, WaitidReportsATraceesStopAsCldTrapped)
 // Identical to the native output.
 TEST(Ptrace, SigchldOfATraceeStopIsCldTrapped)
 {
-	RunResult native = RunCommand({ G + "ptrace_sigchld_info" });
-	ASSERT_EQ(native.code, 0) << native.Describe();
-	ASSERT_NE(native.out.find("SIGCHLD: code 4 (CLD_TRAPPED 4), from the child 1, status 12"),
-		  std::string::npos)
-		<< native.Describe();
-	RunResult r = SameEveryRun({}, "ptrace_sigchld_info", 3, 0, "exited 0", "");
-	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
-	EXPECT_EQ(r.err, "");
+	SameAsNative("ptrace_sigchld_info",
+		     "SIGCHLD: code 4 (CLD_TRAPPED 4), from the child 1, status 12", "exited 0");
 }
 
 // PTRACE_SETSIGINFO at a signal-delivery stop: the signal goes in with the tracer's
@@ -203,25 +170,15 @@ TEST(Ptrace, SigchldOfATraceeStopIsCldTrapped)
 // output.
 TEST(Ptrace, SetsiginfoChangesTheSiginfoDelivered)
 {
-	RunResult native = RunCommand({ G + "ptrace_setsiginfo" });
-	ASSERT_EQ(native.code, 0) << native.Describe();
-	ASSERT_NE(native.out.find("value 1234"), std::string::npos) << native.Describe();
-	RunResult r = SameEveryRun({}, "ptrace_setsiginfo", 3, 0, "child exited 0", "");
-	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
-	EXPECT_EQ(r.err, "");
+	SameAsNative("ptrace_setsiginfo", "value 1234", "child exited 0");
 }
 
 // PTRACE_INTERRUPT of a tracee already stopped is kept, as the kernel keeps it: the
 // tracee stops again (PTRACE_EVENT_STOP) when resumed. Identical to the native output.
 TEST(Ptrace, InterruptOfAStoppedTraceeStopsItAgainWhenResumed)
 {
-	RunResult native = RunCommand({ G + "ptrace_interrupt_stopped" });
-	ASSERT_EQ(native.code, 0) << native.Describe();
-	ASSERT_NE(native.out.find("resumed: stopped, signal 5, event 128"), std::string::npos)
-		<< native.Describe();
-	RunResult r = SameEveryRun({}, "ptrace_interrupt_stopped", 3, 0, "child: exited 3", "");
-	EXPECT_EQ(r.out, native.out) << FirstDifference("native", native.out, "detrun", r.out);
-	EXPECT_EQ(r.err, "");
+	SameAsNative("ptrace_interrupt_stopped", "resumed: stopped, signal 5, event 128",
+		     "child: exited 3");
 }
 
 // gdb inside the group: fork, TRACEME, exec's SIGTRAP, breakpoints poked into the text,

@@ -75,14 +75,9 @@ int main(int argc, char **argv)
 		return child();
 	bool where = argc > 1 && !strcmp(argv[1], "where");
 	int go[2];
-	if (pipe(go))
-		return 1;
 	fflush(stdout);
-	pid_t pid = fork();
+	pid_t pid = fork_held(go);
 	if (pid == 0) {
-		char c;
-		if (read(go[0], &c, 1) != 1)
-			_exit(1);
 		execl("/proc/self/exe", argv[0], "child", (char *)NULL);
 		_exit(127);
 	}
@@ -95,8 +90,7 @@ int main(int argc, char **argv)
 		printf("parent: child stands in call %lld, rax %lld\n", (long long)r.orig_rax,
 		       (long long)r.rax);
 	cont(pid, 0);
-	if (write(go[1], "x", 1) != 1)
-		return 1;
+	let_go(go);
 	stop_of("child", pid); /* its exec */
 	cont(pid, 0);
 	stop_of("child", pid); /* its fork */

@@ -14,15 +14,9 @@ int main(void)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
 	int go[2];
-	char c;
-	if (pipe(go))
-		return 1;
-	pid_t pid = fork();
-	if (pid == 0) {
-		if (read(go[0], &c, 1) != 1)
-			_exit(1);
+	pid_t pid = fork_held(go);
+	if (pid == 0)
 		_exit(3);
-	}
 	printf("seize %ld\n", ptrace(PTRACE_SEIZE, pid, 0, 0));
 	printf("interrupt %ld\n", ptrace(PTRACE_INTERRUPT, pid, 0, 0));
 	show("interrupted", pid);
@@ -30,8 +24,7 @@ int main(void)
 	printf("cont %ld\n", ptrace(PTRACE_CONT, pid, 0, 0));
 	show("resumed", pid);
 	printf("cont %ld\n", ptrace(PTRACE_CONT, pid, 0, 0));
-	if (write(go[1], "g", 1) != 1)
-		return 1;
+	let_go(go);
 	show("child", pid);
 	return 0;
 }

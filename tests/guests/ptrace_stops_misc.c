@@ -18,13 +18,8 @@
 static void sigchld_of_a_grandchild(void)
 {
 	int go[2];
-	char c;
-	if (pipe(go))
-		exit(1);
-	pid_t pid = fork();
+	pid_t pid = fork_held(go);
 	if (pid == 0) {
-		if (read(go[0], &c, 1) != 1)
-			_exit(1);
 		pid_t grandchild = fork();
 		if (grandchild == 0)
 			_exit(3);
@@ -33,8 +28,7 @@ static void sigchld_of_a_grandchild(void)
 		_exit(WEXITSTATUS(status) + 1);
 	}
 	printf("seize %ld\n", ptrace(PTRACE_SEIZE, pid, 0, 0));
-	if (write(go[1], "g", 1) != 1)
-		exit(1);
+	let_go(go);
 	show("grandchild exited", pid);
 	printf("cont %ld\n", ptrace(PTRACE_CONT, pid, 0, 0));
 	show("child", pid);

@@ -15,13 +15,8 @@ int main(void)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
 	int go[2];
-	char c;
-	if (pipe(go))
-		return 1;
-	pid_t pid = fork();
+	pid_t pid = fork_held(go);
 	if (pid == 0) {
-		if (read(go[0], &c, 1) != 1)
-			_exit(1);
 		pid_t child = vfork();
 		if (child == 0)
 			_exit(9);
@@ -31,8 +26,7 @@ int main(void)
 	}
 	long opts = PTRACE_O_TRACEVFORK | PTRACE_O_TRACEVFORKDONE;
 	printf("seize %ld\n", ptrace(PTRACE_SEIZE, pid, 0, opts));
-	if (write(go[1], "g", 1) != 1)
-		return 1;
+	let_go(go);
 	show("vfork", pid);
 	unsigned long msg = 0, done_msg = 0;
 	printf("geteventmsg %ld\n", ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg));
