@@ -94,15 +94,6 @@ static int space_of_aspace(int aspace)
 	return NONE;
 }
 
-/* A task of the address space, alive, the first by vtid; NULL for none. */
-static struct task *task_of_space(int s)
-{
-	for (struct task *t = sched_first(); t; t = t->next)
-		if (t->state != TASK_DEAD && t->proc->aspace == spaces[s].aspace)
-			return t;
-	return NULL;
-}
-
 /* The space of t's address space, opened with a userfaultfd made in t (stopped). */
 static int open_space(struct task *t)
 {
@@ -320,11 +311,7 @@ void page_share_gone(struct process *p)
 	for (int s = 0; s < MAX_SPACES; s++) {
 		if (!spaces[s].used)
 			continue;
-		bool kept = false;
-		for (struct task *t = sched_first(); t && !kept; t = t->next)
-			kept = t->proc != p && t->state != TASK_DEAD &&
-			       t->proc->aspace == spaces[s].aspace;
-		if (!kept && (p->aspace == spaces[s].aspace || !task_of_space(s)))
+		if (!tracer_task_in_aspace(spaces[s].aspace, p))
 			close_space(s);
 	}
 }
@@ -409,7 +396,8 @@ static int add_barrier(int barrier, struct task *t, uint64_t lose)
 {
 	int mine = tracer_domain_of(t);
 	for (int l = 0; l < MAX_SPACES && barrier != BARRIER_ALL; l++) {
-		struct task *u = lose >> l & 1 ? task_of_space(l) : NULL;
+		struct task *u = lose >> l & 1 ? tracer_task_in_aspace(spaces[l].aspace, NULL)
+					       : NULL;
 		int d = u ? tracer_domain_of(u) : mine;
 		if (d == mine || d == barrier)
 			continue;

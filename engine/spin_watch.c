@@ -13,6 +13,7 @@
 #include "engine/spin.h"
 #include "vkernel/task.h"
 #include "engine/remote.h"
+#include "engine/tracer_internal.h"
 /* ---- memory watch ------------------------------------------------------------------------ */
 
 /*
@@ -88,14 +89,6 @@ static struct {
 static uint64_t carried[MAX_CARRIED];
 static int n_carried;
 
-static bool aspace_alive(int aspace)
-{
-	for (struct task *u = sched_first(); u; u = u->next)
-		if (u->proc->aspace == aspace && u->state != TASK_DEAD)
-			return true;
-	return false;
-}
-
 void spin_end(void)
 {
 	for (int i = 0; i < active.n; i++) {
@@ -131,7 +124,7 @@ static void add_active(struct space *s, uint64_t start, uint64_t end)
 static void forget_dead_spaces(void)
 {
 	for (int i = 0; i < n_spaces;)
-		if (!aspace_alive(spaces[i].aspace)) {
+		if (!tracer_task_in_aspace(spaces[i].aspace, NULL)) {
 			if (spaces[i].uffd >= 0)
 				close(spaces[i].uffd);
 			if (spaces[i].pagemap >= 0)

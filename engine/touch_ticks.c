@@ -272,6 +272,16 @@ static void register_range(struct task *t, struct space *sp, uint64_t addr, uint
 			    (unsigned long long)addr, (unsigned long long)end, strerror(errno));
 }
 
+/* The space of t's address space, opened now if it has none; NULL when it cannot be (its
+ * process then counts no first touches). */
+static struct space *space_for(struct task *t)
+{
+	struct space *sp = space_of(t->proc->aspace);
+	if (!sp && !(sp = open_space(t)))
+		t->proc->touch_failed = true;
+	return sp;
+}
+
 static void touch_after_call(struct task *t, long nr, const uint64_t *args, long ret)
 {
 	struct process *p = t->proc;
@@ -280,13 +290,9 @@ static void touch_after_call(struct task *t, long nr, const uint64_t *args, long
 		p->touch_brk = (uint64_t)ret;
 	if (ret < 0 && ret > -4096)
 		return;
-	struct space *sp = space_of(p->aspace);
+	struct space *sp = space_for(t);
 	if (!sp)
-		sp = open_space(t);
-	if (!sp) {
-		p->touch_failed = true;
 		return;
-	}
 	if (nr == SYS_brk && brk_before)
 		register_range(t, sp, brk_before, p->touch_brk);
 	else if (nr == SYS_mmap)
@@ -320,13 +326,9 @@ void touch_forked(struct task *parent, struct task *child)
 	if (!enabled() || parent->proc->aspace == p->aspace || !space_of(parent->proc->aspace))
 		return;
 	p->touch_brk = parent->proc->touch_brk;
-	struct space *sp = space_of(p->aspace);
+	struct space *sp = space_for(child);
 	if (!sp)
-		sp = open_space(child);
-	if (!sp) {
-		p->touch_failed = true;
 		return;
-	}
 	child->regs_valid = false;
 	register_anonymous(child, sp);
 }
@@ -428,12 +430,10 @@ void touch_collect(void)
 		if (!n)
 			continue;
 		faults += n / TOUCH_WEIGHT;
-		for (struct task *t = sched_first(); t; t = t->next) {
-			if (t->state != TASK_DEAD && t->proc->aspace == spaces[s].aspace) {
-				sched_domain_tick(tracer_domain_of(t), n);
-				collected += n;
-				break;
-			}
+		struct task *t = tracer_task_in_aspace(spaces[s].aspace, NULL);
+		if (t) {
+			sched_domain_tick(tracer_domain_of(t), n);
+			collected += n;
 		}
 	}
 }
@@ -448,11 +448,7 @@ void touch_forget(const struct process *gone)
 	for (int s = 0; s < MAX_SPACES; s++) {
 		if (!spaces[s].used)
 			continue;
-		bool live = false;
-		for (struct task *t = sched_first(); t && !live; t = t->next)
-			live = t->state != TASK_DEAD && t->proc != gone &&
-			       t->proc->aspace == spaces[s].aspace;
-		if (!live)
+		if (!tracer_task_in_aspace(spaces[s].aspace, gone))
 			close_space(&spaces[s]);
 	}
 }

@@ -78,6 +78,9 @@ void tracer_quiesce(void); /* reaps every task on its way out */
 void tracer_kill_group(void);
 int tracer_exit_code(int status);
 int tracer_group_status(int if_unknown); /* the first process's wait status */
+/* A live task of address space `aspace`, the first by vtid, of a process other than
+ * `except` (NULL: any); NULL if there is none: the space is gone. */
+struct task *tracer_task_in_aspace(int aspace, const struct process *except);
 
 /* tracer_outside.c */
 void install_supervisor_signals(void);

@@ -491,3 +491,11 @@ struct task *tracer_first_task(const struct launch *launched)
 	namespace_init = launched->init_pid;
 	return t;
 }
+
+struct task *tracer_task_in_aspace(int aspace, const struct process *except)
+{
+	for (struct task *t = sched_first(); t; t = t->next)
+		if (t->state != TASK_DEAD && t->proc != except && t->proc->aspace == aspace)
+			return t;
+	return NULL;
+}
