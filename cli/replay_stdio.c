@@ -35,6 +35,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/write_all.h"
 #include "engine/foreground.h"
 #include "handlers/sys_external.h"
 #include "recorder/fingerprint.h"
@@ -96,20 +97,6 @@ static uint32_t kind_now(int fd)
 
 /* ---- the relay (a process outside the group) --------------------------------------------- */
 
-static bool write_all(int fd, const char *buf, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, buf, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return false;
-		buf += w;
-		n -= (size_t)w;
-	}
-	return true;
-}
-
 /* Copies what is there now; false once `from` has nothing more to give (the end of a
  * pipe). What `to` no longer takes (its reader gone: `detrun replay LOG | head`) is read
  * and dropped, so that the group, which wrote all of it when recorded, never blocks. */
@@ -126,7 +113,7 @@ static bool relay_copy(struct relayed *r)
 		if (n <= 0)
 			return r->file && n == 0;
 		r->copied += n;
-		if (r->to >= 0 && !write_all(r->to, buf, (size_t)n))
+		if (r->to >= 0 && write_all(r->to, buf, (size_t)n) < 0)
 			r->to = -1;
 	}
 }

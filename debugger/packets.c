@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/write_all.h"
 #include "debugger/internal.h"
 
 static bool no_ack;
@@ -30,20 +31,6 @@ static int read_byte(int fd)
 			continue; /* one of detrun's own signals */
 		return -1;
 	}
-}
-
-static int write_all(int fd, const char *data, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, data, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		data += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 static int hex_digit(int c)

@@ -35,6 +35,7 @@
 #include "handlers/sys_files.h"
 #include "handlers/sys_proc.h"
 #include "handlers/sys_proc_view.h"
+#include "handlers/sys_reach.h"
 #include "handlers/sys_kernfs.h"
 
 enum proc_view proc_view_of(int fd, char *link, size_t size)
@@ -311,10 +312,7 @@ static struct task *task_named_by(const char *link)
 	while (digits > link && digits[-1] >= '0' && digits[-1] <= '9')
 		digits--;
 	pid_t tid = digits < end ? (pid_t)atoi(digits) : 0;
-	for (struct task *t = sched_first(); t && tid; t = t->next)
-		if (t->ns_tid == tid)
-			return t;
-	return NULL;
+	return tid ? reach_task(tid) : NULL;
 }
 
 /* auxv: the vector as that process got it (engine/auxv.h). */

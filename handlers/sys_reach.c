@@ -57,6 +57,14 @@ bool reach_is_member(pid_t ns_tid)
 	return member_by_ns_tid(ns_tid);
 }
 
+struct task *reach_task(pid_t ns_tid)
+{
+	for (struct task *u = sched_first(); u; u = u->next)
+		if (u->ns_tid == ns_tid)
+			return u;
+	return NULL;
+}
+
 static bool member_by_host_tid(pid_t tid)
 {
 	for (struct task *u = sched_first(); u; u = u->next)

@@ -25,5 +25,7 @@ bool reach_ioctl_owner_refused(struct task *t);
 void reach_set_namespaced(bool yes);
 /* Is `ns_tid` (a pid as the group sees it) one of the group's threads or processes? */
 bool reach_is_member(pid_t ns_tid);
+/* The task whose tid the group sees as ns_tid (whatever its state), or NULL. */
+struct task *reach_task(pid_t ns_tid);
 
 #endif

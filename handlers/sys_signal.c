@@ -39,10 +39,8 @@ static pid_t process_group_of(pid_t pid)
 /* Targets arrive as the group sees pids; detrun works with host pids. */
 static pid_t host_tgid_of(pid_t ns_tid)
 {
-	for (struct task *u = sched_first(); u; u = u->next)
-		if (u->ns_tid == ns_tid)
-			return u->proc->tgid;
-	return 0;
+	struct task *u = reach_task(ns_tid);
+	return u ? u->proc->tgid : 0;
 }
 
 static pid_t pidfd_target(struct task *t, int pidfd)

@@ -20,6 +20,7 @@
 
 #include "scheduler/vclock.h"
 #include "vkernel/report.h"
+#include "handlers/sys_reach.h"
 #include "handlers/sys_common.h"
 #include "handlers/sys_timer.h"
 #include "vkernel/timers.h"
@@ -149,10 +150,8 @@ void sys_itimer(struct task *t)
 
 static pid_t host_tid_of(pid_t ns_tid)
 {
-	for (struct task *u = sched_first(); u; u = u->next)
-		if (u->ns_tid == ns_tid)
-			return u->tid;
-	return 0;
+	struct task *u = reach_task(ns_tid);
+	return u ? u->tid : 0;
 }
 
 static int next_posix_id(pid_t tgid)

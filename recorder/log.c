@@ -1,4 +1,5 @@
 #include "recorder/log.h"
+#include "common/write_all.h"
 #include "recorder/file_image.h"
 
 #include <errno.h>
@@ -19,21 +20,6 @@ struct log_writer {
 	size_t used;    /* payload bytes */
 	uint64_t last_time;
 };
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 static size_t put_varint(uint8_t *out, uint64_t v)
 {
