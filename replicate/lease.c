@@ -16,6 +16,9 @@
 
 static atomic_bool lost;
 static uint64_t held_rev, held_epoch;
+/* Which take the renewing thread serves: a lease let go (rep_lease_let_go) ends its thread
+ * at its next wake, without counting as lost. */
+static atomic_uint generation;
 
 static void lease_value(char *buf, size_t len, const struct rep_link *l, uint64_t epoch)
 {
@@ -83,15 +86,24 @@ static bool retake(struct rep_link *l, const char *value)
 	return true;
 }
 
+struct renewal {
+	struct rep_link *l;
+	unsigned generation;
+};
+
 static void *renew(void *arg)
 {
-	struct rep_link *l = arg;
+	struct renewal r = *(struct renewal *)arg;
+	free(arg);
+	struct rep_link *l = r.l;
 	char value[128];
 	lease_value(value, sizeof(value), l, held_epoch);
 	/* Every quarter of the TTL; a failed renewal (the bucket's stream electing a leader)
 	 * is tried again at once, so that an election does not eat the whole TTL. */
 	for (useconds_t pause = (useconds_t)(l->ttl_ms * 1000 / 4);;) {
 		usleep(pause);
+		if (atomic_load(&generation) != r.generation)
+			return NULL;
 		uint64_t rev = 0;
 		natsStatus s = kvStore_Update(&rev, l->kv, LEASE_KEY, value, (int)strlen(value),
 					      held_rev);
@@ -120,20 +132,36 @@ static void *renew(void *arg)
 				break;
 		}
 	}
-	atomic_store(&lost, true);
+	if (atomic_load(&generation) == r.generation)
+		atomic_store(&lost, true);
 	return NULL;
 }
 
 int rep_lease_keep(struct rep_link *l)
 {
+	struct renewal *r = malloc(sizeof(*r));
+	if (!r)
+		return -1;
+	*r = (struct renewal){ l, atomic_fetch_add(&generation, 1) + 1 };
 	sigset_t saved;
 	rep_signals_block(&saved);
 	pthread_t th;
-	int err = pthread_create(&th, NULL, renew, l);
+	int err = pthread_create(&th, NULL, renew, r);
 	if (!err)
 		pthread_detach(th);
+	else
+		free(r);
 	rep_signals_restore(&saved);
 	return err ? -1 : 0;
+}
+
+/* The entry is not deleted: on nats-server 2.9 the bucket's copies can disagree after a
+ * quorum loss (a create is checked by each copy as it applies it, not by the leader before
+ * it proposes, nats-server#5644), so what a delete would remove is not known; the entry
+ * expires one TTL after its last renewal. */
+void rep_lease_let_go(void)
+{
+	atomic_fetch_add(&generation, 1);
 }
 
 bool rep_lease_lost(void)

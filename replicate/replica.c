@@ -208,15 +208,33 @@ static void listen_for_real(void)
 	}
 }
 
-static void go_live(void)
+/* Goes live where the source took the lease: true, or false when the stream refused the
+ * go-live mark. On nats-server 2.9 two followers can both win the lease's create after a
+ * quorum loss (see rep_lease_let_go); the stream, which takes appends after one expected
+ * sequence only, lets one of them through. The other never acted as a leader: it lets the
+ * lease go and follows on, and meets the winner's mark where it stands. */
+static bool go_live(void)
 {
 	uint64_t epoch, last_seq;
 	rep_source_took_over(source, &epoch, &last_seq);
 	if (rep_lease_keep(link_))
 		shim_abort(NULL, "replicate: cannot start renewing the lease");
-	sink = rep_sink_create(link_, epoch, last_seq);
-	if (!sink || rep_sink_golive(sink, sched_now()))
+	struct input_sink *s = rep_sink_create(link_, epoch, last_seq);
+	int refused = s ? rep_sink_golive(s, sched_now()) : -1;
+	if (refused < 0)
 		shim_abort(NULL, "replicate: cannot go live: %s", link_->why);
+	if (refused) {
+		s->close(s);
+		rep_lease_let_go();
+		rep_source_follow_again(source);
+		fprintf(stderr,
+			"detrun: replicate: node %s took the lease (epoch %llu), but the stream "
+			"refused its go-live mark after sequence %llu: another node went live "
+			"first; this one follows on\n",
+			link_->node, (unsigned long long)epoch, (unsigned long long)last_seq);
+		return false;
+	}
+	sink = s;
 	listen_for_real();
 	fprintf(stderr,
 		"detrun: replicate: node %s leads from t=%llu (epoch %llu, after stream "
@@ -225,6 +243,7 @@ static void go_live(void)
 		(unsigned long long)last_seq);
 	record_shim_continue(sink);
 	rep_replica_lead(link_, sink);
+	return true;
 }
 
 /* What --status shows of a follower: every record consumed so far, also those no event
@@ -240,10 +259,11 @@ static bool following(void)
 	if (shim_get() != &follower)
 		return false;
 	progressed();
-	if (rep_source_wait(source))
-		return true;
-	go_live();
-	return false;
+	while (!rep_source_wait(source)) {
+		if (go_live())
+			return false;
+	}
+	return true;
 }
 
 static void after_replay(void)

@@ -36,7 +36,8 @@ int replicate_command(int argc, char **argv, struct tracer_options *opt, char *p
 /* ---- the leader's sink (sink.c) ---- */
 /* Publishes after stream sequence `last_seq` under `epoch`. */
 struct input_sink *rep_sink_create(struct rep_link *l, uint64_t epoch, uint64_t last_seq);
-/* Publishes a go-live mark at `time` first (a follower taking over). 0 or -1 (l->why). */
+/* Publishes a go-live mark at `time` first (a follower taking over): 0, 1 refused (another
+ * message holds its sequence: another node went live first), -1 error (l->why). */
 int rep_sink_golive(struct input_sink *s, uint64_t time);
 /* Publishes the Header as the stream's first message and waits for it. */
 int rep_sink_header(struct input_sink *s, const Detrun__Log__Header *h);
@@ -74,6 +75,9 @@ uint64_t rep_source_seq(struct input_source *s);
 /* Set when the source found the lease lapsed at the stream's end and took it: the
  * replica leads from now on (epoch and the last stream sequence are given). */
 bool rep_source_took_over(struct input_source *s, uint64_t *epoch, uint64_t *last_seq);
+/* The take-over did not happen after all (another node's go-live mark came first): the
+ * source follows on, and looks at the lease again only after a whole TTL. */
+void rep_source_follow_again(struct input_source *s);
 /* Waits until a record is there (true) or this replica took over (false). */
 bool rep_source_wait(struct input_source *s);
 
@@ -85,8 +89,10 @@ int rep_starting_files(struct rep_link *l);
 /* ---- the lease (lease.c) ---- */
 /* Takes the lease if nobody holds it: 0 and the epoch, 1 held by another, -1 error. */
 int rep_lease_take(struct rep_link *l, uint64_t *epoch);
-/* Renews the lease every TTL/4 in a thread of its own until it is lost. */
+/* Renews the lease every TTL/4 in a thread of its own until it is lost or let go. */
 int rep_lease_keep(struct rep_link *l);
+/* Stops renewing a lease taken but not used (the go-live mark refused): not a loss. */
+void rep_lease_let_go(void);
 bool rep_lease_lost(void);
 /* Who holds it now: 0 and the holder's node name ("" when nobody), -1 error. */
 int rep_lease_holder(struct rep_link *l, char *node, size_t len, uint64_t *epoch);

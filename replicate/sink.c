@@ -25,6 +25,7 @@
 /* After each slice unacknowledged publishes are sent again, and a request to end from
  * outside is looked at. */
 #define SYNC_SLICE_MS 1000
+#define RETRY_MS 100        /* a publish failed for a while: tried again after this */
 #define SYNC_LIMIT_MS 60000 /* the cluster lost for this long: the leader gives up */
 #define BATCH_US 1000       /* a batch open this long is committed at the next event */
 
@@ -43,6 +44,7 @@ struct js_sink {
 	uint64_t batch_time; /* the first record's */
 	int64_t batch_us;    /* when it was appended (CLOCK_MONOTONIC) */
 	int why_err;         /* the failure l->why describes (sink_sync's), 0 for none */
+	natsStatus refusal;  /* libnats' answer to the publish that failed (commit's why) */
 };
 
 /* Which sequences the stream acknowledged: all up to `acked`, and those past it whose
@@ -206,9 +208,19 @@ static void stop_if_asked(int waited_ms)
 		   strsignal(sig), waited_ms / 1000);
 }
 
-/* One message, taking stream sequence last_seq + 1 under the message id ID. With as many
- * publishes unacknowledged as libnats takes (a burst of inputs the stream has not caught
- * up with), it waits for room a slice at a time, as sync does. */
+/* A publish that failed for a while only: no room for another unacknowledged one (a burst
+ * of inputs the stream has not caught up with), or the connection to the server broke
+ * under the write (the server was killed) or is being made again (its buffer full). The
+ * message has its id and expected sequence, so sending it again stores it at most once. */
+static bool for_a_while(natsStatus s)
+{
+	return s == NATS_TIMEOUT || s == NATS_IO_ERROR || s == NATS_INSUFFICIENT_BUFFER ||
+	       s == NATS_CONNECTION_DISCONNECTED || s == NATS_STALE_CONNECTION ||
+	       s == NATS_NO_SERVER;
+}
+
+/* One message, taking stream sequence last_seq + 1 under the message id ID. A publish that
+ * fails for a while is tried again a slice at a time, as sync waits. */
 static int publish_msg(struct js_sink *k, const char *id, const uint8_t *data, size_t len)
 {
 	jsPubOptions po;
@@ -217,16 +229,20 @@ static int publish_msg(struct js_sink *k, const char *id, const uint8_t *data, s
 	po.ExpectLastSeq = k->last_seq;
 	natsMsg *m = NULL;
 	natsStatus s = natsMsg_Create(&m, k->l->subject, NULL, (const char *)data, (int)len);
-	for (int waited = 0; s == NATS_OK; waited += SYNC_SLICE_MS) {
+	for (int waited = 0; s == NATS_OK;) {
 		s = js_PublishMsgAsync(k->l->js, &m, &po);
-		if (s != NATS_TIMEOUT || waited >= SYNC_LIMIT_MS)
+		if (!for_a_while(s) || waited >= SYNC_LIMIT_MS)
 			break;
-		stop_if_asked(waited + SYNC_SLICE_MS);
+		if (s != NATS_TIMEOUT) /* a timeout waited its slice in libnats already */
+			usleep(RETRY_MS * 1000);
+		waited += s == NATS_TIMEOUT ? SYNC_SLICE_MS : RETRY_MS;
+		stop_if_asked(waited);
 		s = NATS_OK;
 	}
 	natsMsg_Destroy(m); /* NULL when the library took it */
 	if (s != NATS_OK) {
 		k->why_err = 0; /* l->why is not about this one */
+		k->refusal = s;
 		return s == NATS_TIMEOUT ? -ETIMEDOUT : -EIO;
 	}
 	if (atomic_load(&acked) == k->last_seq)
@@ -298,7 +314,8 @@ static int commit(struct js_sink *k)
 	k->batch_n = 0;
 	if (err) {
 		snprintf(k->l->why, sizeof(k->l->why), "cannot publish to stream %s: %s",
-			 k->l->stream, strerror(-err));
+			 k->l->stream,
+			 k->refusal ? natsStatus_GetText(k->refusal) : strerror(-err));
 		k->why_err = err;
 	}
 	return err;
@@ -343,17 +360,43 @@ static int sink_append(struct input_sink *s, uint64_t time, LogRecord *rec)
 	return 0;
 }
 
+/* Messages of ours whose sending again failed for a while (see for_a_while): libnats gave
+ * them back, so they are kept here and sent at the next slice, never dropped (a dropped
+ * one would be a gap that stops this leader). */
+static natsMsgList unsent;
+
+static void keep_unsent(natsMsg **m)
+{
+	if (unsent.Count % 64 == 0) {
+		natsMsg **more = realloc(unsent.Msgs, (size_t)(unsent.Count + 64) * sizeof(*more));
+		if (!more)
+			return; /* left to natsMsgList_Destroy: a gap, which stops this leader */
+		unsent.Msgs = more;
+	}
+	unsent.Msgs[unsent.Count++] = *m;
+	*m = NULL;
+}
+
+static void send_again_or_keep(jsCtx *js, natsMsg **m)
+{
+	natsStatus s = js_PublishMsgAsync(js, m, NULL);
+	if (s != NATS_OK && for_a_while(s))
+		keep_unsent(m);
+}
+
 /* Publishes still waiting after a slice are sent again (same id and expected sequence:
  * stored at most once) — a stream leader that died took them with it. */
 static void resend_pending(struct js_sink *k)
 {
-	natsMsgList list = { 0 };
+	natsMsgList list = unsent;
+	unsent = (natsMsgList){ 0 };
+	for (int i = 0; i < list.Count; i++)
+		send_again_or_keep(k->l->js, &list.Msgs[i]);
+	natsMsgList_Destroy(&list);
 	if (js_PublishAsyncGetPendingList(&list, k->l->js) != NATS_OK)
 		return;
-	for (int i = 0; i < list.Count; i++) {
-		if (js_PublishMsgAsync(k->l->js, &list.Msgs[i], NULL) == NATS_OK)
-			list.Msgs[i] = NULL;
-	}
+	for (int i = 0; i < list.Count; i++)
+		send_again_or_keep(k->l->js, &list.Msgs[i]);
 	natsMsgList_Destroy(&list);
 }
 
@@ -385,13 +428,19 @@ static int sink_sync(struct input_sink *s)
 	jsPubOptions_Init(&po);
 	po.MaxWait = SYNC_SLICE_MS;
 	natsStatus st = NATS_TIMEOUT;
-	for (int waited = 0; waited < SYNC_LIMIT_MS && st == NATS_TIMEOUT;
-	     waited += SYNC_SLICE_MS) {
+	for (int waited = 0; waited < SYNC_LIMIT_MS;) {
 		st = js_PublishAsyncComplete(k->l->js, &po);
-		if (st != NATS_TIMEOUT)
+		if (st == NATS_OK && unsent.Count) {
+			usleep(RETRY_MS * 1000); /* none in flight, some still to send */
+			waited += RETRY_MS;
+			st = NATS_TIMEOUT;
+		} else if (st == NATS_TIMEOUT) {
+			waited += SYNC_SLICE_MS;
+		} else {
 			break;
+		}
 		resend_pending(k);
-		stop_if_asked(waited + SYNC_SLICE_MS);
+		stop_if_asked(waited);
 	}
 	if (atomic_load(&refused))
 		return deposed(k);
@@ -448,6 +497,8 @@ struct input_sink *rep_sink_create(struct rep_link *l, uint64_t epoch, uint64_t 
 	k->epoch = epoch;
 	k->last_seq = last_seq;
 	atomic_store(&acked, last_seq); /* the stream holds what came before */
+	atomic_store(&refused, 0);      /* a go-live mark refused earlier was another sink's */
+	atomic_flag_clear(&refusing);
 	return &k->ops;
 }
 
@@ -498,7 +549,8 @@ int rep_sink_golive(struct input_sink *s, uint64_t time)
 	memcpy(body + 8, k->l->node, n);
 	if (publish(k, time, REP_GOLIVE, body, 8 + n))
 		return -1;
-	return sink_sync(s) ? -1 : 0;
+	int err = sink_sync(s);
+	return err == -EPERM ? 1 : err ? -1 : 0;
 }
 
 int rep_sink_header(struct input_sink *s, const Detrun__Log__Header *h)

@@ -486,6 +486,13 @@ bool rep_source_took_over(struct input_source *s, uint64_t *epoch, uint64_t *las
 	return j->took_over;
 }
 
+void rep_source_follow_again(struct input_source *s)
+{
+	struct js_source *j = (struct js_source *)s;
+	j->took_over = false;
+	j->lease_seen_ms = now_ms();
+}
+
 bool rep_source_wait(struct input_source *s)
 {
 	uint64_t time;

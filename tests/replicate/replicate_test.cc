@@ -1524,12 +1524,20 @@ TEST_F(Replicate, QuorumLossLongerThanTheLease)
 		g.Start(0);
 		ASSERT_TRUE(g.r[0]->WaitForOutput("follows group", 90, true)) << g.r[0]->Err();
 	}
-	// Said for the README's fault table: which of the outcomes this run had.
-	fprintf(stderr, "quorum loss: node %c leads afterwards; the old leader %s\n", 'a' + leader,
+	// Said for the README's fault table: which of the outcomes this run had, and whether a
+	// follower won the lease too and followed on (the bucket's copies disagreed).
+	int also_won = 0;
+	for (int n = 1; n < 3; n++)
+		also_won += g.r[n]->Err().find("this one follows on") != std::string::npos;
+	fprintf(stderr,
+		"quorum loss: node %c leads afterwards; the old leader %s; %d follower(s) also "
+		"won the lease and followed on\n",
+		'a' + leader,
 		leader ? "stopped"
 		: g.r[0]->Err().find("taken again") != std::string::npos
 			? "took the lease again"
-			: "renewed its lease (the servers that came back still held it)");
+			: "renewed its lease (the servers that came back still held it)",
+		also_won);
 	RunResult check = RunCommand({ kClient, "kv", g.At(leader), std::to_string(keys), "check" },
 				     ClientOptions());
 	EXPECT_NE(check.out.find("readable " + std::to_string(keys) + " of"), std::string::npos)
