@@ -25,15 +25,36 @@ static void lease_value(char *buf, size_t len, const struct rep_link *l, uint64_
 	snprintf(buf, len, "%s %" PRIu64, l->node, epoch);
 }
 
-/* The lease's entry as the bucket has it now: 0 and the entry (the caller destroys it;
- * kvEntry_Destroy takes NULL), 1 nobody holds it, -1 the bucket did not answer. */
-static int lease_get(struct rep_link *l, kvEntry **e)
+/* The lease's entry as the bucket's stream leader has it. */
+struct lease_entry {
+	uint64_t rev;
+	char value[128];
+};
+
+/* The entry: 0 read, 1 nobody holds it, -1 the bucket did not answer. Read from the
+ * bucket stream's leader (a message get), not from any copy (libnats' kvStore_Get asks
+ * for a direct get, which any copy answers): on nats-server 2.9 the copies can disagree
+ * after a quorum loss (each copy checks a create as it applies it, nats-server#5644), and
+ * the leader's is the copy that decides the next create or renewal. */
+static int lease_get(struct rep_link *l, struct lease_entry *e)
 {
-	*e = NULL;
-	natsStatus s = kvStore_Get(e, l->kv, LEASE_KEY);
-	if (s == NATS_NOT_FOUND)
-		return 1;
-	return s == NATS_OK ? 0 : -1;
+	char stream[160], subject[192];
+	snprintf(stream, sizeof(stream), "KV_%s", l->bucket);
+	snprintf(subject, sizeof(subject), "$KV.%s.%s", l->bucket, LEASE_KEY);
+	natsMsg *m = NULL;
+	jsErrCode jerr = 0;
+	natsStatus s = js_GetLastMsg(&m, l->js, stream, subject, NULL, &jerr);
+	if (s != NATS_OK)
+		return jerr == JSNoMessageFoundErr || s == NATS_NOT_FOUND ? 1 : -1;
+	const char *op = NULL;
+	bool deleted = natsMsgHeader_Get(m, "KV-Operation", &op) == NATS_OK && op &&
+		       (!strcmp(op, "DEL") || !strcmp(op, "PURGE"));
+	e->rev = natsMsg_GetSequence(m);
+	int n = natsMsg_GetDataLength(m);
+	snprintf(e->value, sizeof(e->value), "%.*s", n,
+		 natsMsg_GetData(m) ? natsMsg_GetData(m) : "");
+	natsMsg_Destroy(m);
+	return deleted ? 1 : 0;
 }
 
 int rep_lease_take(struct rep_link *l, uint64_t *epoch)
@@ -47,10 +68,8 @@ int rep_lease_take(struct rep_link *l, uint64_t *epoch)
 	for (int tries = 0;
 	     (s = kvStore_Create(&rev, l->kv, LEASE_KEY, value, (int)strlen(value))) != NATS_OK;
 	     tries++) {
-		kvEntry *e;
-		int held = lease_get(l, &e);
-		kvEntry_Destroy(e);
-		if (held == 0)
+		struct lease_entry e;
+		if (lease_get(l, &e) == 0)
 			return 1;
 		if (tries == 50) {
 			snprintf(l->why, sizeof(l->why), "cannot take the lease: %s",
@@ -112,7 +131,7 @@ static void *renew(void *arg)
 			held_rev = rev;
 			continue;
 		}
-		kvEntry *e;
+		struct lease_entry e;
 		int got = lease_get(l, &e);
 		if (got == 1 && retake(l, value)) /* it lapsed (no quorum, a pause) */
 			continue;
@@ -120,14 +139,12 @@ static void *renew(void *arg)
 			/* Our value at another revision: an update that went through while its
 			 * answer was lost (a stream electing its leader). Someone else's value:
 			 * the lease is gone. An error: try again. */
-			const char *v = kvEntry_ValueString(e);
-			bool ours = v && !strcmp(v, value);
+			bool ours = !strcmp(e.value, value);
 			/* A server still catching up (restarted) may answer with an older
 			 * revision: only a newer one is adopted. */
-			bool newer = kvEntry_Revision(e) > held_rev;
+			bool newer = e.rev > held_rev;
 			if (ours && newer)
-				held_rev = kvEntry_Revision(e);
-			kvEntry_Destroy(e);
+				held_rev = e.rev;
 			if (!ours && newer)
 				break;
 		}
@@ -173,28 +190,25 @@ int rep_lease_holder(struct rep_link *l, char *node, size_t len, uint64_t *epoch
 {
 	node[0] = 0;
 	*epoch = 0;
-	kvEntry *e;
+	struct lease_entry e;
 	int held = lease_get(l, &e);
 	if (held)
 		return held > 0 ? 0 : -1;
-	const char *v = kvEntry_ValueString(e);
 	char name[64] = "";
 	unsigned long long ep = 0;
-	if (v && sscanf(v, "%63s %llu", name, &ep) >= 1) {
+	if (sscanf(e.value, "%63s %llu", name, &ep) >= 1) {
 		snprintf(node, len, "%s", name);
 		*epoch = ep;
 	}
-	kvEntry_Destroy(e);
 	return 0;
 }
 
 int rep_lease_revision(struct rep_link *l, uint64_t *rev)
 {
-	kvEntry *e;
+	struct lease_entry e;
 	int held = lease_get(l, &e);
 	if (held == 0)
-		*rev = kvEntry_Revision(e);
-	kvEntry_Destroy(e);
+		*rev = e.rev;
 	return held;
 }
 

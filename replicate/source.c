@@ -52,8 +52,10 @@ struct js_source {
 	uint64_t last_seq; /* stream sequence of the last record consumed */
 	bool took_over;
 	uint64_t epoch;
-	uint64_t lease_rev;    /* the lease's revision when last seen changing ... */
-	int64_t lease_seen_ms; /* ... and when (monotonic) */
+	uint64_t lease_rev;      /* the lease's revision when last seen changing ... */
+	int64_t lease_seen_ms;   /* ... and when (monotonic) */
+	uint64_t stream_end;     /* the stream's last sequence when last seen moving ... */
+	int64_t stream_moved_ms; /* ... and when (monotonic) */
 	/* The parts of a record too large for one message, gathered until the last. */
 	uint8_t *parts;
 	size_t parts_len;
@@ -351,9 +353,17 @@ static void maybe_take_over(struct js_source *j)
 	}
 	if (!j->lease_seen_ms)
 		j->lease_seen_ms = now_ms();
-	if (held != 1 || now_ms() - j->lease_seen_ms < j->l->ttl_ms)
-		return;
+	/* The stream's end moving is a leader appending, alive whatever the lease's copies
+	 * say: on nats-server 2.9 they can disagree after a quorum loss, and a follower that
+	 * found no entry took over from a leader serving a client. */
 	int64_t last = rep_last_seq(j->l);
+	if (last >= 0 && ((uint64_t)last != j->stream_end || !j->stream_moved_ms)) {
+		j->stream_end = (uint64_t)last;
+		j->stream_moved_ms = now_ms();
+	}
+	if (held != 1 || now_ms() - j->lease_seen_ms < j->l->ttl_ms ||
+	    now_ms() - j->stream_moved_ms < j->l->ttl_ms)
+		return;
 	if (last < 0 || (uint64_t)last != j->last_seq)
 		return; /* records still to come: drain first */
 	if (rep_lease_take(j->l, &epoch))
