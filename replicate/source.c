@@ -29,6 +29,7 @@
 
 #define FETCH_BATCH 256       /* messages one pull request asks for */
 #define FETCH_EXPIRES_MS 1000 /* how long the server holds one (then asked again) */
+#define STALLED_MS 5000       /* records there, none delivered: the consumer is made again */
 #define FETCH_WAIT_MS 200     /* nothing came for this long: the lease is looked at */
 
 struct js_source {
@@ -54,6 +55,7 @@ struct js_source {
 	uint64_t epoch;
 	uint64_t lease_rev;      /* the lease's revision when last seen changing ... */
 	int64_t lease_seen_ms;   /* ... and when (monotonic) */
+	int64_t got_ms;          /* when the consumer last delivered (monotonic) */
 	uint64_t stream_end;     /* the stream's last sequence when last seen moving ... */
 	int64_t stream_moved_ms; /* ... and when (monotonic) */
 	/* The parts of a record too large for one message, gathered until the last. */
@@ -177,6 +179,7 @@ static natsStatus next_msg(struct js_source *j)
 			return NATS_ERR; /* 409: the consumer changed (its leader, or deleted) */
 		}
 		j->asked--;
+		j->got_ms = now_ms();
 		if (natsMsg_GetReply(m))
 			snprintf(j->ack, sizeof(j->ack), "%s", natsMsg_GetReply(m));
 		j->msg = m;
@@ -337,6 +340,22 @@ static int64_t now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
+/* The stream holds records after the last consumed, yet the consumer has delivered nothing
+ * for STALLED_MS: after servers were killed and restarted, nats-server 2.9 left a consumer
+ * that took pull requests and never delivered again (the replica waited with a lag of
+ * 2,021 for as long as it ran). It is made again from the record after the last. */
+static void restart_if_stalled(struct js_source *j, int64_t last)
+{
+	if (last < 0 || (uint64_t)last <= j->last_seq || now_ms() - j->got_ms < STALLED_MS)
+		return;
+	fprintf(stderr,
+		"detrun: replicate: node %s: the stream holds sequences %llu-%lld, but its consumer "
+		"delivered nothing for %d s: made again\n",
+		j->l->node, (unsigned long long)j->last_seq + 1, (long long)last,
+		STALLED_MS / 1000);
+	resubscribe(j);
+}
+
 /* Nothing came: goes live if the lease lapsed and the stream holds nothing more. The
  * lease counts as lapsed only when this replica has also seen no renewal for a whole TTL
  * itself: while the bucket's stream elects a leader, a read can wrongly find no entry. */
@@ -361,6 +380,7 @@ static void maybe_take_over(struct js_source *j)
 		j->stream_end = (uint64_t)last;
 		j->stream_moved_ms = now_ms();
 	}
+	restart_if_stalled(j, last);
 	if (held != 1 || now_ms() - j->lease_seen_ms < j->l->ttl_ms ||
 	    now_ms() - j->stream_moved_ms < j->l->ttl_ms)
 		return;
@@ -447,6 +467,7 @@ static natsStatus subscribe(struct js_source *j)
 	snprintf(j->next_subject, sizeof(j->next_subject), "$JS.API.CONSUMER.MSG.NEXT.%s.%s",
 		 j->l->stream, durable);
 	j->asked = 0; /* the new consumer has been asked nothing */
+	j->got_ms = now_ms();
 	j->ack[0] = 0;
 	if (s == NATS_OK)
 		s = natsInbox_Create(&j->inbox);
