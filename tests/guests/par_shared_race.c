@@ -7,6 +7,10 @@
  *   file    one regular file, mapped by each process after the fork
  * Both map first, then start together (a pipe); the final counter and the order of the
  * marks vary natively from run to run, and must not under detrun, with any --jobs.
+ * Natively the two may share one CPU that nothing else wants (the other one busy, a
+ * runner with one CPU); only the kernel's preemption then varies the order, so a turn
+ * between two yields lasts several time slices and ticks (about 12 ms here): turns of
+ * 0.6 ms ended at the yields alone, and such a CPU printed the same every run.
  * usage: par_shared_race anon|memfd|sysv|file */
 #include <fcntl.h>
 #include <sched.h>
@@ -21,9 +25,9 @@
 #include "selfcheck.h"
 
 enum {
-	ROUNDS = 2000000,
-	MARKS = 32,     /* per process: dense, so natively the kernel's switches show */
-	YIELD_EVERY = 8 /* marks: the switch points under detrun */
+	ROUNDS = 40000000, /* 10M between yields: longer than a time slice on any CPU */
+	MARKS = 32,        /* per process: dense, so natively the kernel's switches show */
+	YIELD_EVERY = 8    /* marks: the switch points under detrun */
 };
 
 struct area {
