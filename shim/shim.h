@@ -91,6 +91,13 @@ struct shim_ops {
 	 * where it runs on real files). Calls alike in record and replay (handlers/). */
 	void (*file_changing)(struct task *t, uint64_t time, const char *path, int dirfd,
 			      const char *name);
+	/* t is about to write to descriptor fd, where the group's output goes: the call asks
+	 * to write `asked` bytes, of which read(t, n, &got) gives the first n (got < n: the
+	 * rest cannot be read; free them). A shim that knows what the write must be (replay)
+	 * checks it here, at the call's entry, so that a write other than the recording's
+	 * never reaches the user. Optional; `output` follows at the exit of a write that ran. */
+	void (*output_entry)(struct task *t, uint64_t time, int fd, uint64_t asked,
+			     uint8_t *(*read)(struct task *t, uint64_t n, size_t *got));
 	/* t wrote `len` bytes to descriptor fd, where the group's output goes (standard
 	 * output and error, a channel inherited from outside: sys_external.h). */
 	void (*output)(struct task *t, uint64_t time, int fd, const uint8_t *bytes, size_t len);
