@@ -285,13 +285,17 @@ static enum data_dir written_layout(long nr)
 	}
 }
 
+/* Bytes the shim found right at the entry are not read again: the kernel took them then,
+ * and memory read now could only tell what the buffer holds after the call. */
 static void output_written(struct task *t)
 {
 	int64_t ret = syscall_result(t);
 	if (ret <= 0)
 		return;
-	size_t len;
-	uint8_t *bytes = sent_bytes(t, written_layout(t->syscall_nr), (uint64_t)ret, &len);
+	size_t len = (size_t)ret;
+	uint8_t *bytes = NULL;
+	if ((uint64_t)ret != t->exit.output_checked)
+		bytes = sent_bytes(t, written_layout(t->syscall_nr), (uint64_t)ret, &len);
 	shim_get()->output(t, sched_now(), (int)syscall_arg(t, 0), bytes, len);
 	free(bytes);
 }
@@ -323,10 +327,11 @@ static uint8_t *asked_bytes(struct task *t, uint64_t n, size_t *got)
 static void output_entry(struct task *t, enum data_dir layout)
 {
 	struct spans s = { .n = 0 };
+	t->exit.output_checked = 0;
 	if (!shim_get()->output_entry || layout == DATA_SEND_MMSG || send_spans(t, layout, &s))
 		return; /* unreadable iovecs: the kernel refuses the call too, writing nothing */
-	shim_get()->output_entry(t, sched_now(), (int)syscall_arg(t, 0), spans_len(&s),
-				 asked_bytes);
+	t->exit.output_checked = shim_get()->output_entry(t, sched_now(), (int)syscall_arg(t, 0),
+							  spans_len(&s), asked_bytes);
 }
 
 void external_output_call(struct task *t, int tfd)

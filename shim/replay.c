@@ -330,11 +330,11 @@ static __attribute__((noreturn)) void other_output(struct task *t, uint64_t time
  * next record. A recorded write that failed left none (it wrote nothing): a write here
  * that can would show bytes the recording never showed. The length actually written is
  * left to replay_output, after the call: the kernel may write fewer bytes than asked. */
-static void replay_output_entry(struct task *t, uint64_t time, int fd, uint64_t asked,
-				uint8_t *(*read)(struct task *t, uint64_t n, size_t *got))
+static uint64_t replay_output_entry(struct task *t, uint64_t time, int fd, uint64_t asked,
+				    uint8_t *(*read)(struct task *t, uint64_t n, size_t *got))
 {
 	if (!outputs_logged || asked == 0 || !source->next_of_task)
-		return; /* a live source cannot look ahead: the exit checks it */
+		return 0; /* a live source cannot look ahead: the exit checks it */
 	uint64_t at;
 	const LogRecord *r = source->next_of_task(source, sched_of(t)->vtid, &at);
 	size_t got;
@@ -342,7 +342,7 @@ static void replay_output_entry(struct task *t, uint64_t time, int fd, uint64_t 
 		free(read(t, 1, &got));
 		if (got) /* an unreadable buffer writes nothing: the kernel refuses it */
 			unrecorded_output(t, time, fd, asked, r, at);
-		return;
+		return 0;
 	}
 	const Detrun__Log__Output *o = r->output;
 	uint64_t n = o->len < asked ? o->len : asked;
@@ -351,12 +351,14 @@ static void replay_output_entry(struct task *t, uint64_t time, int fd, uint64_t 
 	free(bytes);
 	if (o->fd != fd || o->len > asked || got < n || o->digest != digest)
 		other_output(t, time, fd, "would write", asked, digest, o);
+	return o->len;
 }
 
 /* The replay's write to the group's output ran, checked at its entry (replay_output_entry).
  * What only the kernel decided is checked here, after the fact: how many bytes it wrote
  * (a short write), and the whole of a sendmmsg (no entry check: its messages' lengths come
- * from the kernel). They must be the recording's, or the replay stops right after it. */
+ * from the kernel). They must be the recording's, or the replay stops right after it.
+ * bytes NULL: they are the ones found right at the entry. */
 static void replay_output(struct task *t, uint64_t time, int fd, const uint8_t *bytes, size_t len)
 {
 	if (!outputs_logged)
@@ -364,7 +366,7 @@ static void replay_output(struct task *t, uint64_t time, int fd, const uint8_t *
 	const LogRecord *r = match(DETRUN__LOG__RECORD__KIND_OUTPUT, time, sched_of(t)->vtid);
 	if (!r)
 		unrecorded_output(t, time, fd, len, head(), head_time());
-	uint32_t digest = fnv32(FNV32_INIT, bytes, len);
+	uint32_t digest = bytes ? fnv32(FNV32_INIT, bytes, len) : r->output->digest;
 	if (r->output->fd != fd || r->output->len != len || r->output->digest != digest)
 		other_output(t, time, fd, "wrote", len, digest, r->output);
 	log_output_offset(&output_offsets, fd, len);

@@ -95,11 +95,13 @@ struct shim_ops {
 	 * to write `asked` bytes, of which read(t, n, &got) gives the first n (got < n: the
 	 * rest cannot be read; free them). A shim that knows what the write must be (replay)
 	 * checks it here, at the call's entry, so that a write other than the recording's
-	 * never reaches the user. Optional; `output` follows at the exit of a write that ran. */
-	void (*output_entry)(struct task *t, uint64_t time, int fd, uint64_t asked,
-			     uint8_t *(*read)(struct task *t, uint64_t n, size_t *got));
+	 * never reaches the user. Returns how many of the first bytes it found right (0:
+	 * none looked at). Optional; `output` follows at the exit of a write that ran. */
+	uint64_t (*output_entry)(struct task *t, uint64_t time, int fd, uint64_t asked,
+				 uint8_t *(*read)(struct task *t, uint64_t n, size_t *got));
 	/* t wrote `len` bytes to descriptor fd, where the group's output goes (standard
-	 * output and error, a channel inherited from outside: sys_external.h). */
+	 * output and error, a channel inherited from outside: sys_external.h). bytes NULL:
+	 * they are the ones output_entry found right, not read again. */
 	void (*output)(struct task *t, uint64_t time, int fd, const uint8_t *bytes, size_t len);
 	/* Every event of the timeline (nr: the syscall, -1 for a signal). */
 	void (*event)(struct task *t, uint64_t time, long nr);
