@@ -270,6 +270,18 @@ static bool output_fd(struct task *t, int tfd)
 	return found;
 }
 
+/* Does anyone see what is written to tracee descriptor tfd: not a device other than a
+ * terminal (/dev/null, /dev/full)? (shim_write.seen) */
+static bool output_seen(struct task *t, int tfd)
+{
+	int fd = remote_dup_fd(t, tfd);
+	struct stat st;
+	bool seen = fd < 0 || fstat(fd, &st) || !S_ISCHR(st.st_mode) || isatty(fd);
+	if (fd >= 0)
+		close(fd);
+	return seen;
+}
+
 /* How the bytes a call writes lie in memory: the row's data column, and for positional
  * writes (a file given as standard output) the layout of their plain counterparts. */
 static enum data_dir written_layout(long nr)
@@ -330,8 +342,8 @@ static void output_entry(struct task *t, enum data_dir layout)
 	t->exit.output_checked = 0;
 	if (!shim_get()->output_entry || layout == DATA_SEND_MMSG || send_spans(t, layout, &s))
 		return; /* unreadable iovecs: the kernel refuses the call too, writing nothing */
-	t->exit.output_checked = shim_get()->output_entry(t, sched_now(), (int)syscall_arg(t, 0),
-							  spans_len(&s), asked_bytes);
+	struct shim_write w = { (int)syscall_arg(t, 0), spans_len(&s), asked_bytes, output_seen };
+	t->exit.output_checked = shim_get()->output_entry(t, sched_now(), &w);
 }
 
 void external_output_call(struct task *t, int tfd)

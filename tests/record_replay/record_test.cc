@@ -817,6 +817,23 @@ TEST(RecordReplay, OutputThatWouldDifferIsNeverWritten)
 	}
 }
 
+// A write that failed in the recording left no record. Where nobody sees it (a device
+// other than a terminal: /dev/full here) it is checked after the call only, and fails
+// there again as recorded: the replay goes on. Checked at the entry, it stopped.
+TEST(RecordReplay, WriteThatFailedOnADeviceFailsThereAgain)
+{
+	TempDir dir("record");
+	const std::string to_full = "exec \"$0\" \"$@\" 2>/dev/full";
+	RunResult rec = RunCommand({ "sh", "-c", to_full, kDetrun, "record", "-o",
+				     dir / "full.dlog", "--", "sh", "-c", "echo hi >&2; echo ok" });
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	ASSERT_EQ(rec.out, "ok\n");
+	RunResult rep = RunCommand(
+		{ "sh", "-c", to_full, "unshare", "-n", kDetrun, "replay", dir / "full.dlog" });
+	EXPECT_EQ(rep.code, 0) << rep.Describe();
+	EXPECT_EQ(rep.out, "ok\n") << rep.Describe();
+}
+
 // Standard output given as a regular file is output as much as a pipe or terminal is: the
 // writes to it are logged and checked, though the file is not outside the group.
 TEST(RecordReplay, OutputToAFileIsCheckedToo)
