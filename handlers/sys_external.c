@@ -182,6 +182,31 @@ static uint8_t *sent_messages(struct task *t, uint64_t sent, size_t *len)
 	return buf;
 }
 
+/* The buffers a call that writes from memory hands over, as its layout lays them out. */
+static int send_spans(struct task *t, enum data_dir layout, struct spans *s)
+{
+	uint64_t addr = syscall_arg(t, 1), count = syscall_arg(t, 2);
+	if (layout == DATA_SEND_BUF) {
+		s->v[s->n++] = (struct iovec){ (void *)addr, count };
+		return 0;
+	}
+	if (layout == DATA_SEND_MSG) {
+		struct msghdr m;
+		if (remote_read(t, REMOTE(addr), &m, sizeof(m)))
+			return -1;
+		addr = (uint64_t)m.msg_iov, count = m.msg_iovlen;
+	}
+	return add_msg_spans(t, s, addr, count);
+}
+
+static uint64_t spans_len(const struct spans *s)
+{
+	uint64_t len = 0;
+	for (int i = 0; i < s->n; i++)
+		len += s->v[i].iov_len;
+	return len;
+}
+
 /* The bytes the call handed to the kernel: its buffer or iovecs up to the `result` it
  * returned (UINT64_MAX: all it asked to write), or every message a sendmmsg sent. */
 static uint8_t *sent_bytes(struct task *t, enum data_dir layout, uint64_t result, size_t *len)
@@ -190,24 +215,10 @@ static uint8_t *sent_bytes(struct task *t, enum data_dir layout, uint64_t result
 	if (layout == DATA_SEND_MMSG)
 		return sent_messages(t, result, len);
 	struct spans s = { .n = 0 };
-	uint64_t addr = syscall_arg(t, 1), count = syscall_arg(t, 2);
-	if (layout == DATA_SEND_BUF) {
-		s.v[s.n++] = (struct iovec){ (void *)addr, count };
-	} else {
-		if (layout == DATA_SEND_MSG) {
-			struct msghdr m;
-			if (remote_read(t, REMOTE(addr), &m, sizeof(m)))
-				return NULL;
-			addr = (uint64_t)m.msg_iov, count = m.msg_iovlen;
-		}
-		if (add_msg_spans(t, &s, addr, count))
-			return NULL;
-	}
-	if (result == UINT64_MAX) {
-		result = 0;
-		for (int i = 0; i < s.n; i++)
-			result += s.v[i].iov_len;
-	}
+	if (send_spans(t, layout, &s))
+		return NULL;
+	if (result == UINT64_MAX)
+		result = spans_len(&s);
 	uint8_t *buf = malloc(result ? result : 1);
 	for (int i = 0; buf && i < s.n && *len < result; i++) {
 		size_t take = s.v[i].iov_len < result - *len ? s.v[i].iov_len : result - *len;
@@ -223,9 +234,10 @@ static uint8_t *sent_bytes(struct task *t, enum data_dir layout, uint64_t result
  * What the group writes where its user sees it — standard output and error, whatever they
  * are, and every channel inherited from outside — is its output: record logs the length and
  * digest of each write there (not the bytes), and replay, whose writes there really happen,
- * checks that each is the recorded one and stops at the first that is not. The objects are
- * known by identity, as the outside ones are. Sockets the group made are checked by their
- * calls' results (Result.sent_digest) instead. */
+ * checks each against the recorded one at the call's entry, before it runs, and stops at
+ * the first that is not it: the user never sees bytes the recording did not write. The
+ * objects are known by identity, as the outside ones are. Sockets the group made are
+ * checked by their calls' results (Result.sent_digest) instead. */
 
 static struct output_id {
 	dev_t dev;
@@ -258,6 +270,18 @@ static bool output_fd(struct task *t, int tfd)
 	return found;
 }
 
+/* Does anyone see what is written to tracee descriptor tfd: not a device other than a
+ * terminal (/dev/null, /dev/full)? (shim_write.seen) */
+static bool output_seen(struct task *t, int tfd)
+{
+	int fd = remote_dup_fd(t, tfd);
+	struct stat st;
+	bool seen = fd < 0 || fstat(fd, &st) || !S_ISCHR(st.st_mode) || isatty(fd);
+	if (fd >= 0)
+		close(fd);
+	return seen;
+}
+
 /* How the bytes a call writes lie in memory: the row's data column, and for positional
  * writes (a file given as standard output) the layout of their plain counterparts. */
 static enum data_dir written_layout(long nr)
@@ -273,13 +297,17 @@ static enum data_dir written_layout(long nr)
 	}
 }
 
+/* Bytes the shim found right at the entry are not read again: the kernel took them then,
+ * and memory read now could only tell what the buffer holds after the call. */
 static void output_written(struct task *t)
 {
 	int64_t ret = syscall_result(t);
 	if (ret <= 0)
 		return;
-	size_t len;
-	uint8_t *bytes = sent_bytes(t, written_layout(t->syscall_nr), (uint64_t)ret, &len);
+	size_t len = (size_t)ret;
+	uint8_t *bytes = NULL;
+	if ((uint64_t)ret != t->exit.output_checked)
+		bytes = sent_bytes(t, written_layout(t->syscall_nr), (uint64_t)ret, &len);
 	shim_get()->output(t, sched_now(), (int)syscall_arg(t, 0), bytes, len);
 	free(bytes);
 }
@@ -298,14 +326,36 @@ static bool held_output(struct task *t, enum data_dir layout)
 	return true;
 }
 
+/* The first n bytes a write to the output asks to write (shim_ops.output_entry). */
+static uint8_t *asked_bytes(struct task *t, uint64_t n, size_t *got)
+{
+	return sent_bytes(t, written_layout(t->syscall_nr), n, got);
+}
+
+/* Before the kernel runs the write, the shim sees what it asks to write: a replay stops
+ * there when that is not what the recording wrote, so no other byte ever reaches the
+ * user. A sendmmsg is left to its exit: which of its messages go is the kernel's, and
+ * their lengths are filled in only then. */
+static void output_entry(struct task *t, enum data_dir layout)
+{
+	struct spans s = { .n = 0 };
+	t->exit.output_checked = 0;
+	if (!shim_get()->output_entry || layout == DATA_SEND_MMSG || send_spans(t, layout, &s))
+		return; /* unreadable iovecs: the kernel refuses the call too, writing nothing */
+	struct shim_write w = { (int)syscall_arg(t, 0), spans_len(&s), asked_bytes, output_seen };
+	t->exit.output_checked = shim_get()->output_entry(t, sched_now(), &w);
+}
+
 void external_output_call(struct task *t, int tfd)
 {
 	enum data_dir layout = written_layout(t->syscall_nr);
 	if (!n_outputs || !shim_get()->output || t->exit.on_exit || layout < DATA_SEND_BUF ||
 	    layout > DATA_SEND_MMSG || !output_fd(t, tfd))
 		return;
-	if (!held_output(t, layout))
-		tracer_want_exit(t, output_written);
+	if (held_output(t, layout))
+		return;
+	output_entry(t, layout);
+	tracer_want_exit(t, output_written);
 }
 
 /* ---- performing a call ---------------------------------------------------------------------- */

@@ -38,6 +38,11 @@ struct input_source {
 	 * wait here until the next record exists. */
 	const LogRecord *(*head)(struct input_source *s, uint64_t *time);
 	void (*consume)(struct input_source *s); /* the head was used: move past it */
+	/* The first record from the head on that is about task `vtid`, and its time; NULL
+	 * when none is left. A task inside a call whose exit is logged (a write's Output)
+	 * finds that record here before other tasks' events reach it. Optional: a live
+	 * source, which cannot look ahead, leaves it NULL. */
+	const LogRecord *(*next_of_task)(struct input_source *s, int vtid, uint64_t *time);
 	/* Where the head is, for a divergence report ("log offset 1234"). */
 	void (*where)(struct input_source *s, char *buf, size_t len);
 	bool (*complete)(struct input_source *s); /* the inputs end with an End record */

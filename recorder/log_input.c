@@ -67,6 +67,17 @@ static void file_consume(struct input_source *s)
 	((struct file_source *)s)->next++;
 }
 
+static const LogRecord *file_next_of_task(struct input_source *s, int vtid, uint64_t *time)
+{
+	struct file_source *f = (struct file_source *)s;
+	for (size_t i = f->next; i < f->log->n; i++)
+		if ((int)f->log->records[i]->task == vtid) {
+			*time = f->log->times[i];
+			return f->log->records[i];
+		}
+	return NULL;
+}
+
 static void file_where(struct input_source *s, char *buf, size_t len)
 {
 	struct file_source *f = (struct file_source *)s;
@@ -86,6 +97,7 @@ struct input_source *log_source(const struct log *log)
 		return NULL;
 	f->ops = (struct input_source){ .head = file_head,
 					.consume = file_consume,
+					.next_of_task = file_next_of_task,
 					.where = file_where,
 					.complete = file_complete };
 	f->log = log;

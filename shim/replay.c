@@ -292,32 +292,88 @@ static const char *output_name(int fd)
 	return fd == 1 ? " (standard output)" : fd == 2 ? " (standard error)" : "";
 }
 
-/* The replay's write to the group's output really happened (the user sees it); it must be
- * the recording's, or the replay stops right after it. */
+/* The replay met a write to the group's output that the recording does not have there:
+ * its task's next record is `r` at `at` (NULL: none), or, after the write ran, the head. */
+static __attribute__((noreturn)) void unrecorded_output(struct task *t, uint64_t time, int fd,
+							uint64_t len, const LogRecord *r,
+							uint64_t at)
+{
+	int vtid = sched_of(t)->vtid;
+	char met[160];
+	snprintf(met, sizeof(met),
+		 "a write of %" PRIu64 " bytes to descriptor %d%s at byte %" PRIu64
+		 " by task %d at t=%" PRIu64,
+		 len, fd, output_name(fd), log_output_offset(&output_offsets, fd, 0), vtid, time);
+	if (r == head())
+		diverged(t, met);
+	shim_abort(t, "replay diverged: the replay met %s, the recording has %s next for task %d",
+		   met, describe(r, at), vtid);
+}
+
+static __attribute__((noreturn)) void other_output(struct task *t, uint64_t time, int fd,
+						   const char *wrote, uint64_t len, uint32_t digest,
+						   const Detrun__Log__Output *o)
+{
+	shim_abort(t,
+		   "replay diverged at t=%" PRIu64 ": task %d %s other output to descriptor %d%s "
+		   "at byte %" PRIu64 " (%" PRIu64 " bytes, digest %08x) than the recording "
+		   "(%" PRIu64 " bytes to descriptor %d, digest %08x)",
+		   time, sched_of(t)->vtid, wrote, fd, output_name(fd),
+		   log_output_offset(&output_offsets, fd, 0), len, digest, o->len, o->fd,
+		   o->digest);
+}
+
+/* Before the replay's write to the group's output runs: what it asks to write must begin
+ * with the recording's bytes (their length and digest), or it never runs and the replay
+ * stops here, so nothing the recording did not write reaches the user. The write's Output
+ * record was logged at its exit, which other tasks' events may precede: it is the task's
+ * next record. A recorded write that failed left none (it wrote nothing): a write here
+ * that can would show bytes the recording never showed. One that does not fit where
+ * nobody sees it (a device other than a terminal) runs all the same, for the exit to
+ * check: the recording's may have failed there (ENOSPC from /dev/full) and this one fail
+ * alike. The length actually written is left to replay_output, after the call: the
+ * kernel may write fewer bytes than asked. */
+static uint64_t replay_output_entry(struct task *t, uint64_t time, const struct shim_write *w)
+{
+	if (!outputs_logged || w->asked == 0 || !source->next_of_task)
+		return 0; /* a live source cannot look ahead: the exit checks it */
+	uint64_t at;
+	const LogRecord *r = source->next_of_task(source, sched_of(t)->vtid, &at);
+	size_t got;
+	if (!r || r->kind_case != DETRUN__LOG__RECORD__KIND_OUTPUT) {
+		free(w->read(t, 1, &got));
+		if (got && w->seen(t, w->fd)) /* an unreadable buffer: the kernel refuses it */
+			unrecorded_output(t, time, w->fd, w->asked, r, at);
+		return 0;
+	}
+	const Detrun__Log__Output *o = r->output;
+	uint64_t n = o->len < w->asked ? o->len : w->asked;
+	uint8_t *bytes = w->read(t, n, &got);
+	uint32_t digest = fnv32(FNV32_INIT, bytes, got);
+	free(bytes);
+	if (o->fd == w->fd && o->len <= w->asked && got == n && o->digest == digest)
+		return o->len;
+	if (w->seen(t, w->fd))
+		other_output(t, time, w->fd, "would write", w->asked, digest, o);
+	return 0;
+}
+
+/* The replay's write to the group's output ran, checked at its entry (replay_output_entry).
+ * What only the kernel decided is checked here, after the fact: how many bytes it wrote
+ * (a short write), and the whole of a sendmmsg (no entry check: its messages' lengths come
+ * from the kernel). They must be the recording's, or the replay stops right after it.
+ * bytes NULL: they are the ones found right at the entry. */
 static void replay_output(struct task *t, uint64_t time, int fd, const uint8_t *bytes, size_t len)
 {
 	if (!outputs_logged)
 		return;
-	int vtid = sched_of(t)->vtid;
-	uint64_t at = log_output_offset(&output_offsets, fd, len);
-	const LogRecord *r = match(DETRUN__LOG__RECORD__KIND_OUTPUT, time, vtid);
-	if (!r) {
-		char met[160];
-		snprintf(met, sizeof(met),
-			 "a write of %zu bytes to descriptor %d%s at byte %" PRIu64
-			 " by task %d at t=%" PRIu64,
-			 len, fd, output_name(fd), at, vtid, time);
-		diverged(t, met);
-	}
-	const Detrun__Log__Output *o = r->output;
-	uint32_t digest = fnv32(FNV32_INIT, bytes, len);
-	if (o->fd != fd || o->len != len || o->digest != digest)
-		shim_abort(t,
-			   "replay diverged at t=%" PRIu64 ": task %d wrote other output to "
-			   "descriptor %d%s at byte %" PRIu64 " (%zu bytes, digest %08x) than the "
-			   "recording (%" PRIu64 " bytes to descriptor %d, digest %08x)",
-			   time, vtid, fd, output_name(fd), at, len, digest, o->len, o->fd,
-			   o->digest);
+	const LogRecord *r = match(DETRUN__LOG__RECORD__KIND_OUTPUT, time, sched_of(t)->vtid);
+	if (!r)
+		unrecorded_output(t, time, fd, len, head(), head_time());
+	uint32_t digest = bytes ? fnv32(FNV32_INIT, bytes, len) : r->output->digest;
+	if (r->output->fd != fd || r->output->len != len || r->output->digest != digest)
+		other_output(t, time, fd, "wrote", len, digest, r->output);
+	log_output_offset(&output_offsets, fd, len);
 	consume();
 }
 
@@ -379,6 +435,7 @@ static const struct shim_ops replay_shim = {
 	.signals_due = replay_signals_due,
 	.file_opened = replay_file,
 	.file_changing = replay_file_changing,
+	.output_entry = replay_output_entry,
 	.output = replay_output,
 	.event = replay_event,
 	.finish = replay_finish,

@@ -60,6 +60,17 @@ struct shim_call {
 	bool (*to_output)(struct task *t, int fd);
 };
 
+/* A write to the group's output about to run (shim_ops.output_entry). */
+struct shim_write {
+	int fd;
+	uint64_t asked; /* bytes it asks to write */
+	/* The first n of them (got < n: the rest cannot be read); the caller frees them. */
+	uint8_t *(*read)(struct task *t, uint64_t n, size_t *got);
+	/* Does anyone see what is written to fd: not a device other than a terminal
+	 * (/dev/null, /dev/full)? */
+	bool (*seen)(struct task *t, int fd);
+};
+
 struct shim_ops {
 	const char *name;
 	/* Supply c->ret and the bytes of every region (each len <= max) instead of running
@@ -91,8 +102,15 @@ struct shim_ops {
 	 * where it runs on real files). Calls alike in record and replay (handlers/). */
 	void (*file_changing)(struct task *t, uint64_t time, const char *path, int dirfd,
 			      const char *name);
+	/* t is about to write `w` where the group's output goes. A shim that knows what the
+	 * write must be (replay) checks it here, at the call's entry, so that a write other
+	 * than the recording's never reaches the user. Returns how many of the first bytes
+	 * it found right (0: none looked at). Optional; `output` follows at the exit of a
+	 * write that ran. */
+	uint64_t (*output_entry)(struct task *t, uint64_t time, const struct shim_write *w);
 	/* t wrote `len` bytes to descriptor fd, where the group's output goes (standard
-	 * output and error, a channel inherited from outside: sys_external.h). */
+	 * output and error, a channel inherited from outside: sys_external.h). bytes NULL:
+	 * they are the ones output_entry found right, not read again. */
 	void (*output)(struct task *t, uint64_t time, int fd, const uint8_t *bytes, size_t len);
 	/* Every event of the timeline (nr: the syscall, -1 for a signal). */
 	void (*event)(struct task *t, uint64_t time, long nr);

@@ -170,6 +170,9 @@ struct pending_exit {
 	/* An outside call the shim monitors (sys_external.c): its output regions, described
 	 * at its entry; NULL otherwise. Owned. */
 	struct outputs *monitored;
+	/* A write to the group's output: the bytes the shim found right at its entry
+	 * (shim_ops.output_entry), which its exit need not read again. */
+	uint64_t output_checked;
 
 	enum call_kind kind;         /* the call in flight over several stops, if any */
 	uint64_t rip;                /* where it lives, to recognise its next piece or retry */

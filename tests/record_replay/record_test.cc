@@ -714,7 +714,7 @@ uint32_t Fnv32(const std::string &s)
 
 // A replay checks what it writes where the user sees it against the digests the recording
 // kept: one whose output differs (here: the log says the recorded bytes were others) stops
-// right after the write and names the logical time, the task, the descriptor and the byte.
+// before the write runs and names the logical time, the task, the descriptor and the byte.
 TEST(RecordReplay, OutputThatDiffersStopsTheReplay)
 {
 	TempDir dir("record");
@@ -748,14 +748,90 @@ TEST(RecordReplay, OutputThatDiffersStopsTheReplay)
 	WriteFile(dir / "tampered.dlog", log);
 	RunResult rep = Replay(dir / "tampered.dlog");
 	EXPECT_EQ(rep.code, 125) << rep.Describe();
-	EXPECT_EQ(rep.out, rec.out) << "the replay's output is still written";
+	EXPECT_EQ(rep.out, "") << "the replay's other output is not written";
 	std::string line = "replay diverged at t=" + at +
-			   ": task 1 wrote other output to descriptor 1 (standard output) at byte 0";
+			   ": task 1 would write other output to descriptor 1 (standard output) "
+			   "at byte 0";
 	EXPECT_NE(DetrunLines(rep.err).find(line), std::string::npos) << rep.Describe();
 	EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
 	RunResult same = Replay(dir / "out.dlog");
 	EXPECT_EQ(same.code, 0) << same.Describe();
 	EXPECT_EQ(same.out, rec.out) << same.Describe();
+}
+
+// A replay checks each write where the user sees it at the call's entry, before it runs.
+// Given other input (the log's copy of what it read, changed), the program would write
+// another second line: the replay stops before that write, with exit 125 and one line
+// naming the task, the call's logical time and where the output differs, and the line is
+// in neither the file nor the pipe the output goes to, straight or through a stand-in's
+// relay (cli/replay_stdio.c). Lines before it are there; a file keeps what it held. The
+// write is checked against its task's next record, which other tasks' come before (a
+// child's open here): it is logged at the write's exit.
+TEST(RecordReplay, OutputThatWouldDifferIsNeverWritten)
+{
+	struct Case {
+		bool record_to_file, replay_to_file;
+	};
+	const std::string guest = std::string(GUEST_DIR) + "/rep_echo_input";
+	for (Case c : { Case{ true, true }, Case{ false, false }, Case{ true, false },
+			Case{ false, true } }) {
+		SCOPED_TRACE(std::string("recorded into a ") +
+			     (c.record_to_file ? "file" : "pipe") + ", replayed into a " +
+			     (c.replay_to_file ? "file" : "pipe"));
+		TempDir dir("record");
+		RunResult rec = RunCommand(
+			{ "sh", "-c",
+			  "printf 'tomato\\n' | exec \"$0\" record -o \"$1\" -- \"$2\"" +
+				  std::string(c.record_to_file ? " > \"$3\"" : ""),
+			  kDetrun, dir / "run.dlog", guest, dir / "rec.txt" });
+		ASSERT_EQ(rec.code, 0) << rec.Describe();
+		const std::string printed = "first\ngot: tomato\nlast\n";
+		ASSERT_EQ(c.record_to_file ? ReadFile(dir / "rec.txt") : rec.out, printed);
+		std::string log = ReadFile(dir / "run.dlog");
+		ASSERT_TRUE(TamperRecord(log, "tomato\n", [](char *p) { p[0] = 'p'; }));
+		WriteFile(dir / "potato.dlog", log);
+		const std::string kept = "kept from before\n";
+		WriteFile(dir / "rep.txt", kept);
+		const std::string replay_to = "exec unshare -n \"$0\" replay \"$1\"" +
+					      std::string(c.replay_to_file ? " >> \"$2\"" : "");
+		RunResult rep = RunCommand(
+			{ "sh", "-c", replay_to, kDetrun, dir / "potato.dlog", dir / "rep.txt" });
+		EXPECT_EQ(rep.code, 125) << rep.Describe();
+		std::string shown = c.replay_to_file ? ReadFile(dir / "rep.txt") : rep.out;
+		EXPECT_EQ(shown, (c.replay_to_file ? kept : "") + "first\n") << rep.Describe();
+		EXPECT_EQ(shown.find("potato"), std::string::npos) << shown;
+		EXPECT_TRUE(std::regex_search(
+			DetrunLines(rep.err),
+			std::regex("detrun: task 1 \\(tid N\\) in write at t=([0-9]+): replay "
+				   "diverged at t=\\1: task 1 would write other output to "
+				   "descriptor 1 \\(standard output\\) at byte 6 \\(12 bytes, "
+				   "digest [0-9a-f]{8}\\) than the recording \\(12 bytes to "
+				   "descriptor 1, digest [0-9a-f]{8}\\)\n")))
+			<< rep.Describe();
+		EXPECT_TRUE(rep.leftovers.empty()) << rep.Describe();
+		RunResult same = RunCommand(
+			{ "sh", "-c", replay_to, kDetrun, dir / "run.dlog", dir / "rep.txt" });
+		EXPECT_EQ(same.code, 0) << same.Describe();
+		EXPECT_EQ(c.replay_to_file ? ReadFile(dir / "rep.txt") : same.out,
+			  (c.replay_to_file ? kept + "first\n" : "") + printed);
+	}
+}
+
+// A write that failed in the recording left no record. Where nobody sees it (a device
+// other than a terminal: /dev/full here) it is checked after the call only, and fails
+// there again as recorded: the replay goes on. Checked at the entry, it stopped.
+TEST(RecordReplay, WriteThatFailedOnADeviceFailsThereAgain)
+{
+	TempDir dir("record");
+	const std::string to_full = "exec \"$0\" \"$@\" 2>/dev/full";
+	RunResult rec = RunCommand({ "sh", "-c", to_full, kDetrun, "record", "-o",
+				     dir / "full.dlog", "--", "sh", "-c", "echo hi >&2; echo ok" });
+	ASSERT_EQ(rec.code, 0) << rec.Describe();
+	ASSERT_EQ(rec.out, "ok\n");
+	RunResult rep = RunCommand(
+		{ "sh", "-c", to_full, "unshare", "-n", kDetrun, "replay", dir / "full.dlog" });
+	EXPECT_EQ(rep.code, 0) << rep.Describe();
+	EXPECT_EQ(rep.out, "ok\n") << rep.Describe();
 }
 
 // Standard output given as a regular file is output as much as a pipe or terminal is: the
@@ -782,10 +858,11 @@ TEST(RecordReplay, OutputToAFileIsCheckedToo)
 	RunResult rep = RunCommand(
 		{ "sh", "-c", replay_to, kDetrun, dir / "tampered.dlog", dir / "rep.txt" });
 	EXPECT_EQ(rep.code, 125) << rep.Describe();
-	EXPECT_NE(rep.err.find("task 1 wrote other output to descriptor 1 (standard output) at "
-			       "byte 0"),
+	EXPECT_NE(rep.err.find("task 1 would write other output to descriptor 1 (standard "
+			       "output) at byte 0"),
 		  std::string::npos)
 		<< rep.Describe();
+	EXPECT_EQ(ReadFile(dir / "rep.txt"), "") << "the replay's other output is not written";
 }
 
 // A log of format 3 (before Header.exec_path and Output records) is still replayed, with a
