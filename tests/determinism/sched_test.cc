@@ -46,6 +46,18 @@ bool Contains(const std::string &s, const std::string &part)
 	return s.find(part) != std::string::npos;
 }
 
+// Runs GUEST natively, up to 10 times, until two runs differ in the stream STREAM of their
+// result (out or err); each run must exit 0. The outputs seen go to SEEN.
+void NativeOutputs(const std::string &guest, int timeout_s, std::string RunResult::*stream,
+		   std::set<std::string> *seen)
+{
+	for (int i = 0; i < 10 && seen->size() < 2; i++) {
+		RunResult r = RunCommand({ Guest(guest) }, WithTimeout(timeout_s));
+		ASSERT_EQ(r.code, 0) << r.Describe();
+		seen->insert(r.*stream);
+	}
+}
+
 // ---- point 7: time moves for a computation that waits for a timer ----------------------
 
 // Natively the number of getppid calls made before each timer signal depends on the
@@ -55,11 +67,7 @@ bool Contains(const std::string &s, const std::string &part)
 TEST(TimerLoop, SignalsComeAtTheSamePointOnEveryRun)
 {
 	std::set<std::string> native;
-	for (int i = 0; i < 10 && native.size() < 2; i++) {
-		RunResult r = RunCommand({ Guest("sched_timer_loop") }, WithTimeout(60));
-		ASSERT_EQ(r.code, 0) << r.Describe();
-		native.insert(r.out);
-	}
+	ASSERT_NO_FATAL_FAILURE(NativeOutputs("sched_timer_loop", 60, &RunResult::out, &native));
 	EXPECT_EQ(native.size(), 2u) << "the guest did not vary natively";
 
 	std::string first;
@@ -117,11 +125,7 @@ TEST(LockConvoy, WritesUnderALockKeepTheTurn)
 {
 	const int kBytes = 4 * 2000;
 	std::set<std::string> native;
-	for (int i = 0; i < 10 && native.size() < 2; i++) {
-		RunResult r = RunCommand({ Guest("sched_lock_convoy") }, WithTimeout(30));
-		ASSERT_EQ(r.code, 0) << r.Describe();
-		native.insert(r.err);
-	}
+	ASSERT_NO_FATAL_FAILURE(NativeOutputs("sched_lock_convoy", 30, &RunResult::err, &native));
 	EXPECT_GE(native.size(), 2u) << "the letters never interleaved differently natively";
 
 	char dir[] = "/tmp/detrun-convoy-XXXXXX";
