@@ -151,10 +151,61 @@ static enum held_at stream_holds(jsCtx *js, const struct rep_link *l, natsMsg *m
 	return same ? HOLDS_M : HOLDS_ANOTHER;
 }
 
+/* A publish that failed for a while only: no room for another unacknowledged one (a burst
+ * of inputs the stream has not caught up with), or the connection to the server broke
+ * under the write (the server was killed) or is being made again (its buffer full). The
+ * message has its id and expected sequence, so sending it again stores it at most once. */
+static bool for_a_while(natsStatus s)
+{
+	return s == NATS_TIMEOUT || s == NATS_IO_ERROR || s == NATS_INSUFFICIENT_BUFFER ||
+	       s == NATS_CONNECTION_DISCONNECTED || s == NATS_STALE_CONNECTION ||
+	       s == NATS_NO_SERVER;
+}
+
+/* Messages of ours whose sending again failed for a while (see for_a_while): libnats gave
+ * them back, so they are kept here and sent at the next slice, never dropped (a dropped
+ * one would be a gap that stops this leader). Kept by libnats' thread too (send_again). */
+static natsMsgList unsent;
+static pthread_mutex_t unsent_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void keep_unsent(natsMsg **m)
+{
+	pthread_mutex_lock(&unsent_lock);
+	if (unsent.Count % 64 == 0) {
+		natsMsg **more = realloc(unsent.Msgs, (size_t)(unsent.Count + 64) * sizeof(*more));
+		if (more)
+			unsent.Msgs = more;
+		else /* left to its owner's natsMsg_Destroy: a gap, which stops this leader */
+			m = NULL;
+	}
+	if (m) {
+		unsent.Msgs[unsent.Count++] = *m;
+		*m = NULL;
+	}
+	pthread_mutex_unlock(&unsent_lock);
+}
+
+static int unsent_count(void)
+{
+	pthread_mutex_lock(&unsent_lock);
+	int n = unsent.Count;
+	pthread_mutex_unlock(&unsent_lock);
+	return n;
+}
+
+/* Sends *M again: true when libnats took it or it was kept to send later (*M is NULL). */
+static bool send_again_or_keep(jsCtx *js, natsMsg **m)
+{
+	natsStatus s = js_PublishMsgAsync(js, m, NULL);
+	if (s != NATS_OK && for_a_while(s))
+		keep_unsent(m);
+	return *m == NULL;
+}
+
 static bool send_again(jsCtx *js, jsPubAckErr *pae)
 {
 	usleep(50 * 1000);
-	return js_PublishMsgAsync(js, &pae->Msg, NULL) == NATS_OK;
+	return send_again_or_keep(js, &pae->Msg);
 }
 
 /* An append the stream refused (another leader appended: the expected sequence is not the
@@ -206,17 +257,6 @@ static void stop_if_asked(int waited_ms)
 		   "replicate: %s from outside while the stream had not acknowledged appends "
 		   "for %d s: the group is killed",
 		   strsignal(sig), waited_ms / 1000);
-}
-
-/* A publish that failed for a while only: no room for another unacknowledged one (a burst
- * of inputs the stream has not caught up with), or the connection to the server broke
- * under the write (the server was killed) or is being made again (its buffer full). The
- * message has its id and expected sequence, so sending it again stores it at most once. */
-static bool for_a_while(natsStatus s)
-{
-	return s == NATS_TIMEOUT || s == NATS_IO_ERROR || s == NATS_INSUFFICIENT_BUFFER ||
-	       s == NATS_CONNECTION_DISCONNECTED || s == NATS_STALE_CONNECTION ||
-	       s == NATS_NO_SERVER;
 }
 
 /* One message, taking stream sequence last_seq + 1 under the message id ID. A publish that
@@ -360,36 +400,14 @@ static int sink_append(struct input_sink *s, uint64_t time, LogRecord *rec)
 	return 0;
 }
 
-/* Messages of ours whose sending again failed for a while (see for_a_while): libnats gave
- * them back, so they are kept here and sent at the next slice, never dropped (a dropped
- * one would be a gap that stops this leader). */
-static natsMsgList unsent;
-
-static void keep_unsent(natsMsg **m)
-{
-	if (unsent.Count % 64 == 0) {
-		natsMsg **more = realloc(unsent.Msgs, (size_t)(unsent.Count + 64) * sizeof(*more));
-		if (!more)
-			return; /* left to natsMsgList_Destroy: a gap, which stops this leader */
-		unsent.Msgs = more;
-	}
-	unsent.Msgs[unsent.Count++] = *m;
-	*m = NULL;
-}
-
-static void send_again_or_keep(jsCtx *js, natsMsg **m)
-{
-	natsStatus s = js_PublishMsgAsync(js, m, NULL);
-	if (s != NATS_OK && for_a_while(s))
-		keep_unsent(m);
-}
-
 /* Publishes still waiting after a slice are sent again (same id and expected sequence:
  * stored at most once) — a stream leader that died took them with it. */
 static void resend_pending(struct js_sink *k)
 {
+	pthread_mutex_lock(&unsent_lock);
 	natsMsgList list = unsent;
 	unsent = (natsMsgList){ 0 };
+	pthread_mutex_unlock(&unsent_lock);
 	for (int i = 0; i < list.Count; i++)
 		send_again_or_keep(k->l->js, &list.Msgs[i]);
 	natsMsgList_Destroy(&list);
@@ -430,7 +448,7 @@ static int sink_sync(struct input_sink *s)
 	natsStatus st = NATS_TIMEOUT;
 	for (int waited = 0; waited < SYNC_LIMIT_MS;) {
 		st = js_PublishAsyncComplete(k->l->js, &po);
-		if (st == NATS_OK && unsent.Count) {
+		if (st == NATS_OK && unsent_count()) {
 			usleep(RETRY_MS * 1000); /* none in flight, some still to send */
 			waited += RETRY_MS;
 			st = NATS_TIMEOUT;
